@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Every error a client can get from org.sandboxd1. The names are API. */
+#define SBX_ERROR_INVALID_SPEC          "org.sandboxd1.Error.InvalidSpec"
+#define SBX_ERROR_UNKNOWN_KEY           "org.sandboxd1.Error.UnknownSpecKey"
+#define SBX_ERROR_WRONG_TYPE            "org.sandboxd1.Error.WrongType"
+#define SBX_ERROR_MISSING_ARGV          "org.sandboxd1.Error.MissingArgv"
+#define SBX_ERROR_LIMIT_OUT_OF_RANGE    "org.sandboxd1.Error.LimitOutOfRange"
+#define SBX_ERROR_UNKNOWN_CLASS         "org.sandboxd1.Error.UnknownClass"
+#define SBX_ERROR_INVALID_CREDENTIAL    "org.sandboxd1.Error.InvalidCredential"
+#define SBX_ERROR_INVALID_ENVIRONMENT   "org.sandboxd1.Error.InvalidEnvironment"
+#define SBX_ERROR_INVALID_EGRESS        "org.sandboxd1.Error.InvalidEgressRule"
+#define SBX_ERROR_ISOLATION_UNAVAILABLE "org.sandboxd1.Error.IsolationUnavailable"
+#define SBX_ERROR_NO_SUCH_WORKER        "org.sandboxd1.Error.NoSuchWorker"
+#define SBX_ERROR_START_FAILED          "org.sandboxd1.Error.StartFailed"
+#define SBX_ERROR_CHANNEL_BUSY          "org.sandboxd1.Error.ChannelBusy"
+#define SBX_ERROR_NOT_RUNNING           "org.sandboxd1.Error.NotRunning"
+#define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
+#define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"

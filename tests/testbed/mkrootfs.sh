@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds (once) a Debian rootfs that boots a real systemd under systemd-nspawn.
+# Prints the rootfs path. The cache key is the package list, so editing the
+# list rebuilds it; everything else reuses the cached tree.
+set -euo pipefail
+
+CACHE=${SANDBOXD_TESTBED_CACHE:-/var/cache/sandboxd-testbed}
+PACKAGES=systemd,systemd-sysv,dbus,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,tinyproxy-bin,strace
+BACKPORTS_PACKAGES="runsc"
+key=$(printf '%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" | sha256sum | cut -c1-12)
+ROOTFS=$CACHE/rootfs-$key
+
+if [ -f "$ROOTFS/.complete" ]; then
+    echo "$ROOTFS"
+    exit 0
+fi
+
+command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container >&2
+}
+
+mkdir -p "$CACHE"
+rm -rf "$ROOTFS.tmp"
+mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+
+debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOTFS.tmp" "$mirror" >&2
+
+# runsc: bookworm's own 2022 build breaks statx on current kernels (testbed.md),
+# so it comes from bookworm-backports.
+echo "deb $mirror bookworm-backports main" > "$ROOTFS.tmp/etc/apt/sources.list.d/backports.list"
+cp /etc/resolv.conf "$ROOTFS.tmp/etc/resolv.conf"
+chroot "$ROOTFS.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports $BACKPORTS_PACKAGES && apt-get clean" >&2
+
+# A plain user for access checks; a fixed machine-id keeps boots quiet.
+chroot "$ROOTFS.tmp" useradd -m -u 1500 tester >&2
+: > "$ROOTFS.tmp/etc/machine-id"
+systemd-machine-id-setup --root="$ROOTFS.tmp" >&2 || true
+touch "$ROOTFS.tmp/.complete"
+mv "$ROOTFS.tmp" "$ROOTFS"
+echo "$ROOTFS"
