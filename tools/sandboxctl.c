@@ -1,0 +1,739 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sandboxctl: the command-line client of sandboxd's org.sandboxd1 bus API.
+ * Exit codes: 0 success, 1 a failure reported by the daemon or the bus,
+ * 2 a usage error found before anything was sent; `run` exits with the
+ * worker's own exit status. */
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+
+#include "errors.h"
+#include "sandboxctl-output.h"
+#include "sandboxctl-relay.h"
+#include "sandboxctl-spec.h"
+#include "util.h"
+
+#define BUS_NAME          "org.sandboxd1"
+#define MANAGER_PATH      "/org/sandboxd1"
+#define MANAGER_INTERFACE "org.sandboxd1.Manager"
+#define WORKER_INTERFACE  "org.sandboxd1.Worker"
+#define WORKER_PATH_PREFIX "/org/sandboxd1/worker"
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILED = 1,
+        EXIT_USAGE = 2,
+};
+
+/* CreateWorker replies once the unit's start job is done; starting a VM-backed
+ * class can take far longer than sd-bus's 25 s default. */
+#define CREATE_TIMEOUT_USEC (300 * USEC_PER_SEC)
+/* After the worker ended, how long its remaining output may take to arrive. */
+#define OUTPUT_DRAIN_USEC (2 * USEC_PER_SEC)
+
+static inline void json_object_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
+_printf_(1, 2)
+static void print_error(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("sandboxctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+/* What the daemon said, as "name: message", when it said anything. */
+static int print_bus_error(const char *what, const sd_bus_error *error, int r) {
+        if (error && sd_bus_error_is_set(error))
+                print_error("%s: %s", error->name, error->message ?: what);
+        else
+                print_error("%s: %s", what, strerror(r < 0 ? -r : r));
+        return EXIT_FAILED;
+}
+
+static void help(void) {
+        printf("sandboxctl - control sandboxd, the conversation-worker supervisor\n"
+               "\n"
+               "SYNOPSIS\n"
+               "  sandboxctl [--help|--version]\n"
+               "  sandboxctl run [OPTIONS] [--] COMMAND [ARGUMENTS...]\n"
+               "  sandboxctl create [OPTIONS] [--] COMMAND [ARGUMENTS...]\n"
+               "  sandboxctl list [--json] [--no-legend]\n"
+               "  sandboxctl status ID [--json]\n"
+               "  sandboxctl stop ID\n"
+               "  sandboxctl attach ID\n"
+               "  sandboxctl preflight [--json] [--no-legend]\n"
+               "\n"
+               "COMMANDS\n"
+               "  run       Create a worker running COMMAND (an absolute path), connect this\n"
+               "            terminal's stdin/stdout to it, wait until it ends and exit with its\n"
+               "            exit status. End of input is passed on as end of the worker's stdin.\n"
+               "            SIGINT/SIGTERM stop the worker (exit 130/143).\n"
+               "  create    Create a worker and print its id; do not wait.\n"
+               "  list      List the workers: ID CLASS STATE UNIT UID.\n"
+               "  status    Show every property of worker ID.\n"
+               "  stop      Stop worker ID (asynchronously).\n"
+               "  attach    Connect this terminal to worker ID's channel until it closes.\n"
+               "  preflight Re-probe the isolation runtimes and show which classes are usable.\n"
+               "\n"
+               "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
+               "supplies the rest)\n"
+               "  --class CLASS           trusted, standard, untrusted, hostile or wasm\n"
+               "  --memory SIZE           memory cap; SIZE is bytes or uses a K, M, G, T\n"
+               "                          suffix (base 1024), e.g. 512M, 1.5G\n"
+               "  --tasks N               cap on processes and threads\n"
+               "  --cpu PERCENT           CPU quota in percent of one CPU (e.g. 50 or 200%%)\n"
+               "  --runtime DURATION      stop the worker after this long; DURATION is seconds\n"
+               "                          or uses suffixes: ms, s, min, h, d, w (e.g. 1h30min)\n"
+               "  --idle DURATION         stop it after no byte crossed its channel this long\n"
+               "  --setenv KEY=VALUE      set an environment variable (repeatable); nothing\n"
+               "                          else is inherited\n"
+               "  --credential NAME:PATH  read PATH (with your own permissions) and pass its\n"
+               "                          bytes as $CREDENTIALS_DIRECTORY/NAME (repeatable)\n"
+               "  --disk SIZE             size cap of the worker's home\n"
+               "  --allow PATTERN         allow egress to a host pattern: example.org,\n"
+               "                          *.example.org, optionally :PORT (repeatable)\n"
+               "  --egress-rate SIZE      egress bytes per second per destination\n"
+               "  --egress-mode MODE      enforce (default) or report\n"
+               "\n"
+               "OTHER OPTIONS\n"
+               "  -h --help               show this help\n"
+               "     --version            show the version\n"
+               "     --json               print JSON (list, status, preflight)\n"
+               "     --no-legend          omit the header and footer (list, preflight)\n"
+               "\n"
+               "ENVIRONMENT\n"
+               "  SANDBOXCTL_BUS_ADDRESS  connect to this D-Bus address instead of the\n"
+               "                          system bus\n"
+               "\n"
+               "EXIT STATUS\n"
+               "  0 on success, 1 when sandboxd or the bus reported a failure (the error\n"
+               "  name and message are printed), 2 on a usage error; run exits with the\n"
+               "  worker's exit status (128+N for a worker killed by signal N).\n");
+}
+
+static int bus_connect(sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const char *address = getenv("SANDBOXCTL_BUS_ADDRESS");
+        int r;
+
+        if (isempty(address))
+                r = sd_bus_open_system(&bus);
+        else {
+                r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, true);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+        }
+        if (r < 0) {
+                print_error("Failed to connect to %s: %s", isempty(address) ? "the system bus" : address,
+                            strerror(-r));
+                return r;
+        }
+        /* Let polkit ask the user at the terminal rather than just refusing. */
+        if (isatty(STDIN_FILENO))
+                (void) sd_bus_set_allow_interactive_authorization(bus, true);
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+/* Options the listing verbs share. */
+enum {
+        FLAG_JSON = 1 << 0,
+        FLAG_NO_LEGEND = 1 << 1,
+};
+
+enum {
+        ARG_VERSION = 0x100,
+        ARG_JSON,
+        ARG_NO_LEGEND,
+};
+
+typedef struct VerbArgs {
+        bool json;
+        bool legend;
+        char **positional;
+        int n_positional;
+} VerbArgs;
+
+/* Returns 0 on success, 1 when --help was printed, -EINVAL after printing a usage error. */
+static int parse_verb_args(int argc, char *argv[], unsigned allowed, int n_positional, VerbArgs *args) {
+        static const struct option options[] = {
+                { "help",      no_argument, NULL, 'h' },
+                { "json",      no_argument, NULL, ARG_JSON },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                {}
+        };
+        int c;
+
+        *args = (VerbArgs) { .legend = true };
+        optind = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 1;
+                case ARG_JSON:
+                        if (!(allowed & FLAG_JSON))
+                                goto unknown;
+                        args->json = true;
+                        break;
+                case ARG_NO_LEGEND:
+                        if (!(allowed & FLAG_NO_LEGEND))
+                                goto unknown;
+                        args->legend = false;
+                        break;
+                default:
+                unknown:
+                        print_error("%s: unknown option '%s'", argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+        }
+        if (argc - optind != n_positional) {
+                print_error("%s: expected %s, got %d argument%s", argv[0],
+                            n_positional == 0 ? "no arguments" : "one worker ID", argc - optind,
+                            argc - optind == 1 ? "" : "s");
+                return -EINVAL;
+        }
+        args->positional = argv + optind;
+        args->n_positional = n_positional;
+        return 0;
+}
+
+#define PARSE_VERB_ARGS_OR_RETURN(argc, argv, allowed, n, args)                   \
+        do {                                                                       \
+                int _p = parse_verb_args(argc, argv, allowed, n, args);            \
+                if (_p != 0)                                                       \
+                        return _p > 0 ? EXIT_OK : EXIT_USAGE;                      \
+        } while (0)
+
+static int call_manager(sd_bus *bus, const char *method, sd_bus_error *error, sd_bus_message **reply,
+                        const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, method);
+        if (r < 0)
+                return r;
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_call(bus, m, 0, error, reply);
+}
+
+static int verb_list(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n;
+        VerbArgs args;
+        int r;
+
+        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON | FLAG_NO_LEGEND, 0, &args);
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        r = call_manager(bus, "ListWorkers", &error, &reply, NULL);
+        if (r < 0)
+                return print_bus_error("Failed to list workers", &error, r);
+        r = worker_list_read(reply, &workers, &n);
+        if (r < 0)
+                return print_bus_error("Failed to parse the worker list", NULL, r);
+
+        if (args.json) {
+                _cleanup_(json_object_putp) json_object *o = worker_list_to_json(workers, n);
+                if (!o || json_print(o, stdout) < 0)
+                        return print_bus_error("Failed to print JSON", NULL, -ENOMEM);
+                return EXIT_OK;
+        }
+        _cleanup_(table_freep) Table *t = worker_list_to_table(workers, n);
+        if (!t || table_print(t, stdout, args.legend) < 0)
+                return print_bus_error("Failed to print the table", NULL, -ENOMEM);
+        if (args.legend)
+                printf("\n%zu worker%s listed.\n", n, n == 1 ? "" : "s");
+        return EXIT_OK;
+}
+
+static int verb_preflight(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ PreflightEntry *entries = NULL;
+        size_t n;
+        VerbArgs args;
+        int r;
+
+        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON | FLAG_NO_LEGEND, 0, &args);
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        r = call_manager(bus, "Preflight", &error, &reply, NULL);
+        if (r < 0)
+                return print_bus_error("Failed to run the preflight checks", &error, r);
+        r = preflight_read(reply, &entries, &n);
+        if (r < 0)
+                return print_bus_error("Failed to parse the preflight reply", NULL, r);
+
+        if (args.json) {
+                _cleanup_(json_object_putp) json_object *o = preflight_to_json(entries, n);
+                if (!o || json_print(o, stdout) < 0)
+                        return print_bus_error("Failed to print JSON", NULL, -ENOMEM);
+                return EXIT_OK;
+        }
+        _cleanup_(table_freep) Table *t = preflight_to_table(entries, n);
+        if (!t || table_print(t, stdout, args.legend) < 0)
+                return print_bus_error("Failed to print the table", NULL, -ENOMEM);
+        return EXIT_OK;
+}
+
+static int verb_status(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *properties = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        const char *path;
+        VerbArgs args;
+        int r;
+
+        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON, 1, &args);
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        r = call_manager(bus, "GetWorker", &error, &reply, "s", args.positional[0]);
+        if (r < 0)
+                return print_bus_error("Failed to look up the worker", &error, r);
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return print_bus_error("Failed to parse the GetWorker reply", NULL, r);
+        r = sd_bus_call_method(bus, BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll", &error,
+                               &properties, "s", WORKER_INTERFACE);
+        if (r < 0)
+                return print_bus_error("Failed to read the worker's properties", &error, r);
+        r = properties_to_json(properties, &o);
+        if (r < 0)
+                return print_bus_error("Failed to parse the worker's properties", NULL, r);
+        r = args.json ? json_print(o, stdout) : properties_print(o, stdout);
+        return r < 0 ? print_bus_error("Failed to print the properties", NULL, r) : EXIT_OK;
+}
+
+static int verb_stop(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        VerbArgs args;
+        int r;
+
+        PARSE_VERB_ARGS_OR_RETURN(argc, argv, 0, 1, &args);
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        r = call_manager(bus, "StopWorker", &error, NULL, "s", args.positional[0]);
+        if (r < 0)
+                return print_bus_error("Failed to stop the worker", &error, r);
+        return EXIT_OK;
+}
+
+/* Returns a channel fd we own, or a negative errno with *error filled in. */
+static int open_channel(sd_bus *bus, const char *id, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int fd, r;
+
+        r = call_manager(bus, "OpenChannel", error, &reply, "s", id);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "h", &fd);
+        if (r < 0)
+                return r;
+        /* The fd belongs to the reply message: keep a copy that outlives it. */
+        fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        return fd < 0 ? -errno : fd;
+}
+
+static int verb_attach(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ Relay *relay = NULL;
+        _cleanup_close_ int channel = -1;
+        VerbArgs args;
+        int r;
+
+        PARSE_VERB_ARGS_OR_RETURN(argc, argv, 0, 1, &args);
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        channel = open_channel(bus, args.positional[0], &error);
+        if (channel < 0)
+                return print_bus_error("Failed to open the worker's channel", &error, channel);
+        /* The channel is all we need: the bus connection has nothing more to say. */
+        bus = sd_bus_flush_close_unref(bus);
+
+        relay = malloc(sizeof(Relay));
+        if (!relay)
+                return print_bus_error("Failed to allocate the relay", NULL, -ENOMEM);
+        r = relay_init(relay, STDIN_FILENO, STDOUT_FILENO, channel);
+        if (r >= 0)
+                r = relay_run(relay);
+        if (r < 0)
+                return print_bus_error("Channel failed", NULL, r);
+        return EXIT_OK;
+}
+
+/* What `run` learns about its worker while relaying. */
+typedef struct RunState {
+        const char *id;
+        const char *path;
+        bool ended;
+        int exit_status;  /* -1 until known */
+        char reason[32];
+} RunState;
+
+static void run_state_note_state(RunState *s, const char *state) {
+        if (streq(state, "exited") || streq(state, "failed"))
+                s->ended = true;
+}
+
+static int run_state_read_properties(RunState *s, sd_bus_message *m) {
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *name;
+
+                r = sd_bus_message_read(m, "s", &name);
+                if (r < 0)
+                        return r;
+                if (streq(name, "State")) {
+                        const char *state;
+                        r = sd_bus_message_read(m, "v", "s", &state);
+                        if (r >= 0)
+                                run_state_note_state(s, state);
+                } else if (streq(name, "ExitStatus")) {
+                        int32_t status;
+                        r = sd_bus_message_read(m, "v", "i", &status);
+                        if (r >= 0 && status >= 0)
+                                s->exit_status = status;
+                } else
+                        r = sd_bus_message_skip(m, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *interface;
+
+        /* The match covers every worker (our id was not known when it was
+         * added): only ours counts. */
+        if (!s->path || !streq_ptr(sd_bus_message_get_path(m), s->path))
+                return 0;
+        if (sd_bus_message_read(m, "s", &interface) < 0 || !streq(interface, WORKER_INTERFACE))
+                return 0;
+        (void) run_state_read_properties(s, m);
+        return 0;
+}
+
+static int on_worker_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *id, *path, *reason;
+
+        if (sd_bus_message_read(m, "sos", &id, &path, &reason) < 0)
+                return 0;
+        if (!s->id || !streq(id, s->id))
+                return 0;
+        s->ended = true;
+        snprintf(s->reason, sizeof(s->reason), "%s", reason);
+        return 0;
+}
+
+/* Reads State and ExitStatus directly: covers an end that happened before we
+ * looked, and a final ExitStatus that no signal carried. */
+static int run_state_refresh(RunState *s, sd_bus *bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, s->path, "org.freedesktop.DBus.Properties", "GetAll", &error,
+                               &reply, "s", WORKER_INTERFACE);
+        if (r < 0)
+                return r;
+        return run_state_read_properties(s, reply);
+}
+
+static int add_worker_matches(sd_bus *bus, RunState *s, sd_bus_slot **ret_changed, sd_bus_slot **ret_removed) {
+        int r;
+
+        r = sd_bus_add_match(bus, ret_changed,
+                             "type='signal',sender='" BUS_NAME "',"
+                             "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                             "path_namespace='" WORKER_PATH_PREFIX "',arg0='" WORKER_INTERFACE "'",
+                             on_properties_changed, s);
+        if (r < 0)
+                return r;
+        return sd_bus_match_signal(bus, ret_removed, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "WorkerRemoved",
+                                   on_worker_removed, s);
+}
+
+static int create_worker(sd_bus *bus, const WorkerSpec *spec, sd_bus_error *error, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "CreateWorker");
+        if (r < 0)
+                return r;
+        r = worker_spec_append(m, spec);
+        if (r < 0)
+                return r;
+        /* m is marked sensitive: freeing it wipes the credential bytes it carries. */
+        return sd_bus_call(bus, m, CREATE_TIMEOUT_USEC, error, ret_reply);
+}
+
+static int run_exit_code(const RunState *s) {
+        if (!isempty(s->reason) && !streq(s->reason, "exited"))
+                print_error("Worker %s ended: %s", s->id, s->reason);
+        if (s->exit_status >= 0 && s->exit_status <= 255)
+                return s->exit_status;
+        return EXIT_FAILED;
+}
+
+static int poll_timeout_ms(uint64_t deadline_usec) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (deadline_usec == UINT64_MAX)
+                return -1;
+        if (deadline_usec <= now)
+                return 0;
+        return (int) MIN((deadline_usec - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (uint64_t) INT32_MAX);
+}
+
+enum { POLL_BUS = RELAY_N_POLLFDS, POLL_SIGNAL, N_POLL };
+
+/* Relays the channel (if any) until the worker has ended and its output has
+ * drained, or a signal asks us to stop it. Returns the exit code. */
+static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
+        uint64_t drain_deadline = UINT64_MAX;
+        bool output_done = !relay, refreshed_after_eof = false;
+        int r;
+
+        for (;;) {
+                struct pollfd pfd[N_POLL];
+                uint64_t bus_timeout;
+
+                while ((r = sd_bus_process(bus, NULL)) > 0)
+                        ;
+                if (r < 0) {
+                        print_error("Lost the bus connection: %s", strerror(-r));
+                        return EXIT_FAILED;
+                }
+                if (relay && !output_done && relay_output_done(relay))
+                        output_done = true;
+                if (output_done && !refreshed_after_eof && !s->ended) {
+                        refreshed_after_eof = true;
+                        r = run_state_refresh(s, bus);
+                        if (r < 0) {
+                                print_error("Failed to read the state of worker %s: %s", s->id, strerror(-r));
+                                return EXIT_FAILED;
+                        }
+                }
+                if (s->ended) {
+                        if (output_done)
+                                break;
+                        if (drain_deadline == UINT64_MAX)
+                                drain_deadline = now_usec(CLOCK_MONOTONIC) + OUTPUT_DRAIN_USEC;
+                        else if (now_usec(CLOCK_MONOTONIC) >= drain_deadline)
+                                break;
+                }
+
+                if (relay && !output_done)
+                        relay_fill_pollfds(relay, pfd);
+                else
+                        for (size_t i = 0; i < RELAY_N_POLLFDS; i++)
+                                pfd[i] = (struct pollfd) { .fd = -1 };
+                pfd[POLL_BUS] = (struct pollfd) { .fd = sd_bus_get_fd(bus), .events = (short) sd_bus_get_events(bus) };
+                pfd[POLL_SIGNAL] = (struct pollfd) { .fd = signal_fd, .events = POLLIN };
+                if (sd_bus_get_timeout(bus, &bus_timeout) < 0)
+                        bus_timeout = UINT64_MAX;
+
+                if (poll(pfd, N_POLL, poll_timeout_ms(MIN(bus_timeout, drain_deadline))) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        print_error("poll() failed: %s", strerror(errno));
+                        return EXIT_FAILED;
+                }
+                if (pfd[POLL_SIGNAL].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                        if (read(signal_fd, &si, sizeof(si)) != sizeof(si))
+                                continue;
+                        r = call_manager(bus, "StopWorker", &error, NULL, "s", s->id);
+                        if (r < 0)
+                                print_bus_error("Failed to stop the worker", &error, r);
+                        return 128 + (int) si.ssi_signo;
+                }
+                if (relay && !output_done) {
+                        r = relay_dispatch(relay, pfd);
+                        if (r < 0) {
+                                print_error("Channel failed: %s", strerror(-r));
+                                output_done = true;
+                        }
+                }
+        }
+        /* A final ExitStatus may not have been in any signal we saw. */
+        if (s->exit_status < 0)
+                (void) run_state_refresh(s, bus);
+        return run_exit_code(s);
+}
+
+static int verb_run_or_create(int argc, char *argv[], bool run) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *changed_slot = NULL, *removed_slot = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(worker_spec_done) WorkerSpec spec = {};
+        _cleanup_free_ Relay *relay = NULL;
+        _cleanup_close_ int channel = -1, signal_fd = -1;
+        RunState state = { .exit_status = -1 };
+        SbxError spec_error = {};
+        sigset_t mask;
+        int r;
+
+        r = worker_spec_parse_args(&spec, argc, argv, &spec_error);
+        if (r > 0) {
+                help();
+                return EXIT_OK;
+        }
+        if (r < 0) {
+                print_error("%s", spec_error.message);
+                return r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
+        }
+
+        if (run) {
+                /* Taken before the worker exists, so a Ctrl-C at any point still
+                 * reaches the code that stops it. */
+                sigemptyset(&mask);
+                sigaddset(&mask, SIGINT);
+                sigaddset(&mask, SIGTERM);
+                if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                        return print_bus_error("Failed to block signals", NULL, -errno);
+                signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (signal_fd < 0)
+                        return print_bus_error("Failed to create a signalfd", NULL, -errno);
+        }
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        if (run) {
+                /* Before CreateWorker, so even an immediate end is seen. */
+                r = add_worker_matches(bus, &state, &changed_slot, &removed_slot);
+                if (r < 0)
+                        return print_bus_error("Failed to subscribe to worker signals", NULL, r);
+        }
+
+        r = create_worker(bus, &spec, &error, &reply);
+        worker_spec_done(&spec);
+        if (r < 0)
+                return print_bus_error("Failed to create the worker", &error, r);
+        r = sd_bus_message_read(reply, "so", &state.id, &state.path);
+        if (r < 0)
+                return print_bus_error("Failed to parse the CreateWorker reply", NULL, r);
+        if (!run) {
+                printf("%s\n", state.id);
+                return EXIT_OK;
+        }
+
+        channel = open_channel(bus, state.id, &error);
+        if (channel < 0) {
+                /* A worker that already finished has no channel; its result still counts. */
+                if (!sd_bus_error_has_name(&error, SBX_ERROR_NOT_RUNNING)) {
+                        print_bus_error("Failed to open the worker's channel", &error, channel);
+                        (void) call_manager(bus, "StopWorker", NULL, NULL, "s", state.id);
+                        return EXIT_FAILED;
+                }
+        } else {
+                relay = malloc(sizeof(Relay));
+                if (!relay)
+                        return print_bus_error("Failed to allocate the relay", NULL, -ENOMEM);
+                r = relay_init(relay, STDIN_FILENO, STDOUT_FILENO, channel);
+                if (r < 0)
+                        return print_bus_error("Failed to set up the channel", NULL, r);
+        }
+        return run_loop(bus, &state, relay, signal_fd);
+}
+
+static int verb_run(int argc, char *argv[]) {
+        return verb_run_or_create(argc, argv, true);
+}
+
+static int verb_create(int argc, char *argv[]) {
+        return verb_run_or_create(argc, argv, false);
+}
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char *argv[]);
+} Verb;
+
+static const Verb verbs[] = {
+        { "run",       verb_run },
+        { "create",    verb_create },
+        { "list",      verb_list },
+        { "status",    verb_status },
+        { "stop",      verb_stop },
+        { "attach",    verb_attach },
+        { "preflight", verb_preflight },
+};
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",    no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {}
+        };
+        int c;
+
+        /* Output to a closed pipe is handled where it is written. */
+        signal(SIGPIPE, SIG_IGN);
+
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ARG_VERSION:
+                        printf("sandboxctl %s\n", SANDBOXCTL_VERSION);
+                        return EXIT_OK;
+                default:
+                        print_error("Unknown option '%s'; see sandboxctl --help", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc) {
+                print_error("Missing command; see sandboxctl --help");
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(argv[optind], verbs[i].name))
+                        return verbs[i].run(argc - optind, argv + optind);
+        print_error("Unknown command '%s'; see sandboxctl --help", argv[optind]);
+        return EXIT_USAGE;
+}
