@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* sd-bus only builds messages on a bus that has been started; a socketpair
+ * with nobody on the other end is enough for building, sealing and reading
+ * messages back, without any bus daemon. */
+
+#include <sys/socket.h>
+#include <systemd/sd-bus.h>
+
+/* The peer end must stay open while the bus starts (it writes its AUTH
+ * line): the caller closes *ret_peer when done. */
+static inline sd_bus *test_bus_new_offline(int *ret_peer) {
+        sd_bus *bus = NULL;
+        int sv[2];
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return NULL;
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_fd(bus, sv[0], sv[0]) < 0 || sd_bus_start(bus) < 0) {
+                sd_bus_unref(bus);
+                close(sv[1]);
+                return NULL;
+        }
+        *ret_peer = sv[1];
+        return bus;
+}
+
+static inline sd_bus_message *test_message_new(sd_bus *bus, const char *member) {
+        sd_bus_message *m = NULL;
+
+        if (sd_bus_message_new_method_call(bus, &m, "org.sandboxd1", "/org/sandboxd1", "org.sandboxd1.Manager",
+                                           member) < 0)
+                return NULL;
+        return m;
+}
+
+/* Makes a message readable from the start, as a received one would be. */
+static inline int test_message_seal(sd_bus_message *m) {
+        static uint64_t cookie = 1;
+        int r = sd_bus_message_seal(m, cookie++, 0);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_rewind(m, true);
+        return r < 0 ? r : 0;
+}
