@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* list/preflight/status output built from replies shaped like the daemon's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sandboxctl-output.h"
+#include "test-bus-message.h"
+#include "util.h"
+
+typedef struct Fixture {
+        sd_bus *bus;
+        int peer;
+} Fixture;
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(Fixture));
+        if (!f)
+                return -1;
+        f->bus = test_bus_new_offline(&f->peer);
+        if (!f->bus) {
+                free(f);
+                return -1;
+        }
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+        sd_bus_unref(f->bus);
+        close(f->peer);
+        free(f);
+        return 0;
+}
+
+static sd_bus_message *list_workers_reply(Fixture *f) {
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
+
+        assert_non_null(m);
+        assert_true(sd_bus_message_append(m, "a(ssssuo)", 2,
+                                          "0123456789ab", "trusted", "running", "sandbox-0123456789ab.service",
+                                          (uint32_t) 61234, "/org/sandboxd1/worker/0123456789ab",
+                                          "ba9876543210", "standard", "starting", "",
+                                          (uint32_t) 4000000000U, "/org/sandboxd1/worker/ba9876543210") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        return m;
+}
+
+static char *capture(int (*print)(const void *what, FILE *f), const void *what) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        assert_int_equal(print(what, f), 0);
+        fclose(f);
+        return buf;
+}
+
+static int print_json(const void *o, FILE *f) {
+        return json_print((json_object *) o, f);
+}
+
+static void assert_json_string(json_object *o, const char *key, const char *expected) {
+        json_object *v;
+        assert_true(json_object_object_get_ex(o, key, &v));
+        assert_true(json_object_is_type(v, json_type_string));
+        assert_string_equal(json_object_get_string(v), expected);
+}
+
+static void test_list_json(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = list_workers_reply(f);
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_object *o, *parsed, *first, *second, *v;
+        size_t n;
+
+        assert_int_equal(worker_list_read(m, &workers, &n), 0);
+        assert_int_equal(n, 2);
+        o = worker_list_to_json(workers, n);
+        assert_non_null(o);
+        text = capture(print_json, o);
+        json_object_put(o);
+
+        /* What a consumer sees: the printed text, parsed back. */
+        parsed = json_tokener_parse(text);
+        assert_non_null(parsed);
+        assert_true(json_object_is_type(parsed, json_type_array));
+        assert_int_equal(json_object_array_length(parsed), 2);
+        first = json_object_array_get_idx(parsed, 0);
+        assert_int_equal(json_object_object_length(first), 6);
+        assert_json_string(first, "id", "0123456789ab");
+        assert_json_string(first, "class", "trusted");
+        assert_json_string(first, "state", "running");
+        assert_json_string(first, "unit", "sandbox-0123456789ab.service");
+        assert_json_string(first, "path", "/org/sandboxd1/worker/0123456789ab");
+        assert_true(json_object_object_get_ex(first, "uid", &v));
+        assert_true(json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), 61234);
+        second = json_object_array_get_idx(parsed, 1);
+        assert_json_string(second, "unit", "");
+        assert_true(json_object_object_get_ex(second, "uid", &v));
+        assert_int_equal(json_object_get_int64(v), 4000000000LL);
+        /* Paths are printed as they are, not with escaped slashes. */
+        assert_non_null(strstr(text, "\"/org/sandboxd1/worker/0123456789ab\""));
+        json_object_put(parsed);
+        sd_bus_message_unref(m);
+}
+
+static void test_list_json_empty(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_object *o;
+        size_t n = 99;
+
+        assert_true(sd_bus_message_append(m, "a(ssssuo)", 0) >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_int_equal(worker_list_read(m, &workers, &n), 0);
+        assert_int_equal(n, 0);
+        o = worker_list_to_json(workers, n);
+        text = capture(print_json, o);
+        json_object_put(o);
+        assert_string_equal(text, "[\n]\n");
+        sd_bus_message_unref(m);
+}
+
+static void test_list_wrong_shape(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
+        WorkerEntry *workers = NULL;
+        size_t n;
+
+        assert_true(sd_bus_message_append(m, "a(ss)", 1, "a", "b") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_true(worker_list_read(m, &workers, &n) < 0);
+        assert_null(workers);
+        sd_bus_message_unref(m);
+}
+
+static char *print_table(const Table *t, bool legend) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        assert_int_equal(table_print(t, f, legend), 0);
+        fclose(f);
+        return buf;
+}
+
+static void test_list_table(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = list_workers_reply(f);
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        _cleanup_free_ char *with_legend = NULL, *without = NULL;
+        Table *t;
+        size_t n;
+
+        assert_int_equal(worker_list_read(m, &workers, &n), 0);
+        t = worker_list_to_table(workers, n);
+        assert_non_null(t);
+        assert_int_equal(table_n_rows(t), 2);
+        with_legend = print_table(t, true);
+        without = print_table(t, false);
+        table_free(t);
+
+        assert_string_equal(with_legend,
+                            "ID           CLASS    STATE    UNIT                         UID\n"
+                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234\n"
+                            "ba9876543210 standard starting -                            4000000000\n");
+        assert_string_equal(without,
+                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234\n"
+                            "ba9876543210 standard starting -                            4000000000\n");
+        sd_bus_message_unref(m);
+}
+
+static void test_preflight(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "Preflight");
+        _cleanup_free_ PreflightEntry *entries = NULL;
+        _cleanup_free_ char *text = NULL, *table = NULL;
+        json_object *o, *parsed, *v;
+        Table *t;
+        size_t n;
+
+        assert_true(sd_bus_message_append(m, "a(sssbs)", 2,
+                                          "trusted", "systemd", "/usr/lib/systemd/systemd", 1, "",
+                                          "hostile", "kata", "", 0, "kata-runtime not found") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_int_equal(preflight_read(m, &entries, &n), 0);
+        assert_int_equal(n, 2);
+
+        o = preflight_to_json(entries, n);
+        text = capture(print_json, o);
+        json_object_put(o);
+        parsed = json_tokener_parse(text);
+        assert_int_equal(json_object_array_length(parsed), 2);
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(parsed, 0), "available", &v));
+        assert_true(json_object_is_type(v, json_type_boolean));
+        assert_true(json_object_get_boolean(v));
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(parsed, 1), "available", &v));
+        assert_false(json_object_get_boolean(v));
+        assert_json_string(json_object_array_get_idx(parsed, 1), "reason", "kata-runtime not found");
+        json_object_put(parsed);
+
+        t = preflight_to_table(entries, n);
+        table = print_table(t, true);
+        table_free(t);
+        assert_string_equal(table,
+                            "CLASS   RUNTIME PATH                     AVAILABLE REASON\n"
+                            "trusted systemd /usr/lib/systemd/systemd yes       -\n"
+                            "hostile kata    -                        no        kata-runtime not found\n");
+        sd_bus_message_unref(m);
+}
+
+static void test_status_properties(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "GetAll");
+        _cleanup_free_ char *text = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        json_object *o = NULL, *v;
+        FILE *out;
+
+        assert_true(sd_bus_message_append(m, "a{sv}", 6,
+                                          "Id", "s", "0123456789ab",
+                                          "State", "s", "exited",
+                                          "UID", "u", (uint32_t) 61234,
+                                          "ExitStatus", "i", (int32_t) -1,
+                                          "IdleTimeoutUSec", "t", (uint64_t) 600 * USEC_PER_SEC,
+                                          "Extra", "as", 1, "x") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_int_equal(properties_to_json(m, &o), 0);
+
+        assert_json_string(o, "State", "exited");
+        assert_true(json_object_object_get_ex(o, "ExitStatus", &v));
+        assert_int_equal(json_object_get_int64(v), -1);
+        assert_true(json_object_object_get_ex(o, "IdleTimeoutUSec", &v));
+        assert_int_equal(json_object_get_uint64(v), 600 * USEC_PER_SEC);
+        /* Non-basic values are skipped, not misread. */
+        assert_false(json_object_object_get_ex(o, "Extra", NULL));
+
+        out = open_memstream(&buf, &size);
+        assert_int_equal(properties_print(o, out), 0);
+        fclose(out);
+        text = buf;
+        assert_non_null(strstr(text, "             Id: 0123456789ab\n"));
+        assert_non_null(strstr(text, "          State: exited\n"));
+        assert_non_null(strstr(text, "     ExitStatus: -1\n"));
+        assert_non_null(strstr(text, "IdleTimeoutUSec: 600000000 (10min)\n"));
+        json_object_put(o);
+        sd_bus_message_unref(m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_list_json, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_json_empty, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_wrong_shape, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_status_properties, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
