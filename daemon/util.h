@@ -16,6 +16,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "build-config.h"
+
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _unused_ __attribute__((unused))

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <systemd/sd-daemon.h>
+
+#include "bus-manager.h"
+#include "bus-worker.h"
+#include "errors.h"
+#include "manager.h"
+#include "spec-bus.h"
+
+static int find_worker_or_error(Manager *m, const char *id, Worker **ret, sd_bus_error *ret_error) {
+        Worker *w = manager_find_worker(m, id);
+
+        if (!w || !w->exported)
+                return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER, "No worker with id \"%.64s\"", id);
+        *ret = w;
+        return 0;
+}
+
+static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        WorkerSpec spec;
+        SbxError e = {};
+        int r;
+
+        worker_spec_init(&spec);
+        r = worker_spec_from_bus(&spec, msg, &e);
+        if (r >= 0) {
+                worker_spec_apply_defaults(&spec, &m->config);
+                r = worker_spec_validate(&spec, &m->config, &e);
+        }
+        if (r >= 0)
+                r = manager_create_worker(m, &spec, msg, &e);
+        worker_spec_done(&spec);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        /* The reply is sent when systemd's start job has finished. */
+        return 1;
+}
+
+static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *id;
+        Worker *w = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = find_worker_or_error(m, id, &w, ret_error);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "o", w->object_path);
+}
+
+static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssssuo)");
+        if (r < 0)
+                return r;
+        for (Worker *w = m->workers; w; w = w->next) {
+                if (!w->exported)
+                        continue;
+                r = sd_bus_message_append(reply, "(ssssuo)", w->id, sbx_class_to_string(w->spec.class),
+                                          worker_state_to_string(w->state), w->unit, (uint32_t) w->uid,
+                                          w->object_path);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *id;
+        SbxError e = {};
+        Worker *w = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = find_worker_or_error(m, id, &w, ret_error);
+        if (r < 0)
+                return r;
+        r = manager_stop_worker(m, w, "stopped", &e);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        _cleanup_close_ int fd = -1;
+        const char *id;
+        SbxError e = {};
+        Worker *w = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = find_worker_or_error(m, id, &w, ret_error);
+        if (r < 0)
+                return r;
+        r = manager_open_channel(m, w, &fd, &e);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        return sd_bus_reply_method_return(msg, "h", fd);
+}
+
+static int method_preflight(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return manager_preflight(userdata, msg, ret_error);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", SANDBOXD_VERSION);
+}
+
+static int property_get_default_idle(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "t", m->config.defaults.idle_timeout_usec);
+}
+
+static int property_get_n_workers(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "u", (uint32_t) m->n_alive);
+}
+
+/* Mutating methods carry no SD_BUS_VTABLE_UNPRIVILEGED: sd-bus then refuses
+ * callers without CAP_SYS_ADMIN before the handler runs, on top of the bus
+ * policy that admits only root to them. */
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("DefaultIdleTimeoutUSec", "t", property_get_default_idle, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("NWorkers", "u", property_get_n_workers, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("CreateWorker", SD_BUS_ARGS("a{sv}", spec), SD_BUS_RESULT("s", id, "o", worker),
+                                method_create_worker, SD_BUS_VTABLE_SENSITIVE),
+        SD_BUS_METHOD_WITH_ARGS("GetWorker", SD_BUS_ARGS("s", id), SD_BUS_RESULT("o", worker),
+                                method_get_worker, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListWorkers", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssuo)", workers),
+                                method_list_workers, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("StopWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_stop_worker, 0),
+        SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),
+                                method_open_channel, 0),
+        SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes),
+                                method_preflight, 0),
+        SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("WorkerRemoved", SD_BUS_ARGS("s", id, "o", worker, "s", reason), 0),
+        SD_BUS_VTABLE_END
+};
+
+int bus_manager_install(Manager *m) {
+        int r;
+
+        r = sd_bus_add_object_vtable(m->bus, NULL, "/org/sandboxd1", "org.sandboxd1.Manager", manager_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the manager object: %m");
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, "/org/sandboxd1/worker", "org.sandboxd1.Worker",
+                                       worker_vtable, bus_worker_find, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the worker objects: %m");
+        r = sd_bus_add_node_enumerator(m->bus, NULL, "/org/sandboxd1/worker", bus_worker_enumerate, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the worker enumerator: %m");
+        r = sd_bus_add_object_manager(m->bus, NULL, "/org/sandboxd1");
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the object manager: %m");
+        return 0;
+}
+
+void bus_manager_notify_status(Manager *m) {
+        (void) sd_notifyf(false, "STATUS=%u worker(s) running", m->n_alive);
+        (void) sd_bus_emit_properties_changed(m->bus, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers", NULL);
+}

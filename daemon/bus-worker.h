@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "worker.h"
+
+extern const sd_bus_vtable worker_vtable[];
+
+int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                    sd_bus_error *error);
+int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error);
+
+void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */
+void bus_worker_emit_state(Worker *w);        /* PropertiesChanged State */
+void bus_worker_emit_activity(Worker *w);     /* PropertiesChanged LastActivityUSec */
+void bus_worker_emit_ended(Worker *w);        /* PropertiesChanged + WorkerRemoved */
+void bus_worker_emit_gone(Worker *w);         /* InterfacesRemoved */
+
+/* Maps an SbxError (or a bare errno) to the reply of a failed method call. */
+int bus_reply_sbx_error(sd_bus_error *ret_error, const SbxError *e, int r);

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <iniparser.h>
+#include <limits.h>
+
+#include "config.h"
+#include "errors.h"
+
+#define KiB UINT64_C(1024)
+#define MiB (KiB * 1024)
+#define GiB (MiB * 1024)
+#define TiB (GiB * 1024)
+
+void sbx_config_init_defaults(SbxConfig *c) {
+        *c = (SbxConfig) {
+                .defaults = {
+                        .memory_max = 256 * MiB,
+                        .tasks_max = 256,
+                        .cpu_quota_percent = 50,
+                        .runtime_max_usec = 3600 * USEC_PER_SEC,
+                        .idle_timeout_usec = 600 * USEC_PER_SEC,
+                },
+                /* Below these a worker cannot even start its runtime. */
+                .minimum = {
+                        .memory_max = 16 * MiB,
+                        .tasks_max = 4,
+                        .cpu_quota_percent = 1,
+                        .runtime_max_usec = 1 * USEC_PER_SEC,
+                        .idle_timeout_usec = 1 * USEC_PER_SEC,
+                },
+                .maximum = {
+                        .memory_max = 64 * GiB,
+                        .tasks_max = 16384,
+                        .cpu_quota_percent = 6400,
+                        .runtime_max_usec = 7 * 24 * 3600 * USEC_PER_SEC,
+                        .idle_timeout_usec = 7 * 24 * 3600 * USEC_PER_SEC,
+                },
+                .max_workers = 256,
+                .default_class = SBX_CLASS_STANDARD,
+                .allow_shared_kernel_for_standard = false,
+                .runsc_path = strdup("/usr/bin/runsc"),
+                .runsc_platform = strdup("systrap"),
+                .kata_path = strdup("/usr/bin/kata-runtime"),
+                .wasm_path = strdup("/usr/bin/wasmtime"),
+                .root_image = strdup("/"),
+                .egress_rate_bps = 0,
+                .egress_max_tunnels = 64,
+                .egress_require_tls = true,
+        };
+}
+
+void sbx_config_done(SbxConfig *c) {
+        free(c->runsc_path);
+        free(c->runsc_platform);
+        free(c->kata_path);
+        free(c->wasm_path);
+        free(c->root_image);
+        strv_free(c->egress_floor);
+        strv_free(c->egress_deny);
+        strv_free(c->egress_private_ranges);
+        *c = (SbxConfig) {};
+}
+
+int parse_uint64(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (isempty(s) || !isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* Splits "123abc" into the number and its suffix; the suffix is looked up in
+ * TABLE, whose multipliers must not overflow. */
+struct unit_suffix { const char *suffix; uint64_t factor; };
+
+static int parse_with_suffix(const char *s, const struct unit_suffix *table, size_t n, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (isempty(s) || !isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        for (size_t i = 0; i < n; i++) {
+                if (!streq(end, table[i].suffix))
+                        continue;
+                if (v > UINT64_MAX / table[i].factor)
+                        return -ERANGE;
+                *ret = v * table[i].factor;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        static const struct unit_suffix table[] = {
+                { "", 1 }, { "B", 1 },
+                { "K", KiB }, { "KiB", KiB }, { "M", MiB }, { "MiB", MiB },
+                { "G", GiB }, { "GiB", GiB }, { "T", TiB }, { "TiB", TiB },
+        };
+        return parse_with_suffix(s, table, ELEMENTSOF(table), ret);
+}
+
+int parse_timespan(const char *s, uint64_t *ret) {
+        static const struct unit_suffix table[] = {
+                { "", USEC_PER_SEC }, { "s", USEC_PER_SEC }, { "sec", USEC_PER_SEC },
+                { "ms", USEC_PER_MSEC }, { "us", 1 },
+                { "m", 60 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC },
+                { "h", 3600 * USEC_PER_SEC }, { "d", 86400 * USEC_PER_SEC },
+        };
+        return parse_with_suffix(s, table, ELEMENTSOF(table), ret);
+}
+
+int parse_boolean(const char *s) {
+        static const char * const yes[] = { "1", "yes", "y", "true", "t", "on" };
+        static const char * const no[] = { "0", "no", "n", "false", "f", "off" };
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        return -EINVAL;
+}
+
+/* Whitespace-separated list. */
+static char **split_words(const char *s) {
+        _cleanup_free_ char *copy = strdup(s);
+        char **l = calloc(1, sizeof(char *));
+        size_t n = 0;
+        char *save = NULL;
+
+        if (!copy || !l) {
+                free(l);
+                return NULL;
+        }
+        for (char *w = strtok_r(copy, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+                char **nl = realloc(l, (n + 2) * sizeof(char *));
+                if (!nl) {
+                        strv_free(l);
+                        return NULL;
+                }
+                l = nl;
+                l[n] = strdup(w);
+                if (!l[n]) {
+                        strv_free(l);
+                        return NULL;
+                }
+                l[++n] = NULL;
+        }
+        return l;
+}
+
+typedef enum { KEY_SIZE, KEY_TIMESPAN, KEY_UINT64, KEY_UINT32, KEY_UNSIGNED, KEY_BOOL, KEY_STRING, KEY_STRV, KEY_CLASS } KeyType;
+
+typedef struct ConfigKey {
+        const char *name;       /* "Section:Key" as iniparser spells it */
+        KeyType type;
+        size_t offset;
+} ConfigKey;
+
+#define K(n, t, field) { n, t, offsetof(SbxConfig, field) }
+static const ConfigKey config_keys[] = {
+        K("Defaults:MemoryMax", KEY_SIZE, defaults.memory_max),
+        K("Defaults:TasksMax", KEY_UINT64, defaults.tasks_max),
+        K("Defaults:CPUQuotaPercent", KEY_UINT32, defaults.cpu_quota_percent),
+        K("Defaults:RuntimeMaxSec", KEY_TIMESPAN, defaults.runtime_max_usec),
+        K("Defaults:IdleTimeoutSec", KEY_TIMESPAN, defaults.idle_timeout_usec),
+        K("Defaults:Class", KEY_CLASS, default_class),
+        K("Limits:MemoryMax", KEY_SIZE, maximum.memory_max),
+        K("Limits:TasksMax", KEY_UINT64, maximum.tasks_max),
+        K("Limits:CPUQuotaPercent", KEY_UINT32, maximum.cpu_quota_percent),
+        K("Limits:RuntimeMaxSec", KEY_TIMESPAN, maximum.runtime_max_usec),
+        K("Limits:IdleTimeoutSec", KEY_TIMESPAN, maximum.idle_timeout_usec),
+        K("Limits:MaxWorkers", KEY_UNSIGNED, max_workers),
+        K("Isolation:AllowSharedKernelForStandard", KEY_BOOL, allow_shared_kernel_for_standard),
+        K("Isolation:RunscPath", KEY_STRING, runsc_path),
+        K("Isolation:RunscPlatform", KEY_STRING, runsc_platform),
+        K("Isolation:KataRuntimePath", KEY_STRING, kata_path),
+        K("Isolation:WasmRuntimePath", KEY_STRING, wasm_path),
+        K("Isolation:RootImage", KEY_STRING, root_image),
+        K("Egress:Floor", KEY_STRV, egress_floor),
+        K("Egress:Deny", KEY_STRV, egress_deny),
+        K("Egress:PrivateRanges", KEY_STRV, egress_private_ranges),
+        K("Egress:RateBps", KEY_SIZE, egress_rate_bps),
+        K("Egress:MaxTunnels", KEY_UNSIGNED, egress_max_tunnels),
+        K("Egress:RequireTLS", KEY_BOOL, egress_require_tls),
+};
+#undef K
+
+static int config_set(SbxConfig *c, const ConfigKey *k, const char *value, SbxError *error) {
+        void *field = (uint8_t *) c + k->offset;
+        uint64_t v;
+        int r;
+
+        switch (k->type) {
+        case KEY_SIZE:
+                r = parse_size(value, field);
+                break;
+        case KEY_TIMESPAN:
+                r = parse_timespan(value, field);
+                break;
+        case KEY_UINT64:
+                r = parse_uint64(value, field);
+                break;
+        case KEY_UINT32:
+        case KEY_UNSIGNED:
+                r = parse_uint64(value, &v);
+                if (r >= 0 && v > UINT32_MAX)
+                        r = -ERANGE;
+                if (r >= 0)
+                        *(uint32_t *) field = (uint32_t) v;
+                break;
+        case KEY_BOOL:
+                r = parse_boolean(value);
+                if (r >= 0)
+                        *(bool *) field = r;
+                break;
+        case KEY_CLASS: {
+                SbxClass cl = sbx_class_from_string(value);
+                r = cl < 0 ? -EINVAL : 0;
+                if (r >= 0)
+                        *(SbxClass *) field = cl;
+                break;
+        }
+        case KEY_STRING: {
+                char *s = strdup(value);
+                if (!s)
+                        return -ENOMEM;
+                free(*(char **) field);
+                *(char **) field = s;
+                r = 0;
+                break;
+        }
+        case KEY_STRV: {
+                char **l = split_words(value);
+                if (!l)
+                        return -ENOMEM;
+                strv_free(*(char ***) field);
+                *(char ***) field = l;
+                r = 0;
+                break;
+        }
+        default:
+                r = -EINVAL;
+        }
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC,
+                                     "Invalid value \"%s\" for %s in the configuration", value, k->name);
+        return 0;
+}
+
+/* iniparser lowercases keys; compare without case. */
+static const ConfigKey *config_key_find(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+                if (strcasecmp(config_keys[i].name, name) == 0)
+                        return &config_keys[i];
+        return NULL;
+}
+
+int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
+        dictionary *d;
+        int r = 0;
+
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                return 0;
+        d = iniparser_load(path);
+        if (!d)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "Failed to parse configuration file %s", path);
+
+        for (int s = 0; r >= 0 && s < iniparser_getnsec(d); s++) {
+                const char *section = iniparser_getsecname(d, s);
+                int nkeys = iniparser_getsecnkeys(d, section);
+                const char **keys;
+
+                if (nkeys <= 0)
+                        continue;
+                keys = calloc((size_t) nkeys, sizeof(char *));
+                if (!keys) {
+                        r = -ENOMEM;
+                        break;
+                }
+                iniparser_getseckeys(d, section, keys);
+                for (int i = 0; r >= 0 && i < nkeys; i++) {
+                        const ConfigKey *k = config_key_find(keys[i]);
+                        const char *value = iniparser_getstring(d, keys[i], "");
+                        if (!k)
+                                r = sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                                  "Unknown key %s in configuration file %s", keys[i], path);
+                        else
+                                r = config_set(c, k, value, error);
+                }
+                free(keys);
+        }
+        iniparser_freedict(d);
+        if (r < 0)
+                return r;
+
+        /* Defaults outside the operator's own bounds are a configuration error,
+         * not something to clamp silently. */
+        if (c->defaults.memory_max > c->maximum.memory_max || c->defaults.tasks_max > c->maximum.tasks_max ||
+            c->defaults.cpu_quota_percent > c->maximum.cpu_quota_percent ||
+            c->defaults.runtime_max_usec > c->maximum.runtime_max_usec ||
+            c->defaults.idle_timeout_usec > c->maximum.idle_timeout_usec)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "A [Defaults] value in %s exceeds its [Limits] bound", path);
+        if (c->max_workers == 0)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Limits:MaxWorkers must be positive in %s", path);
+        return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "class.h"
+#include "util.h"
+
+/* Resource caps of one worker. */
+typedef struct SbxLimits {
+        uint64_t memory_max;            /* bytes */
+        uint64_t tasks_max;
+        uint32_t cpu_quota_percent;     /* of one CPU */
+        uint64_t runtime_max_usec;
+        uint64_t idle_timeout_usec;
+} SbxLimits;
+
+typedef struct SbxConfig {
+        SbxLimits defaults;     /* what a spec that says nothing gets */
+        SbxLimits minimum;      /* below this a request is refused as too small to run */
+        SbxLimits maximum;      /* above this a request is refused as absurd */
+        unsigned max_workers;
+        SbxClass default_class;
+
+        /* Isolation */
+        bool allow_shared_kernel_for_standard;
+        char *runsc_path;
+        char *runsc_platform;
+        char *kata_path;
+        char *wasm_path;
+        char *root_image;
+
+        /* Egress: the operator's bounds on what any spec may ask for */
+        char **egress_floor;
+        char **egress_deny;
+        char **egress_private_ranges;
+        uint64_t egress_rate_bps;
+        unsigned egress_max_tunnels;
+        bool egress_require_tls;
+} SbxConfig;
+
+void sbx_config_init_defaults(SbxConfig *c);
+void sbx_config_done(SbxConfig *c);
+
+/* Loads PATH over the defaults. A missing file is not an error (the defaults
+ * apply); a malformed value is, with a message naming section and key. */
+int sbx_config_load(SbxConfig *c, const char *path, SbxError *error);
+
+/* "256M", "1G", "4096" -> bytes (base 1024). */
+int parse_size(const char *s, uint64_t *ret);
+/* "90", "90s", "5min", "2h", "500ms" -> microseconds. */
+int parse_timespan(const char *s, uint64_t *ret);
+int parse_uint64(const char *s, uint64_t *ret);
+int parse_boolean(const char *s);

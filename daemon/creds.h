@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "spec.h"
+
+/* Serves worker secrets from memory to systemd's LoadCredential= socket
+ * client. systemd connects from an abstract address of the form
+ * "\0<random>/unit/<unit>/<credential>", which names who is asking; the
+ * socket itself is reachable by root only. */
+typedef struct CredentialServer CredentialServer;
+
+typedef const SbxCredential *(*CredentialLookupFn)(const char *unit, const char *name, void *userdata);
+
+int credential_server_new(CredentialServer **ret, sd_event *event, const char *path,
+                          CredentialLookupFn lookup, void *userdata);
+CredentialServer *credential_server_free(CredentialServer *s);
+
+/* Parses systemd's peer address. Returns 0 and pointers into a copy the
+ * caller frees via *ret_buf, or -EBADMSG. Exposed for the unit tests. */
+int credential_peer_parse(const char *addr, size_t len, char **ret_buf, const char **ret_unit, const char **ret_name);

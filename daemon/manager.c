@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bus-manager.h"
+#include "bus-worker.h"
+#include "errors.h"
+#include "manager.h"
+#include "rmrf.h"
+#include "unit-props.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+static void worker_finalize(Worker *w);
+
+int manager_new(Manager **ret, const char *config_path, SbxError *error) {
+        Manager *m;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        sbx_config_init_defaults(&m->config);
+        runtime_table_init(&m->runtimes);
+        r = sbx_config_load(&m->config, config_path, error);
+        if (r < 0)
+                goto fail;
+        m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
+        m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
+        if (!m->launcher_path || !m->egress_path) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                goto fail;
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        while (m->workers) {
+                Worker *w = m->workers;
+                m->workers = w->next;
+                worker_free(w);
+        }
+        credential_server_free(m->credentials);
+        sd_bus_slot_unref(m->job_removed_match);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        sbx_config_done(&m->config);
+        free(m->launcher_path);
+        free(m->egress_path);
+        free(m);
+        return NULL;
+}
+
+Worker *manager_find_worker(Manager *m, const char *id) {
+        for (Worker *w = m->workers; w; w = w->next)
+                if (streq(w->id, id))
+                        return w;
+        return NULL;
+}
+
+Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
+        for (Worker *w = m->workers; w; w = w->next)
+                if (streq(w->unit, unit))
+                        return w;
+        return NULL;
+}
+
+static void manager_unlink_worker(Manager *m, Worker *w) {
+        for (Worker **p = &m->workers; *p; p = &(*p)->next)
+                if (*p == w) {
+                        *p = w->next;
+                        break;
+                }
+}
+
+static void manager_update_status(Manager *m) {
+        bus_manager_notify_status(m);
+}
+
+/* ---- the gate ---------------------------------------------------------- */
+
+int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error) {
+        SbxRuntime need = class_required_runtime(class);
+        const RuntimeStatus *st;
+
+        if (need < 0)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS, "Unknown isolation class");
+        st = &m->runtimes.status[need];
+        if (st->available) {
+                *ret = need;
+                return 0;
+        }
+        /* The one sanctioned exception: an operator who wrote down that
+         * "standard" may share the kernel. Never for any other class. */
+        if (class == SBX_CLASS_STANDARD && m->config.allow_shared_kernel_for_standard) {
+                *ret = SBX_RUNTIME_SYSTEMD;
+                return 0;
+        }
+        return sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                             "Isolation class %s needs runtime %s, which is not available on this host: %s",
+                             sbx_class_to_string(class), sbx_runtime_to_string(need),
+                             st->reason[0] ? st->reason : "unknown reason");
+}
+
+/* ---- systemd's view of a worker's unit ---------------------------------- */
+
+static void worker_reply_created(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        int r;
+
+        if (!req)
+                return;
+        r = sd_bus_reply_method_return(req, "so", w->id, w->object_path);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to CreateWorker for %s: %m", w->id);
+}
+
+static void worker_fail_start(Worker *w, const char *why) {
+        Manager *m = w->manager;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+
+        log_struct(LOG_ERR, "Worker failed to start",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why, NULL);
+        if (req)
+                (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
+                                                  "Worker unit %s failed to start (%s); see journalctl -u %s",
+                                                  w->unit, why, w->unit);
+        /* systemd may already have made the home; nothing may outlive the attempt. */
+        (void) rm_rf(w->home);
+        {
+                _cleanup_free_ char *priv = NULL;
+                if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) >= 0)
+                        (void) rm_rf(priv);
+        }
+        if (worker_is_alive(w) && m->n_alive > 0)
+                m->n_alive--;
+        manager_unlink_worker(m, w);
+        worker_free(w);
+        manager_update_status(m);
+}
+
+static int worker_lookup_uid(Worker *w) {
+        _cleanup_free_ char *priv = NULL;
+        struct stat st;
+
+        /* systemd chowns the home to the dynamic UID before exec, and Type=exec
+         * means the start job is done only after exec: the owner is the UID. */
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return -ENOMEM;
+        if (stat(priv, &st) < 0)
+                return -errno;
+        w->uid = st.st_uid;
+        return 0;
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static int worker_arm_idle_timer(Worker *w) {
+        uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
+
+        if (w->idle_timer)
+                return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
+                       sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
+        /* 100 ms accuracy: the reaper must act within a second of the deadline. */
+        return sd_event_add_time(w->manager->event, &w->idle_timer, CLOCK_MONOTONIC, deadline,
+                                 100 * USEC_PER_MSEC, on_idle_timer, w);
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+        uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
+
+        if (w->state != WORKER_RUNNING)
+                return 0;
+        if (now_usec(CLOCK_MONOTONIC) < deadline)
+                return worker_arm_idle_timer(w), 0;
+        log_struct(LOG_INFO, "Worker idle for too long, stopping it",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+        (void) manager_stop_worker(w->manager, w, "idle", NULL);
+        return 0;
+}
+
+static void worker_started(Worker *w) {
+        int r;
+
+        r = worker_lookup_uid(w);
+        if (r < 0)
+                log_warning_errno(r, "Cannot determine the UID of worker %s: %m", w->id);
+        w->state = WORKER_RUNNING;
+        w->exported = true;
+        /* The secrets are in the unit's credential store now; the daemon's copy goes. */
+        for (size_t i = 0; i < w->spec.n_credentials; i++)
+                explicit_bzero(w->spec.credentials[i].data, w->spec.credentials[i].size);
+
+        r = worker_arm_idle_timer(w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        {
+                char uid[16];
+                snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);
+                log_struct(LOG_INFO, "Worker started",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
+                           "SANDBOXD_WORKER_UID", uid, NULL);
+        }
+        worker_reply_created(w);
+        bus_worker_emit_new(w);
+        if (w->unit_ended)
+                worker_finalize(w);
+}
+
+static int on_linger_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+        Manager *m = w->manager;
+
+        bus_worker_emit_gone(w);
+        manager_unlink_worker(m, w);
+        worker_free(w);
+        return 0;
+}
+
+static void worker_delete_home(Worker *w) {
+        _cleanup_free_ char *priv = NULL;
+        int r;
+
+        r = rm_rf(w->home);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove %s: %m", w->home);
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return;
+        r = rm_rf(priv);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove %s: %m", priv);
+}
+
+/* The unit is gone: record the result, delete the home, tell clients. The
+ * object lingers briefly so the result can still be read. */
+static void worker_finalize(Worker *w) {
+        Manager *m = w->manager;
+        char status[16];
+
+        if (!worker_is_alive(w))
+                return;
+        w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
+        w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
+        w->state = w->exit_status == 0 ? WORKER_EXITED : WORKER_FAILED;
+        if (m->n_alive > 0)
+                m->n_alive--;
+        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        worker_delete_home(w);
+
+        snprintf(status, sizeof(status), "%d", w->exit_status);
+        log_struct(LOG_INFO, "Worker ended",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_REASON", w->end_reason, "SANDBOXD_EXIT_STATUS", status,
+                   "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", NULL);
+        bus_worker_emit_ended(w);
+        manager_update_status(m);
+        if (sd_event_add_time_relative(m->event, &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
+                                       USEC_PER_SEC, on_linger_timer, w) < 0)
+                on_linger_timer(NULL, 0, w);
+}
+
+static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const char *iface;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &iface);
+        if (r < 0)
+                return 0;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return 0;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *name, *contents, *s;
+                int32_t i;
+
+                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                        return 0;
+                if (streq(name, "ExecMainCode") && streq(contents, "i")) {
+                        if (sd_bus_message_read(msg, "v", "i", &i) >= 0)
+                                w->exec_main_code = i;
+                } else if (streq(name, "ExecMainStatus") && streq(contents, "i")) {
+                        if (sd_bus_message_read(msg, "v", "i", &i) >= 0)
+                                w->exec_main_status = i;
+                } else if (streq(name, "Result") && streq(contents, "s")) {
+                        if (sd_bus_message_read(msg, "v", "s", &s) >= 0) {
+                                free(w->unit_result);
+                                w->unit_result = strdup(s);
+                        }
+                } else if (streq(name, "ActiveState") && streq(contents, "s")) {
+                        if (sd_bus_message_read(msg, "v", "s", &s) >= 0) {
+                                bool down = streq(s, "inactive") || streq(s, "failed");
+                                /* A freshly loaded unit reports "inactive" before its
+                                 * start job runs, so only an end after a start counts.
+                                 * systemd coalesces changes, so a quick worker may never
+                                 * be seen active: an exit code then proves it ran. */
+                                if (down && (w->unit_seen_active || w->exec_main_code != 0))
+                                        w->unit_ended = true;
+                                if (!down)
+                                        w->unit_seen_active = true;
+                                if (streq(s, "deactivating") && w->state == WORKER_RUNNING) {
+                                        w->state = WORKER_STOPPING;
+                                        bus_worker_emit_state(w);
+                                }
+                        }
+                } else if (sd_bus_message_skip(msg, "v") < 0)
+                        return 0;
+                if (sd_bus_message_exit_container(msg) < 0)
+                        return 0;
+        }
+        /* Before the start job is done, the job's result decides what happens. */
+        if (w->unit_ended && w->state != WORKER_STARTING)
+                worker_finalize(w);
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+        Worker *w;
+
+        if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
+                return 0;
+        w = manager_find_worker_by_unit(m, unit);
+        if (!w || w->state != WORKER_STARTING)
+                return 0;
+        if (streq(result, "done"))
+                worker_started(w);
+        else
+                worker_fail_start(w, result);
+        return 0;
+}
+
+static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        w->start_call = sd_bus_slot_unref(w->start_call);
+        if (e) {
+                char why[400];
+                snprintf(why, sizeof(why), "%s", e->message ?: e->name);
+                worker_fail_start(w, why);
+        }
+        return 0;
+}
+
+static void on_channel_activity(Channel *c, void *userdata) {
+        Worker *w = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        /* LastActivityUSec changes with every byte; tell clients once a second. */
+        if (w->exported && now - w->activity_emitted >= USEC_PER_SEC) {
+                w->activity_emitted = now;
+                bus_worker_emit_activity(w);
+        }
+}
+
+static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        WorkerUnitParams p = {
+                .id = w->id,
+                .unit = w->unit,
+                .user = w->user,
+                .home = w->home,
+                .spec = &w->spec,
+                .config = &m->config,
+                .runtime = w->runtime,
+                .launcher_path = m->launcher_path,
+                .stdio_fd = stdio_fd,
+        };
+        int r;
+
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(msg, "ss", w->unit, "fail");
+        if (r < 0)
+                return r;
+        r = worker_unit_append_properties(msg, &p);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request, SbxError *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
+        _cleanup_close_ int worker_end = -1, daemon_end = -1;
+        SbxRuntime runtime;
+        Worker *w = NULL;
+        int pair[2], r;
+
+        if (m->n_alive >= m->config.max_workers)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_WORKERS,
+                                     "This host already runs %u workers, the configured maximum", m->n_alive);
+        /* Gate, first check: choose the runtime for the class. */
+        r = manager_choose_runtime(m, spec->class, &runtime, error);
+        if (r < 0)
+                return r;
+
+        r = worker_new(&w, m, spec, runtime);
+        if (r < 0)
+                return r;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        daemon_end = pair[0];
+        worker_end = pair[1];
+        r = channel_new(&w->channel, m->event, TAKE_FD(daemon_end), on_channel_activity, w);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_match_signal_async(m->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
+                                      "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                      on_unit_properties_changed, NULL, w);
+        if (r < 0)
+                goto fail;
+        r = manager_build_start_message(m, w, worker_end, &start);
+        if (r < 0)
+                goto fail;
+
+        /* Gate, second check: the runtime chosen must still serve the class
+         * now that the unit is about to be emitted. A runtime that broke in
+         * between fails the request; it is never swapped for a weaker one. */
+        {
+                SbxRuntime again;
+                r = manager_choose_runtime(m, w->spec.class, &again, error);
+                if (r >= 0 && again != w->runtime)
+                        r = sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                                          "Runtime %s for class %s changed while the worker was being set up",
+                                          sbx_runtime_to_string(w->runtime), sbx_class_to_string(w->spec.class));
+                if (r < 0)
+                        goto fail;
+        }
+
+        r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
+        if (r < 0)
+                goto fail;
+        w->create_request = sd_bus_message_ref(request);
+        w->next = m->workers;
+        m->workers = w;
+        m->n_alive++;
+        manager_update_status(m);
+        log_struct(LOG_INFO, "Starting worker",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+        return 0;
+fail:
+        worker_free(w);
+        if (error && !error->name)
+                sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
+        return r;
+}
+
+static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
+                log_warning("Failed to stop a worker unit: %s", e->message ?: e->name);
+        return 0;
+}
+
+int manager_stop_worker(Manager *m, Worker *w, const char *reason, SbxError *error) {
+        int r;
+
+        if (!worker_is_alive(w) || w->state == WORKER_STARTING)
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING,
+                                     "Worker %s is %s, not running", w->id, worker_state_to_string(w->state));
+        if (!w->stop_reason)
+                w->stop_reason = reason;
+        r = sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                     on_stop_reply, NULL, "ss", w->unit, "replace");
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to stop %s: %s",
+                                     w->unit, strerror(-r));
+        if (w->state == WORKER_RUNNING) {
+                w->state = WORKER_STOPPING;
+                bus_worker_emit_state(w);
+        }
+        return 0;
+}
+
+int manager_open_channel(Manager *m, Worker *w, int *ret_fd, SbxError *error) {
+        int r;
+
+        if (!w->channel || w->state == WORKER_STARTING)
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s has no channel", w->id);
+        r = channel_attach(w->channel, ret_fd);
+        if (r == -EBUSY)
+                return sbx_error_set(error, r, SBX_ERROR_CHANNEL_BUSY,
+                                     "Worker %s already has a client attached to its channel", w->id);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_NOT_RUNNING, "Cannot open the channel of worker %s: %s",
+                                     w->id, strerror(-r));
+        return 0;
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static int unit_is_gone(sd_bus *bus, const char *unit) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *state = NULL;
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_string(bus, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "ActiveState",
+                                       &e, &state);
+        if (r < 0)
+                return 1;
+        return streq(state, "inactive") || streq(state, "failed");
+}
+
+int manager_wipe_leftovers(Manager *m) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_strv_free_ char **units = calloc(1, sizeof(char *));
+        size_t n = 0;
+        const char *name;
+        int r;
+
+        if (!units)
+                return -ENOMEM;
+        r = sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
+                               &e, &reply, "asas", 0, 1, "sandbox-*");
+        if (r < 0)
+                return log_error_errno(r, "Failed to list leftover sandbox units: %s", e.message ?: strerror(-r));
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, NULL, NULL, NULL, NULL,
+                                        NULL, NULL, NULL)) > 0) {
+                char **nu = realloc(units, (n + 2) * sizeof(char *));
+                if (!nu)
+                        return -ENOMEM;
+                units = nu;
+                units[n] = strdup(name);
+                units[++n] = NULL;
+                if (!units[n - 1])
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
+                           "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
+                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                          NULL, NULL, "ss", units[i], "replace");
+        }
+        /* Homes may only go once nothing can write to them any more. */
+        for (unsigned tries = 0; tries < 200; tries++) {
+                bool all_gone = true;
+                for (size_t i = 0; i < n; i++)
+                        if (unit_is_gone(m->bus, units[i]) == 0)
+                                all_gone = false;
+                if (all_gone)
+                        break;
+                usleep(50 * 1000);
+        }
+        for (size_t i = 0; i < n; i++)
+                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
+                                          NULL, NULL, "s", units[i]);
+
+        r = rm_rf_children(SBX_PRIVATE_STATE_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_PRIVATE_STATE_ROOT ": %m");
+        r = rm_rf_children(SBX_STATE_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_STATE_ROOT ": %m");
+        r = rm_rf_children(SBX_BUNDLE_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_BUNDLE_ROOT ": %m");
+        if (n > 0)
+                log_info("Wiped %zu leftover sandbox units and the sessions root", n);
+        return 0;
+}
+
+static const SbxCredential *lookup_credential(const char *unit, const char *name, void *userdata) {
+        Manager *m = userdata;
+        Worker *w = manager_find_worker_by_unit(m, unit);
+
+        /* Only while the unit is starting: afterwards the daemon's copy is gone. */
+        if (!w || w->state != WORKER_STARTING)
+                return NULL;
+        for (size_t i = 0; i < w->spec.n_credentials; i++)
+                if (streq(w->spec.credentials[i].name, name))
+                        return &w->spec.credentials[i];
+        return NULL;
+}
+
+int manager_startup(Manager *m) {
+        int r;
+
+        if (getenv("SANDBOXD_BUS_ADDRESS")) {
+                r = sd_bus_new(&m->bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(m->bus, getenv("SANDBOXD_BUS_ADDRESS"));
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(m->bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(m->bus);
+        } else
+                r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+
+        r = sd_bus_match_signal_async(m->bus, &m->job_removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                      "JobRemoved", on_job_removed, NULL, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to JobRemoved: %m");
+        /* Without a subscription systemd sends no unit property changes. */
+        r = sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to systemd: %m");
+
+        r = manager_wipe_leftovers(m);
+        if (r < 0)
+                return r;
+
+        if (mkdir(SBX_RUNTIME_DIR, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create " SBX_RUNTIME_DIR ": %m");
+        r = credential_server_new(&m->credentials, m->event, SBX_CREDENTIAL_SOCKET, lookup_credential, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on " SBX_CREDENTIAL_SOCKET ": %m");
+
+        r = bus_manager_install(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_request_name(m->bus, "org.sandboxd1", 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to acquire the name org.sandboxd1: %m");
+        return 0;
+}

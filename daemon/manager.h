@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "creds.h"
+#include "runtimes.h"
+#include "worker.h"
+
+struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        SbxConfig config;
+        char *launcher_path;
+        char *egress_path;
+
+        Worker *workers;                /* a short list: MaxWorkers bounds it */
+        unsigned n_alive;
+
+        CredentialServer *credentials;
+        RuntimeTable runtimes;
+        sd_bus_slot *job_removed_match;
+};
+
+int manager_new(Manager **ret, const char *config_path, SbxError *error);
+Manager *manager_free(Manager *m);
+
+/* Connects to the system bus, subscribes to systemd, wipes leftovers of an
+ * earlier run, starts the credential socket and exports the bus API. */
+int manager_startup(Manager *m);
+
+Worker *manager_find_worker(Manager *m, const char *id);
+Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
+
+/* Takes ownership of SPEC (validated, defaults applied). On success the reply
+ * to REQUEST is sent later, when systemd's start job has finished. */
+int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request, SbxError *error);
+int manager_stop_worker(Manager *m, Worker *w, const char *reason, SbxError *error);
+int manager_open_channel(Manager *m, Worker *w, int *ret_fd, SbxError *error);
+
+/* The fail-closed gate: which runtime serves CLASS on this host right now,
+ * or a named error saying what is missing. Used at request time and again
+ * just before the unit is emitted. */
+int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error);
+
+/* Stops every sandbox-* unit and empties the sessions root. */
+int manager_wipe_leftovers(Manager *m);
+
+/* Replies to Preflight() with one row per class. */
+int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error);

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Removes PATH and everything below it without following any symlink a
+ * worker may have planted, and without leaving its file system. A missing
+ * PATH is success. */
+int rm_rf(const char *path);
+
+/* Removes every entry inside DIR (not DIR itself). */
+int rm_rf_children(const char *dir);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "manager.h"
+
+static void help(void) {
+        printf("sandboxd [--config FILE] [--check-config]\n\n"
+               "The sandboxd supervisor: runs conversation workers as transient systemd units.\n"
+               "  --config FILE    configuration (default " SANDBOXD_CONFIG_FILE ")\n"
+               "  --check-config   parse the configuration, report errors and exit\n");
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "check-config", no_argument, NULL, 'C' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        const char *config_path = SANDBOXD_CONFIG_FILE;
+        bool check_only = false;
+        Manager *m = NULL;
+        SbxError e = {};
+        sigset_t mask;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case 'C':
+                        check_only = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case 'V':
+                        printf("sandboxd %s\n", SANDBOXD_VERSION);
+                        return 0;
+                default:
+                        return 2;
+                }
+
+        r = manager_new(&m, config_path, &e);
+        if (r < 0) {
+                log_error("%s", e.name ? e.message : strerror(-r));
+                return 1;
+        }
+        if (check_only) {
+                manager_free(m);
+                printf("%s: OK\n", config_path);
+                return 0;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        (void) sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+
+        r = manager_startup(m);
+        if (r < 0) {
+                manager_free(m);
+                return 1;
+        }
+        (void) sd_notify(false, "READY=1\nSTATUS=0 worker(s) running");
+        log_info("sandboxd %s ready", SANDBOXD_VERSION);
+        r = sd_event_loop(m->event);
+        (void) sd_notify(false, "STOPPING=1");
+        manager_free(m);
+        return r < 0 ? 1 : 0;
+}

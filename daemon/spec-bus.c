@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "errors.h"
+#include "spec-bus.h"
+
+typedef int (*SpecReader)(WorkerSpec *s, sd_bus_message *m, SbxError *error);
+
+static int read_strv(sd_bus_message *m, char ***ret) {
+        char **l = calloc(1, sizeof(char *));
+        size_t n = 0;
+        const char *s;
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+        r = sd_bus_message_enter_container(m, 'a', "s");
+        if (r < 0)
+                goto fail;
+        while ((r = sd_bus_message_read_basic(m, 's', &s)) > 0) {
+                char **nl = realloc(l, (n + 2) * sizeof(char *));
+                if (!nl) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                l = nl;
+                l[n] = strdup(s);
+                if (!l[n]) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                l[++n] = NULL;
+        }
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                goto fail;
+        *ret = l;
+        return 0;
+fail:
+        strv_free(l);
+        return r;
+}
+
+static int read_argv(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
+        s->set |= SPEC_HAS_ARGV;
+        return read_strv(m, &s->argv);
+}
+
+static int read_environment(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
+        s->set |= SPEC_HAS_ENVIRONMENT;
+        return read_strv(m, &s->environment);
+}
+
+static int read_egress_allow(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
+        s->set |= SPEC_HAS_EGRESS_ALLOW;
+        return read_strv(m, &s->egress_allow);
+}
+
+static int read_class(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        s->class = sbx_class_from_string(v);
+        if (s->class < 0)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS,
+                                     "Unknown isolation class \"%.64s\"; use trusted, standard, untrusted, hostile or wasm", v);
+        s->set |= SPEC_HAS_CLASS;
+        return 0;
+}
+
+static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        if (!streq(v, "enforce") && !streq(v, "report"))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_EGRESS,
+                                     "EgressMode \"%.64s\" is invalid; use enforce or report", v);
+        s->egress_report_only = streq(v, "report");
+        s->set |= SPEC_HAS_EGRESS_MODE;
+        return 0;
+}
+
+static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        int r;
+
+        s->set |= SPEC_HAS_CREDENTIALS;
+        r = sd_bus_message_enter_container(m, 'a', "(say)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *name;
+                const void *data;
+                size_t size;
+                SbxCredential *n;
+
+                r = sd_bus_message_enter_container(m, 'r', "say");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(m, 's', &name);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_read_array(m, 'y', &data, &size);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+                if (s->n_credentials >= SBX_CREDENTIALS_MAX)
+                        return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
+                                             "More than %d credentials given", SBX_CREDENTIALS_MAX);
+                n = realloc(s->credentials, (s->n_credentials + 1) * sizeof(SbxCredential));
+                if (!n)
+                        return -ENOMEM;
+                s->credentials = n;
+                n = &s->credentials[s->n_credentials];
+                *n = (SbxCredential) { .name = strdup(name), .data = malloc(size ?: 1), .size = size };
+                s->n_credentials++;
+                if (!n->name || !n->data)
+                        return -ENOMEM;
+                memcpy(n->data, data, size);
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+#define DEFINE_READ_U64(fn, field, flag)                                              \
+        static int fn(WorkerSpec *s, sd_bus_message *m, SbxError *e) {                \
+                uint64_t v;                                                           \
+                int r = sd_bus_message_read_basic(m, 't', &v);                        \
+                if (r < 0)                                                            \
+                        return r;                                                     \
+                s->field = v;                                                         \
+                s->set |= flag;                                                       \
+                return 0;                                                             \
+        }
+
+DEFINE_READ_U64(read_memory_max, limits.memory_max, SPEC_HAS_MEMORY_MAX)
+DEFINE_READ_U64(read_tasks_max, limits.tasks_max, SPEC_HAS_TASKS_MAX)
+DEFINE_READ_U64(read_runtime_max, limits.runtime_max_usec, SPEC_HAS_RUNTIME_MAX)
+DEFINE_READ_U64(read_idle_timeout, limits.idle_timeout_usec, SPEC_HAS_IDLE_TIMEOUT)
+DEFINE_READ_U64(read_disk_max, disk_max, SPEC_HAS_DISK_MAX)
+DEFINE_READ_U64(read_egress_rate, egress_rate_bps, SPEC_HAS_EGRESS_RATE)
+
+static int read_cpu_quota(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
+        uint32_t v;
+        int r = sd_bus_message_read_basic(m, 'u', &v);
+        if (r < 0)
+                return r;
+        s->limits.cpu_quota_percent = v;
+        s->set |= SPEC_HAS_CPU_QUOTA;
+        return 0;
+}
+
+static const struct {
+        const char *key;
+        const char *signature;
+        SpecReader read;
+} spec_keys[] = {
+        { "Argv", "as", read_argv },
+        { "Environment", "as", read_environment },
+        { "Class", "s", read_class },
+        { "Credentials", "a(say)", read_credentials },
+        { "MemoryMax", "t", read_memory_max },
+        { "TasksMax", "t", read_tasks_max },
+        { "CPUQuotaPercent", "u", read_cpu_quota },
+        { "RuntimeMaxUSec", "t", read_runtime_max },
+        { "IdleTimeoutUSec", "t", read_idle_timeout },
+        { "DiskMax", "t", read_disk_max },
+        { "EgressAllow", "as", read_egress_allow },
+        { "EgressRateBps", "t", read_egress_rate },
+        { "EgressMode", "s", read_egress_mode },
+};
+
+int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        uint64_t seen = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "The spec must be of type a{sv}");
+        for (;;) {
+                const char *key, *contents;
+                size_t i;
+
+                r = sd_bus_message_enter_container(m, 'e', "sv");
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed spec entry");
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(m, 's', &key);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed spec key");
+                for (i = 0; i < ELEMENTSOF(spec_keys); i++)
+                        if (streq(spec_keys[i].key, key))
+                                break;
+                if (i == ELEMENTSOF(spec_keys))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_KEY,
+                                             "Unknown spec key \"%.64s\"; see docs/dbus-api.md for the supported keys", key);
+                if (seen & (UINT64_C(1) << i))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "Spec key %s is given more than once", key);
+                seen |= UINT64_C(1) << i;
+
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed value for %s", key);
+                if (!streq(contents, spec_keys[i].signature))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_WRONG_TYPE,
+                                             "Spec key %s must be of type %s, not %s",
+                                             key, spec_keys[i].signature, contents);
+                r = sd_bus_message_enter_container(m, 'v', contents);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed value for %s", key);
+                r = spec_keys[i].read(s, m, error);
+                if (r < 0) {
+                        if (error && !error->name)
+                                sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed value for %s", key);
+                        return r;
+                }
+                r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed value for %s", key);
+        }
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC, "Malformed spec");
+        return 0;
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <inttypes.h>
+
+#include "errors.h"
+#include "spec.h"
+
+void worker_spec_init(WorkerSpec *s) {
+        *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID };
+}
+
+void worker_spec_done(WorkerSpec *s) {
+        strv_free(s->argv);
+        strv_free(s->environment);
+        strv_free(s->egress_allow);
+        for (size_t i = 0; i < s->n_credentials; i++) {
+                free(s->credentials[i].name);
+                erase_and_free(s->credentials[i].data, s->credentials[i].size);
+        }
+        free(s->credentials);
+        worker_spec_init(s);
+}
+
+void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c) {
+        if (!(s->set & SPEC_HAS_CLASS))
+                s->class = c->default_class;
+        if (!(s->set & SPEC_HAS_MEMORY_MAX))
+                s->limits.memory_max = c->defaults.memory_max;
+        if (!(s->set & SPEC_HAS_TASKS_MAX))
+                s->limits.tasks_max = c->defaults.tasks_max;
+        if (!(s->set & SPEC_HAS_CPU_QUOTA))
+                s->limits.cpu_quota_percent = c->defaults.cpu_quota_percent;
+        if (!(s->set & SPEC_HAS_RUNTIME_MAX))
+                s->limits.runtime_max_usec = c->defaults.runtime_max_usec;
+        if (!(s->set & SPEC_HAS_IDLE_TIMEOUT))
+                s->limits.idle_timeout_usec = c->defaults.idle_timeout_usec;
+        if (!(s->set & SPEC_HAS_EGRESS_RATE))
+                s->egress_rate_bps = c->egress_rate_bps;
+}
+
+/* Names become file names under $CREDENTIALS_DIRECTORY and travel in the
+ * abstract socket address systemd uses to ask for them, so keep them plain. */
+bool credential_name_is_valid(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+
+        if (n == 0 || n > 64 || name[0] == '.')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char) name[i]) && !strchr("._-", name[i]))
+                        return false;
+        return true;
+}
+
+/* The daemon owns these; a spec that sets them would break the worker's
+ * view of its own home and credentials, or point its egress elsewhere. */
+static const char * const reserved_env[] = {
+        "HOME", "USER", "LOGNAME", "SHELL", "CREDENTIALS_DIRECTORY", "STATE_DIRECTORY",
+        "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+        "NO_PROXY", "no_proxy", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+};
+
+static bool environment_name_is_reserved(const char *e, size_t n) {
+        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
+                if (strlen(reserved_env[i]) == n && strncmp(reserved_env[i], e, n) == 0)
+                        return true;
+        return false;
+}
+
+bool environment_assignment_is_valid(const char *e) {
+        const char *eq = strchr(e, '=');
+
+        if (!eq || eq == e || eq - e > 255)
+                return false;
+        if (!isalpha((unsigned char) e[0]) && e[0] != '_')
+                return false;
+        for (const char *p = e; p < eq; p++)
+                if (!isalnum((unsigned char) *p) && *p != '_')
+                        return false;
+        /* Control characters would survive into the transient unit file. */
+        for (const char *p = eq + 1; *p; p++)
+                if ((unsigned char) *p < 0x20 && *p != '\t')
+                        return false;
+        return true;
+}
+
+bool egress_pattern_is_valid(const char *p) {
+        const char *host = p, *colon;
+        size_t n;
+
+        if (isempty(p) || strlen(p) > 260)
+                return false;
+        if (startswith(host, "*."))
+                host += 2;
+        colon = strrchr(host, ':');
+        n = colon ? (size_t) (colon - host) : strlen(host);
+        if (n == 0 || n > 253)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char) host[i]) && host[i] != '-' && host[i] != '.')
+                        return false;
+        if (host[0] == '.' || host[0] == '-' || strstr(host, ".."))
+                return false;
+        if (colon) {
+                uint64_t port;
+                if (parse_uint64(colon + 1, &port) < 0 || port == 0 || port > 65535)
+                        return false;
+        }
+        return true;
+}
+
+static int check_limit(const char *key, uint64_t v, uint64_t min, uint64_t max, SbxError *error) {
+        if (v < min || v > max)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "%s=%" PRIu64 " is out of range: it must be between %" PRIu64 " and %" PRIu64,
+                                     key, v, min, max);
+        return 0;
+}
+
+static int validate_argv(char * const *argv, SbxError *error) {
+        size_t n = strv_length(argv), bytes = 0;
+
+        if (n == 0)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_MISSING_ARGV,
+                                     "Argv is missing or empty: give the command to run, e.g. Argv=[\"/bin/sh\"]");
+        if (argv[0][0] != '/')
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_MISSING_ARGV,
+                                     "Argv[0] \"%s\" must be an absolute path: workers get no $PATH lookup", argv[0]);
+        if (n > SBX_ARGV_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SPEC,
+                                     "Argv has %zu entries; at most %d are allowed", n, SBX_ARGV_MAX);
+        for (size_t i = 0; i < n; i++)
+                bytes += strlen(argv[i]) + 1;
+        if (bytes > SBX_STRINGS_BYTES_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SPEC,
+                                     "Argv is %zu bytes; at most %" PRIu64 " are allowed", bytes, SBX_STRINGS_BYTES_MAX);
+        return 0;
+}
+
+static int validate_environment(char * const *env, SbxError *error) {
+        size_t n = strv_length(env), bytes = 0;
+
+        if (n > SBX_ENV_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_ENVIRONMENT,
+                                     "Environment has %zu entries; at most %d are allowed", n, SBX_ENV_MAX);
+        for (size_t i = 0; i < n; i++) {
+                if (!environment_assignment_is_valid(env[i]))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_ENVIRONMENT,
+                                             "Environment entry \"%.64s\" is not a valid KEY=VALUE assignment", env[i]);
+                if (environment_name_is_reserved(env[i], (size_t) (strchr(env[i], '=') - env[i])))
+                        return sbx_error_set(error, -EPERM, SBX_ERROR_INVALID_ENVIRONMENT,
+                                             "Environment variable %.*s is set by sandboxd and cannot be overridden",
+                                             (int) (strchr(env[i], '=') - env[i]), env[i]);
+                bytes += strlen(env[i]) + 1;
+        }
+        if (bytes > SBX_STRINGS_BYTES_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_ENVIRONMENT,
+                                     "Environment is %zu bytes; at most %" PRIu64 " are allowed", bytes, SBX_STRINGS_BYTES_MAX);
+        return 0;
+}
+
+static int validate_credentials(const WorkerSpec *s, SbxError *error) {
+        uint64_t total = 0;
+
+        if (s->n_credentials > SBX_CREDENTIALS_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
+                                     "%zu credentials given; at most %d are allowed", s->n_credentials, SBX_CREDENTIALS_MAX);
+        for (size_t i = 0; i < s->n_credentials; i++) {
+                const SbxCredential *cr = &s->credentials[i];
+                if (!credential_name_is_valid(cr->name))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_CREDENTIAL,
+                                             "Credential name \"%.64s\" is invalid: use 1-64 characters of [A-Za-z0-9._-], not starting with '.'",
+                                             cr->name);
+                if (cr->size > SBX_CREDENTIAL_SIZE_MAX)
+                        return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
+                                             "Credential %s is %zu bytes; at most %" PRIu64 " are allowed",
+                                             cr->name, cr->size, SBX_CREDENTIAL_SIZE_MAX);
+                for (size_t j = 0; j < i; j++)
+                        if (streq(s->credentials[j].name, cr->name))
+                                return sbx_error_set(error, -EEXIST, SBX_ERROR_INVALID_CREDENTIAL,
+                                                     "Credential %s is given twice", cr->name);
+                total += cr->size;
+        }
+        if (total > SBX_CREDENTIAL_SIZE_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
+                                     "Credentials total %" PRIu64 " bytes; at most %" PRIu64 " are allowed",
+                                     total, SBX_CREDENTIAL_SIZE_MAX);
+        return 0;
+}
+
+static int validate_egress(const WorkerSpec *s, SbxError *error) {
+        size_t n = strv_length(s->egress_allow);
+
+        if (n > SBX_EGRESS_RULES_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_EGRESS,
+                                     "EgressAllow has %zu patterns; at most %d are allowed", n, SBX_EGRESS_RULES_MAX);
+        for (size_t i = 0; i < n; i++)
+                if (!egress_pattern_is_valid(s->egress_allow[i]))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_EGRESS,
+                                             "EgressAllow pattern \"%.64s\" is invalid: use host, *.domain, optionally :port",
+                                             s->egress_allow[i]);
+        if ((s->set & SPEC_HAS_EGRESS_RATE) && s->egress_rate_bps == 0)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "EgressRateBps must be positive; leave it out for the operator's default");
+        return 0;
+}
+
+int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *error) {
+        int r;
+
+        r = validate_argv(s->argv, error);
+        if (r < 0)
+                return r;
+        r = validate_environment(s->environment, error);
+        if (r < 0)
+                return r;
+        if (s->class < 0 || s->class >= _SBX_CLASS_MAX)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS,
+                                     "Unknown isolation class; use trusted, standard, untrusted, hostile or wasm");
+        r = check_limit("MemoryMax", s->limits.memory_max, c->minimum.memory_max, c->maximum.memory_max, error);
+        if (r >= 0)
+                r = check_limit("TasksMax", s->limits.tasks_max, c->minimum.tasks_max, c->maximum.tasks_max, error);
+        if (r >= 0)
+                r = check_limit("CPUQuotaPercent", s->limits.cpu_quota_percent,
+                                c->minimum.cpu_quota_percent, c->maximum.cpu_quota_percent, error);
+        if (r >= 0)
+                r = check_limit("RuntimeMaxUSec", s->limits.runtime_max_usec,
+                                c->minimum.runtime_max_usec, c->maximum.runtime_max_usec, error);
+        if (r >= 0)
+                r = check_limit("IdleTimeoutUSec", s->limits.idle_timeout_usec,
+                                c->minimum.idle_timeout_usec, c->maximum.idle_timeout_usec, error);
+        if (r >= 0 && (s->set & SPEC_HAS_DISK_MAX))
+                r = check_limit("DiskMax", s->disk_max, UINT64_C(1024) * 1024, c->maximum.memory_max * 16, error);
+        if (r < 0)
+                return r;
+        r = validate_credentials(s, error);
+        if (r < 0)
+                return r;
+        return validate_egress(s, error);
+}

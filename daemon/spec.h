@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "class.h"
+#include "config.h"
+#include "util.h"
+
+#define SBX_CREDENTIAL_SIZE_MAX (UINT64_C(1024) * 1024)     /* systemd's own per-credential cap */
+#define SBX_CREDENTIALS_MAX 64
+#define SBX_ARGV_MAX 4096
+#define SBX_ENV_MAX 512
+#define SBX_STRINGS_BYTES_MAX (UINT64_C(256) * 1024)
+#define SBX_EGRESS_RULES_MAX 256
+
+typedef struct SbxCredential {
+        char *name;
+        uint8_t *data;
+        size_t size;
+} SbxCredential;
+
+typedef enum SbxSpecField {
+        SPEC_HAS_CLASS = 1 << 0,
+        SPEC_HAS_MEMORY_MAX = 1 << 1,
+        SPEC_HAS_TASKS_MAX = 1 << 2,
+        SPEC_HAS_CPU_QUOTA = 1 << 3,
+        SPEC_HAS_RUNTIME_MAX = 1 << 4,
+        SPEC_HAS_IDLE_TIMEOUT = 1 << 5,
+        SPEC_HAS_DISK_MAX = 1 << 6,
+        SPEC_HAS_EGRESS_RATE = 1 << 7,
+        SPEC_HAS_EGRESS_MODE = 1 << 8,
+        SPEC_HAS_ARGV = 1 << 9,
+        SPEC_HAS_ENVIRONMENT = 1 << 10,
+        SPEC_HAS_CREDENTIALS = 1 << 11,
+        SPEC_HAS_EGRESS_ALLOW = 1 << 12,
+} SbxSpecField;
+
+/* What a client asked for, after parsing and before defaults. */
+typedef struct WorkerSpec {
+        unsigned set;                   /* SbxSpecField bits */
+        char **argv;
+        char **environment;
+        SbxClass class;
+        SbxCredential *credentials;
+        size_t n_credentials;
+        SbxLimits limits;
+        uint64_t disk_max;
+        char **egress_allow;
+        uint64_t egress_rate_bps;
+        bool egress_report_only;
+} WorkerSpec;
+
+void worker_spec_init(WorkerSpec *s);
+void worker_spec_done(WorkerSpec *s);
+
+/* Fills in what the client left out from the configuration's defaults. */
+void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c);
+
+/* Checks a spec with defaults applied. Refuses with a named error and a
+ * message that says what to fix; never modifies anything outside S. */
+int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *error);
+
+bool credential_name_is_valid(const char *name);
+bool environment_assignment_is_valid(const char *e);
+bool egress_pattern_is_valid(const char *p);

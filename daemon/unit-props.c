@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <sys/socket.h>
+
+#include "unit-props.h"
+
+/* Seccomp for shared-kernel workers: what a normal service needs, minus the
+ * groups no agent workload has a reason to touch. systemd resolves the group
+ * names against the running kernel's libseccomp. */
+static const char * const syscall_allow[] = { "@system-service", NULL };
+static const char * const syscall_deny[] = {
+        "@privileged", "@mount", "@module", "@raw-io", "@reboot", "@swap", "@obsolete",
+        "@clock", "@cpu-emulation", "@debug", "@keyring", NULL
+};
+
+static int append_bool(sd_bus_message *m, const char *name, int b) {
+        return sd_bus_message_append(m, "(sv)", name, "b", b);
+}
+
+static int append_string(sd_bus_message *m, const char *name, const char *s) {
+        return sd_bus_message_append(m, "(sv)", name, "s", s);
+}
+
+static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
+        return sd_bus_message_append(m, "(sv)", name, "t", v);
+}
+
+static int append_strv(sd_bus_message *m, const char *name, const char * const *l) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(m, 's', name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) l);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* SystemCallFilter= is (bas): allow-list flag plus names. */
+static int append_syscall_filter(sd_bus_message *m, int allow, const char * const *names) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "SystemCallFilter");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "(bas)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "bas");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", allow);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) names);
+        for (int i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int append_address_families(sd_bus_message *m) {
+        static const char * const families[] = { "AF_UNIX", "AF_INET", "AF_INET6", NULL };
+        return sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1,
+                                     3, families[0], families[1], families[2]);
+}
+
+/* IPAddressDeny=any: a second wall where the kernel supports the BPF
+ * firewall. The worker's private network namespace is the first. */
+static int append_ip_deny_all(sd_bus_message *m) {
+        static const uint8_t any4[4] = {}, any6[16] = {};
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "IPAddressDeny");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(iayu)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "iayu");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "i", AF_INET);
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', any4, sizeof(any4));
+        if (r >= 0)
+                r = sd_bus_message_append(m, "u", 0);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "iayu");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "i", AF_INET6);
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', any6, sizeof(any6));
+        if (r >= 0)
+                r = sd_bus_message_append(m, "u", 0);
+        for (int i = 0; r >= 0 && i < 4; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* ExecStartEx=a(sasas): the flags array lets us say "no-env-expand", so an
+ * argv such as ["sh", "-c", "echo $HOME"] reaches the worker verbatim
+ * instead of being expanded by systemd, and "privileged" for the launcher. */
+static int append_exec_start(sd_bus_message *m, const char *path, char * const *argv, const char * const *flags) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "ExecStartEx");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasas)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasas)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasas");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", path);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) argv);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) flags);
+        for (int i = 0; r >= 0 && i < 4; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* LoadCredential=a(ss): every credential points at sandboxd's socket; systemd
+ * connects to it when the unit starts and names unit and credential in its
+ * own socket address, so the value never touches a file or a bus property. */
+static int append_credentials(sd_bus_message *m, const WorkerSpec *s) {
+        int r;
+
+        if (s->n_credentials == 0)
+                return 0;
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "LoadCredential");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(ss)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < s->n_credentials; i++)
+                r = sd_bus_message_append(m, "(ss)", s->credentials[i].name, SBX_CREDENTIAL_SOCKET);
+        for (int i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+int worker_state_directory(const char *id, char **ret) {
+        return asprintf(ret, "sandboxd/workers/%s", id) < 0 ? -ENOMEM : 0;
+}
+
+static int build_environment(const WorkerUnitParams *p, char ***ret) {
+        size_t n = strv_length(p->spec->environment);
+        char **env = calloc(n + 4, sizeof(char *));
+        size_t k = 0;
+
+        if (!env)
+                return -ENOMEM;
+        if (asprintf(&env[k++], "HOME=%s", p->home) < 0)
+                goto oom;
+        if (p->egress_proxy_url) {
+                if (asprintf(&env[k++], "HTTPS_PROXY=%s", p->egress_proxy_url) < 0 ||
+                    asprintf(&env[k++], "https_proxy=%s", p->egress_proxy_url) < 0)
+                        goto oom;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!(env[k++] = strdup(p->spec->environment[i])))
+                        goto oom;
+        *ret = env;
+        return 0;
+oom:
+        env[k ? k - 1 : 0] = NULL;
+        strv_free(env);
+        return -ENOMEM;
+}
+
+static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
+        static const char * const no_expand[] = { "no-env-expand", NULL };
+
+        if (p->runtime == SBX_RUNTIME_SYSTEMD)
+                return append_exec_start(m, p->spec->argv[0], p->spec->argv, no_expand);
+        return -EOPNOTSUPP;
+}
+
+int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
+        _cleanup_free_ char *description = NULL, *state_dir = NULL;
+        _cleanup_strv_free_ char **env = NULL;
+        const char *state_dirs[2] = {};
+        const WorkerSpec *s = p->spec;
+        int r;
+
+        if (asprintf(&description, "sandboxd worker %s (%s)", p->id, sbx_class_to_string(s->class)) < 0)
+                return -ENOMEM;
+        r = worker_state_directory(p->id, &state_dir);
+        if (r < 0)
+                return r;
+        state_dirs[0] = state_dir;
+        r = build_environment(p, &env);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+
+#define CHECK(expr) do { r = (expr); if (r < 0) return r; } while (0)
+        CHECK(append_string(m, "Description", description));
+        CHECK(append_string(m, "Slice", SBX_SLICE));
+        CHECK(append_string(m, "Type", "exec"));
+        /* Failed workers must not linger as failed units either. */
+        CHECK(append_string(m, "CollectMode", "inactive-or-failed"));
+        CHECK(append_u64(m, "TimeoutStopUSec", 5 * USEC_PER_SEC));
+
+        /* Identity and home: a UID of its own, a 0700 home systemd creates and
+         * chowns before anything runs, credentials only after that. */
+        CHECK(append_bool(m, "DynamicUser", 1));
+        CHECK(append_string(m, "User", p->user));
+        CHECK(append_strv(m, "StateDirectory", state_dirs));
+        CHECK(sd_bus_message_append(m, "(sv)", "StateDirectoryMode", "u", 0700));
+        CHECK(append_string(m, "WorkingDirectory", p->home));
+        CHECK(sd_bus_message_append(m, "(sv)", "UMask", "u", 0077));
+        CHECK(append_strv(m, "Environment", (const char * const *) env));
+        CHECK(append_credentials(m, s));
+
+        /* The channel: stdin and stdout are the daemon's socketpair. */
+        CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio_fd));
+        CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio_fd));
+        CHECK(append_string(m, "StandardError", "journal"));
+        CHECK(append_exec(m, p));
+
+        /* Hardening that holds for every class. */
+        CHECK(append_bool(m, "NoNewPrivileges", 1));
+        CHECK(append_u64(m, "CapabilityBoundingSet", 0));
+        CHECK(append_u64(m, "AmbientCapabilities", 0));
+        CHECK(append_string(m, "ProtectSystem", "strict"));
+        CHECK(append_string(m, "ProtectHome", "yes"));
+        CHECK(append_string(m, "ProtectProc", "invisible"));
+        CHECK(append_bool(m, "PrivateTmp", 1));
+        CHECK(append_bool(m, "PrivateDevices", 1));
+        CHECK(append_bool(m, "PrivateNetwork", 1));
+        CHECK(append_bool(m, "PrivateIPC", 1));
+        CHECK(append_ip_deny_all(m));
+        CHECK(append_bool(m, "RestrictSUIDSGID", 1));
+        CHECK(append_bool(m, "ProtectKernelTunables", 1));
+        CHECK(append_bool(m, "ProtectKernelModules", 1));
+        CHECK(append_bool(m, "ProtectKernelLogs", 1));
+        CHECK(append_bool(m, "ProtectControlGroups", 1));
+        CHECK(append_bool(m, "ProtectClock", 1));
+        CHECK(append_bool(m, "ProtectHostname", 1));
+        CHECK(append_bool(m, "LockPersonality", 1));
+        CHECK(append_bool(m, "RestrictRealtime", 1));
+        CHECK(append_string(m, "KeyringMode", "private"));
+        CHECK(append_address_families(m));
+        if (p->runtime == SBX_RUNTIME_SYSTEMD) {
+                /* Runtimes such as runsc need namespaces and ptrace themselves;
+                 * their own sandbox is the wall there. */
+                /* The value is the set of namespace types permitted: none. */
+                CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
+                CHECK(append_syscall_filter(m, 1, syscall_allow));
+                CHECK(append_syscall_filter(m, 0, syscall_deny));
+                CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", EPERM));
+                CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
+        }
+
+        /* Caps. */
+        CHECK(append_u64(m, "MemoryMax", s->limits.memory_max));
+        CHECK(append_u64(m, "MemorySwapMax", 0));
+        CHECK(append_u64(m, "TasksMax", s->limits.tasks_max));
+        CHECK(append_u64(m, "CPUQuotaPerSecUSec", (uint64_t) s->limits.cpu_quota_percent * 10000));
+        CHECK(append_u64(m, "RuntimeMaxUSec", s->limits.runtime_max_usec));
+        CHECK(sd_bus_message_append(m, "(sv)", "LimitCORE", "t", (uint64_t) 0));
+        CHECK(sd_bus_message_append(m, "(sv)", "LimitCORESoft", "t", (uint64_t) 0));
+#undef CHECK
+
+        return sd_bus_message_close_container(m);
+}

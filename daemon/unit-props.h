@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "class.h"
+#include "config.h"
+#include "spec.h"
+
+#define SBX_SLICE "sandbox.slice"
+#define SBX_STATE_ROOT "/var/lib/sandboxd/workers"
+#define SBX_PRIVATE_STATE_ROOT "/var/lib/private/sandboxd/workers"
+#define SBX_RUNTIME_DIR "/run/sandboxd"
+#define SBX_CREDENTIAL_SOCKET SBX_RUNTIME_DIR "/credentials.sock"
+#define SBX_BUNDLE_ROOT SBX_RUNTIME_DIR "/bundles"
+
+/* Everything the worker's transient unit is made of. */
+typedef struct WorkerUnitParams {
+        const char *id;
+        const char *unit;               /* sandbox-<id>.service */
+        const char *user;               /* sandbox-<id>, the DynamicUser name */
+        const char *home;               /* SBX_STATE_ROOT/<id> */
+        const WorkerSpec *spec;         /* validated, defaults applied */
+        const SbxConfig *config;
+        SbxRuntime runtime;
+        const char *launcher_path;      /* sandbox-launch, for non-systemd runtimes */
+        int stdio_fd;                   /* the worker's end of the channel */
+        const char *egress_proxy_url;   /* NULL: no egress at all */
+} WorkerUnitParams;
+
+/* Appends the a(sv) properties of StartTransientUnit for the worker unit.
+ * M must be positioned where the array goes; this opens and closes it. */
+int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
+
+/* The state directory as systemd wants it: relative to /var/lib. */
+int worker_state_directory(const char *id, char **ret);

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <signal.h>
+#include <time.h>
+
+#include "manager.h"
+#include "unit-props.h"
+#include "worker.h"
+
+static const char * const state_table[_WORKER_STATE_MAX] = {
+        [WORKER_STARTING] = "starting",
+        [WORKER_RUNNING] = "running",
+        [WORKER_STOPPING] = "stopping",
+        [WORKER_EXITED] = "exited",
+        [WORKER_FAILED] = "failed",
+};
+
+const char *worker_state_to_string(WorkerState s) {
+        return s < _WORKER_STATE_MAX ? state_table[s] : "unknown";
+}
+
+int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
+        Worker *w;
+        int r;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->manager = m;
+        w->runtime = runtime;
+        w->uid = (uid_t) -1;
+        w->exit_status = -1;
+        w->created_realtime = now_usec(CLOCK_REALTIME);
+        w->spec = *spec;                /* takes ownership */
+        worker_spec_init(spec);
+
+        r = random_hex_id(w->id, WORKER_ID_LEN);
+        if (r < 0)
+                goto fail;
+        r = -ENOMEM;
+        if (asprintf(&w->unit, "sandbox-%s.service", w->id) < 0 ||
+            asprintf(&w->user, "sandbox-%s", w->id) < 0 ||
+            asprintf(&w->home, SBX_STATE_ROOT "/%s", w->id) < 0 ||
+            asprintf(&w->object_path, "/org/sandboxd1/worker/%s", w->id) < 0)
+                goto fail;
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->unit, &w->unit_path);
+        if (r < 0)
+                goto fail;
+        *ret = w;
+        return 0;
+fail:
+        worker_free(w);
+        return r;
+}
+
+Worker *worker_free(Worker *w) {
+        if (!w)
+                return NULL;
+        channel_free(w->channel);
+        sd_bus_message_unref(w->create_request);
+        sd_bus_slot_unref(w->unit_match);
+        sd_bus_slot_unref(w->start_call);
+        sd_event_source_disable_unref(w->idle_timer);
+        sd_event_source_disable_unref(w->linger_timer);
+        worker_spec_done(&w->spec);
+        free(w->unit);
+        free(w->unit_path);
+        free(w->user);
+        free(w->home);
+        free(w->object_path);
+        free(w->unit_result);
+        free(w);
+        return NULL;
+}
+
+uint64_t worker_last_activity_realtime(const Worker *w) {
+        uint64_t mono_now, last;
+
+        if (!w->channel)
+                return w->created_realtime;
+        mono_now = now_usec(CLOCK_MONOTONIC);
+        last = channel_last_activity(w->channel);
+        return now_usec(CLOCK_REALTIME) - (mono_now > last ? mono_now - last : 0);
+}
+
+bool worker_is_alive(const Worker *w) {
+        return w->state == WORKER_STARTING || w->state == WORKER_RUNNING || w->state == WORKER_STOPPING;
+}
+
+int worker_exit_status_from_exec(int code, int status) {
+        switch (code) {
+        case 1: /* CLD_EXITED */
+                return status & 0xff;
+        case 2: /* CLD_KILLED */
+        case 3: /* CLD_DUMPED */
+                return 128 + (status & 0x7f);
+        default:
+                return -1;
+        }
+}
+
+const char *worker_end_reason(const char *stop_reason, const char *unit_result, int exec_main_code) {
+        if (stop_reason)
+                return stop_reason;
+        if (unit_result && streq(unit_result, "timeout"))
+                return "timeout";
+        if (unit_result && streq(unit_result, "oom-kill"))
+                return "oom";
+        /* Any exit code is the worker's own answer; a signal is not. */
+        return exec_main_code == 1 ? "exited" : "failed";
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "channel.h"
+#include "class.h"
+#include "spec.h"
+
+typedef struct Manager Manager;
+
+typedef enum WorkerState {
+        WORKER_STARTING,
+        WORKER_RUNNING,
+        WORKER_STOPPING,
+        WORKER_EXITED,
+        WORKER_FAILED,
+        _WORKER_STATE_MAX,
+} WorkerState;
+
+#define WORKER_ID_LEN 12
+/* How long an ended worker's object stays readable on the bus. */
+#define WORKER_LINGER_USEC (30 * USEC_PER_SEC)
+
+typedef struct Worker Worker;
+struct Worker {
+        Manager *manager;
+        Worker *next;
+
+        char id[WORKER_ID_LEN + 1];
+        char *unit;                     /* sandbox-<id>.service */
+        char *unit_path;                /* its object path on systemd's bus */
+        char *user;                     /* sandbox-<id> */
+        char *home;                     /* /var/lib/sandboxd/workers/<id> */
+        char *object_path;              /* /org/sandboxd1/worker/<id> */
+
+        WorkerSpec spec;
+        SbxRuntime runtime;
+        WorkerState state;
+        uid_t uid;
+        int exit_status;                /* -1 until ended */
+        uint64_t created_realtime;
+        uint64_t activity_emitted;      /* monotonic time of the last LastActivityUSec signal */
+
+        Channel *channel;
+        sd_bus_message *create_request; /* the CreateWorker call waiting for the start job */
+        sd_bus_slot *unit_match;
+        sd_bus_slot *start_call;
+        sd_event_source *idle_timer;
+        sd_event_source *linger_timer;
+
+        /* What systemd told us about the unit, in arrival order. */
+        bool exported;
+        bool unit_seen_active;
+        bool unit_ended;
+        int exec_main_code;
+        int exec_main_status;
+        char *unit_result;
+        const char *stop_reason;        /* set when we asked for the stop */
+        const char *end_reason;
+};
+
+const char *worker_state_to_string(WorkerState s);
+
+int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime);
+Worker *worker_free(Worker *w);
+
+uint64_t worker_last_activity_realtime(const Worker *w);
+bool worker_is_alive(const Worker *w);
+
+/* Maps systemd's ExecMainCode/ExecMainStatus to a shell-style status. */
+int worker_exit_status_from_exec(int code, int status);
+/* Picks the WorkerRemoved reason from what we asked and what systemd saw. */
+const char *worker_end_reason(const char *stop_reason, const char *unit_result, int exec_main_code);
