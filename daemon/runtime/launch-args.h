@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The command line of sandbox-launch, parsed and checked without touching
+ * the host, so that every refusal is unit-testable. Strings point into the
+ * argv given to launch_args_parse; only the arrays are owned. */
+
+#include <stdint.h>
+
+#include "util.h"
+
+typedef enum LaunchVerb {
+        LAUNCH_RUN,
+        LAUNCH_CLEANUP,
+        LAUNCH_PROBE,
+        LAUNCH_PROBE_GUEST,     /* internal: what the runsc probe runs inside the sandbox */
+        _LAUNCH_VERB_MAX,
+        _LAUNCH_VERB_INVALID = -1,
+} LaunchVerb;
+
+typedef enum LaunchRuntime {
+        LAUNCH_RUNTIME_RUNSC,
+        LAUNCH_RUNTIME_KATA,
+        LAUNCH_RUNTIME_WASM,
+        _LAUNCH_RUNTIME_MAX,
+        _LAUNCH_RUNTIME_INVALID = -1,
+} LaunchRuntime;
+
+const char *launch_verb_to_string(LaunchVerb v);
+LaunchVerb launch_verb_from_string(const char *s);
+const char *launch_runtime_to_string(LaunchRuntime r);
+LaunchRuntime launch_runtime_from_string(const char *s);
+
+#define LAUNCH_ID_MAX 23                /* "sandbox-" + id fits a 31-character user name */
+#define LAUNCH_DEFAULT_PLATFORM "systrap"
+#define LAUNCH_DEFAULT_RUNSC "/usr/bin/runsc"
+#define LAUNCH_DEFAULT_PROBE_TIMEOUT_SEC 20
+
+typedef struct LaunchArgs {
+        LaunchVerb verb;
+        const char *id;
+        LaunchRuntime runtime;
+        const char *runtime_path;
+        const char *platform;
+        const char *root_image;
+        const char *home;
+        const char *nonce;
+        uint64_t pids;
+        uint64_t memory;
+        uint64_t cpu_percent;
+        uint64_t disk;
+        uint64_t tmp_size;
+        uint64_t nofile;
+        uint64_t timeout_sec;
+        char **setenv;          /* NULL-terminated, strings borrowed */
+        char **argv;            /* NULL-terminated, strings borrowed */
+} LaunchArgs;
+
+/* Parses "sandbox-launch VERB [--option[=]value]... [-- ARGV...]". On bad
+ * input fills *error with a message that names the option and returns
+ * -EINVAL; *ret is then left empty. */
+int launch_args_parse(int argc, char * const *argv, LaunchArgs *ret, SbxError *error);
+void launch_args_done(LaunchArgs *a);
+
+bool launch_id_valid(const char *id);
+/* "123", "64K", "256M", "2G" (binary units) */
+int parse_size(const char *s, uint64_t *ret);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sys/capability.h>
+
+/* What runsc itself needs, and nothing else: its gofer's file capabilities
+ * (CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, SYS_CHROOT, the set
+ * runsc gives its gofer) and what it needs to build the sandbox (SYS_ADMIN for
+ * namespaces and mounts, SYS_PTRACE for the systrap/ptrace platforms,
+ * SETUID/SETGID/SETPCAP to drop to its own user and capabilities, KILL to
+ * signal the sandbox). Measured here: runsc ran a worker with only
+ * SYS_ADMIN, SYS_CHROOT, SYS_PTRACE, DAC_OVERRIDE and CHOWN; the rest are kept
+ * because runsc asks for them on paths a probe does not take. */
+extern const cap_value_t launch_runsc_caps[];
+extern const size_t launch_runsc_caps_n;
+
+bool launch_caps_contains(const cap_value_t *set, size_t n, cap_value_t c);
+
+/* Shrinks the bounding set to keep (n entries), empties the inheritable and
+ * ambient sets and leaves only keep in permitted/effective, so that nothing
+ * exec'd afterwards can regain a dropped capability. */
+int launch_caps_limit(const cap_value_t *keep, size_t n);

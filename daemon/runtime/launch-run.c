@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "errors.h"
+#include "launch-caps.h"
+#include "launch.h"
+#include "oci-bundle.h"
+#include "spawn.h"
+
+#define DELETE_TIMEOUT_USEC (20 * USEC_PER_SEC)
+
+static int mkdir_mode(const char *path, mode_t mode) {
+        struct stat st;
+
+        if (mkdir(path, mode) < 0 && errno != EEXIST)
+                return -errno;
+        if (lstat(path, &st) < 0)
+                return -errno;
+        /* Somebody else's directory or a symlink here would hand them the bundle. */
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+                return -EPERM;
+        if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+                return -errno;
+        return 0;
+}
+
+int launch_state_dirs(void) {
+        int r = mkdir_mode(LAUNCH_STATE_DIR, 0755);
+        if (r >= 0)
+                r = mkdir_mode(LAUNCH_BUNDLES_DIR, 0700);
+        if (r >= 0)
+                r = mkdir_mode(LAUNCH_RUNSC_ROOT, 0700);
+        return r;
+}
+
+/* systemd has allocated the worker's dynamic user before running a '+'
+ * command; nss-systemd resolves it by name. The home must already be that
+ * user's private directory: if either check fails, this is not the worker
+ * unit it claims to be. */
+static int resolve_worker(const LaunchArgs *a, uid_t *ret_uid, gid_t *ret_gid, char **ret_home) {
+        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        _cleanup_free_ char *home = NULL;
+        struct passwd *pw;
+        struct stat st;
+
+        snprintf(user, sizeof(user), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        errno = 0;
+        pw = getpwnam(user);
+        if (!pw) {
+                log_error("User %s does not exist: sandbox-launch run must be the ExecStart=+ of a "
+                          "DynamicUser=yes unit with User=%s.", user, user);
+                return -ESRCH;
+        }
+        if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+                log_error("User %s is root; refusing.", user);
+                return -EPERM;
+        }
+        /* Mount destinations are resolved on the host by the runtime, so the
+         * home is used by its real path (StateDirectory= of a DynamicUser unit
+         * is a symlink into /var/lib/private). */
+        home = realpath(a->home, NULL);
+        if (!home)
+                return log_error_errno(errno, "Cannot resolve home %s: %m", a->home);
+        if (stat(home, &st) < 0)
+                return log_error_errno(errno, "Cannot stat home %s: %m", home);
+        if (!S_ISDIR(st.st_mode) || st.st_uid != pw->pw_uid || (st.st_mode & 0077) != 0) {
+                log_error("Home %s is not a 0700 directory owned by %s (uid %u).", home, user, (unsigned) pw->pw_uid);
+                return -EPERM;
+        }
+        *ret_uid = pw->pw_uid;
+        *ret_gid = pw->pw_gid;
+        *ret_home = TAKE_PTR(home);
+        return 0;
+}
+
+/* systemd sets CREDENTIALS_DIRECTORY for every command of a unit that has
+ * credentials; the worker gets the same directory, read-only. */
+static const char *credentials_dir(void) {
+        const char *d = getenv("CREDENTIALS_DIRECTORY");
+        struct stat st;
+
+        if (isempty(d) || !startswith(d, "/run/credentials/") || stat(d, &st) < 0 || !S_ISDIR(st.st_mode))
+                return NULL;
+        return d;
+}
+
+static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
+        snprintf(buf, n, "--root=%s", a->runtime == LAUNCH_RUNTIME_KATA ? LAUNCH_KATA_ROOT : LAUNCH_RUNSC_ROOT);
+}
+
+static int runtime_delete(const LaunchArgs *a, const char *container) {
+        char root[64], out[512];
+        int status, r;
+
+        runtime_root_arg(a, root, sizeof(root));
+        char *argv[] = { (char *) a->runtime_path, root, (char *) "delete", (char *) "--force", (char *) container, NULL };
+        r = spawn_capture(argv, DELETE_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return r;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ESRCH;
+}
+
+static int remove_bundle(const LaunchArgs *a) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), LAUNCH_BUNDLES_DIR "/%s", a->id);
+        return rm_rf(dir);
+}
+
+int launch_cleanup(const LaunchArgs *a) {
+        char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        int r;
+
+        snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        /* "runsc run" deletes its container when the workload exits; this is
+         * for a launcher that was killed. A container that is already gone is
+         * the normal case and not an error. */
+        r = runtime_delete(a, container);
+        if (r < 0 && r != -ESRCH)
+                log_warning_errno(r, "Failed to run %s delete for %s: %m", a->runtime_path, container);
+        r = remove_bundle(a);
+        if (r < 0) {
+                log_error_errno(r, "Failed to remove the bundle of %s: %m", container);
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}
+
+static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
+        char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        _cleanup_close_ int fd = -1;
+        SbxError error = {};
+        int r;
+
+        snprintf(hostname, sizeof(hostname), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        for (char *c = hostname; *c; c++)
+                if (*c == '_')
+                        *c = '-';
+        OciBundleSpec spec = {
+                .profile = a->runtime == LAUNCH_RUNTIME_KATA ? OCI_PROFILE_KATA : OCI_PROFILE_RUNSC,
+                .hostname = hostname,
+                .argv = a->argv,
+                .environment = a->setenv,
+                .uid = uid,
+                .gid = gid,
+                .home = home,
+                .root_image = a->root_image,
+                .credentials_dir = credentials_dir(),
+                .pids_max = a->pids,
+                .memory_max = a->memory,
+                .cpu_percent = a->cpu_percent,
+                .disk_max = a->disk,
+                .tmp_size = a->tmp_size,
+                .nofile = a->nofile,
+        };
+
+        snprintf(dir, dir_size, LAUNCH_BUNDLES_DIR "/%s", a->id);
+        if (mkdir(dir, 0700) < 0)
+                return log_error_errno(errno, "Failed to create bundle %s: %m", dir);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to open bundle %s: %m", dir);
+        r = oci_bundle_write(fd, &spec, &error);
+        if (r < 0 && error.name) {
+                log_error("Refusing to start worker %s: %s", a->id, error.message);
+                return r;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s/" OCI_BUNDLE_CONFIG ": %m", dir);
+        return 0;
+}
+
+static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle) {
+        char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], root[64], platform[64];
+
+        snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        runtime_root_arg(a, root, sizeof(root));
+        if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
+                snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
+                /* --ignore-cgroups: the unit's cgroup already holds runsc and
+                 * its sandbox. --network=host: the unit's PrivateNetwork
+                 * namespace is the sandbox's network (see oci-bundle.h).
+                 * --overlay2=none: the root stays the read-only image, with no
+                 * writable layer (its default would put one in the image dir). */
+                char *argv[] = { (char *) a->runtime_path, root, (char *) "--ignore-cgroups",
+                                 (char *) "--network=host", (char *) "--overlay2=none", platform,
+                                 (char *) "run", (char *) "--bundle", (char *) bundle, container, NULL };
+                execv(argv[0], argv);
+        } else {
+                char *argv[] = { (char *) a->runtime_path, root, (char *) "run", (char *) "--bundle",
+                                 (char *) bundle, container, NULL };
+                execv(argv[0], argv);
+        }
+        log_error_errno(errno, "Failed to execute %s: %m", a->runtime_path);
+        _exit(LAUNCH_EXIT_SETUP);
+}
+
+int launch_run(const LaunchArgs *a) {
+        _cleanup_free_ char *home = NULL;
+        char bundle[PATH_MAX];
+        uid_t uid = 0;
+        gid_t gid = 0;
+        int r;
+
+        if (geteuid() != 0) {
+                log_error("sandbox-launch run needs root: it is the unit's ExecStart=+ command.");
+                return LAUNCH_EXIT_SETUP;
+        }
+        if (access(a->runtime_path, X_OK) < 0) {
+                log_error_errno(errno, "Runtime %s is not executable: %m", a->runtime_path);
+                return LAUNCH_EXIT_SETUP;
+        }
+        if (resolve_worker(a, &uid, &gid, &home) < 0)
+                return LAUNCH_EXIT_SETUP;
+        r = launch_state_dirs();
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up " LAUNCH_STATE_DIR ": %m");
+                return LAUNCH_EXIT_SETUP;
+        }
+        /* A bundle left by a launcher that was killed: clear it and its
+         * container so the id can run again. */
+        (void) launch_cleanup(a);
+        if (write_bundle(a, uid, gid, home, bundle, sizeof(bundle)) < 0) {
+                (void) remove_bundle(a);
+                return LAUNCH_EXIT_SETUP;
+        }
+        /* Kata's needs are not known on this host (no Kata here), so only
+         * runsc gets the measured set; see launch-caps.h. */
+        if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
+                r = launch_caps_limit(launch_runsc_caps, launch_runsc_caps_n);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to limit capabilities: %m");
+                        (void) remove_bundle(a);
+                        return LAUNCH_EXIT_SETUP;
+                }
+        }
+        exec_runtime(a, bundle);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The verbs of sandbox-launch. Each returns the process exit status. */
+
+#include "launch-args.h"
+
+#define LAUNCH_STATE_DIR "/run/sandboxd"
+#define LAUNCH_BUNDLES_DIR LAUNCH_STATE_DIR "/bundles"
+#define LAUNCH_RUNSC_ROOT LAUNCH_STATE_DIR "/runsc"
+#define LAUNCH_KATA_ROOT LAUNCH_STATE_DIR "/kata"
+#define LAUNCH_CONTAINER_PREFIX "sandbox-"
+
+/* The launcher failed before the workload could start (a la "docker run"). */
+#define LAUNCH_EXIT_SETUP 125
+
+int launch_run(const LaunchArgs *a);
+int launch_cleanup(const LaunchArgs *a);
+int launch_probe(const LaunchArgs *a);
+int launch_probe_guest(const LaunchArgs *a);
+
+/* Creates /run/sandboxd and its private subdirectories if needed. */
+int launch_state_dirs(void);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sandbox-launch: runs one sandboxd worker under an OCI runtime (gVisor's
+ * runsc, or Kata) from inside the worker's own systemd unit, cleans up after
+ * it, and probes whether a runtime works on this host. */
+#include "launch.h"
+
+static const char usage[] =
+        "Usage:\n"
+        "  sandbox-launch run --id ID --runtime runsc|kata --runtime-path PATH [--platform systrap|ptrace]\n"
+        "                     [--root-image DIR] --home DIR --pids N --memory BYTES --cpu-percent N\n"
+        "                     [--disk BYTES] [--tmp-size BYTES] [--nofile N] [--setenv K=V]... -- ARGV...\n"
+        "  sandbox-launch cleanup --id ID [--runtime runsc|kata] [--runtime-path PATH]\n"
+        "  sandbox-launch probe --runtime runsc|kata|wasm --runtime-path PATH [--platform P] [--timeout SEC]\n";
+
+int main(int argc, char *argv[]) {
+        LaunchArgs args;
+        SbxError error = {};
+        int r;
+
+        if (argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+                fputs(usage, stdout);
+                return EXIT_SUCCESS;
+        }
+        r = launch_args_parse(argc, argv, &args, &error);
+        if (r < 0) {
+                fprintf(stderr, "sandbox-launch: %s\n%s", error.name ? error.message : strerror(-r), usage);
+                /* A probe's caller reads stdout: keep its one-line contract. */
+                if (argc >= 2 && streq(argv[1], "probe")) {
+                        printf("unavailable bad probe arguments: %s\n", error.name ? error.message : strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                return argc >= 2 && streq(argv[1], "run") ? LAUNCH_EXIT_SETUP : 2;
+        }
+        switch (args.verb) {
+        case LAUNCH_RUN:
+                r = launch_run(&args);
+                break;
+        case LAUNCH_CLEANUP:
+                r = launch_cleanup(&args);
+                break;
+        case LAUNCH_PROBE:
+                r = launch_probe(&args);
+                break;
+        case LAUNCH_PROBE_GUEST:
+                r = launch_probe_guest(&args);
+                break;
+        default:
+                r = 2;
+        }
+        launch_args_done(&args);
+        return r;
+}
