@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "egress-policy.h"
+
+int egress_policy_new(EgressPolicy **ret) {
+        EgressPolicy *p;
+
+        assert(ret);
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->mode = EGRESS_MODE_ENFORCE;
+        p->require_tls = true;
+        p->max_tunnels = 64;
+        p->request_timeout_usec = 10 * 1000000ULL;
+        p->connect_timeout_usec = 10 * 1000000ULL;
+        p->hello_timeout_usec = 5 * 1000000ULL;
+        int r = egress_policy_add_floor(p, "*");
+        if (r < 0) {
+                egress_policy_free(p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
+
+EgressPolicy *egress_policy_free(EgressPolicy *p) {
+        if (!p)
+                return NULL;
+        free(p->worker_id);
+        free(p->allow);
+        free(p->deny);
+        free(p->floor);
+        free(p->private_ranges);
+        free(p);
+        return NULL;
+}
+
+static bool worker_id_valid(const char *id) {
+        size_t n = strlen(id);
+        if (n == 0 || n > EGRESS_WORKER_ID_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = id[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.'))
+                        return false;
+        }
+        return true;
+}
+
+int egress_policy_set_worker_id(EgressPolicy *p, const char *id) {
+        assert(p);
+        assert(id);
+        if (!worker_id_valid(id))
+                return -EINVAL;
+        char *copy = strdup(id);
+        if (!copy)
+                return -ENOMEM;
+        free(p->worker_id);
+        p->worker_id = copy;
+        return 0;
+}
+
+/* Grows an array by one element; the new slot is returned zeroed. */
+static void *append_slot(void **array, size_t *n, size_t size) {
+        if (*n >= EGRESS_POLICY_ENTRIES_MAX) {
+                errno = E2BIG;
+                return NULL;
+        }
+        void *a = reallocarray(*array, *n + 1, size);
+        if (!a) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        *array = a;
+        void *slot = (uint8_t *) a + *n * size;
+        memset(slot, 0, size);
+        (*n)++;
+        return slot;
+}
+
+static int add_pattern(EgressPattern **array, size_t *n, const char *s) {
+        EgressPattern pat;
+        int r = egress_pattern_parse(s, &pat);
+        if (r < 0)
+                return r;
+        EgressPattern *slot = append_slot((void **) array, n, sizeof(pat));
+        if (!slot)
+                return -errno;
+        *slot = pat;
+        return 0;
+}
+
+int egress_policy_add_allow(EgressPolicy *p, const char *pattern) {
+        assert(p);
+        return add_pattern(&p->allow, &p->n_allow, pattern);
+}
+
+int egress_policy_add_deny(EgressPolicy *p, const char *pattern) {
+        assert(p);
+        return add_pattern(&p->deny, &p->n_deny, pattern);
+}
+
+int egress_policy_add_floor(EgressPolicy *p, const char *pattern) {
+        assert(p);
+        return add_pattern(&p->floor, &p->n_floor, pattern);
+}
+
+void egress_policy_clear_floor(EgressPolicy *p) {
+        assert(p);
+        free(p->floor);
+        p->floor = NULL;
+        p->n_floor = 0;
+}
+
+int egress_policy_add_private_range(EgressPolicy *p, const char *cidr) {
+        EgressCidr c;
+        assert(p);
+        int r = egress_cidr_parse(cidr, &c);
+        if (r < 0)
+                return r;
+        EgressCidr *slot = append_slot((void **) &p->private_ranges, &p->n_private_ranges, sizeof(c));
+        if (!slot)
+                return -errno;
+        *slot = c;
+        return 0;
+}
+
+const char *egress_mode_to_string(EgressMode m) {
+        return m == EGRESS_MODE_REPORT ? "report" : "enforce";
+}
+
+int egress_mode_from_string(const char *s, EgressMode *ret) {
+        if (strcmp(s, "enforce") == 0)
+                *ret = EGRESS_MODE_ENFORCE;
+        else if (strcmp(s, "report") == 0)
+                *ret = EGRESS_MODE_REPORT;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host, bool bracketed,
+                                     uint16_t port, char *host_out, size_t host_out_size) {
+        EgressHostKind kind;
+        bool host_allowed = false;
+
+        assert(p);
+        assert(raw_host);
+        assert(host_out);
+
+        if (egress_host_normalize(raw_host, bracketed, host_out, host_out_size, &kind) < 0)
+                return "invalid-host";
+        if (kind == EGRESS_HOST_IPV4_DISGUISED)
+                return "ip-literal-obfuscated";
+        if (kind != EGRESS_HOST_NAME)
+                return "ip-literal";   /* TLS cannot name an IP in SNI, and addresses bypass the allow-list */
+
+        for (size_t i = 0; i < p->n_deny; i++)
+                if (egress_pattern_match(&p->deny[i], host_out, port, 0))
+                        return "denied-by-rule";
+
+        for (size_t i = 0; i < p->n_allow; i++) {
+                if (!egress_pattern_match_host(&p->allow[i], host_out))
+                        continue;
+                host_allowed = true;
+                if (egress_pattern_match(&p->allow[i], host_out, port, EGRESS_DEFAULT_PORT))
+                        goto floor;
+        }
+        return host_allowed ? "port-not-allowed" : "not-in-allow-list";
+
+floor:
+        for (size_t i = 0; i < p->n_floor; i++)
+                if (egress_pattern_match(&p->floor[i], host_out, port, 0))
+                        return NULL;
+        return "outside-operator-floor";
+}
+
+/* ---- JSON ---- */
+
+static void json_putp(json_object **o) { json_object_put(*o); }
+#define _cleanup_json_ __attribute__((cleanup(json_putp)))
+
+static json_object *patterns_to_json(const EgressPattern *pats, size_t n) {
+        json_object *a = json_object_new_array();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                char buf[EGRESS_HOST_MAX + 16];
+                if (egress_pattern_format(&pats[i], buf, sizeof(buf)) < 0 ||
+                    json_object_array_add(a, json_object_new_string(buf)) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+static json_object *cidrs_to_json(const EgressCidr *c, size_t n) {
+        json_object *a = json_object_new_array();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                char buf[64];
+                if (egress_cidr_format(&c[i], buf, sizeof(buf)) < 0 ||
+                    json_object_array_add(a, json_object_new_string(buf)) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+int egress_policy_to_json(const EgressPolicy *p, char **ret) {
+        _cleanup_json_ json_object *o = NULL;
+        const char *s;
+
+        assert(p);
+        assert(ret);
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        if (p->worker_id && json_object_object_add(o, "worker_id", json_object_new_string(p->worker_id)) < 0)
+                return -ENOMEM;
+        struct { const char *key; json_object *value; } fields[] = {
+                { "mode", json_object_new_string(egress_mode_to_string(p->mode)) },
+                { "require_tls", json_object_new_boolean(p->require_tls) },
+                { "allow", patterns_to_json(p->allow, p->n_allow) },
+                { "deny", patterns_to_json(p->deny, p->n_deny) },
+                { "floor", patterns_to_json(p->floor, p->n_floor) },
+                { "private_ranges", cidrs_to_json(p->private_ranges, p->n_private_ranges) },
+                { "rate_bps", json_object_new_uint64(p->rate_bps) },
+                { "rate_burst", json_object_new_uint64(p->rate_burst) },
+                { "max_tunnels", json_object_new_uint64(p->max_tunnels) },
+                { "request_timeout_ms", json_object_new_uint64(p->request_timeout_usec / 1000) },
+                { "connect_timeout_ms", json_object_new_uint64(p->connect_timeout_usec / 1000) },
+                { "hello_timeout_ms", json_object_new_uint64(p->hello_timeout_usec / 1000) },
+        };
+        int r = 0;
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+                if (!fields[i].value) {
+                        r = -ENOMEM;
+                        continue;
+                }
+                if (r < 0 || json_object_object_add(o, fields[i].key, fields[i].value) < 0) {
+                        json_object_put(fields[i].value);
+                        r = -ENOMEM;
+                }
+        }
+        if (r < 0)
+                return r;
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s)
+                return -ENOMEM;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int strings_from_json(json_object *a, EgressPolicy *p, int (*add)(EgressPolicy *, const char *)) {
+        if (!json_object_is_type(a, json_type_array))
+                return -EINVAL;
+        size_t n = json_object_array_length(a);
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                if (!json_object_is_type(e, json_type_string))
+                        return -EINVAL;
+                int r = add(p, json_object_get_string(e));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int uint_from_json(json_object *v, uint64_t max, uint64_t *ret) {
+        if (!json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        /* json-c keeps what does not fit int64 as uint64; negative numbers are refused. */
+        if (json_object_get_int64(v) < 0)
+                return -EINVAL;
+        uint64_t u = json_object_get_uint64(v);
+        if (u > max)
+                return -EINVAL;
+        *ret = u;
+        return 0;
+}
+
+static int timeout_from_json(json_object *v, uint64_t *ret_usec) {
+        uint64_t ms;
+        int r = uint_from_json(v, 3600 * 1000, &ms);
+        if (r < 0)
+                return r;
+        if (ms == 0)
+                return -EINVAL;
+        *ret_usec = ms * 1000;
+        return 0;
+}
+
+static int policy_field_from_json(EgressPolicy *p, const char *key, json_object *v) {
+        uint64_t u;
+        int r;
+
+        if (strcmp(key, "worker_id") == 0)
+                return json_object_is_type(v, json_type_string) ?
+                        egress_policy_set_worker_id(p, json_object_get_string(v)) : -EINVAL;
+        if (strcmp(key, "mode") == 0)
+                return json_object_is_type(v, json_type_string) ?
+                        egress_mode_from_string(json_object_get_string(v), &p->mode) : -EINVAL;
+        if (strcmp(key, "require_tls") == 0) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return -EINVAL;
+                p->require_tls = json_object_get_boolean(v);
+                return 0;
+        }
+        if (strcmp(key, "allow") == 0)
+                return strings_from_json(v, p, egress_policy_add_allow);
+        if (strcmp(key, "deny") == 0)
+                return strings_from_json(v, p, egress_policy_add_deny);
+        if (strcmp(key, "floor") == 0) {
+                egress_policy_clear_floor(p);
+                return strings_from_json(v, p, egress_policy_add_floor);
+        }
+        if (strcmp(key, "private_ranges") == 0)
+                return strings_from_json(v, p, egress_policy_add_private_range);
+        if (strcmp(key, "rate_bps") == 0)
+                return uint_from_json(v, UINT64_C(1) << 40, &p->rate_bps);
+        if (strcmp(key, "rate_burst") == 0)
+                return uint_from_json(v, UINT64_C(1) << 40, &p->rate_burst);
+        if (strcmp(key, "max_tunnels") == 0) {
+                r = uint_from_json(v, 65536, &u);
+                if (r < 0 || u == 0)
+                        return -EINVAL;
+                p->max_tunnels = (unsigned) u;
+                return 0;
+        }
+        if (strcmp(key, "request_timeout_ms") == 0)
+                return timeout_from_json(v, &p->request_timeout_usec);
+        if (strcmp(key, "connect_timeout_ms") == 0)
+                return timeout_from_json(v, &p->connect_timeout_usec);
+        if (strcmp(key, "hello_timeout_ms") == 0)
+                return timeout_from_json(v, &p->hello_timeout_usec);
+        return -EINVAL;   /* unknown key */
+}
+
+int egress_policy_from_json(const char *text, EgressPolicy **ret) {
+        _cleanup_json_ json_object *o = NULL;
+        EgressPolicy *p = NULL;
+        json_tokener *tok;
+        int r;
+
+        assert(text);
+        assert(ret);
+        if (strlen(text) > EGRESS_POLICY_FILE_MAX)
+                return -EFBIG;
+        tok = json_tokener_new_ex(16);
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, text, (int) strlen(text));
+        bool complete = json_tokener_get_error(tok) == json_tokener_success &&
+                        json_tokener_get_parse_end(tok) == strlen(text);
+        json_tokener_free(tok);
+        if (!o || !complete || !json_object_is_type(o, json_type_object))
+                return -EINVAL;
+
+        r = egress_policy_new(&p);
+        if (r < 0)
+                return r;
+        json_object_object_foreach(o, key, value) {
+                r = policy_field_from_json(p, key, value);
+                if (r < 0) {
+                        egress_policy_free(p);
+                        return r;
+                }
+        }
+        *ret = p;
+        return 0;
+}
+
+int egress_policy_to_json_file(const EgressPolicy *p, const char *path) {
+        char *text = NULL;
+        char tmp[PATH_MAX];
+        int fd, r;
+
+        assert(p);
+        assert(path);
+        if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int) sizeof(tmp))
+                return -ENAMETOOLONG;
+        r = egress_policy_to_json(p, &text);
+        if (r < 0)
+                return r;
+        fd = mkostemp(tmp, O_CLOEXEC);   /* mode 0600 */
+        if (fd < 0) {
+                r = -errno;
+                free(text);
+                return r;
+        }
+        size_t n = strlen(text), done = 0;
+        while (done < n) {
+                ssize_t k = write(fd, text + done, n - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                done += (size_t) k;
+        }
+        free(text);
+        if (r == 0 && (write(fd, "\n", 1) != 1 || fsync(fd) < 0))
+                r = -errno ?: -EIO;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
+}
+
+int egress_policy_from_json_file(const char *path, EgressPolicy **ret) {
+        struct stat st;
+        char *text;
+        int fd, r = 0;
+
+        assert(path);
+        assert(ret);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                r = errno ? -errno : -EINVAL;
+                close(fd);
+                return r;
+        }
+        if (st.st_size > EGRESS_POLICY_FILE_MAX) {
+                close(fd);
+                return -EFBIG;
+        }
+        text = malloc((size_t) st.st_size + 1);
+        if (!text) {
+                close(fd);
+                return -ENOMEM;
+        }
+        size_t done = 0;
+        while (done < (size_t) st.st_size) {
+                ssize_t k = read(fd, text + done, (size_t) st.st_size - done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? -errno : -EIO;
+                        break;
+                }
+                done += (size_t) k;
+        }
+        close(fd);
+        text[done] = 0;
+        if (r == 0)
+                r = egress_policy_from_json(text, ret);
+        free(text);
+        return r;
+}
