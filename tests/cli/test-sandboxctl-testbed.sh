@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# sandboxctl against the real sandboxd under a real systemd: boots the nspawn
+# test bed (docs: ../shared/design/testbed.md), installs a --prefix=/usr build
+# of this tree into it and drives every verb. Prints TAP-style lines; exits
+# 77 (skipped) where no test bed can run: not root, no systemd-nspawn, or no
+# cached rootfs (tests/testbed/mkrootfs.sh builds one).
+#   usage: test-sandboxctl-testbed.sh SOURCE_DIR
+#   SANDBOXD_TESTBED_ROOTFS: the rootfs (default: the path in /tmp/rootfs.out)
+#   SANDBOXD_STAGE: an existing DESTDIR install to use instead of building one
+set -uo pipefail
+
+SRC=${1:?usage: $0 SOURCE_DIR}
+skip() { echo "1..0 # SKIP $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root to boot a container"
+command -v systemd-nspawn >/dev/null && command -v nsenter >/dev/null || skip "no systemd-nspawn"
+ROOTFS=${SANDBOXD_TESTBED_ROOTFS:-$(cat /tmp/rootfs.out 2>/dev/null || true)}
+[ -n "$ROOTFS" ] && [ -f "$ROOTFS/.complete" ] || skip "no test bed rootfs; run tests/testbed/mkrootfs.sh"
+
+WORK=$(mktemp -d /tmp/sandboxctl-testbed.XXXXXX)
+MACHINE=sbx-cli-it-$$
+NSPAWN_PID=
+cleanup() {
+    if [ -n "$NSPAWN_PID" ]; then
+        kill "$NSPAWN_PID" 2>/dev/null
+        wait "$NSPAWN_PID" 2>/dev/null
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ -n "${SANDBOXD_STAGE:-}" ]; then
+    STAGE=$SANDBOXD_STAGE
+else
+    STAGE=$WORK/stage
+    { meson setup "$WORK/build" "$SRC" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false &&
+      ninja -C "$WORK/build" &&
+      DESTDIR="$STAGE" meson install -C "$WORK/build" --no-rebuild; } >"$WORK/build.log" 2>&1 || {
+        cat "$WORK/build.log"
+        echo "Bail out! could not build and stage the tree"
+        exit 1
+    }
+fi
+
+systemd-nspawn -q -D "$ROOTFS" -M "$MACHINE" -b --register=no --keep-unit --private-network \
+    --volatile=overlay --bind-ro="$STAGE":/run/stage --console=pipe >"$WORK/console.log" 2>&1 &
+NSPAWN_PID=$!
+INNER=
+for _ in $(seq 100); do
+    INNER=$(pgrep -P "$NSPAWN_PID" | head -1) && [ -n "$INNER" ] && break
+    sleep 0.1
+done
+[ -n "$INNER" ] || { cat "$WORK/console.log"; echo "Bail out! the container did not start"; exit 1; }
+
+in_ct() { nsenter -t "$INNER" -a "$@"; }
+sctl() { nsenter -t "$INNER" -a sandboxctl "$@"; }
+
+# Until systemd in there listens, systemctl cannot even connect.
+booted=
+for _ in $(seq 100); do
+    booted=$(in_ct systemctl is-system-running --wait 2>/dev/null) && break
+    [ "$booted" = degraded ] && break
+    sleep 0.1
+done
+[ "$booted" = running ] || [ "$booted" = degraded ] || { echo "Bail out! systemd did not boot: $booted"; exit 1; }
+in_ct sh -c 'cp -a /run/stage/. / && ip link set lo up && systemctl daemon-reload && systemctl reload dbus' ||
+    { echo "Bail out! could not install into the container"; exit 1; }
+
+n=0
+failed=0
+nl=$'\n'
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+# check NAME EXPECTED ACTUAL
+check() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $2" "got:      $3"; fi; }
+# check_match NAME REGEX ACTUAL
+check_match() { if [[ $3 =~ $2 ]]; then ok "$1"; else not_ok "$1" "expected to match: $2" "got: $3"; fi; }
+json_check() { python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; }
+
+# --- preflight ---
+out=$(sctl preflight --no-legend)
+check_match "preflight lists trusted as available" "(^|$nl)trusted +systemd .* yes " "$out"
+if sctl preflight --json | json_check 'any(e["class"] == "trusted" and e["available"] is True for e in d)'; then
+    ok "preflight --json"
+else
+    not_ok "preflight --json"
+fi
+
+# --- run: relay both ways, exit status ---
+rc=0; out=$(echo hello | sctl run --class trusted -- /bin/sh -c 'read x; echo "got:$x"; exit 3') || rc=$?
+check "run relays stdin to the worker and its stdout back" "got:hello" "$out"
+check "run exits with the worker's status" 3 "$rc"
+
+rc=0; out=$(printf 'a\nb\n' | sctl run --class trusted -- /bin/sh -c 'cat; echo end') || rc=$?
+check "stdin EOF reaches the worker" "$(printf 'a\nb\nend')" "$out"
+check "run exits 0 for a worker that exits 0" 0 "$rc"
+
+out=$(in_ct bash -c 'mkfifo /tmp/fifo; (sleep 20 >/tmp/fifo &); s=$(date +%s%N)
+    sandboxctl run --class trusted -- /bin/sh -c "echo early; exit 4" </tmp/fifo; rc=$?
+    echo "$rc $(( ($(date +%s%N) - s) / 1000000 ))"')
+rc=${out##*$'\n'}; rc=${rc%% *}; ms=${out##* }
+check "a worker that ends while stdin is open ends the run" 4 "$rc"
+if [ "$ms" -lt 5000 ]; then ok "... promptly (${ms} ms)"; else not_ok "... promptly" "took ${ms} ms"; fi
+
+if in_ct sh -c 'head -c 3000000 /dev/urandom >/tmp/big && sandboxctl run --class trusted -- /bin/cat </tmp/big >/tmp/big.out && cmp -s /tmp/big /tmp/big.out'; then
+    ok "3 MB of binary data round-trip unchanged"
+else
+    not_ok "3 MB of binary data round-trip unchanged"
+fi
+
+out=$(sctl run --class trusted --setenv GREETING=hi --setenv 'EMPTY=' -- /bin/sh -c 'echo "$GREETING:${EMPTY-unset}"' </dev/null)
+check "--setenv reaches the worker" "hi:" "$out"
+
+# --- credentials: read with the caller's permissions, delivered as a file only ---
+in_ct sh -c 'umask 077; printf topsecret >/root/tok'
+out=$(sctl run --class trusted --credential tok:/root/tok -- /bin/sh -c \
+    'cat "$CREDENTIALS_DIRECTORY/tok"; echo; if env | grep -q topsecret; then echo LEAKED; fi' </dev/null)
+check "--credential arrives in \$CREDENTIALS_DIRECTORY and not in the environment" "topsecret" "$out"
+rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --credential tok:/root/tok -- /bin/true 2>&1) || rc=$?
+check "a credential the caller cannot read is refused client-side" 1 "$rc"
+check_match "... saying so" "Failed to read credential 'tok' from /root/tok: Permission denied" "$err"
+
+# --- errors: the daemon's name and message, exit 1; usage errors exit 2 ---
+rc=0; err=$(sctl run --class hostile -- /bin/true 2>&1 </dev/null) || rc=$?
+check "an unavailable class fails with exit 1" 1 "$rc"
+check_match "... printing the D-Bus error" "^sandboxctl: org\.sandboxd1\.Error\.IsolationUnavailable: " "$err"
+rc=0; err=$(sctl run --class trusted -- bin/true 2>&1 </dev/null) || rc=$?
+check_match "a relative Argv[0] is the daemon's MissingArgv" "^sandboxctl: org\.sandboxd1\.Error\.MissingArgv: " "$err"
+rc=0; err=$(sctl create --class trusted --memory 0 -- /bin/true 2>&1) || rc=$?
+check_match "--memory 0 is the daemon's LimitOutOfRange" "^sandboxctl: org\.sandboxd1\.Error\.LimitOutOfRange: " "$err"
+rc=0; err=$(sctl run --memory 12Q -- /bin/true 2>&1) || rc=$?
+check "a malformed size is a usage error (exit 2)" 2 "$rc"
+rc=0; err=$(sctl status ffffffffffff 2>&1) || rc=$?
+check_match "status of an unknown id" "^sandboxctl: org\.sandboxd1\.Error\.NoSuchWorker: " "$err"
+rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --class trusted -- /bin/true 2>&1) || rc=$?
+check "an unprivileged caller cannot create workers" 1 "$rc"
+check_match "... and is told by the bus or the daemon" "^sandboxctl: org\.freedesktop\.DBus\.Error\.AccessDenied: |^sandboxctl: org\.sandboxd1\.Error\.AccessDenied: " "$err"
+
+# --- create, list, status, attach, stop ---
+id=$(sctl create --class trusted --idle 5min -- /bin/sh -c 'while read l; do echo "re:$l"; done; exit 5')
+check_match "create prints the new id" '^[0-9a-f]{12}$' "$id"
+check_match "list shows it running" "(^|$nl)$id +trusted +running +sandbox-$id\.service +[0-9]+" "$(sctl list --no-legend)"
+if sctl list --json | json_check "any(w['id'] == '$id' and w['state'] == 'running' and w['path'] == '/org/sandboxd1/worker/$id' and isinstance(w['uid'], int) for w in d)"; then
+    ok "list --json"
+else
+    not_ok "list --json"
+fi
+check_match "status shows its properties" "State: running" "$(sctl status "$id")"
+rc=0; out=$(echo ping | sctl attach "$id") || rc=$?
+check "attach relays until the channel closes" "re:ping" "$out"
+check "attach exits 0" 0 "$rc"
+status=
+for _ in $(seq 50); do
+    status=$(sctl status "$id" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["State"], d["ExitStatus"])')
+    [ "${status#* }" != -1 ] && break
+    sleep 0.1
+done
+check_match "status --json shows the exit status after attach ended its stdin" "^(exited|failed) 5$" "$status"
+
+id2=$(sctl create --class trusted -- /bin/sleep 1000)
+rc=0; sctl stop "$id2" || rc=$?
+check "stop succeeds" 0 "$rc"
+state=
+for _ in $(seq 50); do
+    state=$(sctl status "$id2" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["State"])' 2>/dev/null || echo gone)
+    [ "$state" != running ] && [ "$state" != stopping ] && break
+    sleep 0.1
+done
+check_match "a stopped worker ends" "^(exited|failed|gone)$" "$state"
+
+# --- Ctrl-C stops the worker ---
+out=$(in_ct bash -c 'sandboxctl run --class trusted -- /bin/sleep 1000 </dev/null & p=$!; sleep 1
+    kill -INT $p; wait $p; echo $?')
+check "SIGINT ends run with 130" 130 "$out"
+running=1
+for _ in $(seq 50); do
+    running=$(sctl list --no-legend | grep -c ' running ' || true)
+    [ "$running" = 0 ] && break
+    sleep 0.1
+done
+check "... and stops the worker" 0 "$running"
+
+echo "1..$n"
+[ "$failed" = 0 ]
