@@ -20,6 +20,18 @@ command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null || {
 }
 
 mkdir -p "$CACHE"
+# Concurrent callers (parallel test runs, several engineers) wait for the one
+# build in progress instead of racing on $ROOTFS.tmp; the lock dies with its
+# holder, so a killed build does not wedge the next caller.
+exec 9>"$CACHE/.build.lock"
+if ! flock -n 9; then
+    echo "mkrootfs: another build of the testbed rootfs is running; waiting for it" >&2
+    flock 9
+fi
+if [ -f "$ROOTFS/.complete" ]; then
+    echo "$ROOTFS"
+    exit 0
+fi
 rm -rf "$ROOTFS.tmp"
 mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
 [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
