@@ -285,16 +285,15 @@ static int add_mount(struct json_object *mounts, const char *destination, const 
         return append(mounts, TAKE_PTR(m));
 }
 
-/* A mask is read-only unless the home or the credentials are mounted below
- * it: the runtime has to create their mount points in it. Even then it is a
- * root-owned 0755 directory the worker cannot write to. */
-static int add_masks(struct json_object *mounts, const OciBundleSpec *s) {
+/* Masks are read-only even when the home or the credentials are mounted
+ * below them: the runtime creates those mount points before it applies "ro",
+ * and the intermediate directories it creates must not become a writable
+ * place of the worker's. */
+static int add_masks(struct json_object *mounts) {
+        const char *opts[] = { "nosuid", "nodev", "noexec", "ro", "mode=0755", "size=64k", NULL };
+
         for (size_t i = 0; oci_masked_host_paths[i]; i++) {
-                const char *p = oci_masked_host_paths[i];
-                bool has_child = path_is_below(s->home, p) ||
-                                 (s->credentials_dir && path_is_below(s->credentials_dir, p));
-                const char *opts[] = { "nosuid", "nodev", "noexec", "mode=0755", "size=64k", has_child ? NULL : "ro", NULL };
-                int r = add_mount(mounts, p, "tmpfs", "tmpfs", opts);
+                int r = add_mount(mounts, oci_masked_host_paths[i], "tmpfs", "tmpfs", opts);
                 if (r < 0)
                         return r;
         }
@@ -339,7 +338,7 @@ static struct json_object *build_mounts(const OciBundleSpec *s) {
             add_mount(mounts, "/sys", "sysfs", "sysfs", sys) < 0 ||
             add_mount(mounts, "/tmp", "tmpfs", "tmpfs", tmpfs) < 0)
                 return NULL;
-        if (host_root && add_masks(mounts, s) < 0)
+        if (host_root && add_masks(mounts) < 0)
                 return NULL;
         if (add_home(mounts, s) < 0)
                 return NULL;
