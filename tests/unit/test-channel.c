@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "channel.h"
+
+typedef struct Fixture {
+        sd_event *event;
+        Channel *channel;
+        int worker;             /* what the worker process would hold */
+        unsigned activity;
+} Fixture;
+
+static void on_activity(Channel *c, void *userdata) {
+        ((Fixture *) userdata)->activity++;
+}
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+        int pair[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+        assert_int_equal(sd_event_new(&f->event), 0);
+        assert_int_equal(channel_new(&f->channel, f->event, pair[0], on_activity, f), 0);
+        f->worker = pair[1];
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+        channel_free(f->channel);
+        close(f->worker);
+        sd_event_unref(f->event);
+        free(f);
+        return 0;
+}
+
+static void spin(Fixture *f) {
+        for (int i = 0; i < 50; i++)
+                if (sd_event_run(f->event, 1000) <= 0)
+                        break;
+}
+
+static ssize_t read_some(int fd, char *buf, size_t n) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, 1000) <= 0)
+                return -1;
+        return read(fd, buf, n);
+}
+
+static void test_both_directions(void **state) {
+        Fixture *f = *state;
+        char buf[64];
+        int client;
+        uint64_t before = channel_last_activity(f->channel);
+
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        assert_true(channel_is_attached(f->channel));
+        assert_int_equal(write(client, "ping", 4), 4);
+        spin(f);
+        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 4);
+        assert_memory_equal(buf, "ping", 4);
+        assert_int_equal(write(f->worker, "pong!", 5), 5);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "pong!", 5);
+        assert_true(f->activity >= 2);
+        assert_true(channel_last_activity(f->channel) >= before);
+        assert_int_equal(channel_bytes_in(f->channel), 4);
+        assert_int_equal(channel_bytes_out(f->channel), 5);
+        close(client);
+}
+
+static void test_output_buffered_until_attach(void **state) {
+        Fixture *f = *state;
+        char buf[64];
+        int client;
+
+        assert_int_equal(write(f->worker, "early", 5), 5);
+        spin(f);
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "early", 5);
+        close(client);
+}
+
+static void test_second_client_busy_then_reattach(void **state) {
+        Fixture *f = *state;
+        int a, b;
+
+        assert_int_equal(channel_attach(f->channel, &a), 0);
+        assert_int_equal(channel_attach(f->channel, &b), -EBUSY);
+        close(a);               /* a full close is a detach, not an EOF for the worker */
+        spin(f);
+        assert_false(channel_is_attached(f->channel));
+        assert_int_equal(channel_attach(f->channel, &b), 0);
+        assert_int_equal(write(b, "x", 1), 1);
+        spin(f);
+        {
+                char c;
+                assert_int_equal(read_some(f->worker, &c, 1), 1);
+                assert_int_equal(c, 'x');
+        }
+        close(b);
+}
+
+static void test_eof_both_ways(void **state) {
+        Fixture *f = *state;
+        char buf[16];
+        int client;
+
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        assert_int_equal(write(client, "in", 2), 2);
+        assert_int_equal(shutdown(client, SHUT_WR), 0);
+        spin(f);
+        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 2);
+        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 0);     /* the worker sees EOF */
+        assert_int_equal(write(f->worker, "out", 3), 3);
+        assert_int_equal(shutdown(f->worker, SHUT_WR), 0);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 3);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 0);        /* the client sees EOF */
+        close(client);
+}
+
+static void test_backpressure(void **state) {
+        Fixture *f = *state;
+        static char chunk[65536];
+        size_t written = 0, got = 0;
+        int client;
+        char buf[65536];
+
+        assert_int_equal(fd_nonblock(f->worker, true), 0);
+        /* With nobody attached the daemon buffers up to its cap, then stops
+         * reading, so the worker's writes block rather than memory growing. */
+        for (int i = 0; i < 64; i++) {
+                ssize_t n = write(f->worker, chunk, sizeof(chunk));
+                if (n > 0)
+                        written += (size_t) n;
+                spin(f);
+        }
+        assert_true(written >= CHANNEL_OUT_BUFFER);
+        assert_true(written < 64 * sizeof(chunk));
+        assert_int_equal(channel_bytes_out(f->channel), CHANNEL_OUT_BUFFER);
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        assert_int_equal(fd_nonblock(client, true), 0);
+        for (int i = 0; i < 400 && got < written; i++) {
+                ssize_t n;
+                spin(f);
+                while ((n = read(client, buf, sizeof(buf))) > 0)
+                        got += (size_t) n;
+        }
+        assert_int_equal(got, written);
+        close(client);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_both_directions, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_output_buffered_until_attach, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_second_client_busy_then_reattach, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_eof_both_ways, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "errors.h"
+
+static char *write_conf(const char *text) {
+        char *path = strdup("/tmp/sandboxd-test-conf-XXXXXX");
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        return path;
+}
+
+static int load(const char *text, SbxConfig *c, SbxError *e) {
+        _cleanup_free_ char *path = write_conf(text);
+        int r;
+        sbx_config_init_defaults(c);
+        r = sbx_config_load(c, path, e);
+        unlink(path);
+        return r;
+}
+
+static void test_missing_file_keeps_defaults(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+        sbx_config_init_defaults(&c);
+        assert_int_equal(sbx_config_load(&c, "/nonexistent/sandboxd.conf", &e), 0);
+        assert_int_equal(c.defaults.memory_max, 256u << 20);
+        assert_int_equal(c.defaults.idle_timeout_usec, 600 * USEC_PER_SEC);
+        assert_false(c.allow_shared_kernel_for_standard);
+        assert_true(c.egress_require_tls);
+        sbx_config_done(&c);
+}
+
+static void test_values(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+        assert_int_equal(load("[Defaults]\nMemoryMax=512M\nTasksMax=100\nCPUQuotaPercent=150\n"
+                              "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
+                              "[Limits]\nMaxWorkers=7\n"
+                              "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\n"
+                              "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
+        assert_int_equal(c.defaults.memory_max, 512u << 20);
+        assert_int_equal(c.defaults.tasks_max, 100);
+        assert_int_equal(c.defaults.cpu_quota_percent, 150);
+        assert_int_equal(c.defaults.idle_timeout_usec, 300 * USEC_PER_SEC);
+        assert_int_equal(c.defaults.runtime_max_usec, 7200 * USEC_PER_SEC);
+        assert_int_equal(c.default_class, SBX_CLASS_UNTRUSTED);
+        assert_int_equal(c.max_workers, 7);
+        assert_true(c.allow_shared_kernel_for_standard);
+        assert_string_equal(c.runsc_platform, "ptrace");
+        assert_int_equal(strv_length(c.egress_floor), 2);
+        assert_string_equal(c.egress_floor[0], "*.github.com");
+        assert_string_equal(c.egress_floor[1], "github.com");
+        assert_int_equal(c.egress_rate_bps, 1u << 20);
+        assert_false(c.egress_require_tls);
+        sbx_config_done(&c);
+}
+
+static void test_errors(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+        assert_true(load("[Defaults]\nMemoryMax=lots\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "Defaults:MemoryMax"));
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Defaults]\nBogus=1\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "Unknown key"));
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Defaults]\nClass=superduper\n", &c, &e) < 0);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Defaults]\nTasksMax=100000\n", &c, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Limits]\nMaxWorkers=0\n", &c, &e) < 0);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Isolation]\nAllowSharedKernelForStandard=maybe\n", &c, &e) < 0);
+        sbx_config_done(&c);
+}
+
+static void test_parsers(void **state) {
+        uint64_t v;
+        assert_int_equal(parse_size("4096", &v), 0);
+        assert_int_equal(v, 4096);
+        assert_int_equal(parse_size("2G", &v), 0);
+        assert_int_equal(v, UINT64_C(2) << 30);
+        assert_int_equal(parse_size("1KiB", &v), 0);
+        assert_int_equal(v, 1024);
+        assert_true(parse_size("-1", &v) < 0);
+        assert_true(parse_size("1X", &v) < 0);
+        assert_true(parse_size("", &v) < 0);
+        assert_true(parse_size("99999999999999T", &v) < 0);
+        assert_int_equal(parse_timespan("90", &v), 0);
+        assert_int_equal(v, 90 * USEC_PER_SEC);
+        assert_int_equal(parse_timespan("500ms", &v), 0);
+        assert_int_equal(v, 500 * USEC_PER_MSEC);
+        assert_int_equal(parse_timespan("2h", &v), 0);
+        assert_int_equal(v, 7200 * USEC_PER_SEC);
+        assert_true(parse_timespan("soon", &v) < 0);
+        assert_int_equal(parse_boolean("Yes"), 1);
+        assert_int_equal(parse_boolean("off"), 0);
+        assert_true(parse_boolean("2") < 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_missing_file_keeps_defaults),
+                cmocka_unit_test(test_values),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_parsers),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

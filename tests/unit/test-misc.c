@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "creds.h"
+#include "rmrf.h"
+#include "runtimes.h"
+#include "worker.h"
+
+static void test_credential_peer_parse(void **state) {
+        static const char good[] = "\0" "4f3a9c/unit/sandbox-0123456789ab.service/token";
+        static const char nounit[] = "\0" "4f3a9c/sandbox.service/token";
+        static const char nested[] = "\0" "x/unit/u.service/a/b";
+        static const char nul_inside[] = "\0" "x/unit/u\0.service/a";
+        char *buf = NULL;
+        const char *unit, *name;
+
+        assert_int_equal(credential_peer_parse(good, sizeof(good) - 1, &buf, &unit, &name), 0);
+        assert_string_equal(unit, "sandbox-0123456789ab.service");
+        assert_string_equal(name, "token");
+        free(buf);
+        assert_int_equal(credential_peer_parse(nounit, sizeof(nounit) - 1, &buf, &unit, &name), -EBADMSG);
+        assert_int_equal(credential_peer_parse(nested, sizeof(nested) - 1, &buf, &unit, &name), -EBADMSG);
+        assert_int_equal(credential_peer_parse(nul_inside, sizeof(nul_inside) - 1, &buf, &unit, &name), -EBADMSG);
+        assert_int_equal(credential_peer_parse("/run/x", 6, &buf, &unit, &name), -EBADMSG);
+        assert_int_equal(credential_peer_parse("", 0, &buf, &unit, &name), -EBADMSG);
+}
+
+static void test_rm_rf_does_not_follow_symlinks(void **state) {
+        char outside[] = "/tmp/sbx-outside-XXXXXX", home[] = "/tmp/sbx-home-XXXXXX";
+        char path[256];
+        int fd;
+
+        assert_non_null(mkdtemp(outside));
+        assert_non_null(mkdtemp(home));
+        snprintf(path, sizeof(path), "%s/precious", outside);
+        fd = open(path, O_CREAT | O_WRONLY, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        /* A worker plants links to things outside its home. */
+        snprintf(path, sizeof(path), "%s/link-dir", home);
+        assert_int_equal(symlink(outside, path), 0);
+        snprintf(path, sizeof(path), "%s/a", home);
+        mkdir(path, 0700);
+        snprintf(path, sizeof(path), "%s/a/b", home);
+        mkdir(path, 0700);
+        snprintf(path, sizeof(path), "%s/a/b/file", home);
+        fd = open(path, O_CREAT | O_WRONLY, 0600);
+        close(fd);
+
+        assert_int_equal(rm_rf(home), 0);
+        assert_int_equal(access(home, F_OK), -1);
+        snprintf(path, sizeof(path), "%s/precious", outside);
+        assert_int_equal(access(path, F_OK), 0);
+        assert_int_equal(rm_rf(home), 0);         /* already gone is fine */
+        assert_int_equal(rm_rf(outside), 0);
+}
+
+static void test_rm_rf_children(void **state) {
+        char dir[] = "/tmp/sbx-root-XXXXXX", path[256];
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/w1", dir);
+        mkdir(path, 0700);
+        snprintf(path, sizeof(path), "%s/w2", dir);
+        mkdir(path, 0700);
+        assert_int_equal(rm_rf_children(dir), 0);
+        assert_int_equal(access(dir, F_OK), 0);
+        snprintf(path, sizeof(path), "%s/w1", dir);
+        assert_int_equal(access(path, F_OK), -1);
+        rmdir(dir);
+}
+
+static void test_exit_status_and_reason(void **state) {
+        assert_int_equal(worker_exit_status_from_exec(1, 0), 0);
+        assert_int_equal(worker_exit_status_from_exec(1, 3), 3);
+        assert_int_equal(worker_exit_status_from_exec(2, 15), 143);
+        assert_int_equal(worker_exit_status_from_exec(3, 11), 139);
+        assert_int_equal(worker_exit_status_from_exec(0, 0), -1);
+        assert_string_equal(worker_end_reason(NULL, "success", 1), "exited");
+        assert_string_equal(worker_end_reason(NULL, "exit-code", 1), "exited");
+        assert_string_equal(worker_end_reason(NULL, "signal", 2), "failed");
+        assert_string_equal(worker_end_reason(NULL, "timeout", 2), "timeout");
+        assert_string_equal(worker_end_reason(NULL, "oom-kill", 2), "oom");
+        assert_string_equal(worker_end_reason("idle", "success", 2), "idle");
+        assert_string_equal(worker_end_reason("stopped", "success", 2), "stopped");
+}
+
+static void test_class_runtime_map(void **state) {
+        assert_int_equal(class_required_runtime(SBX_CLASS_TRUSTED), SBX_RUNTIME_SYSTEMD);
+        assert_int_equal(class_required_runtime(SBX_CLASS_STANDARD), SBX_RUNTIME_RUNSC);
+        assert_int_equal(class_required_runtime(SBX_CLASS_UNTRUSTED), SBX_RUNTIME_RUNSC);
+        assert_int_equal(class_required_runtime(SBX_CLASS_HOSTILE), SBX_RUNTIME_KATA);
+        assert_int_equal(class_required_runtime(SBX_CLASS_WASM), SBX_RUNTIME_WASM);
+        assert_int_equal(class_required_runtime(_SBX_CLASS_INVALID), _SBX_RUNTIME_INVALID);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_credential_peer_parse),
+                cmocka_unit_test(test_rm_rf_does_not_follow_symlinks),
+                cmocka_unit_test(test_rm_rf_children),
+                cmocka_unit_test(test_exit_status_and_reason),
+                cmocka_unit_test(test_class_runtime_map),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "errors.h"
+#include "spec.h"
+
+static SbxConfig config;
+
+static int setup(void **state) {
+        sbx_config_init_defaults(&config);
+        return 0;
+}
+
+static int teardown(void **state) {
+        sbx_config_done(&config);
+        return 0;
+}
+
+static char **strv(const char *a, const char *b) {
+        char **l = calloc(3, sizeof(char *));
+        l[0] = a ? strdup(a) : NULL;
+        l[1] = b ? strdup(b) : NULL;
+        return l;
+}
+
+static void spec_ok(WorkerSpec *s) {
+        worker_spec_init(s);
+        s->argv = strv("/bin/true", NULL);
+        s->set |= SPEC_HAS_ARGV;
+        worker_spec_apply_defaults(s, &config);
+}
+
+static void assert_refused(WorkerSpec *s, const char *name, const char *fragment) {
+        SbxError e = {};
+        assert_true(worker_spec_validate(s, &config, &e) < 0);
+        assert_string_equal(e.name, name);
+        assert_non_null(strstr(e.message, fragment));
+        worker_spec_done(s);
+}
+
+static void test_defaults_apply(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+        spec_ok(&s);
+        assert_int_equal(s.class, SBX_CLASS_STANDARD);
+        assert_int_equal(s.limits.memory_max, 256u * 1024 * 1024);
+        assert_int_equal(s.limits.tasks_max, 256);
+        assert_int_equal(s.limits.cpu_quota_percent, 50);
+        assert_int_equal(s.limits.idle_timeout_usec, 600 * USEC_PER_SEC);
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+}
+
+static void test_explicit_values_win(void **state) {
+        WorkerSpec s;
+        worker_spec_init(&s);
+        s.argv = strv("/bin/true", NULL);
+        s.limits.memory_max = 32u * 1024 * 1024;
+        s.set |= SPEC_HAS_ARGV | SPEC_HAS_MEMORY_MAX;
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(s.limits.memory_max, 32u * 1024 * 1024);
+        assert_int_equal(s.limits.tasks_max, 256);
+        worker_spec_done(&s);
+}
+
+static void test_argv(void **state) {
+        WorkerSpec s;
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = NULL;
+        assert_refused(&s, SBX_ERROR_MISSING_ARGV, "missing or empty");
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = strv("sh", NULL);
+        assert_refused(&s, SBX_ERROR_MISSING_ARGV, "absolute path");
+}
+
+static void test_limits(void **state) {
+        WorkerSpec s;
+        spec_ok(&s);
+        s.limits.memory_max = 0;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "MemoryMax=0");
+        spec_ok(&s);
+        s.limits.tasks_max = UINT64_MAX;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "TasksMax");
+        spec_ok(&s);
+        s.limits.cpu_quota_percent = 0;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "CPUQuotaPercent");
+        spec_ok(&s);
+        s.limits.runtime_max_usec = 10;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "RuntimeMaxUSec");
+        spec_ok(&s);
+        s.limits.idle_timeout_usec = 365ull * 86400 * USEC_PER_SEC;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "IdleTimeoutUSec");
+}
+
+static void test_class_invalid(void **state) {
+        WorkerSpec s;
+        spec_ok(&s);
+        s.class = _SBX_CLASS_INVALID;
+        assert_refused(&s, SBX_ERROR_UNKNOWN_CLASS, "Unknown isolation class");
+        assert_int_equal(sbx_class_from_string("hostile"), SBX_CLASS_HOSTILE);
+        assert_int_equal(sbx_class_from_string("Hostile"), _SBX_CLASS_INVALID);
+        assert_string_equal(sbx_class_to_string(SBX_CLASS_WASM), "wasm");
+}
+
+static void test_environment(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+        spec_ok(&s);
+        s.environment = strv("LANG=C.UTF-8", "EMPTY=");
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+        spec_ok(&s);
+        s.environment = strv("NOEQUALS", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "KEY=VALUE");
+        spec_ok(&s);
+        s.environment = strv("1BAD=x", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "KEY=VALUE");
+        spec_ok(&s);
+        s.environment = strv("A=line\nbreak", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "KEY=VALUE");
+        spec_ok(&s);
+        s.environment = strv("HOME=/tmp", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "HOME");
+        spec_ok(&s);
+        s.environment = strv("https_proxy=http://evil", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "https_proxy");
+}
+
+static void add_credential(WorkerSpec *s, const char *name, size_t size) {
+        s->credentials = realloc(s->credentials, (s->n_credentials + 1) * sizeof(SbxCredential));
+        s->credentials[s->n_credentials++] = (SbxCredential) {
+                .name = strdup(name), .data = calloc(1, size ?: 1), .size = size };
+}
+
+static void test_credentials(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+        spec_ok(&s);
+        add_credential(&s, "github-token", 40);
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+
+        spec_ok(&s);
+        add_credential(&s, "a/b", 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "a/b");
+        spec_ok(&s);
+        add_credential(&s, "..", 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "invalid");
+        spec_ok(&s);
+        add_credential(&s, "", 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "invalid");
+        spec_ok(&s);
+        add_credential(&s, "x", 1);
+        add_credential(&s, "x", 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "twice");
+        spec_ok(&s);
+        add_credential(&s, "big", SBX_CREDENTIAL_SIZE_MAX + 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "bytes");
+}
+
+static void test_egress_patterns(void **state) {
+        assert_true(egress_pattern_is_valid("example.org"));
+        assert_true(egress_pattern_is_valid("*.example.org"));
+        assert_true(egress_pattern_is_valid("api.example.org:8443"));
+        assert_false(egress_pattern_is_valid("*"));
+        assert_false(egress_pattern_is_valid("exa mple.org"));
+        assert_false(egress_pattern_is_valid("example.org:0"));
+        assert_false(egress_pattern_is_valid("example.org:70000"));
+        assert_false(egress_pattern_is_valid("a..b"));
+        assert_false(egress_pattern_is_valid("**.x"));
+        assert_false(egress_pattern_is_valid(""));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_defaults_apply),
+                cmocka_unit_test(test_explicit_values_win),
+                cmocka_unit_test(test_argv),
+                cmocka_unit_test(test_limits),
+                cmocka_unit_test(test_class_invalid),
+                cmocka_unit_test(test_environment),
+                cmocka_unit_test(test_credentials),
+                cmocka_unit_test(test_egress_patterns),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "test-bus-helpers.h"
+#include "unit-props.h"
+
+static SbxConfig config;
+static WorkerSpec spec;
+static sd_bus *bus;
+static int peer = -1;
+
+static int setup(void **state) {
+        sbx_config_init_defaults(&config);
+        worker_spec_init(&spec);
+        spec.argv = calloc(4, sizeof(char *));
+        spec.argv[0] = strdup("/bin/sh");
+        spec.argv[1] = strdup("-c");
+        spec.argv[2] = strdup("echo $HOME");
+        spec.environment = calloc(2, sizeof(char *));
+        spec.environment[0] = strdup("LANG=C.UTF-8");
+        spec.credentials = calloc(1, sizeof(SbxCredential));
+        spec.credentials[0] = (SbxCredential) { .name = strdup("token"), .data = (uint8_t *) strdup("SECRETVALUE"), .size = 11 };
+        spec.n_credentials = 1;
+        spec.set = SPEC_HAS_ARGV | SPEC_HAS_CLASS;
+        spec.class = SBX_CLASS_TRUSTED;
+        worker_spec_apply_defaults(&spec, &config);
+        spec.limits.memory_max = 64u << 20;
+        spec.limits.cpu_quota_percent = 25;
+        bus = test_bus_new(&peer);
+        return bus ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        worker_spec_done(&spec);
+        sbx_config_done(&config);
+        close(peer);
+        sd_bus_close_unref(bus);
+        return 0;
+}
+
+static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
+        sd_bus_message *m = NULL;
+        WorkerUnitParams p = {
+                .id = "0123456789ab",
+                .unit = "sandbox-0123456789ab.service",
+                .user = "sandbox-0123456789ab",
+                .home = "/var/lib/sandboxd/workers/0123456789ab",
+                .spec = &spec,
+                .config = &config,
+                .runtime = runtime,
+                .launcher_path = "/usr/libexec/sandboxd/sandbox-launch",
+                .stdio_fd = 0,
+                .egress_proxy_url = proxy,
+        };
+        char *dump = NULL;
+
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        *ret = worker_unit_append_properties(m, &p);
+        if (*ret >= 0)
+                dump = test_message_dump(m);
+        sd_bus_message_unref(m);
+        return dump;
+}
+
+/* In the dump each property is a STRUCT "sv" holding STRING "Name"; and its
+ * variant. The fragment must occur inside one of NAME's own structs (a
+ * property such as SystemCallFilter may appear more than once). */
+static bool prop_has(const char *dump, const char *name, const char *fragment) {
+        char key[128];
+        snprintf(key, sizeof(key), "STRING \"%s\";", name);
+        for (const char *at = strstr(dump, key); at; at = strstr(at + 1, key)) {
+                const char *end = strstr(at, "STRUCT \"sv\" {");
+                const char *hit = strstr(at, fragment);
+                if (hit && (!end || hit < end))
+                        return true;
+        }
+        return false;
+}
+
+static void assert_prop(const char *dump, const char *name, const char *fragment) {
+        if (!prop_has(dump, name, fragment))
+                fail_msg("property %s does not hold %s", name, fragment);
+}
+
+static void test_trusted_unit(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_non_null(d);
+        assert_prop(d, "Slice", "\"sandbox.slice\"");
+        assert_prop(d, "Type", "\"exec\"");
+        assert_prop(d, "DynamicUser", "BOOLEAN true");
+        assert_prop(d, "User", "\"sandbox-0123456789ab\"");
+        assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
+        assert_prop(d, "StateDirectoryMode", "UINT32 448");
+        assert_prop(d, "Environment", "\"HOME=/var/lib/sandboxd/workers/0123456789ab\"");
+        assert_prop(d, "Environment", "\"LANG=C.UTF-8\"");
+        assert_prop(d, "NoNewPrivileges", "BOOLEAN true");
+        assert_prop(d, "CapabilityBoundingSet", "UINT64 0");
+        assert_prop(d, "AmbientCapabilities", "UINT64 0");
+        assert_prop(d, "ProtectSystem", "\"strict\"");
+        assert_prop(d, "ProtectHome", "\"yes\"");
+        assert_prop(d, "PrivateTmp", "BOOLEAN true");
+        assert_prop(d, "PrivateDevices", "BOOLEAN true");
+        assert_prop(d, "PrivateNetwork", "BOOLEAN true");
+        assert_prop(d, "RestrictSUIDSGID", "BOOLEAN true");
+        assert_prop(d, "ProtectKernelTunables", "BOOLEAN true");
+        assert_prop(d, "ProtectKernelModules", "BOOLEAN true");
+        assert_prop(d, "SystemCallFilter", "\"@system-service\"");
+        assert_prop(d, "RestrictNamespaces", "UINT64 0");
+        assert_prop(d, "MemoryMax", "UINT64 67108864");
+        assert_prop(d, "TasksMax", "UINT64 256");
+        assert_prop(d, "CPUQuotaPerSecUSec", "UINT64 250000");
+        assert_prop(d, "RuntimeMaxUSec", "UINT64 3600000000");
+        assert_prop(d, "StandardInputFileDescriptor", "UNIX_FD");
+        assert_prop(d, "StandardOutputFileDescriptor", "UNIX_FD");
+        /* argv verbatim: no $HOME expansion by systemd. */
+        assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
+        assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
+        assert_null(strstr(d, "\"privileged\""));
+        /* Credentials travel by reference to the root-only socket, never by value. */
+        assert_prop(d, "LoadCredential", "\"token\"");
+        assert_prop(d, "LoadCredential", "\"/run/sandboxd/credentials.sock\"");
+        assert_null(strstr(d, "SECRETVALUE"));
+        assert_null(strstr(d, "SetCredential"));
+        assert_null(strstr(d, "HTTPS_PROXY"));
+        /* The checker itself: a value of another property does not count. */
+        assert_false(prop_has(d, "Slice", "\"exec\""));
+}
+
+static void test_proxy_environment(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, "http://127.0.0.1:3128", &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "Environment", "\"HTTPS_PROXY=http://127.0.0.1:3128\"");
+        assert_prop(d, "Environment", "\"https_proxy=http://127.0.0.1:3128\"");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_trusted_unit),
+                cmocka_unit_test(test_proxy_environment),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
