@@ -53,7 +53,7 @@ static void print_error(const char *fmt, ...) {
 }
 
 /* What the daemon said, as "name: message", when it said anything. */
-static int print_bus_error(const char *what, const sd_bus_error *error, int r) {
+static int print_failure(const char *what, const sd_bus_error *error, int r) {
         if (error && sd_bus_error_is_set(error))
                 print_error("%s: %s", error->name, error->message ?: what);
         else
@@ -78,12 +78,13 @@ static void help(void) {
                "  run       Create a worker running COMMAND (an absolute path), connect this\n"
                "            terminal's stdin/stdout to it, wait until it ends and exit with its\n"
                "            exit status. End of input is passed on as end of the worker's stdin.\n"
-               "            SIGINT/SIGTERM stop the worker (exit 130/143).\n"
+               "            SIGINT, SIGTERM and SIGHUP stop the worker (exit 128+N).\n"
                "  create    Create a worker and print its id; do not wait.\n"
                "  list      List the workers: ID CLASS STATE UNIT UID.\n"
                "  status    Show every property of worker ID.\n"
                "  stop      Stop worker ID (asynchronously).\n"
-               "  attach    Connect this terminal to worker ID's channel until it closes.\n"
+               "  attach    Connect this terminal to worker ID's channel until it closes;\n"
+               "            interrupting attach only detaches, the worker keeps running.\n"
                "  preflight Re-probe the isolation runtimes and show which classes are usable.\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
@@ -253,20 +254,20 @@ static int verb_list(int argc, char *argv[]) {
                 return EXIT_FAILED;
         r = call_manager(bus, "ListWorkers", &error, &reply, NULL);
         if (r < 0)
-                return print_bus_error("Failed to list workers", &error, r);
+                return print_failure("Failed to list workers", &error, r);
         r = worker_list_read(reply, &workers, &n);
         if (r < 0)
-                return print_bus_error("Failed to parse the worker list", NULL, r);
+                return print_failure("Failed to parse the worker list", NULL, r);
 
         if (args.json) {
                 _cleanup_(json_object_putp) json_object *o = worker_list_to_json(workers, n);
                 if (!o || json_print(o, stdout) < 0)
-                        return print_bus_error("Failed to print JSON", NULL, -ENOMEM);
+                        return print_failure("Failed to print JSON", NULL, -ENOMEM);
                 return EXIT_OK;
         }
         _cleanup_(table_freep) Table *t = worker_list_to_table(workers, n);
         if (!t || table_print(t, stdout, args.legend) < 0)
-                return print_bus_error("Failed to print the table", NULL, -ENOMEM);
+                return print_failure("Failed to print the table", NULL, -ENOMEM);
         if (args.legend)
                 printf("\n%zu worker%s listed.\n", n, n == 1 ? "" : "s");
         return EXIT_OK;
@@ -286,20 +287,20 @@ static int verb_preflight(int argc, char *argv[]) {
                 return EXIT_FAILED;
         r = call_manager(bus, "Preflight", &error, &reply, NULL);
         if (r < 0)
-                return print_bus_error("Failed to run the preflight checks", &error, r);
+                return print_failure("Failed to run the preflight checks", &error, r);
         r = preflight_read(reply, &entries, &n);
         if (r < 0)
-                return print_bus_error("Failed to parse the preflight reply", NULL, r);
+                return print_failure("Failed to parse the preflight reply", NULL, r);
 
         if (args.json) {
                 _cleanup_(json_object_putp) json_object *o = preflight_to_json(entries, n);
                 if (!o || json_print(o, stdout) < 0)
-                        return print_bus_error("Failed to print JSON", NULL, -ENOMEM);
+                        return print_failure("Failed to print JSON", NULL, -ENOMEM);
                 return EXIT_OK;
         }
         _cleanup_(table_freep) Table *t = preflight_to_table(entries, n);
         if (!t || table_print(t, stdout, args.legend) < 0)
-                return print_bus_error("Failed to print the table", NULL, -ENOMEM);
+                return print_failure("Failed to print the table", NULL, -ENOMEM);
         return EXIT_OK;
 }
 
@@ -317,19 +318,19 @@ static int verb_status(int argc, char *argv[]) {
                 return EXIT_FAILED;
         r = call_manager(bus, "GetWorker", &error, &reply, "s", args.positional[0]);
         if (r < 0)
-                return print_bus_error("Failed to look up the worker", &error, r);
+                return print_failure("Failed to look up the worker", &error, r);
         r = sd_bus_message_read(reply, "o", &path);
         if (r < 0)
-                return print_bus_error("Failed to parse the GetWorker reply", NULL, r);
+                return print_failure("Failed to parse the GetWorker reply", NULL, r);
         r = sd_bus_call_method(bus, BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll", &error,
                                &properties, "s", WORKER_INTERFACE);
         if (r < 0)
-                return print_bus_error("Failed to read the worker's properties", &error, r);
+                return print_failure("Failed to read the worker's properties", &error, r);
         r = properties_to_json(properties, &o);
         if (r < 0)
-                return print_bus_error("Failed to parse the worker's properties", NULL, r);
+                return print_failure("Failed to parse the worker's properties", NULL, r);
         r = args.json ? json_print(o, stdout) : properties_print(o, stdout);
-        return r < 0 ? print_bus_error("Failed to print the properties", NULL, r) : EXIT_OK;
+        return r < 0 ? print_failure("Failed to print the properties", NULL, r) : EXIT_OK;
 }
 
 static int verb_stop(int argc, char *argv[]) {
@@ -343,7 +344,7 @@ static int verb_stop(int argc, char *argv[]) {
                 return EXIT_FAILED;
         r = call_manager(bus, "StopWorker", &error, NULL, "s", args.positional[0]);
         if (r < 0)
-                return print_bus_error("Failed to stop the worker", &error, r);
+                return print_failure("Failed to stop the worker", &error, r);
         return EXIT_OK;
 }
 
@@ -376,18 +377,18 @@ static int verb_attach(int argc, char *argv[]) {
                 return EXIT_FAILED;
         channel = open_channel(bus, args.positional[0], &error);
         if (channel < 0)
-                return print_bus_error("Failed to open the worker's channel", &error, channel);
+                return print_failure("Failed to open the worker's channel", &error, channel);
         /* The channel is all we need: the bus connection has nothing more to say. */
         bus = sd_bus_flush_close_unref(bus);
 
         relay = malloc(sizeof(Relay));
         if (!relay)
-                return print_bus_error("Failed to allocate the relay", NULL, -ENOMEM);
+                return print_failure("Failed to allocate the relay", NULL, -ENOMEM);
         r = relay_init(relay, STDIN_FILENO, STDOUT_FILENO, channel);
         if (r >= 0)
                 r = relay_run(relay);
         if (r < 0)
-                return print_bus_error("Channel failed", NULL, r);
+                return print_failure("Channel failed", NULL, r);
         return EXIT_OK;
 }
 
@@ -511,7 +512,7 @@ static int create_worker(sd_bus *bus, const WorkerSpec *spec, sd_bus_error *erro
 
 static int run_exit_code(const RunState *s) {
         if (!isempty(s->reason) && !streq(s->reason, "exited"))
-                print_error("Worker %s ended: %s", s->id, s->reason);
+                print_error("Worker %s ended: %s (exit status %i)", s->id, s->reason, s->exit_status);
         if (s->exit_status >= 0 && s->exit_status <= 255)
                 return s->exit_status;
         return EXIT_FAILED;
@@ -589,7 +590,7 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                                 continue;
                         r = call_manager(bus, "StopWorker", &error, NULL, "s", s->id);
                         if (r < 0)
-                                print_bus_error("Failed to stop the worker", &error, r);
+                                print_failure("Failed to stop the worker", &error, r);
                         return 128 + (int) si.ssi_signo;
                 }
                 if (relay && !output_done) {
@@ -635,11 +636,13 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
                 sigemptyset(&mask);
                 sigaddset(&mask, SIGINT);
                 sigaddset(&mask, SIGTERM);
+                /* A closed terminal ends the run the same way. */
+                sigaddset(&mask, SIGHUP);
                 if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                        return print_bus_error("Failed to block signals", NULL, -errno);
+                        return print_failure("Failed to block signals", NULL, -errno);
                 signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
                 if (signal_fd < 0)
-                        return print_bus_error("Failed to create a signalfd", NULL, -errno);
+                        return print_failure("Failed to create a signalfd", NULL, -errno);
         }
         if (bus_connect(&bus) < 0)
                 return EXIT_FAILED;
@@ -647,16 +650,16 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
                 /* Before CreateWorker, so even an immediate end is seen. */
                 r = add_worker_matches(bus, &state, &changed_slot, &removed_slot);
                 if (r < 0)
-                        return print_bus_error("Failed to subscribe to worker signals", NULL, r);
+                        return print_failure("Failed to subscribe to worker signals", NULL, r);
         }
 
         r = create_worker(bus, &spec, &error, &reply);
         worker_spec_done(&spec);
         if (r < 0)
-                return print_bus_error("Failed to create the worker", &error, r);
+                return print_failure("Failed to create the worker", &error, r);
         r = sd_bus_message_read(reply, "so", &state.id, &state.path);
         if (r < 0)
-                return print_bus_error("Failed to parse the CreateWorker reply", NULL, r);
+                return print_failure("Failed to parse the CreateWorker reply", NULL, r);
         if (!run) {
                 printf("%s\n", state.id);
                 return EXIT_OK;
@@ -666,17 +669,17 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         if (channel < 0) {
                 /* A worker that already finished has no channel; its result still counts. */
                 if (!sd_bus_error_has_name(&error, SBX_ERROR_NOT_RUNNING)) {
-                        print_bus_error("Failed to open the worker's channel", &error, channel);
+                        print_failure("Failed to open the worker's channel", &error, channel);
                         (void) call_manager(bus, "StopWorker", NULL, NULL, "s", state.id);
                         return EXIT_FAILED;
                 }
         } else {
                 relay = malloc(sizeof(Relay));
                 if (!relay)
-                        return print_bus_error("Failed to allocate the relay", NULL, -ENOMEM);
+                        return print_failure("Failed to allocate the relay", NULL, -ENOMEM);
                 r = relay_init(relay, STDIN_FILENO, STDOUT_FILENO, channel);
                 if (r < 0)
-                        return print_bus_error("Failed to set up the channel", NULL, r);
+                        return print_failure("Failed to set up the channel", NULL, r);
         }
         return run_loop(bus, &state, relay, signal_fd);
 }
