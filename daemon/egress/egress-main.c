@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sandbox-egress: one worker's mandatory CONNECT proxy. Started by socket
+ * activation (Accept=no) from sandbox-<id>-egress.socket, whose listener
+ * sits in the worker's network namespace; reads its policy from the
+ * credential "egress-policy". */
+#include <ares.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "egress-policy.h"
+#include "egress-proxy.h"
+#include "egress-sandbox.h"
+#include "util.h"
+
+#define LISTEN_MAX 8
+
+typedef struct Args {
+        const char *policy_path;
+        const char *resolv_conf;
+        const char *hosts_file;
+        const char *listen[LISTEN_MAX];
+        size_t n_listen;
+} Args;
+
+static void help(void) {
+        printf("sandbox-egress [OPTIONS]\n\n"
+               "A worker's egress proxy: CONNECT only, TLS with an SNI equal to the\n"
+               "requested host, allow-listed names, no private destinations.\n\n"
+               "  --policy FILE       policy JSON (default: $CREDENTIALS_DIRECTORY/%s)\n"
+               "  --listen ADDR:PORT  listen here when not socket-activated (repeatable;\n"
+               "                      IPv6 as [::1]:3128)\n"
+               "  --resolv-conf FILE  resolver configuration (default /etc/resolv.conf;\n"
+               "                      /etc/hosts is always consulted first)\n"
+               "  --hosts-file FILE   consult FILE instead of /etc/hosts (for tests)\n"
+               "  --help, --version\n",
+               EGRESS_POLICY_CREDENTIAL);
+}
+
+static int parse_args(int argc, char **argv, Args *args) {
+        enum { ARG_POLICY = 0x100, ARG_LISTEN, ARG_RESOLV_CONF, ARG_HOSTS_FILE, ARG_VERSION };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "policy", required_argument, NULL, ARG_POLICY },
+                { "listen", required_argument, NULL, ARG_LISTEN },
+                { "resolv-conf", required_argument, NULL, ARG_RESOLV_CONF },
+                { "hosts-file", required_argument, NULL, ARG_HOSTS_FILE },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("sandbox-egress %s\n", SANDBOXD_VERSION);
+                        return 0;
+                case ARG_POLICY:
+                        args->policy_path = optarg;
+                        break;
+                case ARG_LISTEN:
+                        if (args->n_listen >= LISTEN_MAX) {
+                                log_error("Too many --listen addresses (at most %d)", LISTEN_MAX);
+                                return -EINVAL;
+                        }
+                        args->listen[args->n_listen++] = optarg;
+                        break;
+                case ARG_RESOLV_CONF:
+                        args->resolv_conf = optarg;
+                        break;
+                case ARG_HOSTS_FILE:
+                        args->hosts_file = optarg;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                log_error("Unexpected argument: %s", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+/* "127.0.0.1:3128" or "[::1]:3128" into a listening TCP socket. */
+static int listen_on(const char *spec) {
+        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *colon = strrchr(spec, ':');
+        socklen_t len;
+        int fd, one = 1;
+
+        if (!colon || (size_t) (colon - spec) >= sizeof(host))
+                return -EINVAL;
+        memcpy(host, spec, (size_t) (colon - spec));
+        host[colon - spec] = 0;
+        char *end;
+        unsigned long port = strtoul(colon + 1, &end, 10);
+        if (*end || port == 0 || port > 65535)
+                return -EINVAL;
+        if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+                host[strlen(host) - 1] = 0;
+                if (inet_pton(AF_INET6, host + 1, &addr.in6.sin6_addr) != 1)
+                        return -EINVAL;
+                addr.in6.sin6_family = AF_INET6;
+                addr.in6.sin6_port = htons((uint16_t) port);
+                len = sizeof(addr.in6);
+        } else {
+                if (inet_pton(AF_INET, host, &addr.in.sin_addr) != 1)
+                        return -EINVAL;
+                addr.in.sin_family = AF_INET;
+                addr.in.sin_port = htons((uint16_t) port);
+                len = sizeof(addr.in);
+        }
+        fd = socket(addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, &addr.sa, len) < 0 || listen(fd, 128) < 0) {
+                int r = -errno;
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int load_policy(const Args *args, EgressPolicy **ret) {
+        char path[4096];
+        const char *p = args->policy_path;
+
+        if (!p) {
+                const char *dir = getenv("CREDENTIALS_DIRECTORY");
+                if (!dir) {
+                        log_error("No --policy given and no $CREDENTIALS_DIRECTORY: refusing to run without a policy");
+                        return -ENOENT;
+                }
+                snprintf(path, sizeof(path), "%s/%s", dir, EGRESS_POLICY_CREDENTIAL);
+                p = path;
+        }
+        int r = egress_policy_from_json_file(p, ret);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load egress policy %s: %m", p);
+        return 0;
+}
+
+/* Each tunnel holds two sockets and two pipes. */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+}
+
+static int run(int argc, char **argv) {
+        Args args = {};
+        EgressPolicy *policy = NULL;
+        sd_event *event = NULL;
+        Proxy *proxy = NULL;
+        int r, n_fds;
+
+        r = parse_args(argc, argv, &args);
+        if (r <= 0)
+                return r;
+        r = load_policy(&args, &policy);
+        if (r < 0)
+                return r;
+
+        signal(SIGPIPE, SIG_IGN);
+        raise_fd_limit();
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = ares_library_init(ARES_LIB_INIT_ALL);
+        if (r != ARES_SUCCESS) {
+                log_error("Failed to initialize c-ares: %s", ares_strerror(r));
+                egress_policy_free(policy);
+                return -EIO;
+        }
+        r = sd_event_default(&event);
+        if (r < 0) {
+                log_error_errno(r, "Failed to allocate event loop: %m");
+                egress_policy_free(policy);
+                goto finish;
+        }
+        (void) sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+
+        r = proxy_new(event, policy, args.resolv_conf, args.hosts_file, &proxy);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up proxy: %m");
+                egress_policy_free(policy);
+                goto finish;
+        }
+
+        n_fds = sd_listen_fds(true);
+        if (n_fds < 0) {
+                r = log_error_errno(n_fds, "Failed to read socket activation fds: %m");
+                goto finish;
+        }
+        for (int i = 0; i < n_fds; i++) {
+                r = proxy_add_listener(proxy, SD_LISTEN_FDS_START + i);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to watch activated socket: %m");
+                        goto finish;
+                }
+        }
+        for (size_t i = 0; i < args.n_listen; i++) {
+                int fd = listen_on(args.listen[i]);
+                if (fd < 0) {
+                        r = log_error_errno(fd, "Failed to listen on %s: %m", args.listen[i]);
+                        goto finish;
+                }
+                r = proxy_add_listener(proxy, fd);
+                if (r < 0)
+                        goto finish;
+        }
+        if (proxy->n_listeners == 0) {
+                log_error("Nothing to listen on: not socket-activated and no --listen given");
+                r = -EINVAL;
+                goto finish;
+        }
+
+        /* From here on the process reads bytes a worker controls. */
+        r = egress_drop_capabilities();
+        if (r < 0) {
+                log_error_errno(r, "Failed to drop capabilities: %m");
+                goto finish;
+        }
+        r = egress_install_seccomp();
+        if (r < 0) {
+                log_error_errno(r, "Failed to install seccomp filter: %m");
+                goto finish;
+        }
+        log_info("sandbox-egress ready: worker %s, mode %s, %zu allow rules, %zu listeners",
+                 proxy->policy->worker_id ?: "-", egress_mode_to_string(proxy->policy->mode),
+                 proxy->policy->n_allow, proxy->n_listeners);
+        (void) sd_notify(false, "READY=1");
+
+        r = sd_event_loop(event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+finish:
+        proxy_free(proxy);
+        sd_event_unref(event);
+        ares_library_cleanup();
+        return r;
+}
+
+int main(int argc, char **argv) {
+        return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "egress-proxy.h"
+#include "egress-tunnel.h"
+#include "util.h"
+
+int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file, Proxy **ret) {
+        Proxy *p;
+        int r;
+
+        assert(event);
+        assert(policy);
+        assert(ret);
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->event = sd_event_ref(event);
+        r = resolver_new(event, resolv_conf, hosts_file, &p->resolver);
+        if (r < 0) {
+                sd_event_unref(p->event);
+                free(p);
+                return r;
+        }
+        p->policy = policy;
+        *ret = p;
+        return 0;
+}
+
+Proxy *proxy_free(Proxy *p) {
+        if (!p)
+                return NULL;
+        while (p->tunnels)
+                tunnel_free(p->tunnels);
+        for (size_t i = 0; i < p->n_listeners; i++)
+                sd_event_source_disable_unref(p->listeners[i]);
+        free(p->listeners);
+        resolver_free(p->resolver);
+        while (p->buckets) {
+                DestBucket *b = p->buckets;
+                p->buckets = b->next;
+                free(b);
+        }
+        egress_policy_free(p->policy);
+        sd_event_unref(p->event);
+        free(p);
+        return NULL;
+}
+
+static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Proxy *p = userdata;
+
+        /* Take everything queued; a fresh connection costs one accept each. */
+        for (;;) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                return 0;
+                        if (errno == ECONNABORTED)
+                                continue;
+                        /* EMFILE and friends: stop for now, the loop will call again. */
+                        log_warning_errno(errno, "accept() failed: %m");
+                        return 0;
+                }
+                int r = tunnel_start(p, cfd);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to start tunnel: %m");
+        }
+}
+
+int proxy_add_listener(Proxy *p, int fd) {
+        sd_event_source **a, *s = NULL;
+        int r;
+
+        assert(p);
+        assert(fd >= 0);
+        r = fd_nonblock(fd, true);
+        if (r < 0)
+                goto fail;
+        a = reallocarray(p->listeners, p->n_listeners + 1, sizeof(*a));
+        if (!a) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        p->listeners = a;
+        r = sd_event_add_io(p->event, &s, fd, EPOLLIN, on_listener, p);
+        if (r < 0)
+                goto fail;
+        sd_event_source_set_io_fd_own(s, true);
+        p->listeners[p->n_listeners++] = s;
+        return 0;
+fail:
+        safe_close(fd);
+        return r;
+}
+
+/* Idle buckets that have refilled completely are indistinguishable from new ones. */
+static void proxy_gc_buckets(Proxy *p, uint64_t now) {
+        for (DestBucket **b = &p->buckets; *b; ) {
+                DestBucket *d = *b;
+                if (d->users == 0 && token_bucket_available(&d->bucket, now) >= d->bucket.burst) {
+                        *b = d->next;
+                        free(d);
+                        p->n_buckets--;
+                } else
+                        b = &d->next;
+        }
+}
+
+DestBucket *proxy_acquire_bucket(Proxy *p, const char *host) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        assert(p);
+        if (p->policy->rate_bps == 0)
+                return NULL;
+        for (DestBucket *b = p->buckets; b; b = b->next)
+                if (streq(b->host, host)) {
+                        b->users++;
+                        return b;
+                }
+        proxy_gc_buckets(p, now);
+        DestBucket *b = calloc(1, sizeof(*b));
+        if (!b)
+                return NULL;
+        snprintf(b->host, sizeof(b->host), "%s", host);
+        token_bucket_init(&b->bucket, p->policy->rate_bps, p->policy->rate_burst, now);
+        b->users = 1;
+        b->next = p->buckets;
+        p->buckets = b;
+        p->n_buckets++;
+        return b;
+}
+
+void proxy_release_bucket(Proxy *p, DestBucket *b) {
+        if (!b)
+                return;
+        assert(b->users > 0);
+        b->users--;
+        if (p->n_buckets > PROXY_BUCKETS_MAX)
+                proxy_gc_buckets(p, now_usec(CLOCK_MONOTONIC));
+}

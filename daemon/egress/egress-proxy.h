@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One proxy process serves every connection of one worker: the listeners
+ * handed over by socket activation (or --listen), the worker's policy, a
+ * resolver, the live tunnels, and one token bucket per destination host
+ * shared by all tunnels to that host. */
+
+#include <stddef.h>
+#include <systemd/sd-event.h>
+
+#include "egress-policy.h"
+#include "egress-resolve.h"
+#include "token-bucket.h"
+
+#define PROXY_BUCKETS_MAX 1024
+
+typedef struct Tunnel Tunnel;
+
+typedef struct DestBucket {
+        struct DestBucket *next;
+        char host[EGRESS_HOST_MAX + 1];
+        TokenBucket bucket;
+        unsigned users;
+} DestBucket;
+
+typedef struct Proxy {
+        sd_event *event;
+        EgressPolicy *policy;
+        Resolver *resolver;
+        sd_event_source **listeners;
+        size_t n_listeners;
+        Tunnel *tunnels;
+        unsigned n_tunnels;
+        DestBucket *buckets;
+        size_t n_buckets;
+} Proxy;
+
+/* Takes ownership of policy. */
+int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file, Proxy **ret);
+Proxy *proxy_free(Proxy *p);
+/* Takes ownership of a listening socket fd (made non-blocking here). */
+int proxy_add_listener(Proxy *p, int fd);
+
+/* The bucket for a host, created full on first use; NULL when no rate is
+ * set. Buckets outlive their tunnels while they hold debt, so closing and
+ * reopening a connection does not reset the rate. */
+DestBucket *proxy_acquire_bucket(Proxy *p, const char *host);
+void proxy_release_bucket(Proxy *p, DestBucket *b);
+
+void proxy_tunnel_link(Proxy *p, Tunnel *t);
+void proxy_tunnel_unlink(Proxy *p, Tunnel *t);

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ares.h>
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "egress-resolve.h"
+#include "util.h"
+
+#define RESOLVER_SOCKETS_MAX 16
+
+typedef struct ResolverSocket {
+        int fd;
+        sd_event_source *source;
+} ResolverSocket;
+
+struct Resolver {
+        sd_event *event;
+        ares_channel channel;
+        bool channel_initialized;
+        bool env_hosts;
+        sd_event_source *timer;
+        ResolverSocket sockets[RESOLVER_SOCKETS_MAX];
+};
+
+struct ResolveQuery {
+        Resolver *resolver;
+        resolve_handler_t handler;
+        void *userdata;
+};
+
+static void resolver_rearm_timer(Resolver *r) {
+        struct timeval tv, *t;
+
+        t = ares_timeout(r->channel, NULL, &tv);
+        if (!t) {
+                sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
+                return;
+        }
+        uint64_t usec = (uint64_t) t->tv_sec * USEC_PER_SEC + (uint64_t) t->tv_usec;
+        sd_event_source_set_time_relative(r->timer, usec);
+        sd_event_source_set_enabled(r->timer, SD_EVENT_ONESHOT);
+}
+
+static int on_resolver_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Resolver *r = userdata;
+
+        ares_process_fd(r->channel,
+                        revents & (EPOLLIN | EPOLLHUP | EPOLLERR) ? fd : ARES_SOCKET_BAD,
+                        revents & EPOLLOUT ? fd : ARES_SOCKET_BAD);
+        resolver_rearm_timer(r);
+        return 0;
+}
+
+static int on_resolver_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Resolver *r = userdata;
+
+        ares_process_fd(r->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+        resolver_rearm_timer(r);
+        return 0;
+}
+
+/* c-ares tells us which of its sockets to watch for what. */
+static void on_sock_state(void *data, ares_socket_t fd, int readable, int writable) {
+        Resolver *r = data;
+        ResolverSocket *slot = NULL, *free_slot = NULL;
+        uint32_t events = (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0);
+
+        for (size_t i = 0; i < RESOLVER_SOCKETS_MAX; i++) {
+                if (r->sockets[i].source && r->sockets[i].fd == fd)
+                        slot = &r->sockets[i];
+                else if (!r->sockets[i].source && !free_slot)
+                        free_slot = &r->sockets[i];
+        }
+        if (!events) {
+                if (slot) {
+                        slot->source = sd_event_source_disable_unref(slot->source);
+                        slot->fd = -1;
+                }
+                return;
+        }
+        if (slot) {
+                sd_event_source_set_io_events(slot->source, events);
+                return;
+        }
+        if (!free_slot || sd_event_add_io(r->event, &free_slot->source, fd, events, on_resolver_io, r) < 0) {
+                /* Unwatched, the query times out through the timer and fails closed. */
+                log_warning("Cannot watch resolver socket %d", fd);
+                return;
+        }
+        free_slot->fd = fd;
+}
+
+int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_file, Resolver **ret) {
+        struct ares_options options = {};
+        int optmask, r;
+
+        assert(event);
+        assert(ret);
+
+        Resolver *res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        res->event = sd_event_ref(event);
+        for (size_t i = 0; i < RESOLVER_SOCKETS_MAX; i++)
+                res->sockets[i].fd = -1;
+
+        options.sock_state_cb = on_sock_state;
+        options.sock_state_cb_data = res;
+        options.lookups = (char *) "fb";            /* /etc/hosts, then DNS */
+        options.timeout = 2000;
+        options.tries = 2;
+        optmask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_LOOKUPS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
+        if (resolv_conf) {
+                options.resolvconf_path = (char *) resolv_conf;
+                optmask |= ARES_OPT_RESOLVCONF;
+        }
+        r = ares_init_options(&res->channel, &options, optmask);
+        if (r != ARES_SUCCESS) {
+                log_error("Failed to initialize c-ares: %s", ares_strerror(r));
+                resolver_free(res);
+                return r == ARES_ENOMEM ? -ENOMEM : -EIO;
+        }
+        res->channel_initialized = true;
+        if (hosts_file) {
+                if (setenv("CARES_HOSTS", hosts_file, 1) < 0) {
+                        resolver_free(res);
+                        return -errno;
+                }
+                res->env_hosts = true;
+        }
+
+        r = sd_event_add_time_relative(event, &res->timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_resolver_timer, res);
+        if (r < 0) {
+                resolver_free(res);
+                return r;
+        }
+        sd_event_source_set_enabled(res->timer, SD_EVENT_OFF);
+        *ret = res;
+        return 0;
+}
+
+Resolver *resolver_free(Resolver *r) {
+        if (!r)
+                return NULL;
+        /* Destroying the channel runs every pending callback with ARES_EDESTRUCTION. */
+        if (r->channel_initialized)
+                ares_destroy(r->channel);
+        for (size_t i = 0; i < RESOLVER_SOCKETS_MAX; i++)
+                sd_event_source_disable_unref(r->sockets[i].source);
+        sd_event_source_disable_unref(r->timer);
+        sd_event_unref(r->event);
+        free(r);
+        return NULL;
+}
+
+static int ares_status_to_errno(int status) {
+        switch (status) {
+        case ARES_ENOTFOUND:
+        case ARES_ENODATA:
+        case ARES_ENONAME:
+                return -ENOENT;
+        case ARES_ETIMEOUT:
+                return -ETIMEDOUT;
+        case ARES_ENOMEM:
+                return -ENOMEM;
+        case ARES_ECANCELLED:
+        case ARES_EDESTRUCTION:
+                return -ECANCELED;
+        default:
+                return -EIO;
+        }
+}
+
+static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinfo *result) {
+        ResolveQuery *q = arg;
+        ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
+        size_t n = 0;
+
+        if (q->handler) {
+                if (status == ARES_SUCCESS && result) {
+                        for (struct ares_addrinfo_node *node = result->nodes; node && n < RESOLVE_ADDRESSES_MAX;
+                             node = node->ai_next) {
+                                if (node->ai_addrlen > sizeof(addrs[n].sa))
+                                        continue;
+                                memset(&addrs[n], 0, sizeof(addrs[n]));
+                                memcpy(&addrs[n].sa, node->ai_addr, node->ai_addrlen);
+                                addrs[n].len = node->ai_addrlen;
+                                n++;
+                        }
+                }
+                int err = status == ARES_SUCCESS ? (n > 0 ? 0 : -ENOENT) : ares_status_to_errno(status);
+                q->handler(err, addrs, n, q->userdata);
+        }
+        if (result)
+                ares_freeaddrinfo(result);
+        free(q);
+}
+
+int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handler_t handler, void *userdata,
+                     ResolveQuery **ret) {
+        struct ares_addrinfo_hints hints = {
+                .ai_family = AF_UNSPEC,
+                .ai_socktype = SOCK_STREAM,
+                .ai_protocol = IPPROTO_TCP,
+                /* No RFC 6724 sorting: c-ares would probe each address with a
+                 * UDP connect() to find a source address. Every address is
+                 * checked anyway. */
+                .ai_flags = ARES_AI_NOSORT | ARES_AI_NUMERICSERV,
+        };
+        char service[8];
+
+        assert(r);
+        assert(host);
+        assert(handler);
+
+        ResolveQuery *q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        *q = (ResolveQuery) { .resolver = r, .handler = handler, .userdata = userdata };
+        snprintf(service, sizeof(service), "%u", port);
+        if (r->env_hosts)
+                hints.ai_flags |= ARES_AI_ENVHOSTS;
+        if (ret)
+                *ret = q;
+        /* May call on_addrinfo synchronously (hosts file, literals): the
+         * caller must be ready for the handler before this returns. */
+        ares_getaddrinfo(r->channel, host, service, &hints, on_addrinfo, q);
+        resolver_rearm_timer(r);
+        return 0;
+}
+
+void resolve_query_cancel(ResolveQuery *q) {
+        if (q)
+                q->handler = NULL;
+}

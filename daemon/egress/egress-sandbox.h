@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Confinement the proxy applies to itself before it reads a byte from a
+ * worker: no capabilities (effective, permitted, inheritable, ambient and,
+ * where allowed, bounding), no_new_privs, and a seccomp allow-list of the
+ * system calls the event loop, c-ares, the journal and splice() need.
+ * Anything else kills the process; socket activation starts a fresh one on
+ * the next connection. */
+
+/* Environment variable that skips only the seccomp filter, for sanitizer
+ * builds whose runtime makes calls the allow-list does not name. */
+#define EGRESS_NO_SECCOMP_ENV "SANDBOX_EGRESS_NO_SECCOMP"
+
+int egress_drop_capabilities(void);
+int egress_install_seccomp(void);

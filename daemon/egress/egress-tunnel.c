@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "connect-request.h"
+#include "egress-tunnel.h"
+#include "tls-hello.h"
+#include "util.h"
+
+#define SPLICE_CHUNK (64 * 1024)
+#define PUMP_ROUNDS 16          /* chunks per direction per wakeup, for fairness */
+#define THROTTLE_MIN_WAKE 4096  /* bytes to wait for when the bucket is empty */
+
+typedef enum TunnelState {
+        TUNNEL_READ_REQUEST,
+        TUNNEL_RESOLVING,
+        TUNNEL_CONNECTING,
+        TUNNEL_READ_HELLO,
+        TUNNEL_SEND_HELLO,
+        TUNNEL_FORWARDING,
+} TunnelState;
+
+/* One way of the stream: src -> pipe -> dst. */
+typedef struct Direction {
+        int src, dst;
+        int pipe[2];
+        size_t in_pipe;
+        bool eof;       /* src said EOF */
+        bool shut;      /* dst was shut down for writing after the pipe drained */
+        uint64_t bytes;
+} Direction;
+
+/* What is only needed until the tunnel is established. */
+typedef struct Handshake {
+        uint8_t request[CONNECT_REQUEST_MAX];
+        size_t request_len;
+        uint8_t hello_raw[TLS_HELLO_RAW_MAX];
+        size_t hello_len, hello_sent;
+        TlsHello hello;
+        ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
+        size_t n_addrs, next_addr;
+} Handshake;
+
+struct Tunnel {
+        Proxy *proxy;
+        Tunnel *prev, *next;
+        TunnelState state;
+        int client_fd, upstream_fd;
+        sd_event_source *client_io, *upstream_io, *timer;
+        Handshake *hs;
+        ResolveQuery *query;
+        DestBucket *bucket;
+        Direction up;     /* client -> upstream: EGRESS_BYTES_OUT */
+        Direction down;   /* upstream -> client: EGRESS_BYTES_IN */
+        bool throttled;
+        bool established;
+        uint64_t start_usec;
+        char host[EGRESS_HOST_MAX + 1];
+        uint16_t port;
+        char sni[TLS_SNI_MAX + 1];
+        char address[INET6_ADDRSTRLEN + 8];
+        const char *report_reason;   /* report mode: the first thing enforce would have refused */
+};
+
+void proxy_tunnel_link(Proxy *p, Tunnel *t) {
+        t->next = p->tunnels;
+        if (p->tunnels)
+                p->tunnels->prev = t;
+        p->tunnels = t;
+        p->n_tunnels++;
+}
+
+void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
+        if (t->prev)
+                t->prev->next = t->next;
+        else
+                p->tunnels = t->next;
+        if (t->next)
+                t->next->prev = t->prev;
+        t->prev = t->next = NULL;
+        p->n_tunnels--;
+}
+
+static void direction_init(Direction *d) {
+        *d = (Direction) { .src = -1, .dst = -1, .pipe = { -1, -1 } };
+}
+
+static void direction_close(Direction *d) {
+        d->pipe[0] = safe_close(d->pipe[0]);
+        d->pipe[1] = safe_close(d->pipe[1]);
+}
+
+Tunnel *tunnel_free(Tunnel *t) {
+        if (!t)
+                return NULL;
+        proxy_tunnel_unlink(t->proxy, t);
+        resolve_query_cancel(t->query);
+        sd_event_source_disable_unref(t->client_io);
+        sd_event_source_disable_unref(t->upstream_io);
+        sd_event_source_disable_unref(t->timer);
+        safe_close(t->client_fd);
+        safe_close(t->upstream_fd);
+        direction_close(&t->up);
+        direction_close(&t->down);
+        proxy_release_bucket(t->proxy, t->bucket);
+        free(t->hs);
+        free(t);
+        return NULL;
+}
+
+/* ---- logging ---- */
+
+static const char *worker_id(const Tunnel *t) {
+        return t->proxy->policy->worker_id ?: "";
+}
+
+static void tunnel_log_decision(Tunnel *t, const char *decision, const char *reason) {
+        char port[8], message[1024];
+        int prio = streq(decision, "allow") ? LOG_INFO : streq(decision, "report") ? LOG_NOTICE : LOG_WARNING;
+
+        snprintf(port, sizeof(port), "%u", t->port);
+        snprintf(message, sizeof(message), "egress %s %s:%s reason=%s sni=%s address=%s worker=%s",
+                 decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",
+                 t->address[0] ? t->address : "-", worker_id(t));
+        log_struct(prio, message,
+                   "SANDBOX_WORKER_ID", worker_id(t),
+                   "EGRESS_HOST", t->host,
+                   "EGRESS_PORT", port,
+                   "EGRESS_SNI", t->sni,
+                   "EGRESS_ADDRESS", t->address,
+                   "EGRESS_DECISION", decision,
+                   "EGRESS_REASON", reason ?: "",
+                   NULL);
+}
+
+static void tunnel_log_close(Tunnel *t) {
+        char port[8], in[24], out[24], usec[24], message[1024];
+
+        snprintf(port, sizeof(port), "%u", t->port);
+        snprintf(in, sizeof(in), "%" PRIu64, t->down.bytes);
+        snprintf(out, sizeof(out), "%" PRIu64, t->up.bytes);
+        snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - t->start_usec);
+        snprintf(message, sizeof(message), "egress close %s:%s address=%s bytes_in=%s bytes_out=%s usec=%s worker=%s",
+                 t->host, port, t->address, in, out, usec, worker_id(t));
+        log_struct(LOG_INFO, message,
+                   "SANDBOX_WORKER_ID", worker_id(t),
+                   "EGRESS_HOST", t->host,
+                   "EGRESS_PORT", port,
+                   "EGRESS_SNI", t->sni,
+                   "EGRESS_ADDRESS", t->address,
+                   "EGRESS_BYTES_IN", in,
+                   "EGRESS_BYTES_OUT", out,
+                   "EGRESS_DURATION_USEC", usec,
+                   NULL);
+}
+
+/* ---- refusing ---- */
+
+static void send_best_effort(int fd, const char *s) {
+        /* A refusal is a few dozen bytes into an empty socket buffer; if even
+         * that does not fit, the client gets a plain close. */
+        (void) send(fd, s, strlen(s), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void send_status(Tunnel *t, int code, const char *text, const char *reason) {
+        char buf[512];
+        snprintf(buf, sizeof(buf),
+                 "HTTP/1.1 %d %s\r\nX-Sandbox-Egress-Reason: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                 code, text, reason);
+        send_best_effort(t->client_fd, buf);
+}
+
+/* Refuses and ends the tunnel. Before the 200 the client gets a status
+ * line with the reason; after it (ClientHello checks) only a close,
+ * because the client is already speaking TLS. */
+static void tunnel_deny(Tunnel *t, int code, const char *reason) {
+        if (!t->established && t->state < TUNNEL_READ_HELLO)
+                send_status(t, code, code == 403 ? "Forbidden" : code == 408 ? "Request Timeout" :
+                                     code == 504 ? "Gateway Timeout" : "Bad Gateway", reason);
+        tunnel_log_decision(t, "deny", reason);
+        tunnel_free(t);
+}
+
+/* A policy refusal: fatal in enforce mode; in report mode remembered and
+ * logged when the tunnel is established. Returns true if the caller must stop. */
+static bool tunnel_policy_refuse(Tunnel *t, const char *reason) {
+        if (t->proxy->policy->mode == EGRESS_MODE_REPORT) {
+                if (!t->report_reason)
+                        t->report_reason = reason;
+                return false;
+        }
+        tunnel_deny(t, 403, reason);
+        return true;
+}
+
+/* ---- event plumbing ---- */
+
+static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+static int on_upstream_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void io_set(sd_event_source *s, uint32_t events) {
+        if (!s)
+                return;
+        if (events == 0) {
+                sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_source_set_io_events(s, events);
+        sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+static int timer_arm(Tunnel *t, uint64_t usec_from_now) {
+        int r = sd_event_source_set_time_relative(t->timer, usec_from_now);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(t->timer, SD_EVENT_ONESHOT);
+}
+
+static void timer_disarm(Tunnel *t) {
+        sd_event_source_set_enabled(t->timer, SD_EVENT_OFF);
+}
+
+/* ---- forwarding ---- */
+
+static bool direction_wants_read(const Tunnel *t, const Direction *d) {
+        return !d->eof && d->in_pipe == 0 && !t->throttled;
+}
+
+static void tunnel_update_events(Tunnel *t) {
+        io_set(t->client_io, (direction_wants_read(t, &t->up) ? EPOLLIN : 0) | (t->down.in_pipe > 0 ? EPOLLOUT : 0));
+        io_set(t->upstream_io, (direction_wants_read(t, &t->down) ? EPOLLIN : 0) | (t->up.in_pipe > 0 ? EPOLLOUT : 0));
+}
+
+static void tunnel_throttle(Tunnel *t, uint64_t now) {
+        uint64_t wait = token_bucket_wait_usec(&t->bucket->bucket, THROTTLE_MIN_WAKE, now);
+        t->throttled = true;
+        if (timer_arm(t, MAX(wait, (uint64_t) 1000)) < 0)
+                t->throttled = false;   /* no timer, no pause: better than a stall */
+}
+
+/* Moves what it can from d->src to d->dst. Returns 0 or a negative errno
+ * that ends the tunnel. */
+static int direction_pump(Tunnel *t, Direction *d) {
+        for (unsigned round = 0; round < PUMP_ROUNDS; round++) {
+                ssize_t n;
+
+                if (d->in_pipe > 0) {
+                        n = splice(d->pipe[0], NULL, d->dst, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                        if (n < 0)
+                                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+                        d->in_pipe -= (size_t) n;
+                        continue;
+                }
+                if (d->eof) {
+                        if (!d->shut) {
+                                (void) shutdown(d->dst, SHUT_WR);
+                                d->shut = true;
+                        }
+                        return 0;
+                }
+                if (t->throttled)
+                        return 0;
+
+                size_t want = SPLICE_CHUNK;
+                uint64_t now = 0;
+                if (t->bucket) {
+                        now = now_usec(CLOCK_MONOTONIC);
+                        uint64_t avail = token_bucket_available(&t->bucket->bucket, now);
+                        if (avail == 0) {
+                                tunnel_throttle(t, now);
+                                return 0;
+                        }
+                        want = MIN(want, (size_t) MIN(avail, (uint64_t) SPLICE_CHUNK));
+                }
+                n = splice(d->src, NULL, d->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+                if (n == 0) {
+                        d->eof = true;
+                        continue;
+                }
+                if (t->bucket)
+                        token_bucket_consume(&t->bucket->bucket, (uint64_t) n);
+                d->bytes += (uint64_t) n;
+                d->in_pipe += (size_t) n;
+        }
+        return 0;
+}
+
+static void tunnel_forward(Tunnel *t) {
+        int r = direction_pump(t, &t->up);
+        if (r >= 0)
+                r = direction_pump(t, &t->down);
+        if (r < 0 || (t->up.shut && t->down.shut)) {
+                tunnel_log_close(t);
+                tunnel_free(t);
+                return;
+        }
+        tunnel_update_events(t);
+}
+
+static int tunnel_start_forwarding(Tunnel *t) {
+        if (pipe2(t->up.pipe, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(t->down.pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+                return -errno;
+        t->up.src = t->down.dst = t->client_fd;
+        t->up.dst = t->down.src = t->upstream_fd;
+        t->bucket = proxy_acquire_bucket(t->proxy, t->host);
+        if (t->proxy->policy->rate_bps > 0 && !t->bucket)
+                return -ENOMEM;   /* never run unthrottled when a rate is set */
+        if (t->bucket && t->hs)
+                token_bucket_consume(&t->bucket->bucket, t->hs->hello_len);
+        t->state = TUNNEL_FORWARDING;
+        free(t->hs);
+        t->hs = NULL;
+        timer_disarm(t);
+        tunnel_forward(t);
+        return 0;
+}
+
+/* ---- handshake ---- */
+
+static void tunnel_established(Tunnel *t) {
+        t->established = true;
+        if (t->report_reason)
+                tunnel_log_decision(t, "report", t->report_reason);
+        else
+                tunnel_log_decision(t, "allow", NULL);
+}
+
+/* Writes the ClientHello (and anything the client sent with it) upstream. */
+static void tunnel_send_hello(Tunnel *t) {
+        Handshake *hs = t->hs;
+
+        t->state = TUNNEL_SEND_HELLO;
+        while (hs->hello_sent < hs->hello_len) {
+                ssize_t n = send(t->upstream_fd, hs->hello_raw + hs->hello_sent, hs->hello_len - hs->hello_sent,
+                                 MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) {
+                                io_set(t->client_io, 0);
+                                io_set(t->upstream_io, EPOLLOUT);
+                                return;
+                        }
+                        tunnel_log_close(t);
+                        tunnel_free(t);
+                        return;
+                }
+                hs->hello_sent += (size_t) n;
+        }
+        t->up.bytes += hs->hello_len;
+        int r = tunnel_start_forwarding(t);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up forwarding for %s: %m", t->host);
+                tunnel_log_close(t);
+                tunnel_free(t);
+        }
+}
+
+static const char *check_hello(Tunnel *t, TlsHelloResult result) {
+        const TlsHello *h = &t->hs->hello;
+        char sni[EGRESS_HOST_MAX + 1];
+        EgressHostKind kind;
+
+        switch (result) {
+        case TLS_HELLO_NO_SNI:
+                return "no-sni";
+        case TLS_HELLO_NOT_TLS:
+                return "not-tls";
+        case TLS_HELLO_TOO_LARGE:
+        case TLS_HELLO_MALFORMED:
+                return tls_hello_result_to_string(result);
+        case TLS_HELLO_OK:
+        case TLS_HELLO_ECH:
+                break;
+        case TLS_HELLO_NEED_MORE:
+                assert(false);
+        }
+        if (!h->has_sni)
+                return result == TLS_HELLO_ECH ? "ech-without-outer-sni" : "no-sni";
+        snprintf(t->sni, sizeof(t->sni), "%s", h->sni);
+        if (egress_host_normalize(h->sni, false, sni, sizeof(sni), &kind) < 0)
+                return "invalid-sni";
+        if (kind != EGRESS_HOST_NAME)
+                return "sni-ip-literal";
+        /* With ECH the real name is encrypted; what we can hold the client
+         * to is the outer (public) name, which must be the CONNECT host. */
+        if (!streq(sni, t->host))
+                return result == TLS_HELLO_ECH ? "ech-outer-sni-mismatch" : "sni-mismatch";
+        return NULL;
+}
+
+static void tunnel_process_hello(Tunnel *t) {
+        Handshake *hs = t->hs;
+        TlsHelloResult result = tls_hello_parse(hs->hello_raw, hs->hello_len, &hs->hello);
+
+        if (result == TLS_HELLO_NEED_MORE) {
+                if (hs->hello_len >= sizeof(hs->hello_raw))
+                        result = TLS_HELLO_TOO_LARGE;
+                else {
+                        io_set(t->client_io, EPOLLIN);
+                        return;
+                }
+        }
+        const char *reason = check_hello(t, result);
+        if (reason && tunnel_policy_refuse(t, reason))
+                return;
+        tunnel_established(t);
+        tunnel_send_hello(t);
+}
+
+static void tunnel_read_hello(Tunnel *t) {
+        Handshake *hs = t->hs;
+        ssize_t n = recv(t->client_fd, hs->hello_raw + hs->hello_len, sizeof(hs->hello_raw) - hs->hello_len, 0);
+
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return;
+                tunnel_deny(t, 403, "client-error");
+                return;
+        }
+        if (n == 0) {
+                tunnel_deny(t, 403, "client-closed-before-hello");
+                return;
+        }
+        hs->hello_len += (size_t) n;
+        tunnel_process_hello(t);
+}
+
+static void tunnel_connected(Tunnel *t) {
+        static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+
+        if (send(t->client_fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) != (ssize_t) (sizeof(ok) - 1)) {
+                tunnel_deny(t, 502, "client-error");
+                return;
+        }
+        if (!t->proxy->policy->require_tls) {
+                /* Without require-TLS any protocol may follow; forward at once. */
+                tunnel_established(t);
+                tunnel_send_hello(t);
+                return;
+        }
+        t->state = TUNNEL_READ_HELLO;
+        timer_arm(t, t->proxy->policy->hello_timeout_usec);
+        if (t->hs->hello_len > 0)
+                tunnel_process_hello(t);   /* the client sent it along with the CONNECT */
+        else
+                io_set(t->client_io, EPOLLIN);
+}
+
+static void tunnel_connect_next(Tunnel *t);
+
+static void tunnel_check_connect(Tunnel *t) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+
+        if (getsockopt(t->upstream_fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+                err = errno;
+        if (err == 0) {
+                io_set(t->upstream_io, 0);
+                tunnel_connected(t);
+                return;
+        }
+        log_debug("connect to %s failed: %s", t->address, strerror(err));
+        tunnel_connect_next(t);
+}
+
+static void format_address(const ResolvedAddress *a, char *buf, size_t size) {
+        const void *addr = a->sa.ss_family == AF_INET ? (const void *) &((const struct sockaddr_in *) &a->sa)->sin_addr
+                                                      : (const void *) &((const struct sockaddr_in6 *) &a->sa)->sin6_addr;
+        if (!inet_ntop(a->sa.ss_family, addr, buf, (socklen_t) size))
+                snprintf(buf, size, "?");
+}
+
+/* Connects to the next checked address; every one was classified before
+ * the first attempt, and nothing but these sockaddrs is ever dialled. */
+static void tunnel_connect_next(Tunnel *t) {
+        Handshake *hs = t->hs;
+
+        t->upstream_io = sd_event_source_disable_unref(t->upstream_io);
+        t->upstream_fd = safe_close(t->upstream_fd);
+        while (hs->next_addr < hs->n_addrs) {
+                const ResolvedAddress *a = &hs->addrs[hs->next_addr++];
+                format_address(a, t->address, sizeof(t->address));
+                t->upstream_fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+                if (t->upstream_fd < 0)
+                        continue;
+                if (connect(t->upstream_fd, (const struct sockaddr *) &a->sa, a->len) < 0 && errno != EINPROGRESS) {
+                        t->upstream_fd = safe_close(t->upstream_fd);
+                        continue;
+                }
+                if (sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, EPOLLOUT, on_upstream_io, t) < 0) {
+                        t->upstream_fd = safe_close(t->upstream_fd);
+                        continue;
+                }
+                t->state = TUNNEL_CONNECTING;
+                return;
+        }
+        tunnel_deny(t, 502, "connect-failed");
+}
+
+static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs, void *userdata) {
+        Tunnel *t = userdata;
+        const EgressPolicy *p = t->proxy->policy;
+
+        t->query = NULL;
+        if (status < 0) {
+                tunnel_deny(t, 502, status == -ENOENT ? "name-not-found" :
+                                    status == -ETIMEDOUT ? "resolve-timeout" : "resolve-failed");
+                return;
+        }
+        /* Every answer is classified, and one private answer refuses the
+         * name: a name that mixes public and private addresses is how DNS
+         * rebinding is set up, and failing closed costs nothing legitimate.
+         * This holds in report mode too: private ranges are not allow-list
+         * policy but the wall around the host. */
+        for (size_t i = 0; i < n_addrs; i++) {
+                const char *range = egress_addr_classify((const struct sockaddr *) &addrs[i].sa, addrs[i].len,
+                                                         p->private_ranges, p->n_private_ranges);
+                if (range) {
+                        static char reason[160];   /* used before the next decision: one thread, no reentry */
+                        format_address(&addrs[i], t->address, sizeof(t->address));
+                        snprintf(reason, sizeof(reason), "private-address %s", range);
+                        tunnel_deny(t, 403, reason);
+                        return;
+                }
+        }
+        memcpy(t->hs->addrs, addrs, n_addrs * sizeof(addrs[0]));
+        t->hs->n_addrs = n_addrs;
+        t->hs->next_addr = 0;
+        tunnel_connect_next(t);
+}
+
+static void tunnel_process_request(Tunnel *t) {
+        Handshake *hs = t->hs;
+        ConnectRequest req;
+        ConnectParseResult pr = connect_request_parse(hs->request, hs->request_len, &req);
+
+        if (pr == CONNECT_PARSE_NEED_MORE) {
+                if (hs->request_len >= sizeof(hs->request))
+                        tunnel_deny(t, 403, connect_parse_result_to_string(CONNECT_PARSE_TOO_LONG));
+                return;
+        }
+        if (pr != CONNECT_PARSE_OK) {
+                /* Not even report mode can forward what is not a CONNECT. */
+                tunnel_deny(t, 403, connect_parse_result_to_string(pr));
+                return;
+        }
+        t->port = req.port;
+        const char *reason = egress_policy_check_host(t->proxy->policy, req.host, req.host_is_bracketed, req.port,
+                                                      t->host, sizeof(t->host));
+        if (reason && streq(reason, "invalid-host")) {
+                snprintf(t->host, sizeof(t->host), "%s", req.host);
+                tunnel_deny(t, 403, reason);
+                return;
+        }
+        if (reason && tunnel_policy_refuse(t, reason))
+                return;
+
+        /* Bytes after the request are the start of the ClientHello. */
+        hs->hello_len = hs->request_len - req.request_size;
+        memcpy(hs->hello_raw, hs->request + req.request_size, hs->hello_len);
+
+        io_set(t->client_io, 0);
+        t->state = TUNNEL_RESOLVING;
+        timer_arm(t, t->proxy->policy->connect_timeout_usec);
+        /* The handler may run before this returns (hosts file). */
+        int r = resolver_resolve(t->proxy->resolver, t->host, t->port, on_resolved, t, &t->query);
+        if (r < 0)
+                tunnel_deny(t, 502, "resolve-failed");
+}
+
+static void tunnel_read_request(Tunnel *t) {
+        Handshake *hs = t->hs;
+        ssize_t n = recv(t->client_fd, hs->request + hs->request_len, sizeof(hs->request) - hs->request_len, 0);
+
+        if (n < 0) {
+                if (errno != EAGAIN && errno != EINTR)
+                        tunnel_free(t);   /* the client went away: no decision to log */
+                return;
+        }
+        if (n == 0) {
+                tunnel_free(t);
+                return;
+        }
+        hs->request_len += (size_t) n;
+        tunnel_process_request(t);
+}
+
+static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Tunnel *t = userdata;
+
+        switch (t->state) {
+        case TUNNEL_READ_REQUEST:
+                tunnel_read_request(t);
+                break;
+        case TUNNEL_READ_HELLO:
+                tunnel_read_hello(t);
+                break;
+        case TUNNEL_FORWARDING:
+                tunnel_forward(t);
+                break;
+        default:
+                io_set(s, 0);
+        }
+        return 0;
+}
+
+static int on_upstream_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Tunnel *t = userdata;
+
+        switch (t->state) {
+        case TUNNEL_CONNECTING:
+                tunnel_check_connect(t);
+                break;
+        case TUNNEL_SEND_HELLO:
+                tunnel_send_hello(t);
+                break;
+        case TUNNEL_FORWARDING:
+                tunnel_forward(t);
+                break;
+        default:
+                io_set(s, 0);
+        }
+        return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Tunnel *t = userdata;
+
+        switch (t->state) {
+        case TUNNEL_READ_REQUEST:
+                tunnel_deny(t, 408, "request-timeout");
+                break;
+        case TUNNEL_RESOLVING:
+        case TUNNEL_CONNECTING:
+                tunnel_deny(t, 504, t->state == TUNNEL_RESOLVING ? "resolve-timeout" : "connect-timeout");
+                break;
+        case TUNNEL_READ_HELLO:
+                if (!tunnel_policy_refuse(t, "client-hello-timeout")) {
+                        tunnel_established(t);
+                        tunnel_send_hello(t);
+                }
+                break;
+        case TUNNEL_SEND_HELLO:
+                break;
+        case TUNNEL_FORWARDING:
+                t->throttled = false;
+                tunnel_forward(t);
+                break;
+        }
+        return 0;
+}
+
+int tunnel_start(Proxy *p, int client_fd) {
+        Tunnel *t;
+        int r;
+
+        assert(p);
+        t = calloc(1, sizeof(*t));
+        if (!t) {
+                safe_close(client_fd);
+                return -ENOMEM;
+        }
+        t->proxy = p;
+        t->client_fd = client_fd;
+        t->upstream_fd = -1;
+        t->start_usec = now_usec(CLOCK_MONOTONIC);
+        direction_init(&t->up);
+        direction_init(&t->down);
+        proxy_tunnel_link(p, t);
+
+        if (p->n_tunnels > p->policy->max_tunnels) {
+                tunnel_deny(t, 403, "too-many-tunnels");
+                return 0;
+        }
+        t->hs = calloc(1, sizeof(*t->hs));
+        if (!t->hs) {
+                tunnel_free(t);
+                return -ENOMEM;
+        }
+        r = sd_event_add_io(p->event, &t->client_io, client_fd, EPOLLIN, on_client_io, t);
+        if (r >= 0)
+                r = sd_event_add_time_relative(p->event, &t->timer, CLOCK_MONOTONIC,
+                                               p->policy->request_timeout_usec, 0, on_timer, t);
+        if (r < 0) {
+                tunnel_free(t);
+                return r;
+        }
+        return 0;
+}

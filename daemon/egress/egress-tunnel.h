@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One client connection through its life: read the CONNECT request,
+ * check the host, resolve and classify every address, connect to exactly
+ * the checked one, answer 200, read and check the ClientHello, then move
+ * bytes both ways with splice(2) under the destination's token bucket.
+ * Every decision is logged once; the close is logged with byte counts. */
+
+#include "egress-proxy.h"
+
+/* Takes ownership of the accepted, non-blocking client fd. When the
+ * worker's tunnel cap is reached, answers 403 and closes it. */
+int tunnel_start(Proxy *p, int client_fd);
+Tunnel *tunnel_free(Tunnel *t);
