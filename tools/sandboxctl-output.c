@@ -5,10 +5,6 @@
 #include "sandboxctl-output.h"
 #include "util.h"
 
-static void json_object_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
 int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {

@@ -14,6 +14,11 @@
 
 #include "table.h"
 
+static inline void json_object_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
 typedef struct WorkerEntry {
         const char *id;
         const char *class;

@@ -36,10 +36,6 @@ enum {
 /* After the worker ended, how long its remaining output may take to arrive. */
 #define OUTPUT_DRAIN_USEC (2 * USEC_PER_SEC)
 
-static inline void json_object_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
 
 _printf_(1, 2)
 static void print_error(const char *fmt, ...) {
