@@ -1,0 +1,294 @@
+# shellcheck shell=bash
+# TAP helpers for integration scripts that run against a booted testbed
+# container (tests/testbed/testbed.sh). A script sources this file and calls
+# tap_init "$@"; its $1 is the container's leader PID. Output is plan-less TAP:
+# "ok N - name" / "not ok N - name", with diagnostics as "# ..." lines.
+#
+#   ct CMD...                     run CMD inside the container (all namespaces)
+#   as_tester CMD...              the same, as the plain user tester (uid 1500)
+#   check NAME CMD...             ok when CMD exits 0 (CMD runs on the host side:
+#                                 prefix it with ct to run it in the container)
+#   check_fails NAME CMD...       ok when CMD exits non-zero
+#   check_output NAME REGEX CMD... ok when CMD exits 0 and its output matches REGEX (grep -E)
+#   check_eq NAME EXPECTED ACTUAL ok when the two strings are equal
+#   ok NAME / not_ok NAME [DIAG...] / diag LINE...
+#   wait_until SECONDS CMD...     poll CMD every 0.1 s until it succeeds
+#   tap_done                      print the summary comment; exit 1 if anything failed
+#
+# sandboxd-specific helpers (D-Bus through busctl inside the container):
+#   bus_call USER DEST PATH IFACE METHOD [SIG ARGS...]
+#                   sets BUS_OUT (busctl's reply line), BUS_ERROR (the D-Bus error
+#                   name, empty on success) and BUS_ERRMSG; returns busctl's status
+#   sbx_call METHOD [SIG ARGS...]         bus_call as root on the Manager
+#   sbx_call_as USER METHOD [SIG ARGS...] the same as USER
+#   sbx_create N KEY SIG VALUE...         CreateWorker with an a{sv} of N entries; sets WID, WPATH
+#   sbx_prop ID PROP                      print a Worker property's value
+#   check_error NAME ERROR USER METHOD [SIG ARGS...]
+#                   ok when the call fails with exactly the D-Bus error ERROR and a message
+#   sbx_monitor_start / sbx_monitor_stop  record the Manager's signals (busctl monitor)
+#   sbx_signal MEMBER ID                  print "ARG3 TIMESTAMP_USEC" of each recorded MEMBER signal for ID
+#   sbx_wait_removed ID SECONDS           wait for WorkerRemoved(ID); print "REASON TIMESTAMP_USEC"
+
+set -u
+
+SBX_DEST=org.sandboxd1
+SBX_PATH=/org/sandboxd1
+SBX_MGR=org.sandboxd1.Manager
+SBX_WORKER_IFACE=org.sandboxd1.Worker
+SBX_STATE_ROOT=/var/lib/private/sandboxd/workers
+SBX_STATE_LINK_ROOT=/var/lib/sandboxd/workers
+SBX_MONITOR_LOG=/run/sbx-test-monitor.log
+# The dynamic UID range systemd allocates from (DynamicUser=).
+DYNAMIC_UID_MIN=61184
+DYNAMIC_UID_MAX=65519
+
+_tap_n=0
+_tap_failed=0
+CT_PID=
+TAP_TMP=
+
+tap_init() {
+    CT_PID=${1:?usage: $0 CONTAINER_LEADER_PID}
+    [ -d "/proc/$CT_PID" ] || { echo "Bail out! no process $CT_PID"; exit 1; }
+    TAP_TMP=$(mktemp -d /tmp/sbx-it.XXXXXX)
+    trap '_tap_cleanup' EXIT
+}
+
+_tap_cleanup() {
+    sbx_monitor_stop 2>/dev/null || true
+    [ -n "$TAP_TMP" ] && rm -rf "$TAP_TMP"
+}
+
+ct() { nsenter -t "$CT_PID" -a "$@"; }
+as_tester() { ct runuser -u tester -- "$@"; }
+
+diag() {
+    local line
+    for line in "$@"; do
+        printf '%s\n' "$line" | sed 's/^/# /'
+    done
+}
+
+ok() {
+    _tap_n=$((_tap_n + 1))
+    echo "ok $_tap_n - $*"
+}
+
+not_ok() {
+    local name=$1
+    shift
+    _tap_n=$((_tap_n + 1))
+    _tap_failed=$((_tap_failed + 1))
+    echo "not ok $_tap_n - $name"
+    [ $# -gt 0 ] && diag "$@"
+    return 0
+}
+
+_tap_run() {
+    local out=$TAP_TMP/check.out
+    "$@" >"$out" 2>&1
+    local rc=$?
+    CHECK_OUTPUT=$(cat "$out")
+    return $rc
+}
+
+_tap_diag_cmd() {
+    local rc=$1
+    shift
+    diag "command: $*" "exit status: $rc"
+    [ -n "$CHECK_OUTPUT" ] && printf '%s\n' "$CHECK_OUTPUT" | tail -n 20 | sed 's/^/#   /'
+    return 0
+}
+
+check() {
+    local name=$1 rc
+    shift
+    _tap_run "$@"
+    rc=$?
+    if [ $rc -eq 0 ]; then ok "$name"; else not_ok "$name"; _tap_diag_cmd $rc "$@"; fi
+}
+
+check_fails() {
+    local name=$1 rc
+    shift
+    _tap_run "$@"
+    rc=$?
+    if [ $rc -ne 0 ]; then ok "$name"; else not_ok "$name" "expected a failure"; _tap_diag_cmd $rc "$@"; fi
+}
+
+check_output() {
+    local name=$1 regex=$2 rc
+    shift 2
+    _tap_run "$@"
+    rc=$?
+    if [ $rc -eq 0 ] && printf '%s\n' "$CHECK_OUTPUT" | grep -Eq -- "$regex"; then
+        ok "$name"
+    else
+        not_ok "$name" "expected output matching: $regex"
+        _tap_diag_cmd $rc "$@"
+    fi
+}
+
+check_eq() {
+    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: '$2'" "actual:   '$3'"; fi
+}
+
+wait_until() {
+    local deadline=$(($(date +%s%N) / 1000000 + ${1%.*} * 1000))
+    shift
+    while ! "$@" >/dev/null 2>&1; do
+        [ $(($(date +%s%N) / 1000000)) -ge $deadline ] && return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+tap_done() {
+    echo "# $_tap_n checks, $_tap_failed failed"
+    [ $_tap_failed -eq 0 ]
+    exit
+}
+
+# ---- D-Bus through busctl -------------------------------------------------
+
+# busctl prints only the error message on failure, not its name; with debug
+# logging it shows every received message, errors with "error-name=".
+bus_call() {
+    local user=$1
+    shift
+    local -a as=()
+    [ "$user" = root ] || as=(runuser -u "$user" --)
+    local rc
+    BUS_OUT=$(ct "${as[@]}" env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 call "$@" 2>"$TAP_TMP/bus.err")
+    rc=$?
+    BUS_ERROR=
+    BUS_ERRMSG=
+    if [ $rc -ne 0 ]; then
+        local line
+        line=$(grep 'type=error' "$TAP_TMP/bus.err" | tail -n1)
+        BUS_ERROR=$(printf '%s\n' "$line" | sed -n 's/.* error-name=\([^ ]*\).*/\1/p')
+        BUS_ERRMSG=$(printf '%s\n' "$line" | sed -n 's/.* error-message=//p')
+        [ -n "$BUS_ERROR" ] || BUS_ERRMSG=$(grep -v '^Bus \|message type=' "$TAP_TMP/bus.err" | tail -n 3)
+    fi
+    return $rc
+}
+
+sbx_call() { bus_call root "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$@"; }
+sbx_call_as() {
+    local user=$1
+    shift
+    bus_call "$user" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$@"
+}
+
+# The reply of CreateWorker prints as: so "ID" "/org/sandboxd1/worker/ID"
+sbx_create() {
+    WID=
+    WPATH=
+    sbx_call CreateWorker 'a{sv}' "$@" || return 1
+    if [[ $BUS_OUT =~ ^so\ \"([^\"]*)\"\ \"([^\"]*)\" ]]; then
+        WID=${BASH_REMATCH[1]}
+        WPATH=${BASH_REMATCH[2]}
+        return 0
+    fi
+    BUS_ERRMSG="unexpected reply: $BUS_OUT"
+    return 1
+}
+
+# get-property prints "TYPE VALUE", strings quoted.
+sbx_prop() {
+    local out
+    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/worker/$1" "$SBX_WORKER_IFACE" "$2") || return 1
+    out=${out#* }
+    out=${out#\"}
+    out=${out%\"}
+    printf '%s\n' "$out"
+}
+
+sbx_mgr_prop() {
+    local out
+    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$1") || return 1
+    out=${out#* }
+    out=${out#\"}
+    out=${out%\"}
+    printf '%s\n' "$out"
+}
+
+check_error() {
+    local name=$1 want=$2 user=$3
+    shift 3
+    if bus_call "$user" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$@"; then
+        not_ok "$name" "expected $want, the call succeeded: $BUS_OUT"
+        return 0
+    fi
+    if [ "$BUS_ERROR" = "$want" ] && [ -n "$BUS_ERRMSG" ]; then
+        ok "$name"
+    else
+        not_ok "$name" "expected error $want with a message" "got: ${BUS_ERROR:-no error name} ${BUS_ERRMSG}"
+    fi
+}
+
+sbx_monitor_start() {
+    ct sh -c "rm -f $SBX_MONITOR_LOG; busctl --system monitor --json=short \
+        --match=\"type='signal',interface='$SBX_MGR'\" >$SBX_MONITOR_LOG 2>&1 & echo \$! >/run/sbx-test-monitor.pid" || return 1
+    wait_until 10 ct grep -q 'Monitoring' "$SBX_MONITOR_LOG"
+}
+
+sbx_monitor_stop() {
+    [ -n "$CT_PID" ] && [ -d "/proc/$CT_PID" ] || return 0
+    ct sh -c '[ -s /run/sbx-test-monitor.pid ] && kill "$(cat /run/sbx-test-monitor.pid)" && rm -f /run/sbx-test-monitor.pid' 2>/dev/null
+    return 0
+}
+
+# Prints "LASTARG TIMESTAMP" for each recorded signal MEMBER whose first argument is ID.
+sbx_signal() {
+    ct cat "$SBX_MONITOR_LOG" 2>/dev/null | python3 -c '
+import json, sys
+member, wid = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("member") != member:
+        continue
+    data = m.get("payload", {}).get("data", [])
+    if data and data[0] == wid:
+        print(data[-1], m.get("timestamp-realtime", 0))
+' "$1" "$2"
+}
+
+sbx_wait_removed() {
+    local id=$1 secs=$2 out
+    wait_until "$secs" _sbx_removed_seen "$id" || return 1
+    sbx_signal WorkerRemoved "$id" | head -n1
+}
+_sbx_removed_seen() { [ -n "$(sbx_signal WorkerRemoved "$1")" ]; }
+
+# Units named sandbox-* that systemd knows about, loaded or not.
+sbx_units() {
+    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort
+}
+
+# Entries under the sessions roots (both the private dir and the symlink dir).
+sbx_state_entries() {
+    ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$' | sort
+}
+
+unit_prop() {
+    ct systemctl show -P "$2" "$1"
+}
+
+# A unit is gone when systemd holds nothing of it: not running and not kept
+# around as "failed" either (that would be state outliving the worker).
+unit_gone() {
+    [ "$(ct systemctl show -P ActiveState "$1" 2>/dev/null)" = inactive ]
+}
+
+# "N" byte arguments of a busctl 'ay' for a string.
+ay_args() {
+    local s=$1 i
+    printf '%s' "${#s}"
+    for ((i = 0; i < ${#s}; i++)); do
+        printf ' %d' "'${s:i:1}"
+    done
+}
