@@ -603,6 +603,24 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
         return run_exit_code(s);
 }
 
+/* Blocked before the worker exists, so a Ctrl-C that arrives while
+ * CreateWorker is still pending is handled (by stopping the new worker)
+ * rather than killing us and leaving the worker behind. SIGHUP: a closed
+ * terminal ends the run the same way. */
+static int stop_signals_to_fd(void) {
+        sigset_t mask;
+        int fd;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? -errno : fd;
+}
+
 static int verb_run_or_create(int argc, char *argv[], bool run) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -613,7 +631,6 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         _cleanup_close_ int channel = -1, signal_fd = -1;
         RunState state = { .exit_status = -1 };
         SbxError spec_error = {};
-        sigset_t mask;
         int r;
 
         r = worker_spec_parse_args(&spec, argc, argv, &spec_error);
@@ -627,18 +644,9 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         }
 
         if (run) {
-                /* Taken before the worker exists, so a Ctrl-C at any point still
-                 * reaches the code that stops it. */
-                sigemptyset(&mask);
-                sigaddset(&mask, SIGINT);
-                sigaddset(&mask, SIGTERM);
-                /* A closed terminal ends the run the same way. */
-                sigaddset(&mask, SIGHUP);
-                if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                        return print_failure("Failed to block signals", NULL, -errno);
-                signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                signal_fd = stop_signals_to_fd();
                 if (signal_fd < 0)
-                        return print_failure("Failed to create a signalfd", NULL, -errno);
+                        return print_failure("Failed to set up signal handling", NULL, signal_fd);
         }
         if (bus_connect(&bus) < 0)
                 return EXIT_FAILED;
