@@ -118,7 +118,11 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
 }
 
 static int method_preflight(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        return manager_preflight(userdata, msg, ret_error);
+        /* Re-probes every runtime; the reply follows when all have answered. */
+        int r = manager_probe_runtimes(userdata, msg);
+        if (r < 0)
+                return sd_bus_error_set_errnof(ret_error, -r, "Failed to start runtime probes: %s", strerror(-r));
+        return 1;
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,

@@ -6,6 +6,7 @@
 #include "bus-manager.h"
 #include "bus-worker.h"
 #include "errors.h"
+#include "gate.h"
 #include "manager.h"
 #include "rmrf.h"
 #include "unit-props.h"
@@ -52,6 +53,7 @@ Manager *manager_free(Manager *m) {
                 m->workers = w->next;
                 worker_free(w);
         }
+        manager_probes_free(m);
         credential_server_free(m->credentials);
         sd_bus_slot_unref(m->job_removed_match);
         sd_bus_flush_close_unref(m->bus);
@@ -92,26 +94,9 @@ static void manager_update_status(Manager *m) {
 /* ---- the gate ---------------------------------------------------------- */
 
 int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error) {
-        SbxRuntime need = class_required_runtime(class);
-        const RuntimeStatus *st;
-
-        if (need < 0)
-                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS, "Unknown isolation class");
-        st = &m->runtimes.status[need];
-        if (st->available) {
-                *ret = need;
-                return 0;
-        }
-        /* The one sanctioned exception: an operator who wrote down that
-         * "standard" may share the kernel. Never for any other class. */
-        if (class == SBX_CLASS_STANDARD && m->config.allow_shared_kernel_for_standard) {
-                *ret = SBX_RUNTIME_SYSTEMD;
-                return 0;
-        }
-        return sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,
-                             "Isolation class %s needs runtime %s, which is not available on this host: %s",
-                             sbx_class_to_string(class), sbx_runtime_to_string(need),
-                             st->reason[0] ? st->reason : "unknown reason");
+        /* A runtime binary that vanished since its probe takes its classes with it. */
+        manager_runtimes_revalidate(m);
+        return gate_choose(&m->runtimes, &m->config, class, ret, error);
 }
 
 /* ---- systemd's view of a worker's unit ---------------------------------- */
@@ -337,6 +322,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
+        if (manager_probe_job_removed(m, unit, result))
+                return 0;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || w->state != WORKER_STARTING)
                 return 0;
@@ -442,16 +429,10 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         /* Gate, second check: the runtime chosen must still serve the class
          * now that the unit is about to be emitted. A runtime that broke in
          * between fails the request; it is never swapped for a weaker one. */
-        {
-                SbxRuntime again;
-                r = manager_choose_runtime(m, w->spec.class, &again, error);
-                if (r >= 0 && again != w->runtime)
-                        r = sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,
-                                          "Runtime %s for class %s changed while the worker was being set up",
-                                          sbx_runtime_to_string(w->runtime), sbx_class_to_string(w->spec.class));
-                if (r < 0)
-                        goto fail;
-        }
+        manager_runtimes_revalidate(m);
+        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
+        if (r < 0)
+                goto fail;
 
         r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
@@ -645,6 +626,15 @@ int manager_startup(Manager *m) {
         r = credential_server_new(&m->credentials, m->event, SBX_CREDENTIAL_SOCKET, lookup_credential, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on " SBX_CREDENTIAL_SOCKET ": %m");
+
+        /* Runtimes are probed, never assumed, and before the name is taken,
+         * so no request can race the first probe. */
+        r = manager_probe_runtimes(m, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start runtime probes: %m");
+        r = manager_probe_runtimes_wait(m, 90 * USEC_PER_SEC);
+        if (r < 0)
+                log_warning_errno(r, "Runtime probes did not finish: %m");
 
         r = bus_manager_install(m);
         if (r < 0)

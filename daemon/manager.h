@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "creds.h"
+#include "probe.h"
 #include "runtimes.h"
 #include "worker.h"
 
@@ -21,6 +22,9 @@ struct Manager {
 
         CredentialServer *credentials;
         RuntimeTable runtimes;
+        RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        sd_bus_message **preflight_waiters;
+        size_t n_preflight_waiters;
         sd_bus_slot *job_removed_match;
 };
 

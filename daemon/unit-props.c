@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <linux/capability.h>
 #include <sys/socket.h>
 
@@ -102,10 +103,11 @@ static int append_ip_deny_all(sd_bus_message *m) {
 /* ExecStartEx=a(sasas): the flags array lets us say "no-env-expand", so an
  * argv such as ["sh", "-c", "echo $HOME"] reaches the worker verbatim
  * instead of being expanded by systemd, and "privileged" for the launcher. */
-static int append_exec_start(sd_bus_message *m, const char *path, char * const *argv, const char * const *flags) {
+int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
+                     const char * const *flags) {
         int r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "ExecStartEx");
+                r = sd_bus_message_append(m, "s", property);
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'v', "a(sasas)");
         if (r >= 0)
@@ -174,12 +176,115 @@ oom:
         return -ENOMEM;
 }
 
+/* A growing argv for the launcher's command line. */
+typedef struct Argv {
+        char **v;
+        size_t n;
+        int error;
+} Argv;
+
+_printf_(2, 3)
+static void argv_addf(Argv *a, const char *fmt, ...) {
+        char **nv;
+        va_list ap;
+        int k;
+
+        if (a->error)
+                return;
+        nv = realloc(a->v, (a->n + 2) * sizeof(char *));
+        if (!nv) {
+                a->error = -ENOMEM;
+                return;
+        }
+        a->v = nv;
+        va_start(ap, fmt);
+        k = vasprintf(&a->v[a->n], fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+                a->v[a->n] = NULL;
+                a->error = -ENOMEM;
+                return;
+        }
+        a->v[++a->n] = NULL;
+}
+
+/* Sandboxed runtimes: sandbox-launch runs privileged (it must set up the
+ * runtime), learns the worker's dynamic UID, writes the OCI bundle and execs
+ * the runtime, so the workload itself runs as that UID behind the runtime's
+ * wall. The environment travels as --setenv: the launcher's own environment
+ * never reaches the sandbox. */
+static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv *a) {
+        const WorkerSpec *s = p->spec;
+        const char *runtime = p->runtime == SBX_RUNTIME_KATA ? "kata" : "runsc";
+        const char *path = p->runtime == SBX_RUNTIME_KATA ? p->config->kata_path : p->config->runsc_path;
+
+        argv_addf(a, "%s", p->launcher_path);
+        argv_addf(a, "%s", verb);
+        argv_addf(a, "--id=%s", p->id);
+        argv_addf(a, "--runtime=%s", runtime);
+        argv_addf(a, "--runtime-path=%s", path);
+        if (streq(verb, "cleanup"))
+                return a->error;
+        if (p->runtime == SBX_RUNTIME_RUNSC)
+                argv_addf(a, "--platform=%s", p->config->runsc_platform);
+        argv_addf(a, "--root-image=%s", p->config->root_image);
+        argv_addf(a, "--home=%s", p->home);
+        argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);
+        argv_addf(a, "--memory=%" PRIu64, s->limits.memory_max);
+        argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);
+        if (s->set & SPEC_HAS_DISK_MAX)
+                argv_addf(a, "--disk=%" PRIu64, s->disk_max);
+        if (p->egress_proxy_url) {
+                argv_addf(a, "--setenv=HTTPS_PROXY=%s", p->egress_proxy_url);
+                argv_addf(a, "--setenv=https_proxy=%s", p->egress_proxy_url);
+        }
+        for (char **e = s->environment; e && *e; e++)
+                argv_addf(a, "--setenv=%s", *e);
+        argv_addf(a, "--");
+        for (char **e = s->argv; e && *e; e++)
+                argv_addf(a, "%s", *e);
+        return a->error;
+}
+
 static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
         static const char * const no_expand[] = { "no-env-expand", NULL };
+        static const char * const launcher_flags[] = { "privileged", "no-env-expand", NULL };
+        Argv run = {}, cleanup = {};
+        int r;
 
-        if (p->runtime == SBX_RUNTIME_SYSTEMD)
-                return append_exec_start(m, p->spec->argv[0], p->spec->argv, no_expand);
-        return -EOPNOTSUPP;
+        switch (p->runtime) {
+        case SBX_RUNTIME_SYSTEMD:
+                return unit_append_exec(m, "ExecStartEx", p->spec->argv[0], p->spec->argv, no_expand);
+        case SBX_RUNTIME_RUNSC:
+        case SBX_RUNTIME_KATA:
+                r = build_launcher_argv(p, "run", &run);
+                if (r >= 0)
+                        r = build_launcher_argv(p, "cleanup", &cleanup);
+                if (r >= 0)
+                        r = unit_append_exec(m, "ExecStartEx", p->launcher_path, run.v, launcher_flags);
+                /* The bundle and the runtime's state go with the worker, however it ended. */
+                if (r >= 0)
+                        r = unit_append_exec(m, "ExecStopPostEx", p->launcher_path, cleanup.v, launcher_flags);
+                strv_free(run.v);
+                strv_free(cleanup.v);
+                return r;
+        case SBX_RUNTIME_WASM: {
+                /* The module is Argv[0]; the wasm runtime's own capability
+                 * sandbox sees only the home, inside the unit's walls. */
+                Argv w = {};
+                argv_addf(&w, "%s", p->config->wasm_path);
+                argv_addf(&w, "run");
+                argv_addf(&w, "--dir=%s", p->home);
+                argv_addf(&w, "--");
+                for (char **e = p->spec->argv; e && *e; e++)
+                        argv_addf(&w, "%s", *e);
+                r = w.error ?: unit_append_exec(m, "ExecStartEx", p->config->wasm_path, w.v, no_expand);
+                strv_free(w.v);
+                return r;
+        }
+        default:
+                return -EOPNOTSUPP;
+        }
 }
 
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {

@@ -32,5 +32,10 @@ typedef struct WorkerUnitParams {
  * M must be positioned where the array goes; this opens and closes it. */
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
 
+/* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
+ * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). */
+int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
+                     const char * const *flags);
+
 /* The state directory as systemd wants it: relative to /var/lib. */
 int worker_state_directory(const char *id, char **ret);

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <time.h>
+
+#include "manager.h"
+#include "probe.h"
+#include "unit-props.h"
+
+#define PROBE_TIMEOUT_USEC (60 * USEC_PER_SEC)
+
+struct RuntimeProbe {
+        Manager *manager;
+        SbxRuntime runtime;
+        char unit[64];
+        int output_fd;
+        sd_bus_slot *start_call;
+};
+
+static const char *runtime_path(Manager *m, SbxRuntime rt) {
+        switch (rt) {
+        case SBX_RUNTIME_RUNSC:
+                return m->config.runsc_path;
+        case SBX_RUNTIME_KATA:
+                return m->config.kata_path;
+        case SBX_RUNTIME_WASM:
+                return m->config.wasm_path;
+        default:
+                return NULL;
+        }
+}
+
+int probe_parse_output(const char *out, bool *ret_available, char *reason, size_t n) {
+        const char *rest;
+        size_t len;
+
+        if (startswith(out, "ok ") || streq(out, "ok") || startswith(out, "ok\n")) {
+                *ret_available = true;
+                rest = out + 2;
+        } else if (startswith(out, "unavailable")) {
+                *ret_available = false;
+                rest = out + strlen("unavailable");
+        } else
+                return -EBADMSG;
+        rest += strspn(rest, " ");
+        len = strcspn(rest, "\n");
+        snprintf(reason, n, "%.*s", (int) MIN(len, n - 1), rest);
+        return 0;
+}
+
+static RuntimeProbe *probe_free(RuntimeProbe *p) {
+        if (!p)
+                return NULL;
+        sd_bus_slot_unref(p->start_call);
+        safe_close(p->output_fd);
+        free(p);
+        return NULL;
+}
+
+static bool probes_pending(Manager *m) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                if (m->probes[i])
+                        return true;
+        return false;
+}
+
+static void probes_answer_waiters(Manager *m) {
+        if (probes_pending(m))
+                return;
+        for (size_t i = 0; i < m->n_preflight_waiters; i++) {
+                sd_bus_message *req = m->preflight_waiters[i];
+                (void) manager_preflight(m, req, NULL);
+                sd_bus_message_unref(req);
+        }
+        m->n_preflight_waiters = 0;
+}
+
+static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
+        Manager *m = p->manager;
+        RuntimeStatus *st = &m->runtimes.status[p->runtime];
+
+        runtime_status_set(st, available, runtime_path(m, p->runtime), reason);
+        log_struct(available ? LOG_INFO : LOG_NOTICE,
+                   available ? "Runtime probe succeeded" : "Runtime probe failed: its classes will be refused",
+                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
+                   "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
+        m->probes[p->runtime] = probe_free(p);
+        probes_answer_waiters(m);
+}
+
+bool manager_probe_job_removed(Manager *m, const char *unit, const char *result) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++) {
+                RuntimeProbe *p = m->probes[i];
+                char out[1024] = {}, reason[256];
+                bool available = false;
+                ssize_t n;
+
+                if (!p || !streq(p->unit, unit))
+                        continue;
+                /* The probe has exited, so all it wrote is in the pipe. */
+                n = read(p->output_fd, out, sizeof(out) - 1);
+                if (n > 0 && probe_parse_output(out, &available, reason, sizeof(reason)) >= 0) {
+                        /* A probe that says ok but failed as a unit is not ok. */
+                        if (available && !streq(result, "done")) {
+                                available = false;
+                                snprintf(reason, sizeof(reason), "probe unit %s ended with result %s", unit, result);
+                        }
+                } else
+                        snprintf(reason, sizeof(reason), "probe unit %s gave no answer (job %s); see journalctl -u %s",
+                                 unit, result, unit);
+                probe_finish(p, available, reason);
+                return true;
+        }
+        return false;
+}
+
+static int on_probe_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        RuntimeProbe *p = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        char reason[256];
+
+        p->start_call = sd_bus_slot_unref(p->start_call);
+        if (e) {
+                snprintf(reason, sizeof(reason), "cannot start probe unit: %s", e->message ?: e->name);
+                probe_finish(p, false, reason);
+        }
+        return 0;
+}
+
+static int probe_start(Manager *m, SbxRuntime rt) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        const char *path = runtime_path(m, rt);
+        RuntimeProbe *p;
+        char id[9], reason[320];
+        int pipefd[2], r;
+
+        if (m->probes[rt])
+                return 0;
+        /* No binary, no probe: say so without starting anything. */
+        if (!path || access(path, X_OK) < 0) {
+                snprintf(reason, sizeof(reason), "%s not found or not executable at %s",
+                         sbx_runtime_to_string(rt), path ?: "(unset)");
+                runtime_status_set(&m->runtimes.status[rt], false, path, reason);
+                return 0;
+        }
+        r = random_hex_id(id, 8);
+        if (r < 0)
+                return r;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->manager = m;
+        p->runtime = rt;
+        p->output_fd = -1;
+        snprintf(p->unit, sizeof(p->unit), "sandbox-probe-%s-%s.service", sbx_runtime_to_string(rt), id);
+        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
+                probe_free(p);
+                return -errno;
+        }
+        p->output_fd = pipefd[0];
+
+        r = sd_bus_message_new_method_call(m->bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", p->unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(msg, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+                                          "Description", "s", "sandboxd runtime probe",
+                                          "Type", "s", "oneshot",
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "PrivateNetwork", "b", 1,
+                                          "TimeoutStartUSec", "t", PROBE_TIMEOUT_USEC,
+                                          "StandardOutputFileDescriptor", "h", pipefd[1],
+                                          "StandardError", "s", "journal");
+        if (r >= 0) {
+                const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
+                                       "--runtime-path", path,
+                                       rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
+                static const char * const no_flags[] = { NULL };
+                r = unit_append_exec(msg, "ExecStartEx", m->launcher_path, (char **) argv, no_flags);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        safe_close(pipefd[1]);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, &p->start_call, msg, on_probe_start_reply, p, 0);
+        if (r < 0) {
+                probe_free(p);
+                return r;
+        }
+        m->probes[rt] = p;
+        return 0;
+}
+
+int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
+        int r = 0;
+
+        for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
+                int k = probe_start(m, (SbxRuntime) rt);
+                if (k < 0) {
+                        char reason[128];
+                        snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-k));
+                        runtime_status_set(&m->runtimes.status[rt], false, runtime_path(m, (SbxRuntime) rt), reason);
+                        r = k;
+                }
+        }
+        if (request) {
+                sd_bus_message **n = realloc(m->preflight_waiters,
+                                             (m->n_preflight_waiters + 1) * sizeof(sd_bus_message *));
+                if (!n)
+                        return -ENOMEM;
+                m->preflight_waiters = n;
+                m->preflight_waiters[m->n_preflight_waiters++] = sd_bus_message_ref(request);
+                probes_answer_waiters(m);
+        }
+        return r;
+}
+
+int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+
+        while (probes_pending(m)) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                int r;
+                if (now >= deadline) {
+                        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                                if (m->probes[i])
+                                        probe_finish(m->probes[i], false, "probe timed out");
+                        return -ETIMEDOUT;
+                }
+                r = sd_event_run(m->event, deadline - now);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void manager_runtimes_revalidate(Manager *m) {
+        for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
+                RuntimeStatus *st = &m->runtimes.status[rt];
+                char reason[320];
+
+                if (!st->available || access(st->path, X_OK) >= 0)
+                        continue;
+                snprintf(reason, sizeof(reason), "%s disappeared from %s since it was probed",
+                         sbx_runtime_to_string((SbxRuntime) rt), st->path);
+                runtime_status_set(st, false, st->path, reason);
+                log_struct(LOG_WARNING, "Runtime disappeared: its classes will be refused",
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string((SbxRuntime) rt), "SANDBOXD_REASON", reason, NULL);
+        }
+}
+
+void manager_probes_free(Manager *m) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                m->probes[i] = probe_free(m->probes[i]);
+        for (size_t i = 0; i < m->n_preflight_waiters; i++)
+                sd_bus_message_unref(m->preflight_waiters[i]);
+        free(m->preflight_waiters);
+        m->preflight_waiters = NULL;
+        m->n_preflight_waiters = 0;
+}
