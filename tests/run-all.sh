@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Runs every test of the tree and ends with one line "N passed, N failed".
+#   unit:        meson test in build-ci (-Dwerror_ci=true) and in build-asan
+#                (ASan+UBSan); counted from meson-logs/testlog.json
+#   integration: tests/integration/*.sh, tests/egress/integration.sh and
+#                tests/runtime/integration.sh, each against a freshly booted
+#                systemd container (tests/testbed/testbed.sh) holding a
+#                DESTDIR install of build-ci; counted from their TAP lines
+# Installs what it needs with apt when run as root. Integration needs root.
+#   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan]
+set -uo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$SRC" || exit 1
+
+run_unit=1 run_integration=1 run_asan=1
+for arg in "$@"; do
+    case "$arg" in
+        --unit-only) run_integration=0 ;;
+        --integration-only) run_unit=0 ;;
+        --no-asan) run_asan=0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        *) echo "run-all: unknown option $arg (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+BUILD_CI=$SRC/build-ci
+BUILD_ASAN=$SRC/build-asan
+LOGDIR=$SRC/build-ci/test-logs
+INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
+DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
+      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
+      systemd-container debootstrap clang libclang-rt-14-dev"
+
+passed=0 failed=0 skipped=0
+declare -a failures=()
+
+say() { printf '=== %s\n' "$*"; }
+record_failure() {
+    failed=$((failed + 1))
+    failures+=("$1")
+    echo "FAILED: $1"
+}
+
+install_deps() {
+    local missing=() p
+    for p in $DEPS; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        echo "run-all: missing packages (install them as root): ${missing[*]}" >&2
+        return 1
+    fi
+    say "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+# meson setup, or bring an existing build dir's options in line.
+configure() {
+    local dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        meson configure "$dir" "$@" >/dev/null
+    else
+        meson setup "$dir" "$@"
+    fi
+}
+
+# Adds the results of a meson test run (one JSON object per line) to the totals.
+count_testlog() {
+    local log=$1 counts p f s
+    counts=$(python3 - "$log" <<'EOF'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line:
+        continue
+    r = json.loads(line).get("result", "")
+    if r in ("OK", "EXPECTEDFAIL"):
+        p += 1
+    elif r == "SKIP":
+        s += 1
+    else:
+        f += 1
+        print("FAILED test: %s (%s)" % (json.loads(line).get("name"), r), file=sys.stderr)
+print(p, f, s)
+EOF
+) || return 1
+    read -r p f s <<<"$counts"
+    passed=$((passed + p))
+    failed=$((failed + f))
+    skipped=$((skipped + s))
+    echo "$(basename "$(dirname "$(dirname "$log")")"): $p passed, $f failed, $s skipped"
+}
+
+unit_tests() {
+    local dir=$1 label
+    shift
+    label=$(basename "$dir")
+    rm -f "$dir/meson-logs/testlog.json"
+    say "meson test in $label"
+    meson test -C "$dir" --print-errorlogs "$@"
+    if [ -s "$dir/meson-logs/testlog.json" ]; then
+        count_testlog "$dir/meson-logs/testlog.json" || record_failure "$label: unreadable testlog.json"
+    else
+        record_failure "$label: meson test produced no results"
+    fi
+}
+
+build() {
+    local dir=$1 label
+    shift
+    label=$(basename "$dir")
+    say "building $label"
+    if configure "$dir" "$@" && ninja -C "$dir"; then
+        return 0
+    fi
+    record_failure "$label: configure or build"
+    return 1
+}
+
+# The integration test client talks to OpenChannel; tests/integration/meson.build
+# builds it. If this tree's tests/meson.build does not include that directory,
+# build it the same way by hand rather than lose the channel tests.
+integration_client() {
+    local out=$BUILD_CI/tests/integration/sbx-channel
+    if [ ! -x "$out" ]; then
+        mkdir -p "$(dirname "$out")"
+        cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
+            -Wstrict-prototypes -o "$out" "$SRC/tests/integration/sbx-channel.c" \
+            $(pkg-config --cflags --libs libsystemd) || return 1
+    fi
+    echo "$out"
+}
+
+stage_install() {
+    local stage=$1 client
+    rm -rf "$stage"
+    DESTDIR="$stage" meson install -C "$BUILD_CI" --no-rebuild --quiet || return 1
+    client=$(integration_client) || return 1
+    install -D -m 0755 "$client" "$stage/usr/lib/sandboxd-tests/sbx-channel"
+}
+
+# Counts the TAP lines of one integration log; a script that exits non-zero
+# without reporting a failure, or reports nothing, counts as one failure.
+count_tap() {
+    local name=$1 log=$2 rc=$3 p f s
+    p=$(grep -Ec '^ok [0-9]+' "$log" | head -n1)
+    s=$(grep -Eci '^ok [0-9]+.*# *skip' "$log" | head -n1)
+    f=$(grep -Ec '^not ok [0-9]+' "$log" | head -n1)
+    p=$((p - s))
+    passed=$((passed + p))
+    skipped=$((skipped + s))
+    failed=$((failed + f))
+    if [ $((p + f + s)) -eq 0 ]; then
+        record_failure "$name: no TAP output (exit status $rc)"
+    elif [ "$rc" != 0 ] && [ "$f" -eq 0 ]; then
+        record_failure "$name: exited with status $rc"
+    elif [ "$f" -gt 0 ]; then
+        failures+=("$name: $f failed")
+    fi
+    echo "$name: $p passed, $f failed, $s skipped"
+}
+
+run_integration_script() {
+    local script=$1 stage=$2 name machine log rc pid
+    name=${script#"$SRC"/}
+    machine=sbx-it-$$-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
+    machine=${machine:0:60}
+    log=$LOGDIR/$(echo "$name" | tr / _).log
+    say "integration: $name (container $machine)"
+    if ! testbed_boot "$machine" "$stage"; then
+        record_failure "$name: the test container did not boot"
+        return
+    fi
+    pid=$(testbed_pid "$machine")
+    # In the background so a signal to this shell runs its traps at once.
+    { SANDBOXD_SRC=$SRC SANDBOXD_STAGE=$stage TESTBED_MACHINE=$machine \
+          timeout --kill-after=10 "$INTEGRATION_TIMEOUT" bash "$script" "$pid"
+      echo $? >"$log.rc"; } 2>&1 | tee "$log" &
+    wait $!
+    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+    [ "$rc" = 124 ] && echo "$name: timed out after ${INTEGRATION_TIMEOUT}s"
+    testbed_journal "$machine" "$log.journal" || true
+    testbed_stop "$machine"
+    count_tap "$name" "$log" "$rc"
+}
+
+integration_tests() {
+    local stage=$1 script
+    # shellcheck source=tests/testbed/testbed.sh
+    source "$SRC/tests/testbed/testbed.sh"
+    local scripts=("$SRC"/tests/integration/*.sh)
+    for script in "$SRC/tests/egress/integration.sh" "$SRC/tests/runtime/integration.sh"; do
+        [ -f "$script" ] && scripts+=("$script")
+    done
+    for script in "${scripts[@]}"; do
+        [ "$(basename "$script")" = lib.sh ] && continue
+        run_integration_script "$script" "$stage"
+    done
+}
+
+main() {
+    local start=$SECONDS
+    install_deps || record_failure "installing build dependencies"
+    mkdir -p "$LOGDIR" 2>/dev/null || true
+
+    # Meson tests that boot the test bed find the rootfs through this.
+    if [ "$(id -u)" = 0 ]; then
+        say "test bed rootfs"
+        if TESTBED_ROOTFS=$("$SRC/tests/testbed/mkrootfs.sh"); then
+            export TESTBED_ROOTFS SANDBOXD_TESTBED_ROOTFS=$TESTBED_ROOTFS
+        elif [ $run_integration = 1 ]; then
+            record_failure "building the test bed rootfs (tests/testbed/mkrootfs.sh)"
+            run_integration=0
+        fi
+    fi
+
+    if [ $run_integration = 1 ] && [ "$(id -u)" != 0 ]; then
+        record_failure "integration: needs root to boot containers (use --unit-only)"
+        run_integration=0
+    fi
+
+    local opts=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true)
+    local stage=$BUILD_CI/stage
+    if build "$BUILD_CI" "${opts[@]}"; then
+        mkdir -p "$LOGDIR"
+        # Staged first: meson tests that boot the test bed reuse it.
+        if [ "$(id -u)" = 0 ]; then
+            say "staging a DESTDIR install of build-ci in $stage"
+            if stage_install "$stage"; then
+                export SANDBOXD_STAGE=$stage
+            elif [ $run_integration = 1 ]; then
+                record_failure "integration: staging the install"
+                run_integration=0
+            fi
+        fi
+        [ $run_unit = 1 ] && unit_tests "$BUILD_CI"
+        [ $run_integration = 1 ] && integration_tests "$stage"
+    fi
+    if [ $run_unit = 1 ] && [ $run_asan = 1 ] &&
+        build "$BUILD_ASAN" "${opts[@]}" -Db_sanitize=address,undefined -Db_lundef=false; then
+        unit_tests "$BUILD_ASAN" --timeout-multiplier 3
+    fi
+
+    say "done in $((SECONDS - start)) s; $skipped skipped; logs in $LOGDIR"
+    local f
+    for f in "${failures[@]}"; do echo "  failed: $f"; done
+    echo "$passed passed, $failed failed"
+    [ $failed -eq 0 ]
+}
+
+main
