@@ -5,6 +5,7 @@
 
 #include "bus-manager.h"
 #include "bus-worker.h"
+#include "egress-units.h"
 #include "errors.h"
 #include "gate.h"
 #include "manager.h"
@@ -16,6 +17,7 @@
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static void worker_finalize(Worker *w);
+static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         Manager *m;
@@ -231,6 +233,21 @@ static void worker_delete_home(Worker *w) {
                 log_warning_errno(r, "Failed to remove %s: %m", priv);
 }
 
+/* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
+ * pair is stopped explicitly so nothing of the worker's outlives it. */
+static void worker_stop_egress(Worker *w) {
+        _cleanup_free_ char *socket = NULL;
+
+        if (!w->egress_service)
+                return;
+        if (asprintf(&socket, "sandbox-%s-egress.socket", w->id) < 0)
+                return;
+        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                        "StopUnit", on_stop_reply, NULL, "ss", socket, "replace");
+        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_service, "replace");
+}
+
 /* The unit is gone: record the result, delete the home, tell clients. The
  * object lingers briefly so the result can still be read. */
 static void worker_finalize(Worker *w) {
@@ -246,6 +263,7 @@ static void worker_finalize(Worker *w) {
                 m->n_alive--;
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
         worker_delete_home(w);
+        worker_stop_egress(w);
 
         snprintf(status, sizeof(status), "%d", w->exit_status);
         log_struct(LOG_INFO, "Worker ended",
@@ -370,6 +388,7 @@ static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_b
                 .runtime = w->runtime,
                 .launcher_path = m->launcher_path,
                 .stdio_fd = stdio_fd,
+                .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
         };
         int r;
 
@@ -383,7 +402,8 @@ static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_b
         r = worker_unit_append_properties(msg, &p);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        r = worker_egress_append_aux_units(msg, w->id, w->unit, w->egress_service ? m->egress_path : NULL,
+                                           SBX_CREDENTIAL_SOCKET);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(msg);
@@ -408,6 +428,17 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         r = worker_new(&w, m, spec, runtime);
         if (r < 0)
                 return r;
+        if (worker_wants_egress(&w->spec)) {
+                _cleanup_free_ char *socket = NULL;
+                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
+                if (r < 0)
+                        goto fail;
+                w->egress_policy.size = strlen((char *) w->egress_policy.data);
+                w->egress_policy.name = (char *) "egress-policy";
+                r = worker_egress_unit_names(w->id, &socket, &w->egress_service);
+                if (r < 0)
+                        goto fail;
+        }
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
                 r = -errno;
                 goto fail;
@@ -579,6 +610,11 @@ int manager_wipe_leftovers(Manager *m) {
 static const SbxCredential *lookup_credential(const char *unit, const char *name, void *userdata) {
         Manager *m = userdata;
         Worker *w = manager_find_worker_by_unit(m, unit);
+
+        /* The proxy asks for its policy whenever socket activation (re)starts it. */
+        for (Worker *e = m->workers; !w && e; e = e->next)
+                if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
+                        return streq(name, "egress-policy") ? &e->egress_policy : NULL;
 
         /* Only while the unit is starting: afterwards the daemon's copy is gone. */
         if (!w || w->state != WORKER_STARTING)

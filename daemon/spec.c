@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 
+#include "egress-host.h"
 #include "errors.h"
 #include "spec.h"
 
@@ -83,29 +84,11 @@ bool environment_assignment_is_valid(const char *e) {
         return true;
 }
 
+/* The proxy's own parser decides, so a pattern the daemon accepts is
+ * exactly one the proxy understands. */
 bool egress_pattern_is_valid(const char *p) {
-        const char *host = p, *colon;
-        size_t n;
-
-        if (isempty(p) || strlen(p) > 260)
-                return false;
-        if (startswith(host, "*."))
-                host += 2;
-        colon = strrchr(host, ':');
-        n = colon ? (size_t) (colon - host) : strlen(host);
-        if (n == 0 || n > 253)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!isalnum((unsigned char) host[i]) && host[i] != '-' && host[i] != '.')
-                        return false;
-        if (host[0] == '.' || host[0] == '-' || strstr(host, ".."))
-                return false;
-        if (colon) {
-                uint64_t port;
-                if (parse_uint64(colon + 1, &port) < 0 || port == 0 || port > 65535)
-                        return false;
-        }
-        return true;
+        EgressPattern pattern;
+        return p && egress_pattern_parse(p, &pattern) >= 0;
 }
 
 static int check_limit(const char *key, uint64_t v, uint64_t min, uint64_t max, SbxError *error) {

@@ -62,6 +62,8 @@ Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->idle_timer);
         sd_event_source_disable_unref(w->linger_timer);
         worker_spec_done(&w->spec);
+        free(w->egress_policy.data);
+        free(w->egress_service);
         free(w->unit);
         free(w->unit_path);
         free(w->user);

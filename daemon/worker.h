@@ -37,6 +37,8 @@ struct Worker {
         char *object_path;              /* /org/sandboxd1/worker/<id> */
 
         WorkerSpec spec;
+        SbxCredential egress_policy;    /* served to the proxy as its "egress-policy" credential */
+        char *egress_service;           /* NULL: the worker has no way out at all */
         SbxRuntime runtime;
         WorkerState state;
         uid_t uid;

@@ -167,7 +167,9 @@ static void test_egress_patterns(void **state) {
         assert_true(egress_pattern_is_valid("example.org"));
         assert_true(egress_pattern_is_valid("*.example.org"));
         assert_true(egress_pattern_is_valid("api.example.org:8443"));
-        assert_false(egress_pattern_is_valid("*"));
+        assert_true(egress_pattern_is_valid("*"));          /* bounded by the operator floor */
+        assert_false(egress_pattern_is_valid("10.0.0.1"));
+        assert_false(egress_pattern_is_valid("0x7f.1"));
         assert_false(egress_pattern_is_valid("exa mple.org"));
         assert_false(egress_pattern_is_valid("example.org:0"));
         assert_false(egress_pattern_is_valid("example.org:70000"));

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "egress-policy.h"
+#include "egress-units.h"
+#include "errors.h"
+
+int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const char *worker_id, char **ret,
+                              SbxError *error) {
+        _cleanup_egress_policy_ EgressPolicy *p = NULL;
+        int r;
+
+        r = egress_policy_new(&p);
+        if (r < 0)
+                return r;
+        r = egress_policy_set_worker_id(p, worker_id);
+        if (r < 0)
+                return r;
+        p->mode = s->egress_report_only ? EGRESS_MODE_REPORT : EGRESS_MODE_ENFORCE;
+        p->require_tls = c->egress_require_tls;
+        p->rate_bps = s->egress_rate_bps;
+        p->max_tunnels = c->egress_max_tunnels;
+        for (char **a = s->egress_allow; a && *a; a++) {
+                r = egress_policy_add_allow(p, *a);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_EGRESS,
+                                             "EgressAllow pattern \"%.64s\" is invalid: use host, *.domain, optionally :port",
+                                             *a);
+        }
+        /* The floor bounds every spec: with none configured nothing is reachable. */
+        egress_policy_clear_floor(p);
+        for (char **f = c->egress_floor; f && *f; f++) {
+                r = egress_policy_add_floor(p, *f);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_EGRESS,
+                                             "Egress:Floor entry \"%.64s\" in the configuration is invalid", *f);
+        }
+        for (char **d = c->egress_deny; d && *d; d++) {
+                r = egress_policy_add_deny(p, *d);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_EGRESS,
+                                             "Egress:Deny entry \"%.64s\" in the configuration is invalid", *d);
+        }
+        for (char **cidr = c->egress_private_ranges; cidr && *cidr; cidr++) {
+                r = egress_policy_add_private_range(p, *cidr);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_EGRESS,
+                                             "Egress:PrivateRanges entry \"%.64s\" in the configuration is invalid", *cidr);
+        }
+        return egress_policy_to_json(p, ret);
+}
+
+int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_service) {
+        if (asprintf(ret_socket, "sandbox-%s-egress.socket", id) < 0)
+                return -ENOMEM;
+        if (asprintf(ret_service, "sandbox-%s-egress.service", id) < 0) {
+                free(*ret_socket);
+                *ret_socket = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+#define CHECK(expr) do { r = (expr); if (r < 0) return r; } while (0)
+
+static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit) {
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
+        CHECK(sd_bus_message_append(m, "s", socket));
+        CHECK(sd_bus_message_open_container(m, 'a', "(sv)"));
+        CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker egress listener"));
+        /* The listener lives in the worker's own network namespace: it is the
+         * only thing the worker can connect to. */
+        CHECK(sd_bus_message_append(m, "(sv)", "Listen", "a(ss)", 2,
+                                    "Stream", "127.0.0.1:3128", "Stream", "[::1]:3128"));
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, worker_unit));
+        CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, worker_unit));
+        CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
+static int append_proxy_service(sd_bus_message *m, const char *service, const char *worker_unit,
+                                const char *egress_path, const char *credential_socket) {
+        static const char * const families[] = { "AF_INET", "AF_INET6", "AF_UNIX" };
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
+        CHECK(sd_bus_message_append(m, "s", service));
+        CHECK(sd_bus_message_open_container(m, 'a', "(sv)"));
+        CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker egress proxy"));
+        CHECK(sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, egress_path, 1, egress_path, 0));
+        CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, worker_unit));
+        CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));
+        /* The policy comes from sandboxd's credential socket, never from the worker. */
+        CHECK(sd_bus_message_append(m, "(sv)", "LoadCredential", "a(ss)", 1, "egress-policy", credential_socket));
+        CHECK(sd_bus_message_append(m, "(sv)", "DynamicUser", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "NoNewPrivileges", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "CapabilityBoundingSet", "t", (uint64_t) 0));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectSystem", "s", "strict"));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectHome", "s", "yes"));
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateTmp", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateDevices", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectKernelTunables", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectKernelModules", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectControlGroups", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 3,
+                                    families[0], families[1], families[2]));
+        CHECK(sd_bus_message_append(m, "(sv)", "MemoryMax", "t", (uint64_t) 64 << 20));
+        CHECK(sd_bus_message_append(m, "(sv)", "TasksMax", "t", (uint64_t) 16));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
+int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit,
+                                   const char *egress_path, const char *credential_socket) {
+        _cleanup_free_ char *socket = NULL, *service = NULL;
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
+        if (egress_path) {
+                CHECK(worker_egress_unit_names(id, &socket, &service));
+                CHECK(append_socket_unit(m, socket, worker_unit));
+                CHECK(append_proxy_service(m, service, worker_unit, egress_path, credential_socket));
+        }
+        return sd_bus_message_close_container(m);
+}

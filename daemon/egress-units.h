@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "config.h"
+#include "spec.h"
+
+#define SBX_EGRESS_PORT 3128
+#define SBX_EGRESS_PROXY_URL "http://127.0.0.1:3128"
+
+/* The worker's egress policy as the JSON sandbox-egress loads: the spec's
+ * allow-list inside the operator's floor, deny rules and private ranges,
+ * and the rate. Bad patterns are refused with InvalidEgressRule. */
+int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const char *worker_id, char **ret,
+                              SbxError *error);
+
+/* Whether the worker gets a proxy at all: only if its spec allows a destination. */
+static inline bool worker_wants_egress(const WorkerSpec *s) {
+        return s->egress_allow && s->egress_allow[0];
+}
+
+/* Unit names of the worker's proxy pair. */
+int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_service);
+
+/* Appends the aux units of StartTransientUnit (a(sa(sv))): the proxy's socket,
+ * listening inside the worker's network namespace, and its service, which
+ * runs in the host's namespace. With EGRESS_PATH NULL, an empty array. */
+int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit,
+                                   const char *egress_path, const char *credential_socket);
