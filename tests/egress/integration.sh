@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# End-to-end checks of sandbox-egress inside a booted testbed container
+# (see /work/shared/design/testbed.md), without sandboxd: a PrivateNetwork
+# worker unit, the proxy as a transient socket unit whose listener joins the
+# worker's namespace, TLS upstreams on addresses given to the container's
+# own interfaces, names in the container's /etc/hosts.
+#
+#   integration.sh LEADER_PID STAGE_DIR
+#
+# STAGE_DIR is a DESTDIR install of the build; its sandbox-egress is copied
+# into the container. Prints TAP ("ok N - name" / "not ok N - name") and a
+# final "# passed N failed M"; exits non-zero if anything failed. It creates
+# everything it uses (units egress-it-*, addresses, /etc/hosts lines marked
+# "# egress-it", files under /run/egress-it) and removes it again, so it
+# can run repeatedly in the same container.
+set -u
+
+if [ "${1:-}" != "--inside" ]; then
+    PID=${1:?usage: $0 LEADER_PID STAGE_DIR}
+    STAGE=${2:?usage: $0 LEADER_PID STAGE_DIR}
+    HERE=$(dirname "$(readlink -f "$0")")
+    [ -d "/proc/$PID" ] || { echo "Bail out! no process $PID"; exit 1; }
+    BIN=$(find "$STAGE" -path '*/sandboxd/sandbox-egress' -type f | head -n1)
+    [ -n "$BIN" ] || { echo "Bail out! no sandbox-egress under $STAGE"; exit 1; }
+    ct() { nsenter -t "$PID" -a "$@"; }
+    ct mkdir -p /run/egress-it /usr/libexec/sandboxd
+    ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
+              mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
+    for f in egress-client.py egress-upstream.py integration.sh; do
+        ct sh -c "cat > /run/egress-it/$f && chmod 755 /run/egress-it/$f" < "$HERE/$f"
+    done
+    exec nsenter -t "$PID" -a /run/egress-it/integration.sh --inside
+fi
+
+# ---------------------------------------------------------------- inside
+W=/run/egress-it
+PROXY=/usr/libexec/sandboxd/sandbox-egress
+N=0
+FAILED=0
+T0=$(date +%s)
+
+ok() { N=$((N + 1)); echo "ok $N - $1"; }
+not_ok() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+
+# Runs a command in the worker's network namespace: only loopback, and the proxy's listeners.
+wrun() { nsenter -t "$WPID" -n "$@"; }
+client() { wrun python3 $W/egress-client.py "$@" 2>&1; }
+
+# The journal position before a check, so each check sees only its own entries.
+mark() { CURSOR=$(journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p'); }
+mark
+
+# expect_log UNIT HOST DECISION REASON_PREFIX: a decision entry with those
+# fields, logged since the last mark.
+expect_log() {
+    local unit=$1 host=$2 decision=$3 reason=$4 i
+    for i in $(seq 30); do
+        journalctl -q -u "egress-it-$unit.service" --after-cursor "$CURSOR" -o json 2>/dev/null | python3 -c '
+import json, sys
+host, decision, reason = sys.argv[1:4]
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("EGRESS_HOST") == host and e.get("EGRESS_DECISION") == decision and \
+       e.get("EGRESS_REASON", "").startswith(reason):
+        sys.exit(0)
+sys.exit(1)' "$host" "$decision" "$reason" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# expect_refused NAME UNIT CLIENT_ARGS EXPECTED_OUTPUT_REGEX HOST REASON: the
+# client sees what it should and the journal names the reason.
+expect_refused() {
+    local name=$1 unit=$2 args=$3 want=$4 host=$5 reason=$6 out
+    mark
+    # shellcheck disable=SC2086
+    out=$(client $args)
+    if echo "$out" | grep -Eq "$want" && expect_log "$unit" "$host" deny "$reason"; then
+        ok "$name"
+    else
+        not_ok "$name" "client said: $out" "wanted /$want/ and a deny entry for $host with reason $reason"
+    fi
+}
+
+cleanup() {
+    local u
+    for u in $(systemctl list-units --all --plain --no-legend 'egress-it-*' | awk '{print $1}'); do
+        systemctl stop "$u" 2>/dev/null
+    done
+    systemctl reset-failed 'egress-it-*' 2>/dev/null
+    [ -f /etc/hosts ] && sed -i '/# egress-it$/d' /etc/hosts
+    for a in 203.0.113.10/32 10.1.2.3/32 100.64.1.1/32 169.254.169.254/32 2001:db8::10/128; do
+        ip addr del "$a" dev lo 2>/dev/null
+    done
+    rm -f $W/*.pem $W/*.json
+}
+
+start_proxy() {   # NAME PORT POLICY_JSON
+    printf '%s\n' "$3" > "$W/policy-$1.json"
+    systemd-run -q --unit="egress-it-$1" \
+        --socket-property=ListenStream=127.0.0.1:"$2" \
+        --socket-property=ListenStream="[::1]:$2" \
+        --socket-property=PrivateNetwork=yes \
+        --socket-property=JoinsNamespaceOf=egress-it-w.service \
+        -p DynamicUser=yes -p LoadCredential=egress-policy:"$W/policy-$1.json" \
+        "$PROXY"
+}
+
+cleanup
+trap cleanup EXIT
+
+# --- the world: addresses, names, certificates, upstream servers
+ip link set lo up
+for a in 203.0.113.10/32 10.1.2.3/32 100.64.1.1/32 169.254.169.254/32; do ip addr add "$a" dev lo; done
+sysctl -q -w net.ipv6.conf.lo.disable_ipv6=0 2>/dev/null
+ip addr add 2001:db8::10/128 dev lo
+cat >> /etc/hosts <<'EOF'
+203.0.113.10 api.egress.test # egress-it
+203.0.113.10 other.egress.test # egress-it
+203.0.113.10 denied.egress.test # egress-it
+203.0.113.10 egress.test # egress-it
+203.0.113.10 evilegress.test # egress-it
+203.0.113.10 notlisted.example.test # egress-it
+10.1.2.3 private.egress.test # egress-it
+100.64.1.1 cgnat.egress.test # egress-it
+169.254.169.254 metadata.egress.test # egress-it
+203.0.113.10 mixed.egress.test # egress-it
+10.1.2.3 mixed.egress.test # egress-it
+::ffff:169.254.169.254 mapped.egress.test # egress-it
+2001:db8::10 v6.egress.test # egress-it
+EOF
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $W/key.pem -out $W/cert.pem -subj /CN=api.egress.test \
+    -addext "subjectAltName=DNS:*.egress.test,DNS:egress.test,DNS:notlisted.example.test" 2>/dev/null
+for a in 203.0.113.10 10.1.2.3 100.64.1.1 169.254.169.254 2001:db8::10; do
+    systemd-run -q --unit="egress-it-up-${a//[.:]/-}" python3 $W/egress-upstream.py "$a" 443 $W/cert.pem $W/key.pem
+done
+systemd-run -q --unit=egress-it-up-22 python3 $W/egress-upstream.py 203.0.113.10 22 $W/cert.pem $W/key.pem
+systemd-run -q --unit=egress-it-up-bulk python3 $W/egress-upstream.py 203.0.113.10 8443 $W/cert.pem $W/key.pem
+
+# --- the worker: nothing but loopback
+systemd-run -q --unit=egress-it-w -p PrivateNetwork=yes -p DynamicUser=yes sleep infinity
+for i in $(seq 50); do
+    WPID=$(systemctl show -P MainPID egress-it-w.service)
+    [ "${WPID:-0}" != 0 ] && break
+    sleep 0.1
+done
+
+start_proxy p1 3128 '{ "worker_id": "it1", "allow": ["*.egress.test", "v6.egress.test"],
+  "deny": ["denied.egress.test"], "hello_timeout_ms": 2000 }'
+start_proxy p2 3129 '{ "worker_id": "it2", "allow": ["api.egress.test:8443"],
+  "rate_bps": 2000000, "rate_burst": 65536 }'
+start_proxy p3 3130 '{ "worker_id": "it3", "mode": "report", "allow": ["api.egress.test"], "max_tunnels": 2,
+  "hello_timeout_ms": 10000 }'
+sleep 1   # let the upstreams bind
+
+CURL="curl -sS --max-time 20 --cacert $W/cert.pem"
+
+# --- the allowed path
+out=$(wrun $CURL --proxy http://127.0.0.1:3128 https://api.egress.test/1000 -o /dev/null -w '%{http_code} %{size_download}' 2>&1)
+check "allowed host: curl through the proxy completes TLS with the upstream ($out)" [ "$out" = "200 1000" ]
+check "allowed decision logged as one entry with worker, host, port, SNI, address" \
+    sh -c "journalctl -q -u egress-it-p1.service --since @$T0 -o json | python3 -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get(\"EGRESS_DECISION\") == \"allow\" and e.get(\"EGRESS_HOST\") == \"api.egress.test\":
+        ok = (e.get(\"SANDBOX_WORKER_ID\"), e.get(\"EGRESS_PORT\"), e.get(\"EGRESS_SNI\"), e.get(\"EGRESS_ADDRESS\")) == \
+             (\"it1\", \"443\", \"api.egress.test\", \"203.0.113.10\")
+        sys.exit(0 if ok else 1)
+sys.exit(1)'"
+sleep 0.3
+check "close entry carries bytes in/out and duration" \
+    sh -c "journalctl -q -u egress-it-p1.service --since @$T0 -o json | python3 -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get(\"EGRESS_HOST\") == \"api.egress.test\" and \"EGRESS_BYTES_IN\" in e:
+        sys.exit(0 if int(e[\"EGRESS_BYTES_IN\"]) > 1000 and int(e[\"EGRESS_BYTES_OUT\"]) > 0 and
+                 int(e[\"EGRESS_DURATION_USEC\"]) > 0 and \"EGRESS_DECISION\" not in e else 1)
+sys.exit(1)'"
+out=$(wrun $CURL --proxy 'http://[::1]:3128' https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "the IPv6 listener [::1]:3128 works too ($out)" [ "$out" = "200" ]
+out=$(wrun $CURL --proxy http://127.0.0.1:3128 https://v6.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "an allowed name with a public IPv6 address works ($out)" [ "$out" = "200" ]
+
+# --- TLS checks after the 200
+expect_refused "SNI mismatch (domain fronting) is closed after the 200" p1 \
+    "--target api.egress.test:443 --sni other.egress.test" "^200 tls-failed" api.egress.test sni-mismatch
+expect_refused "missing SNI is closed" p1 "--target api.egress.test:443 --sni -" "^200 tls-failed" api.egress.test no-sni
+expect_refused "an IP address as SNI is closed" p1 "--target api.egress.test:443 --mode ip-sni" \
+    "^200 closed" api.egress.test sni-ip-literal
+expect_refused "plain HTTP inside the tunnel is closed" p1 "--target api.egress.test:443 --mode not-tls" \
+    "^200 closed" api.egress.test not-tls
+expect_refused "oversize ClientHello is closed" p1 "--target api.egress.test:443 --mode oversize-hello" \
+    "^200 closed" api.egress.test client-hello-too-large
+expect_refused "slow ClientHello times out" p1 "--target api.egress.test:443 --mode slow-hello" \
+    "^200 closed" api.egress.test client-hello-timeout
+
+# --- refusals before the 200, with a reason header
+expect_refused "CONNECT to an IPv4 literal" p1 "--target 203.0.113.10:443" "^403 ip-literal$" 203.0.113.10 ip-literal
+expect_refused "CONNECT to [::ffff:169.254.169.254]" p1 "--target [::ffff:169.254.169.254]:443" "^403 ip-literal$" \
+    "::ffff:169.254.169.254" ip-literal
+for spelling in 0x7f.1 017.0.0.1 2130706433 0xcb.0.113.10; do
+    expect_refused "CONNECT to the disguised IPv4 $spelling" p1 "--target $spelling:443" \
+        "^403 ip-literal-obfuscated" "$spelling" ip-literal-obfuscated
+done
+expect_refused "name resolving to RFC 1918" p1 "--target private.egress.test:443" "^403 private-address" \
+    private.egress.test "private-address private 10.0.0.0/8"
+expect_refused "name resolving to CGNAT" p1 "--target cgnat.egress.test:443" "^403 private-address" \
+    cgnat.egress.test "private-address cgnat"
+expect_refused "name resolving to 169.254.169.254" p1 "--target metadata.egress.test:443" "^403 private-address" \
+    metadata.egress.test "private-address cloud-metadata"
+expect_refused "name with mixed public and private answers" p1 "--target mixed.egress.test:443" \
+    "^403 private-address" mixed.egress.test "private-address private"
+expect_refused "name resolving to ::ffff:169.254.169.254" p1 "--target mapped.egress.test:443" \
+    "^403 private-address" mapped.egress.test "private-address ipv4-mapped cloud-metadata"
+expect_refused "port 22 on an allowed host" p1 "--target api.egress.test:22" "^403 port-not-allowed" \
+    api.egress.test port-not-allowed
+expect_refused "plain HTTP (absolute-form GET)" p1 "--target api.egress.test:80 --mode plain-http" "^403 plain-http" \
+    "" plain-http
+expect_refused "a second request behind the CONNECT" p1 "--target api.egress.test:443 --mode second-connect" \
+    "^403 data-before-tunnel" "" data-before-tunnel
+expect_refused "wildcard *.egress.test does not match egress.test" p1 "--target egress.test:443" \
+    "^403 not-in-allow-list" egress.test not-in-allow-list
+expect_refused "wildcard *.egress.test does not match evilegress.test" p1 "--target evilegress.test:443" \
+    "^403 not-in-allow-list" evilegress.test not-in-allow-list
+expect_refused "deny rule wins over the allow-list" p1 "--target denied.egress.test:443" "^403 denied-by-rule" \
+    denied.egress.test denied-by-rule
+out=$(wrun curl -sS --max-time 10 --proxy http://127.0.0.1:3128 http://api.egress.test/ -o /dev/null -w '%{http_code}' 2>&1)
+check "curl's plain http:// through the proxy gets 403 ($out)" [ "$out" = "403" ]
+
+# --- the worker cannot go around the proxy
+direct() {   # FAMILY TYPE ADDRESS PORT: exit 0 if the packet or connection could NOT leave
+    wrun python3 - "$@" <<'EOF'
+import socket, sys
+fam = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
+typ = socket.SOCK_DGRAM if sys.argv[2] == "udp" else socket.SOCK_STREAM
+s = socket.socket(fam, typ)
+s.settimeout(3)
+try:
+    if typ == socket.SOCK_STREAM:
+        s.connect((sys.argv[3], int(sys.argv[4])))
+    else:
+        s.sendto(b"x", (sys.argv[3], int(sys.argv[4])))
+except OSError:
+    sys.exit(0)
+sys.exit(1)
+EOF
+}
+check "direct TCP over IPv4 from the worker fails" direct 4 tcp 203.0.113.10 443
+check "direct TCP over IPv6 from the worker fails" direct 6 tcp 2001:db8::10 443
+check "direct UDP over IPv4 from the worker fails" direct 4 udp 203.0.113.10 53
+check "direct UDP over IPv6 from the worker fails" direct 6 udp 2001:db8::10 53
+check "direct TCP to the metadata address fails" direct 4 tcp 169.254.169.254 443
+
+# --- throttle: 2 MB/s, 10 MB
+out=$(wrun $CURL --proxy http://127.0.0.1:3129 https://api.egress.test:8443/10000000 -o /dev/null \
+      -w '%{http_code} %{speed_download}' 2>&1)
+rate=${out#* }
+check "throttle at 2000000 B/s holds within 10% (measured ${rate%.*} B/s)" \
+    python3 -c "import sys; r = float('${rate:-0}'); sys.exit(0 if '$out'.startswith('200') and 1800000 <= r <= 2200000 else 1)"
+
+# --- report mode and the tunnel cap
+mark
+out=$(wrun $CURL --proxy http://127.0.0.1:3130 https://notlisted.example.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "report mode lets a non-allowed host through ($out)" [ "$out" = "200" ]
+check "report mode logs it as decision=report, not-in-allow-list" \
+    expect_log p3 notlisted.example.test report not-in-allow-list
+expect_refused "report mode still refuses private destinations" p3 "--proxy 127.0.0.1:3130 --target private.egress.test:443" \
+    "^403 private-address" private.egress.test private-address
+client --proxy 127.0.0.1:3130 --target api.egress.test:443 --mode hold --hold 4 >/dev/null &
+client --proxy 127.0.0.1:3130 --target api.egress.test:443 --mode hold --hold 4 >/dev/null &
+sleep 1
+expect_refused "a third concurrent tunnel over max_tunnels=2 is refused" p3 \
+    "--proxy 127.0.0.1:3130 --target api.egress.test:443" "^403 too-many-tunnels" "" too-many-tunnels
+wait
+
+# --- confinement and restart
+PPID_=$(systemctl show -P MainPID egress-it-p1.service)
+check "proxy runs with seccomp filter mode 2" grep -q '^Seccomp:[[:space:]]*2' /proc/"$PPID_"/status
+check "proxy has no effective or permitted capabilities" \
+    sh -c "grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$PPID_/status && grep -q '^CapPrm:[[:space:]]*0000000000000000' /proc/$PPID_/status"
+check "proxy runs as a dynamic user" sh -c "[ \$(stat -c %u /proc/$PPID_) -ge 61184 ]"
+systemctl kill -s KILL egress-it-p1.service
+sleep 0.5
+out=$(wrun $CURL --proxy http://127.0.0.1:3128 https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "after the proxy is killed, socket activation brings it back ($out)" [ "$out" = "200" ]
+check "no proxy crashed on the hostile inputs (no core, no SIGSYS)" \
+    sh -c "! journalctl -q --since @$T0 -u 'egress-it-p*' | grep -Eiq 'SIGSYS|core-dump|dumped core|Assertion'"
+
+echo "# passed $((N - FAILED)) failed $FAILED"
+[ "$FAILED" = 0 ]
