@@ -424,6 +424,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)
                 return r;
+        r = gate_check_features(runtime, spec->set & SPEC_HAS_DISK_MAX, error);
+        if (r < 0)
+                return r;
 
         r = worker_new(&w, m, spec, runtime);
         if (r < 0)

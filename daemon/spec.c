@@ -211,8 +211,10 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
         if (r >= 0)
                 r = check_limit("IdleTimeoutUSec", s->limits.idle_timeout_usec,
                                 c->minimum.idle_timeout_usec, c->maximum.idle_timeout_usec, error);
+        /* The home's cap is a size-limited tmpfs, so it is paid for in memory
+         * and cannot exceed the worker's MemoryMax. */
         if (r >= 0 && (s->set & SPEC_HAS_DISK_MAX))
-                r = check_limit("DiskMax", s->disk_max, UINT64_C(1024) * 1024, c->maximum.memory_max * 16, error);
+                r = check_limit("DiskMax", s->disk_max, UINT64_C(1) << 20, s->limits.memory_max, error);
         if (r < 0)
                 return r;
         r = validate_credentials(s, error);

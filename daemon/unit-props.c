@@ -352,6 +352,10 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_string(m, "ProtectHome", "yes"));
         CHECK(append_string(m, "ProtectProc", "invisible"));
         CHECK(append_bool(m, "PrivateTmp", 1));
+        /* Writable places are the home and a private /tmp nothing can be run
+         * from. (DynamicUser= forces PrivateTmp=, which takes /tmp over from
+         * any TemporaryFileSystem=, so noexec comes as NoExecPaths=.) */
+        CHECK(sd_bus_message_append(m, "(sv)", "NoExecPaths", "as", 3, "/tmp", "/var/tmp", "/dev/shm"));
         CHECK(append_bool(m, "PrivateDevices", 1));
         CHECK(append_bool(m, "PrivateNetwork", 1));
         CHECK(append_bool(m, "PrivateIPC", 1));

@@ -142,10 +142,63 @@ static void test_proxy_environment(void **state) {
         assert_prop(d, "Environment", "\"https_proxy=http://127.0.0.1:3128\"");
 }
 
+static void test_runsc_unit(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_RUNSC, "http://127.0.0.1:3128", &r);
+
+        assert_int_equal(r, 0);
+        /* The launcher runs privileged and execs runsc; the workload's argv
+         * follows "--" untouched, its environment travels as --setenv. */
+        assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-launch\"");
+        assert_prop(d, "ExecStartEx", "\"run\"");
+        assert_prop(d, "ExecStartEx", "\"--runtime=runsc\"");
+        assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/runsc\"");
+        assert_prop(d, "ExecStartEx", "\"--platform=systrap\"");
+        assert_prop(d, "ExecStartEx", "\"--pids=256\"");
+        assert_prop(d, "ExecStartEx", "\"--memory=67108864\"");
+        assert_prop(d, "ExecStartEx", "\"--cpu-percent=25\"");
+        assert_prop(d, "ExecStartEx", "\"--setenv=LANG=C.UTF-8\"");
+        assert_prop(d, "ExecStartEx", "\"--setenv=HTTPS_PROXY=http://127.0.0.1:3128\"");
+        assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
+        assert_prop(d, "ExecStartEx", "\"privileged\"");
+        assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
+        assert_prop(d, "ExecStopPostEx", "\"cleanup\"");
+        assert_prop(d, "ExecStopPostEx", "\"--id=0123456789ab\"");
+        /* The unit still is the outer wall: own UID, caps, no network. */
+        assert_prop(d, "DynamicUser", "BOOLEAN true");
+        assert_prop(d, "PrivateNetwork", "BOOLEAN true");
+        assert_prop(d, "MemoryMax", "UINT64 67108864");
+        assert_prop(d, "TasksMax", "UINT64 256");
+        assert_prop(d, "CapabilityBoundingSet", "UINT64 0");
+        /* runsc sets up namespaces and ptrace itself. */
+        assert_null(strstr(d, "SystemCallFilter"));
+        assert_null(strstr(d, "RestrictNamespaces"));
+        /* Egress: the worker waits for and joins its proxy's listener. */
+        assert_prop(d, "Wants", "\"sandbox-0123456789ab-egress.socket\"");
+        assert_prop(d, "After", "\"sandbox-0123456789ab-egress.socket\"");
+        assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
+}
+
+static void test_kata_unit(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_KATA, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "ExecStartEx", "\"--runtime=kata\"");
+        assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/kata-runtime\"");
+        assert_false(prop_has(d, "ExecStartEx", "--platform"));
+        assert_prop(d, "ExecStopPostEx", "\"--runtime=kata\"");
+        assert_prop(d, "PrivateNetwork", "BOOLEAN true");
+        assert_prop(d, "NoNewPrivileges", "BOOLEAN true");
+        assert_null(strstr(d, "egress.socket"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_proxy_environment),
+                cmocka_unit_test(test_runsc_unit),
+                cmocka_unit_test(test_kata_unit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
