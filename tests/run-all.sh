@@ -178,7 +178,7 @@ run_integration_script() {
     pid=$(testbed_pid "$machine")
     # In the background so a signal to this shell runs its traps at once.
     { SANDBOXD_SRC=$SRC SANDBOXD_STAGE=$stage TESTBED_MACHINE=$machine \
-          timeout --kill-after=10 "$INTEGRATION_TIMEOUT" bash "$script" "$pid"
+          timeout --kill-after=10 "$INTEGRATION_TIMEOUT" bash "$script" "$pid" "$stage"
       echo $? >"$log.rc"; } 2>&1 | tee "$log" &
     wait $!
     rc=$(cat "$log.rc" 2>/dev/null || echo 1)

@@ -159,7 +159,7 @@ bus_call() {
     local -a as=()
     [ "$user" = root ] || as=(runuser -u "$user" --)
     local rc
-    BUS_OUT=$(ct "${as[@]}" env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 call "$@" 2>"$TAP_TMP/bus.err")
+    BUS_OUT=$(ct "${as[@]}" env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 -- call "$@" 2>"$TAP_TMP/bus.err")
     rc=$?
     BUS_ERROR=
     BUS_ERRMSG=
@@ -229,7 +229,8 @@ check_error() {
 
 sbx_monitor_start() {
     ct sh -c "rm -f $SBX_MONITOR_LOG; busctl --system monitor --json=short \
-        --match=\"type='signal',interface='$SBX_MGR'\" >$SBX_MONITOR_LOG 2>&1 & echo \$! >/run/sbx-test-monitor.pid" || return 1
+        --match=\"type='signal',interface='$SBX_MGR'\" \
+        --match=\"type='signal',interface='org.freedesktop.DBus.Properties',path_namespace='$SBX_PATH'\" >$SBX_MONITOR_LOG 2>&1 & echo \$! >/run/sbx-test-monitor.pid" || return 1
     wait_until 10 ct grep -q 'Monitoring' "$SBX_MONITOR_LOG"
 }
 
@@ -292,3 +293,84 @@ ay_args() {
         printf ' %d' "'${s:i:1}"
     done
 }
+
+# Neither the home (a symlink under the sessions root) nor its target exists.
+home_absent() {
+    ct sh -c "! test -e $SBX_STATE_LINK_ROOT/$1 && ! test -L $SBX_STATE_LINK_ROOT/$1 && ! test -e $SBX_STATE_ROOT/$1"
+}
+
+# Records PropertiesChanged of worker objects too (sbx_props_changed).
+sbx_props_changed() {
+    ct cat "$SBX_MONITOR_LOG" 2>/dev/null | python3 -c '
+import json, sys
+path, prop = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("member") != "PropertiesChanged" or m.get("path") != path:
+        continue
+    data = m.get("payload", {}).get("data", [])
+    if len(data) >= 3 and (prop in data[1] or prop in data[2]):
+        v = data[1].get(prop, {}).get("data", "(invalidated)")
+        print(v)
+' "$1" "$2"
+}
+
+# Checks that WorkerRemoved(ID) arrives within SECONDS with a reason matching
+# REASON_RE, that the home is gone by then and the unit soon after.
+# Sets REMOVED_REASON and REMOVED_USEC.
+expect_removed() {
+    local what=$1 id=$2 reason_re=$3 secs=$4 r
+    REMOVED_REASON= REMOVED_USEC=
+    if r=$(sbx_wait_removed "$id" "$secs"); then
+        REMOVED_REASON=${r%% *}
+        REMOVED_USEC=${r##* }
+        if [[ $REMOVED_REASON =~ ^($reason_re)$ ]]; then
+            ok "$what: WorkerRemoved with reason $REMOVED_REASON"
+        else
+            not_ok "$what: WorkerRemoved with reason $reason_re" "got reason: $REMOVED_REASON"
+        fi
+    else
+        not_ok "$what: WorkerRemoved within ${secs}s" "signals seen:" "$(ct cat "$SBX_MONITOR_LOG" 2>/dev/null | tail -n 5)"
+    fi
+    check "$what: home deleted" home_absent "$id"
+    check "$what: unit sandbox-$id.service gone" wait_until 5 unit_gone "sandbox-$id.service"
+}
+
+now_usec() { echo $(($(date +%s%N) / 1000)); }
+
+# sbx_call, printing the reply (or the error) for check_output.
+sbx_call_out() {
+    if sbx_call "$@"; then
+        printf '%s\n' "$BUS_OUT"
+    else
+        echo "error: ${BUS_ERROR:-?} $BUS_ERRMSG"
+        return 1
+    fi
+}
+
+sbx_signal_seen() { [ -n "$(sbx_signal "$1" "$2")" ]; }
+
+# One member line of "busctl introspect": NAME KIND SIGNATURE RESULT/VALUE FLAGS.
+# A property's fourth column is its value, so only methods and signals check it.
+check_introspected() {
+    local what=$1 intro=$2 member=$3 kind=$4 sig=$5 ret=${6:-} re
+    re="^\\.$member +$kind +$(_re_quote "$sig")"
+    [ "$kind" = property ] || re="$re +$(_re_quote "${ret:--}")"
+    check_output "$what introspection: $member $kind $sig${ret:+ -> $ret}" "$re( |\$)" printf '%s\n' "$intro"
+}
+_re_quote() { printf '%s' "$1" | sed 's/[][{}()\\.*+?^$|]/\\&/g'; }
+
+# Runs CMD and prints its output; succeeds only if CMD failed (for matching
+# the error text of a refused access with check_output).
+expect_fail() {
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ $rc -ne 0 ]
+}
+
+last_line() { "$@" | tail -n1; }

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# sandboxd core (issue 2): the daemon starts on the bus, shows the documented
+# API, and runs a worker through its whole life: created as a transient unit
+# in sandbox.slice, observed, talked to over its channel, stopped or exited,
+# and cleaned up (home deleted, unit gone, WorkerRemoved with the reason).
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
+
+# ---- the daemon on the bus ----------------------------------------------
+check "bus activation starts sandboxd (reading Manager.Version)" sbx_mgr_prop Version
+if ! ct systemctl is-active -q sandboxd.service; then
+    ct systemctl start sandboxd.service
+fi
+check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
+check_output "sandboxd.service is Type=notify or Type=dbus" '^(notify|dbus)$' unit_prop sandboxd.service Type
+check_output "Manager.Version is the project version" '^[0-9]+\.[0-9]+' sbx_mgr_prop Version
+check_output "busctl tree shows /org/sandboxd1" '^/org/sandboxd1$' ct busctl --system --list tree org.sandboxd1
+
+intro=$(ct busctl --system introspect org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager 2>&1)
+while read -r member kind sig ret; do
+    check_introspected "Manager" "$intro" "$member" "$kind" "$sig" "$ret"
+done <<'EOF'
+CreateWorker method a{sv} so
+GetWorker method s o
+ListWorkers method - a(ssssuo)
+StopWorker method s -
+OpenChannel method s h
+Version property s
+DefaultIdleTimeoutUSec property t
+NWorkers property u
+WorkerNew signal so -
+WorkerRemoved signal sos -
+EOF
+check_output "Manager.NWorkers is 0 before any worker" '^0$' sbx_mgr_prop NWorkers
+default_idle=$(sbx_mgr_prop DefaultIdleTimeoutUSec)
+check_output "Manager.DefaultIdleTimeoutUSec is positive" '^[1-9][0-9]*$' echo "$default_idle"
+
+sbx_monitor_start || not_ok "busctl monitor records the Manager's signals"
+
+# ---- a long-running worker, observed and stopped -------------------------
+before=$(now_usec)
+if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
+    ok "CreateWorker of a trusted /bin/sleep succeeds"
+else
+    not_ok "CreateWorker of a trusted /bin/sleep succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+id=$WID
+check_output "the worker id is 12 lowercase hex characters" '^[0-9a-f]{12}$' echo "$id"
+check_eq "the worker path is /org/sandboxd1/worker/<id>" "/org/sandboxd1/worker/$id" "$WPATH"
+check "WorkerNew(id, path) was emitted" wait_until 5 sbx_signal_seen WorkerNew "$id"
+check_output "busctl tree shows the worker object" "^/org/sandboxd1/worker/$id\$" ct busctl --system --list tree org.sandboxd1
+
+wintro=$(ct busctl --system introspect org.sandboxd1 "/org/sandboxd1/worker/$id" org.sandboxd1.Worker 2>&1)
+while read -r member kind sig ret; do
+    check_introspected "Worker" "$wintro" "$member" "$kind" "$sig" "$ret"
+done <<'EOF'
+Id property s
+Class property s
+Runtime property s
+Unit property s
+State property s
+UID property u
+Home property s
+CreatedUSec property t
+LastActivityUSec property t
+IdleTimeoutUSec property t
+ExitStatus property i
+Stop method - -
+OpenChannel method - h
+EOF
+
+check_eq "Worker.Id" "$id" "$(sbx_prop "$id" Id)"
+check_eq "Worker.Class" trusted "$(sbx_prop "$id" Class)"
+check_eq "Worker.Runtime of a trusted worker" systemd "$(sbx_prop "$id" Runtime)"
+check_eq "Worker.Unit is sandbox-<id>.service" "sandbox-$id.service" "$(sbx_prop "$id" Unit)"
+check_eq "Worker.State is running once CreateWorker replied" running "$(sbx_prop "$id" State)"
+check_eq "Worker.ExitStatus is -1 while it runs" -1 "$(sbx_prop "$id" ExitStatus)"
+check_eq "Worker.IdleTimeoutUSec defaults to Manager.DefaultIdleTimeoutUSec" "$default_idle" "$(sbx_prop "$id" IdleTimeoutUSec)"
+home=$(sbx_prop "$id" Home)
+check_eq "Worker.Home is /var/lib/sandboxd/workers/<id>" "/var/lib/sandboxd/workers/$id" "$home"
+created=$(sbx_prop "$id" CreatedUSec)
+after=$(now_usec)
+if [[ $created =~ ^[0-9]+$ ]] && [ "$created" -ge $((before - 1000000)) ] && [ "$created" -le $((after + 1000000)) ]; then
+    ok "Worker.CreatedUSec is the creation time (CLOCK_REALTIME)"
+else
+    not_ok "Worker.CreatedUSec is the creation time (CLOCK_REALTIME)" "got $created, expected $before..$after"
+fi
+uid=$(sbx_prop "$id" UID)
+if [[ $uid =~ ^[0-9]+$ ]] && [ "$uid" -ge $DYNAMIC_UID_MIN ] && [ "$uid" -le $DYNAMIC_UID_MAX ]; then
+    ok "Worker.UID is a dynamic UID ($uid)"
+else
+    not_ok "Worker.UID is a dynamic UID" "got: $uid"
+fi
+
+unit=sandbox-$id.service
+check_output "the unit is active" '^active$' unit_prop "$unit" ActiveState
+check_output "the unit is in sandbox.slice" '^sandbox\.slice$' unit_prop "$unit" Slice
+check_output "the unit is transient" '^yes$' unit_prop "$unit" Transient
+mainpid=$(unit_prop "$unit" MainPID)
+check_output "the unit's main process runs as Worker.UID" "^ *$uid\$" ct ps -o uid= -p "$mainpid"
+check_output "the unit's main process is the Argv" '^/bin/sleep 1000$' ct ps -o args= -p "$mainpid"
+check_output "GetWorker(id) returns the worker path" "^o \"/org/sandboxd1/worker/$id\"\$" sbx_call_out GetWorker s "$id"
+check_output "ListWorkers lists (id, class, state, unit, uid, path)" \
+    "\"$id\" \"trusted\" \"running\" \"$unit\" $uid \"/org/sandboxd1/worker/$id\"" sbx_call_out ListWorkers
+check_output "Manager.NWorkers counts the worker" '^1$' sbx_mgr_prop NWorkers
+
+check "StopWorker(id) succeeds" sbx_call_out StopWorker s "$id"
+expect_removed "StopWorker" "$id" stopped 15
+check_output "a stopped worker's object stays in a final state" '^(exited|failed)$' sbx_prop "$id" State
+check "PropertiesChanged was emitted for the worker's State" test -n "$(sbx_props_changed "/org/sandboxd1/worker/$id" State)"
+check_output "Manager.NWorkers is 0 again" '^0$' sbx_mgr_prop NWorkers
+
+# ---- the worker's own exit ------------------------------------------------
+if sbx_create 2 Argv as 1 /bin/true Class s trusted; then
+    ok "CreateWorker of a trusted /bin/true succeeds"
+    expect_removed "a worker that exits 0" "$WID" exited 15
+    check_eq "ExitStatus of a worker that exits 0" 0 "$(sbx_prop "$WID" ExitStatus)"
+    check_eq "State of a worker that exits 0" exited "$(sbx_prop "$WID" State)"
+else
+    not_ok "CreateWorker of a trusted /bin/true succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+if sbx_create 2 Argv as 3 /bin/sh -c 'exit 3' Class s trusted; then
+    ok "CreateWorker of a trusted 'sh -c exit 3' succeeds"
+    expect_removed "a worker that exits 3" "$WID" 'exited|failed' 15
+    check_eq "ExitStatus of a worker that exits 3" 3 "$(sbx_prop "$WID" ExitStatus)"
+    check "PropertiesChanged was emitted for ExitStatus" test -n "$(sbx_props_changed "/org/sandboxd1/worker/$WID" ExitStatus)"
+else
+    not_ok "CreateWorker of a trusted 'sh -c exit 3' succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+if sbx_create 2 Argv as 3 /bin/sh -c 'kill -TERM $$' Class s trusted; then
+    expect_removed "a worker killed by SIGTERM" "$WID" 'exited|failed' 15
+    check_eq "ExitStatus of a worker killed by SIGTERM is 128+15" 143 "$(sbx_prop "$WID" ExitStatus)"
+else
+    not_ok "CreateWorker of a trusted self-killing shell succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# RuntimeMaxUSec ends a worker that runs too long.
+if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s trusted RuntimeMaxUSec t 2000000; then
+    expect_removed "a worker past RuntimeMaxUSec=2s" "$WID" timeout 10
+else
+    not_ok "CreateWorker with RuntimeMaxUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# ---- Worker.Stop() ---------------------------------------------------------
+if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
+    check "Worker.Stop() succeeds" bus_call root "$SBX_DEST" "$WPATH" "$SBX_WORKER_IFACE" Stop
+    expect_removed "Worker.Stop()" "$WID" stopped 15
+else
+    not_ok "CreateWorker for Worker.Stop() succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# ---- the channel -----------------------------------------------------------
+if sbx_create 2 Argv as 1 /bin/cat Class s trusted; then
+    ok "CreateWorker of a trusted /bin/cat succeeds"
+    cid=$WID
+    created=$(sbx_prop "$cid" LastActivityUSec)
+    sleep 1.1
+    check_output "OpenChannel: bytes written come back from /bin/cat" '^hello, sandboxd$' \
+        ct "$CHANNEL" roundtrip "$cid" 'hello, sandboxd'
+    check_output "Worker.OpenChannel: the same through the worker object" '^second channel$' \
+        ct "$CHANNEL" worker-roundtrip "$cid" 'second channel'
+    last=$(sbx_prop "$cid" LastActivityUSec)
+    if [[ $last =~ ^[0-9]+$ ]] && [[ $created =~ ^[0-9]+$ ]] && [ "$last" -gt "$created" ]; then
+        ok "LastActivityUSec advances with channel traffic"
+    else
+        not_ok "LastActivityUSec advances with channel traffic" "before: $created after: $last"
+    fi
+    check_output "a second concurrent OpenChannel gets ChannelBusy" '^org\.sandboxd1\.Error\.ChannelBusy$' \
+        ct "$CHANNEL" busy "$cid"
+    check_output "the channel still works after a client went away" '^again$' \
+        ct "$CHANNEL" roundtrip "$cid" again
+    check_fails "a plain user cannot OpenChannel" as_tester "$CHANNEL" roundtrip "$cid" x
+    sbx_call_out StopWorker s "$cid" >/dev/null
+    expect_removed "the /bin/cat worker" "$cid" stopped 15
+    check_error "OpenChannel on an ended worker is refused" org.sandboxd1.Error.NotRunning root OpenChannel s "$cid"
+else
+    not_ok "CreateWorker of a trusted /bin/cat succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+if sbx_create 2 Argv as 3 /bin/sh -c 'echo from-worker; sleep 1000' Class s trusted; then
+    check_output "the worker's stdout reaches the channel" '^from-worker$' ct "$CHANNEL" read "$WID" 3000
+    sbx_call_out StopWorker s "$WID" >/dev/null
+else
+    not_ok "CreateWorker of an echoing worker succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# ---- sandboxctl, the CLI over the same API --------------------------------
+if ct sh -c 'command -v sandboxctl' >/dev/null; then
+    ct sandboxctl run --class trusted -- /bin/sh -c 'exit 7' </dev/null >/dev/null 2>&1
+    check_eq "sandboxctl run exits with the worker's exit status" 7 "$?"
+    check_output "sandboxctl run relays the worker's output" '^via-sandboxctl$' \
+        ct sandboxctl run --class trusted -- /bin/echo via-sandboxctl
+else
+    not_ok "sandboxctl is installed"
+fi
+
+tap_done
