@@ -24,7 +24,8 @@
 #   sbx_create N KEY SIG VALUE...         CreateWorker with an a{sv} of N entries; sets WID, WPATH
 #   sbx_prop ID PROP                      print a Worker property's value
 #   check_error NAME ERROR USER METHOD [SIG ARGS...]
-#                   ok when the call fails with exactly the D-Bus error ERROR and a message
+#                   ok when the call fails with exactly the D-Bus error ERROR (or one of
+#                   "A|B") and a non-empty message
 #   sbx_monitor_start / sbx_monitor_stop  record the Manager's signals (busctl monitor)
 #   sbx_signal MEMBER ID                  print "ARG3 TIMESTAMP_USEC" of each recorded MEMBER signal for ID
 #   sbx_wait_removed ID SECONDS           wait for WorkerRemoved(ID); print "REASON TIMESTAMP_USEC"
@@ -220,7 +221,7 @@ check_error() {
         not_ok "$name" "expected $want, the call succeeded: $BUS_OUT"
         return 0
     fi
-    if [ "$BUS_ERROR" = "$want" ] && [ -n "$BUS_ERRMSG" ]; then
+    if [[ $BUS_ERROR =~ ^(${want//./\\.})$ ]] && [ -n "$BUS_ERRMSG" ]; then
         ok "$name"
     else
         not_ok "$name" "expected error $want with a message" "got: ${BUS_ERROR:-no error name} ${BUS_ERRMSG}"

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Isolation classes (issue 3), through the daemon: the gate honours a class
+# or refuses it, never downgrades; gVisor workers really run under gVisor with
+# the hardened run-spec; a runtime that disappears or breaks takes its
+# classes with it; the operator override covers "standard" and nothing else.
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+RUNSC=/usr/bin/runsc
+CONF=/etc/sandboxd/sandboxd.conf
+
+restart_daemon() { ct systemctl restart sandboxd.service; }
+run() { ct timeout 120 sandboxctl run "$@"; }
+
+# Creating a refused worker must leave no unit and no home behind.
+refused_leaves_nothing() {
+    local name=$1 fragment=$2 before_units before_state
+    shift 2
+    before_units=$(sbx_units)
+    before_state=$(sbx_state_entries)
+    sbx_call CreateWorker 'a{sv}' "$@" >/dev/null 2>&1
+    if [ "$BUS_ERROR" = org.sandboxd1.Error.IsolationUnavailable ] && printf '%s' "$BUS_ERRMSG" | grep -q -- "$fragment"; then
+        ok "$name: IsolationUnavailable ($fragment)"
+    else
+        not_ok "$name: IsolationUnavailable ($fragment)" "error=$BUS_ERROR" "message=$BUS_ERRMSG"
+    fi
+    check_eq "$name: no unit created" "$before_units" "$(sbx_units)"
+    check_eq "$name: no home created" "$before_state" "$(sbx_state_entries)"
+}
+
+ct systemctl start sandboxd.service
+
+# ---- preflight -------------------------------------------------------------
+pf=$(ct sandboxctl preflight --no-legend 2>&1)
+diag "$pf"
+check_output "preflight: trusted is served by systemd" '^trusted +systemd .* yes' echo "$pf"
+check_output "preflight: standard is served by runsc" '^standard +runsc +/usr/bin/runsc +yes' echo "$pf"
+check_output "preflight: untrusted is served by runsc" '^untrusted +runsc +/usr/bin/runsc +yes' echo "$pf"
+check_output "preflight: hostile is unavailable without Kata" '^hostile +kata .* no ' echo "$pf"
+check_output "preflight: wasm is unavailable without a wasm runtime" '^wasm +wasm .* no ' echo "$pf"
+check_output "preflight --json is a JSON array of five" '^5$' \
+    sh -c "nsenter -t $CT_PID -a sandboxctl preflight --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'"
+
+# ---- gVisor workers ----------------------------------------------------------
+host_kernel=$(ct uname -r)
+for class in standard untrusted; do
+    out=$(run --class "$class" -- /bin/sh -c 'uname -r; cat /proc/self/status | grep -E "^(Uid|CapEff|CapBnd|NoNewPrivs):"; id -u' 2>&1)
+    diag "$out"
+    kernel=$(printf '%s\n' "$out" | head -n1)
+    if [ -n "$kernel" ] && [ "$kernel" != "$host_kernel" ]; then
+        ok "$class: the worker sees gVisor's kernel ($kernel), not the host's ($host_kernel)"
+    else
+        not_ok "$class: the worker sees gVisor's kernel" "worker: $kernel host: $host_kernel"
+    fi
+    check_output "$class: no effective capabilities" 'CapEff:[[:space:]]+0+$' echo "$out"
+    uid=$(printf '%s\n' "$out" | tail -n1)
+    if [ "$uid" -ge "$DYNAMIC_UID_MIN" ] 2>/dev/null && [ "$uid" -le "$DYNAMIC_UID_MAX" ]; then
+        ok "$class: runs as a dynamic UID ($uid)"
+    else
+        not_ok "$class: runs as a dynamic UID" "uid=$uid"
+    fi
+done
+
+sbx_create 3 Argv as 2 /bin/sleep 30 Class s untrusted TasksMax t 64
+check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$WID" Runtime
+check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class
+check "the worker's OCI bundle exists while it runs" ct test -f "/run/sandboxd/bundles/$WID/config.json"
+bundle=$(ct cat "/run/sandboxd/bundles/$WID/config.json" 2>/dev/null)
+check_output "bundle: root is read-only" '"readonly": *true' echo "$bundle"
+check_output "bundle: noNewPrivileges" '"noNewPrivileges": *true' echo "$bundle"
+check_fails "bundle: no network namespace (runsc --network=host sees only the unit's empty one)" \
+    sh -c "printf '%s' '$bundle' | python3 -c 'import json,sys; ns=[n[\"type\"] for n in json.load(sys.stdin)[\"linux\"][\"namespaces\"]]; sys.exit(0 if \"network\" in ns else 1)'"
+sbx_call StopWorker s "$WID" >/dev/null
+wait_until 20 unit_gone "sandbox-$WID.service"
+check "the bundle is removed with the worker" wait_until 10 ct test ! -e "/run/sandboxd/bundles/$WID"
+check "the home is removed with the worker" wait_until 10 home_absent "$WID"
+
+# ---- the hardened run-spec, for every class this host serves ------------------
+for class in trusted standard; do
+    spec_out=$(run --class "$class" --setenv ONLY_THIS=1 -- /bin/sh -c '
+        touch /usr/sbx-probe 2>/dev/null && echo ROOT-WRITABLE
+        touch "$HOME/f" && echo HOME-WRITABLE
+        cp /bin/true /tmp/t 2>/dev/null && /tmp/t 2>/dev/null && echo TMP-EXEC
+        grep -E "^(CapEff|CapPrm|CapBnd|NoNewPrivs):" /proc/self/status
+        ls /sys/class/net 2>/dev/null | tr "\n" " "; echo
+        env | cut -d= -f1 | sort | tr "\n" " "; echo' 2>&1)
+    diag "$spec_out"
+    check_fails "$class: root file system is read-only" sh -c "printf '%s' '$spec_out' | grep -q ROOT-WRITABLE"
+    check_output "$class: the home is writable" 'HOME-WRITABLE' echo "$spec_out"
+    check_fails "$class: nothing runs from /tmp (noexec)" sh -c "printf '%s' '$spec_out' | grep -q TMP-EXEC"
+    check_output "$class: capability bounding set is empty" 'CapBnd:[[:space:]]+0+$' echo "$spec_out"
+    if [ "$class" = trusted ]; then
+        check_output "$class: no_new_privs is set" 'NoNewPrivs:[[:space:]]+1' echo "$spec_out"
+        check_output "$class: only loopback in the network namespace" '^lo $' echo "$spec_out"
+    fi
+    check_output "$class: the spec's environment arrives" 'ONLY_THIS' echo "$spec_out"
+    check_fails "$class: no secret-looking or host variables leak into the environment" \
+        sh -c "printf '%s' '$spec_out' | grep -E -w 'SSH_AUTH_SOCK|DBUS_SESSION_BUS_ADDRESS|MAIL|TERM'"
+    check_fails "$class: a direct connection out fails" ct timeout 60 sandboxctl run --class "$class" -- \
+        /bin/sh -c 'exec 3<>/dev/tcp/203.0.113.1/443' 2>/dev/null
+done
+
+# ---- caps that must hold inside gVisor, where host tasks are not seen ----------
+out=$(run --class standard --tasks 32 -- /bin/sh -c 'n=0; for i in $(seq 80); do sleep 5 2>/dev/null & [ $? -eq 0 ] && n=$((n+1)); done; ps -e --no-headers 2>/dev/null | wc -l' 2>&1)
+diag "$out"
+procs=$(printf '%s\n' "$out" | tail -n1)
+if [ "$procs" -le 40 ] 2>/dev/null; then
+    ok "the pids limit holds inside gVisor ($procs processes with TasksMax=32)"
+else
+    not_ok "the pids limit holds inside gVisor" "processes seen: $procs"
+fi
+check_fails "the memory limit holds inside gVisor (allocating 200 MiB with MemoryMax=64M)" \
+    run --class standard --memory 64M -- /usr/bin/python3 -c 'b = bytearray(200 << 20); b[::4096] = b"x" * len(b[::4096]); print("allocated")'
+check_output "DiskMax is enforced on a gVisor worker's home" 'No space left' \
+    run --class standard --disk 4M -- /bin/sh -c 'dd if=/dev/zero of="$HOME/big" bs=1M count=16 2>&1; true'
+check_output "DiskMax leaves room up to the cap" '^ok$' \
+    run --class standard --disk 8M -- /bin/sh -c 'dd if=/dev/zero of="$HOME/small" bs=1M count=2 2>/dev/null && echo ok'
+refused_leaves_nothing "DiskMax on a shared-kernel worker is refused" "DiskMax cannot be enforced" \
+    3 Argv as 1 /bin/true Class s trusted DiskMax t 8388608
+
+# ---- classes this host cannot serve ------------------------------------------
+refused_leaves_nothing "hostile without Kata" "hostile needs runtime kata" 2 Argv as 1 /bin/true Class s hostile
+refused_leaves_nothing "wasm without a wasm runtime" "wasm needs runtime wasm" 2 Argv as 1 /bin/true Class s wasm
+
+# ---- a runtime that disappears --------------------------------------------------
+ct mv "$RUNSC" "$RUNSC.away"
+refused_leaves_nothing "standard with runsc gone" "disappeared" 2 Argv as 1 /bin/true Class s standard
+refused_leaves_nothing "untrusted with runsc gone" "runsc" 2 Argv as 1 /bin/true Class s untrusted
+check_output "preflight shows standard unavailable with runsc gone" '^standard .* no ' ct sandboxctl preflight --no-legend
+ct mv "$RUNSC.away" "$RUNSC"
+check_output "preflight re-probes and serves standard again" '^standard +runsc .* yes' ct sandboxctl preflight --no-legend
+
+# ---- a runtime that is present but broken ---------------------------------------
+ct mv "$RUNSC" "$RUNSC.real"
+ct sh -c "printf '#!/bin/sh\necho broken >&2\nexit 1\n' > $RUNSC && chmod 755 $RUNSC"
+check_output "preflight notices a broken runsc" '^untrusted .* no ' ct sandboxctl preflight --no-legend
+refused_leaves_nothing "untrusted with a broken runsc" "runsc" 2 Argv as 1 /bin/true Class s untrusted
+
+# ---- the operator override: standard may share the kernel, nothing else --------
+ct cp "$CONF" "$CONF.orig"
+ct sh -c "printf '[Isolation]\nAllowSharedKernelForStandard=yes\n' > $CONF"
+restart_daemon
+out=$(run --class standard -- /bin/sh -c 'uname -r' 2>&1)
+check_eq "override: standard runs on the shared kernel when runsc is broken" "$host_kernel" "$out"
+refused_leaves_nothing "override: untrusted still refuses" "untrusted needs runtime runsc" \
+    2 Argv as 1 /bin/true Class s untrusted
+refused_leaves_nothing "override: hostile still refuses" "hostile needs runtime kata" \
+    2 Argv as 1 /bin/true Class s hostile
+
+ct mv "$RUNSC.real" "$RUNSC"
+ct mv "$CONF.orig" "$CONF"
+restart_daemon
+tap_done
