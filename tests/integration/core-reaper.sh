@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# sandboxd core (issue 2): nothing outlives a worker. The idle reaper stops a
+# worker whose channel was silent for its IdleTimeoutUSec, within a second of
+# the deadline, and traffic postpones it; wipe-on-boot stops leftover sandbox-*
+# units and empties the sessions root when sandboxd starts, after a crash as
+# after a restart.
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
+ct systemctl start sandboxd.service
+check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
+sbx_monitor_start || not_ok "busctl monitor records the Manager's signals"
+
+# Checks that REMOVED_USEC lies in [from, to] (microseconds, CLOCK_REALTIME).
+removed_between() {
+    local name=$1 from=$2 to=$3
+    if [[ $REMOVED_USEC =~ ^[0-9]+$ ]] && [ "$REMOVED_USEC" -ge "$from" ] && [ "$REMOVED_USEC" -le "$to" ]; then
+        ok "$name"
+    else
+        not_ok "$name" "removed at ${REMOVED_USEC:-never}, window $from..$to" \
+            "that is $(( (${REMOVED_USEC:-0} - from) / 1000 )) ms after the window opened"
+    fi
+}
+
+# ---- idle reaper -----------------------------------------------------------
+if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; then
+    ok "CreateWorker with IdleTimeoutUSec=2s succeeds"
+    id=$WID
+    check_eq "Worker.IdleTimeoutUSec is the spec's" 2000000 "$(sbx_prop "$id" IdleTimeoutUSec)"
+    created=$(sbx_prop "$id" CreatedUSec)
+    last=$(sbx_prop "$id" LastActivityUSec)
+    # The idle clock starts at the last activity, which is the creation at the latest.
+    start=$created
+    [[ $last =~ ^[0-9]+$ ]] && [ "$last" -gt "$start" ] && start=$last
+    expect_removed "idle worker" "$id" idle 8
+    removed_between "the idle worker is reaped within 1 s of its deadline (2 s)" \
+        $((start + 2000000 - 100000)) $((start + 3000000))
+else
+    not_ok "CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# Traffic postpones the reaper: 6 bytes a second apart outlast a 3 s timeout.
+if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 3000000; then
+    id=$WID
+    check_output "channel traffic every second for 5 s" '^paced 6 bytes$' ct "$CHANNEL" pace "$id" 1000 6
+    end=$(now_usec)
+    check_fails "no WorkerRemoved while the channel was busy (5 s > 3 s timeout)" sbx_signal_seen WorkerRemoved "$id"
+    check_eq "the busy worker still runs" running "$(sbx_prop "$id" State)"
+    expect_removed "worker idle after its traffic" "$id" idle 8
+    removed_between "it is reaped within 1 s of 3 s after the last byte" $((end + 3000000 - 300000)) $((end + 4000000))
+else
+    not_ok "CreateWorker with IdleTimeoutUSec=3s succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# ---- wipe-on-boot ------------------------------------------------------------
+# plant_leftovers TAG: a live worker of this daemon, plus a sandbox-* unit and
+# a home that no running daemon knows about (what a crash or reboot leaves).
+plant_leftovers() {
+    local tag=$1
+    LEFT_ID=
+    if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s trusted \
+        Credentials 'a(say)' 1 tok $(ay_args "wipe-secret-$tag"); then
+        LEFT_ID=$WID
+        ok "$tag: a worker is running before the daemon goes away"
+    else
+        not_ok "$tag: a worker is running before the daemon goes away" "$BUS_ERROR $BUS_ERRMSG"
+    fi
+    STRAY_UNIT=sandbox-$tag$(printf '%012x' $RANDOM | tail -c 8).service
+    ct systemd-run -q --unit="$STRAY_UNIT" --slice=sandbox.slice -p DynamicUser=yes /bin/sleep 1000
+    ct sh -c "mkdir -p $SBX_STATE_ROOT/stray-$tag/sub && echo leftover >$SBX_STATE_ROOT/stray-$tag/sub/file &&
+              ln -sfn ../private/sandboxd/workers/stray-$tag $SBX_STATE_LINK_ROOT/stray-$tag"
+    check_output "$tag: leftovers are in place" 'active' unit_prop "$STRAY_UNIT" ActiveState
+}
+
+check_wiped() {
+    local tag=$1
+    [ -n "$LEFT_ID" ] && check "$tag: the worker's unit is stopped" wait_until 15 unit_gone "sandbox-$LEFT_ID.service"
+    check "$tag: the stray sandbox-* unit is stopped" wait_until 15 unit_gone "$STRAY_UNIT"
+    check_output "$tag: no sandbox-* unit is left" '^$' sbx_units
+    check_output "$tag: $SBX_STATE_ROOT is empty" '^$' ct ls -A "$SBX_STATE_ROOT"
+    check_output "$tag: $SBX_STATE_LINK_ROOT is empty" '^$' ct ls -A "$SBX_STATE_LINK_ROOT"
+    [ -n "$LEFT_ID" ] && check "$tag: the worker's credentials are gone" ct test ! -e "/run/credentials/sandbox-$LEFT_ID.service"
+    [ -n "$LEFT_ID" ] && check_error "$tag: the new daemon does not know the old worker" \
+        org.sandboxd1.Error.NoSuchWorker root GetWorker s "$LEFT_ID"
+    check_output "$tag: NWorkers is 0" '^0$' sbx_mgr_prop NWorkers
+}
+
+_restarted() {
+    local pid
+    pid=$(unit_prop sandboxd.service MainPID)
+    [ "$(ct systemctl is-active sandboxd.service)" = active ] && [ "$pid" != 0 ] && [ "$pid" != "$1" ]
+}
+
+# A crash: SIGKILL leaves the worker units running, and systemd restarts sandboxd.
+plant_leftovers crash
+old_pid=$(unit_prop sandboxd.service MainPID)
+check "crash: SIGKILL to sandboxd's main process" ct systemctl kill --kill-who=main --signal=SIGKILL sandboxd.service
+if wait_until 10 _restarted "$old_pid"; then
+    ok "crash: systemd restarted sandboxd (Restart=on-failure)"
+else
+    not_ok "crash: systemd restarted sandboxd (Restart=on-failure)" "MainPID before: $old_pid, now: $(unit_prop sandboxd.service MainPID)"
+    ct systemctl start sandboxd.service
+fi
+check_fails "crash: the old sandboxd process is gone" ct kill -0 "$old_pid"
+check_output "crash: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
+check_wiped crash
+
+# A plain restart.
+plant_leftovers restart
+ct systemctl restart sandboxd.service
+check_output "restart: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
+check_wiped restart
+
+tap_done
