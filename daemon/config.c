@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <iniparser.h>
+#include <seccomp.h>
 #include <limits.h>
 
 #include "config.h"
@@ -55,6 +56,7 @@ void sbx_config_done(SbxConfig *c) {
         free(c->kata_path);
         free(c->wasm_path);
         free(c->root_image);
+        strv_free(c->syscall_allow);
         strv_free(c->egress_floor);
         strv_free(c->egress_deny);
         strv_free(c->egress_private_ranges);
@@ -189,6 +191,7 @@ static const ConfigKey config_keys[] = {
         K("Isolation:KataRuntimePath", KEY_STRING, kata_path),
         K("Isolation:WasmRuntimePath", KEY_STRING, wasm_path),
         K("Isolation:RootImage", KEY_STRING, root_image),
+        K("Isolation:SystemCallAllow", KEY_STRV, syscall_allow),
         K("Egress:Floor", KEY_STRV, egress_floor),
         K("Egress:Deny", KEY_STRV, egress_deny),
         K("Egress:PrivateRanges", KEY_STRV, egress_private_ranges),
@@ -315,8 +318,25 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
             c->defaults.idle_timeout_usec > c->maximum.idle_timeout_usec)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "A [Defaults] value in %s exceeds its [Limits] bound", path);
+        {
+                const char *bad = NULL;
+                if (syscall_names_validate(c->syscall_allow, &bad) < 0)
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "Isolation:SystemCallAllow in %s names \"%s\", which is not a system call "
+                                             "libseccomp knows on this architecture", path, bad);
+        }
         if (c->max_workers == 0)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Limits:MaxWorkers must be positive in %s", path);
+        return 0;
+}
+
+int syscall_names_validate(char * const *names, const char **ret_bad) {
+        for (char * const *n = names; n && *n; n++)
+                if (seccomp_syscall_resolve_name(*n) == __NR_SCMP_ERROR) {
+                        if (ret_bad)
+                                *ret_bad = *n;
+                        return -EINVAL;
+                }
         return 0;
 }

@@ -30,6 +30,7 @@ typedef struct SbxConfig {
         char *kata_path;
         char *wasm_path;
         char *root_image;
+        char **syscall_allow;           /* names added to shared-kernel workers' allow-list */
 
         /* Egress: the operator's bounds on what any spec may ask for */
         char **egress_floor;
@@ -53,3 +54,7 @@ int parse_size(const char *s, uint64_t *ret);
 int parse_timespan(const char *s, uint64_t *ret);
 int parse_uint64(const char *s, uint64_t *ret);
 int parse_boolean(const char *s);
+
+/* Every entry must be a system call this machine's libseccomp knows; a typo
+ * in a security allow-list is an error, not a silently ignored line. */
+int syscall_names_validate(char * const *names, const char **ret_bad);

@@ -377,6 +377,8 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
                 /* The value is the set of namespace types permitted: none. */
                 CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
                 CHECK(append_syscall_filter(m, 1, syscall_allow));
+                if (p->config->syscall_allow && p->config->syscall_allow[0])
+                        CHECK(append_syscall_filter(m, 1, (const char * const *) p->config->syscall_allow));
                 CHECK(append_syscall_filter(m, 0, syscall_deny));
                 CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", EPERM));
                 CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));

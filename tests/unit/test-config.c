@@ -87,6 +87,18 @@ static void test_errors(void **state) {
         sbx_config_done(&c);
 }
 
+static void test_syscall_names(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+        assert_int_equal(load("[Isolation]\nSystemCallAllow=personality io_uring_setup\n", &c, &e), 0);
+        assert_int_equal(strv_length(c.syscall_allow), 2);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Isolation]\nSystemCallAllow=read not_a_syscall\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "not_a_syscall"));
+        sbx_config_done(&c);
+}
+
 static void test_parsers(void **state) {
         uint64_t v;
         assert_int_equal(parse_size("4096", &v), 0);
@@ -116,6 +128,7 @@ int main(void) {
                 cmocka_unit_test(test_missing_file_keeps_defaults),
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_syscall_names),
                 cmocka_unit_test(test_parsers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
