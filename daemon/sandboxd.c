@@ -13,6 +13,17 @@ static void help(void) {
                "  --check-config   parse the configuration, report errors and exit\n");
 }
 
+/* A worker without its daemon has no channel and no reaper: stopping
+ * sandboxd stops its workers and wipes their homes, as a restart would. This
+ * runs before the loop exits, while the bus is still connected. */
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_notify(false, "STOPPING=1");
+        (void) manager_wipe_leftovers(m);
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -61,8 +72,8 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        (void) sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        (void) sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
+        (void) sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
 
         r = manager_startup(m);
         if (r < 0) {
@@ -72,7 +83,6 @@ int main(int argc, char *argv[]) {
         (void) sd_notify(false, "READY=1\nSTATUS=0 worker(s) running");
         log_info("sandboxd %s ready", SANDBOXD_VERSION);
         r = sd_event_loop(m->event);
-        (void) sd_notify(false, "STOPPING=1");
         manager_free(m);
         return r < 0 ? 1 : 0;
 }
