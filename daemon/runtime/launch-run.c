@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "launch-caps.h"
+#include "launch-guard.h"
 #include "launch.h"
 #include "oci-bundle.h"
 #include "spawn.h"
@@ -173,11 +174,9 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
         return 0;
 }
 
-static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle) {
-        char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], root[64], platform[64];
+static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, const char *container, const char *root) {
+        char platform[64];
 
-        snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
-        runtime_root_arg(a, root, sizeof(root));
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
                 snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
                 /* --ignore-cgroups: the unit's cgroup already holds runsc and
@@ -185,17 +184,46 @@ static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle) {
                  * namespace is the sandbox's network (see oci-bundle.h).
                  * --overlay2=none: the root stays the read-only image, with no
                  * writable layer (its default would put one in the image dir). */
-                char *argv[] = { (char *) a->runtime_path, root, (char *) "--ignore-cgroups",
+                char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
                                  (char *) "--network=host", (char *) "--overlay2=none", platform,
-                                 (char *) "run", (char *) "--bundle", (char *) bundle, container, NULL };
+                                 (char *) "run", (char *) "--bundle", (char *) bundle, (char *) container, NULL };
                 execv(argv[0], argv);
         } else {
-                char *argv[] = { (char *) a->runtime_path, root, (char *) "run", (char *) "--bundle",
-                                 (char *) bundle, container, NULL };
+                char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "run", (char *) "--bundle",
+                                 (char *) bundle, (char *) container, NULL };
                 execv(argv[0], argv);
         }
         log_error_errno(errno, "Failed to execute %s: %m", a->runtime_path);
         _exit(LAUNCH_EXIT_SETUP);
+}
+
+/* runsc: the runtime runs as a child so the memory guard can follow the
+ * sandbox (launch-guard.c); its stdin/stdout are the unit's, untouched. A Kata
+ * VM has a real kernel that enforces the memory limit itself: exec. */
+static int start_runtime(const LaunchArgs *a, const char *bundle) {
+        char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], root[64];
+        pid_t pid;
+
+        snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        runtime_root_arg(a, root, sizeof(root));
+        if (a->runtime != LAUNCH_RUNTIME_RUNSC)
+                exec_runtime(a, bundle, container, root);
+        pid = fork();
+        if (pid < 0) {
+                log_error_errno(errno, "Failed to fork: %m");
+                return LAUNCH_EXIT_SETUP;
+        }
+        if (pid == 0)
+                exec_runtime(a, bundle, container, root);
+        /* Only the sandbox holds the worker's channel, so that its end of it
+         * closing is seen as such by the daemon. */
+        int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null_fd >= 0) {
+                (void) dup2(null_fd, STDIN_FILENO);
+                (void) dup2(null_fd, STDOUT_FILENO);
+                safe_close(null_fd);
+        }
+        return launch_guard_run(a->runtime_path, root, container, a->memory, pid);
 }
 
 int launch_run(const LaunchArgs *a) {
@@ -237,5 +265,5 @@ int launch_run(const LaunchArgs *a) {
                         return LAUNCH_EXIT_SETUP;
                 }
         }
-        exec_runtime(a, bundle);
+        return start_runtime(a, bundle);
 }
