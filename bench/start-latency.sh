@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Start latency (issue 3): time from CreateWorker to the worker's first byte
+# on its channel, for trusted (the unit itself) and standard (gVisor) workers,
+# side by side in one run with the bare runtimes: `systemd-run --wait` of the
+# same command and `runsc run` of an equivalent bundle. Runs in a throwaway
+# systemd container (tests/testbed), prints a table, writes JSON.
+#   sudo bash bench/start-latency.sh [N]        (default N=50)
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+N=${1:-50}
+OUT=$SRC/bench/results
+mkdir -p "$OUT"
+BUILD=$SRC/build-bench
+[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
+ninja -C "$BUILD" >/dev/null
+STAGE=$BUILD/stage
+rm -rf "$STAGE"
+DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+install -D -m 0755 "$BUILD/bench/sbx-bench-start" "$STAGE/usr/lib/sandboxd-bench/sbx-bench-start"
+install -D -m 0755 "$SRC/bench/start-baselines.py" "$STAGE/usr/lib/sandboxd-bench/start-baselines.py"
+
+. "$SRC/tests/testbed/testbed.sh"
+NAME=sandboxd-bench-$$
+testbed_boot "$NAME" "$STAGE"
+ct() { testbed_exec "$NAME" "$@"; }
+ct systemctl start sandboxd
+
+ct /usr/lib/sandboxd-bench/sbx-bench-start trusted 3 >/dev/null       # warm caches
+ct /usr/lib/sandboxd-bench/sbx-bench-start standard 3 >/dev/null
+tmp=$(mktemp -d)
+ct /usr/lib/sandboxd-bench/sbx-bench-start trusted "$N" > "$tmp/sandboxd-trusted"
+ct /usr/lib/sandboxd-bench/sbx-bench-start standard "$N" > "$tmp/sandboxd-gvisor"
+ct python3 /usr/lib/sandboxd-bench/start-baselines.py systemd-run "$N" > "$tmp/bare-systemd-run"
+ct python3 /usr/lib/sandboxd-bench/start-baselines.py runsc "$N" > "$tmp/bare-runsc"
+
+python3 - "$tmp" "$OUT/start-latency.json" "$N" <<'PY'
+import json, sys, statistics, os
+tmp, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def load(name):
+    return sorted(int(x) for x in open(os.path.join(tmp, name)).read().split())
+def pct(v, p):
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+rows = {}
+for name in ["bare-systemd-run", "sandboxd-trusted", "bare-runsc", "sandboxd-gvisor"]:
+    v = load(name)
+    rows[name] = {"n": len(v), "p50_us": pct(v, 50), "p95_us": pct(v, 95), "mean_us": int(statistics.mean(v))}
+rows["sandboxd-trusted"]["p50_ratio_to_bare"] = rows["sandboxd-trusted"]["p50_us"] / rows["bare-systemd-run"]["p50_us"]
+rows["sandboxd-gvisor"]["p50_ratio_to_bare"] = rows["sandboxd-gvisor"]["p50_us"] / rows["bare-runsc"]["p50_us"]
+print(f"{'path':<20} {'n':>4} {'p50 ms':>9} {'p95 ms':>9} {'p50 / bare':>11}")
+for name, r in rows.items():
+    ratio = f"{r['p50_ratio_to_bare']:.2f}" if "p50_ratio_to_bare" in r else "-"
+    print(f"{name:<20} {r['n']:>4} {r['p50_us']/1000:>9.1f} {r['p95_us']/1000:>9.1f} {ratio:>11}")
+print("goal: sandboxd adds at most 20% over the bare runtime at p50 (ratio <= 1.20)")
+json.dump({"benchmark": "start-latency", "unit": "microseconds", "rows": rows,
+           "goal_p50_ratio_max": 1.2}, open(out, "w"), indent=2)
+print(f"wrote {out}")
+PY
+rm -rf "$tmp"
