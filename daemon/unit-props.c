@@ -66,11 +66,41 @@ static int append_address_families(sd_bus_message *m) {
                                      3, families[0], families[1], families[2]);
 }
 
-/* IPAddressDeny=any: a second wall where the kernel supports the BPF
- * firewall. The worker's private network namespace is the first. */
-static int append_ip_deny_all(sd_bus_message *m) {
+/* One entry of IPAddressAllow=/IPAddressDeny= (a(iayu)). */
+static int append_ip_entry(sd_bus_message *m, int family, const void *addr, size_t len, uint32_t prefix) {
+        int r = sd_bus_message_open_container(m, 'r', "iayu");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "i", family);
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', addr, len);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "u", prefix);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* IPAddressDeny=any with IPAddressAllow=localhost: a second wall where the
+ * kernel has the BPF firewall (the private namespace is the first). Loopback
+ * stays open because the egress proxy listens there, inside the namespace. */
+static int append_ip_firewall(sd_bus_message *m) {
         static const uint8_t any4[4] = {}, any6[16] = {};
+        static const uint8_t lo4[4] = { 127, 0, 0, 0 }, lo6[16] = { [15] = 1 };
         int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "IPAddressAllow");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(iayu)");
+        if (r >= 0)
+                r = append_ip_entry(m, AF_INET, lo4, sizeof(lo4), 8);
+        if (r >= 0)
+                r = append_ip_entry(m, AF_INET6, lo6, sizeof(lo6), 128);
+        for (int i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", "IPAddressDeny");
         if (r >= 0)
@@ -78,24 +108,10 @@ static int append_ip_deny_all(sd_bus_message *m) {
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(iayu)");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "iayu");
+                r = append_ip_entry(m, AF_INET, any4, sizeof(any4), 0);
         if (r >= 0)
-                r = sd_bus_message_append(m, "i", AF_INET);
-        if (r >= 0)
-                r = sd_bus_message_append_array(m, 'y', any4, sizeof(any4));
-        if (r >= 0)
-                r = sd_bus_message_append(m, "u", 0);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "iayu");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "i", AF_INET6);
-        if (r >= 0)
-                r = sd_bus_message_append_array(m, 'y', any6, sizeof(any6));
-        if (r >= 0)
-                r = sd_bus_message_append(m, "u", 0);
-        for (int i = 0; r >= 0 && i < 4; i++)
+                r = append_ip_entry(m, AF_INET6, any6, sizeof(any6), 0);
+        for (int i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         return r;
 }
@@ -359,7 +375,7 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_bool(m, "PrivateDevices", 1));
         CHECK(append_bool(m, "PrivateNetwork", 1));
         CHECK(append_bool(m, "PrivateIPC", 1));
-        CHECK(append_ip_deny_all(m));
+        CHECK(append_ip_firewall(m));
         CHECK(append_bool(m, "RestrictSUIDSGID", 1));
         CHECK(append_bool(m, "ProtectKernelTunables", 1));
         CHECK(append_bool(m, "ProtectKernelModules", 1));

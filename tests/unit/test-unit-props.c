@@ -109,6 +109,10 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "PrivateDevices", "BOOLEAN true");
         assert_prop(d, "PrivateNetwork", "BOOLEAN true");
         assert_prop(d, "RestrictSUIDSGID", "BOOLEAN true");
+        assert_prop(d, "IPAddressDeny", "UINT32 0");
+        assert_prop(d, "IPAddressAllow", "UINT32 8");
+        assert_prop(d, "IPAddressAllow", "UINT32 128");
+        assert_prop(d, "NoExecPaths", "\"/tmp\"");
         assert_prop(d, "ProtectKernelTunables", "BOOLEAN true");
         assert_prop(d, "ProtectKernelModules", "BOOLEAN true");
         assert_prop(d, "SystemCallFilter", "\"@system-service\"");
