@@ -69,30 +69,35 @@ configure() {
 
 # Adds the results of a meson test run (one JSON object per line) to the totals.
 count_testlog() {
-    local log=$1 counts p f s
+    local log=$1 label=$2 counts p f s name
     counts=$(python3 - "$log" <<'EOF'
 import json, sys
 p = f = s = 0
+failed = []
 for line in open(sys.argv[1]):
     line = line.strip()
     if not line:
         continue
-    r = json.loads(line).get("result", "")
+    t = json.loads(line)
+    r = t.get("result", "")
     if r in ("OK", "EXPECTEDFAIL"):
         p += 1
     elif r == "SKIP":
         s += 1
     else:
         f += 1
-        print("FAILED test: %s (%s)" % (json.loads(line).get("name"), r), file=sys.stderr)
+        failed.append("%s (%s)" % (t.get("name"), r))
 print(p, f, s)
+print("\n".join(failed))
 EOF
 ) || return 1
-    read -r p f s <<<"$counts"
+    read -r p f s <<<"$(head -n1 <<<"$counts")"
     passed=$((passed + p))
-    failed=$((failed + f))
     skipped=$((skipped + s))
-    echo "$(basename "$(dirname "$(dirname "$log")")"): $p passed, $f failed, $s skipped"
+    while read -r name; do
+        [ -n "$name" ] && record_failure "$label: $name"
+    done < <(tail -n +2 <<<"$counts")
+    echo "$label: $p passed, $f failed, $s skipped"
 }
 
 unit_tests() {
@@ -103,7 +108,7 @@ unit_tests() {
     say "meson test in $label"
     meson test -C "$dir" --print-errorlogs "$@"
     if [ -s "$dir/meson-logs/testlog.json" ]; then
-        count_testlog "$dir/meson-logs/testlog.json" || record_failure "$label: unreadable testlog.json"
+        count_testlog "$dir/meson-logs/testlog.json" "$label" || record_failure "$label: unreadable testlog.json"
     else
         record_failure "$label: meson test produced no results"
     fi
