@@ -92,10 +92,12 @@ check_output "A's environment has its Environment entry" '^SBX_TEST_VAR=visible$
 check_output "A's environment has HOME set to its home" "^HOME=$home_a\$" printf '%s\n' "$env_a"
 check_output "A's environment has CREDENTIALS_DIRECTORY" '^CREDENTIALS_DIRECTORY=' printf '%s\n' "$env_a"
 check_fails "the secret is not in A's environment (as A saw it)" grep -qF -- "$SECRET" <<<"$env_a"
+check "/proc/PID/environ of A is readable by root and holds its Environment (so the next check reads it)" \
+    sh -c "nsenter -t $CT_PID -a cat /proc/$pid_a/environ | grep -qaF SBX_TEST_VAR=visible"
 check_fails "the secret is not in /proc/PID/environ of A" sh -c "nsenter -t $CT_PID -a cat /proc/$pid_a/environ | grep -qaF -- '$SECRET'"
 check_fails "the secret is not in A's argv (/proc/PID/cmdline)" sh -c "nsenter -t $CT_PID -a cat /proc/$pid_a/cmdline | grep -qaF -- '$SECRET'"
 tfile=/run/systemd/transient/sandbox-$a.service
-check "the transient unit file exists ($tfile)" ct test -f "$tfile"
+check "the transient unit file exists and names A's command ($tfile)" ct grep -q sleep "$tfile"
 check_fails "the secret is not in any transient unit file" ct grep -rqF -- "$SECRET" /run/systemd/transient
 check_output "systemctl show of A's units answers" 'Id=sandbox-' ct systemctl show --all "sandbox-$a*"
 check_fails "the secret is not in any property of A's units (systemctl show --all)" \
@@ -113,6 +115,7 @@ check_output "tester cannot read A's credential file" 'Permission denied|No such
     expect_fail as_tester cat "/run/credentials/sandbox-$a.service/tok"
 check_output "tester cannot read A's /proc/PID/environ" 'Permission denied' \
     expect_fail as_tester cat "/proc/$pid_a/environ"
+check "tester can read the transient unit file (so the next check reads it)" as_tester grep -q sleep "$tfile"
 check_fails "tester finds no secret in the transient unit files" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- cat /run/systemd/transient/sandbox-$a.service | grep -qF -- '$SECRET'"
 check_fails "tester finds no secret in systemctl show" \
