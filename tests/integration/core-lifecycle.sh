@@ -145,6 +145,16 @@ else
     not_ok "CreateWorker with RuntimeMaxUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
+# A start that fails (Type=exec cannot execute the Argv) is an error, not a worker.
+units_before=$(sbx_units)
+state_before=$(sbx_state_entries)
+workers_before=$(sbx_mgr_prop NWorkers)
+check_error "CreateWorker of a missing executable fails with StartFailed" org.sandboxd1.Error.StartFailed \
+    root CreateWorker 'a{sv}' 2 Argv as 1 /nonexistent/program Class s trusted
+check_eq "the failed start leaves no unit behind" "$units_before" "$(sbx_units)"
+check_eq "the failed start leaves no home behind" "$state_before" "$(sbx_state_entries)"
+check_eq "the failed start leaves NWorkers unchanged" "$workers_before" "$(sbx_mgr_prop NWorkers)"
+
 # ---- Worker.Stop() ---------------------------------------------------------
 if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
     check "Worker.Stop() succeeds" bus_call root "$SBX_DEST" "$WPATH" "$SBX_WORKER_IFACE" Stop
