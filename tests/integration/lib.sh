@@ -26,9 +26,21 @@
 #   check_error NAME ERROR USER METHOD [SIG ARGS...]
 #                   ok when the call fails with exactly the D-Bus error ERROR (or one of
 #                   "A|B") and a non-empty message
-#   sbx_monitor_start / sbx_monitor_stop  record the Manager's signals (busctl monitor)
-#   sbx_signal MEMBER ID                  print "ARG3 TIMESTAMP_USEC" of each recorded MEMBER signal for ID
+#   sbx_call_out METHOD [SIG ARGS...]     sbx_call printing the reply or the error (for check_output)
+#   sbx_mgr_prop PROP                     print a Manager property's value
+#   sbx_monitor_start / sbx_monitor_stop  record the Manager's signals and the workers'
+#                                         PropertiesChanged (busctl monitor in the container)
+#   sbx_signal MEMBER ID                  print "LASTARG TIMESTAMP_USEC" of each recorded MEMBER signal for ID
+#   sbx_signal_seen MEMBER ID             succeed if one was recorded
 #   sbx_wait_removed ID SECONDS           wait for WorkerRemoved(ID); print "REASON TIMESTAMP_USEC"
+#   sbx_props_changed PATH PROP           print each recorded new value of PROP of object PATH
+#   expect_removed WHAT ID REASON_RE SECS checks WorkerRemoved's reason, the home and the unit gone
+#   sbx_units / sbx_state_entries         sandbox-* units systemd knows; entries of the sessions roots
+#   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
+#   home_absent ID                        neither the home symlink nor its private target exists
+#   check_introspected WHAT INTRO MEMBER KIND SIG [RET]  a member line of busctl introspect
+#   expect_fail CMD... / last_line CMD... helpers for check_output on refused accesses
+#   ay_args STRING                        busctl's "N b1 b2 ..." for an ay argument
 
 set -u
 
