@@ -56,6 +56,18 @@ static const char *const ALLOWED_SYSCALLS[] = {
         "memfd_create", "fstatfs", "getuid", "geteuid", "getgid", "getegid",
 };
 
+static int allow_by_name(scmp_filter_ctx ctx, const char *const *names, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int nr = seccomp_syscall_resolve_name(names[i]);
+                if (nr == __NR_SCMP_ERROR || nr < 0)
+                        continue;   /* not on this architecture (e.g. "open" on arm64) */
+                int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int egress_install_seccomp(void) {
         scmp_filter_ctx ctx;
         int r;
@@ -67,16 +79,9 @@ int egress_install_seccomp(void) {
         ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
         if (!ctx)
                 return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(ALLOWED_SYSCALLS); i++) {
-                int nr = seccomp_syscall_resolve_name(ALLOWED_SYSCALLS[i]);
-                if (nr == __NR_SCMP_ERROR || nr < 0)
-                        continue;   /* not on this architecture (e.g. "open" on arm64) */
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-                if (r < 0) {
-                        seccomp_release(ctx);
-                        return r;
-                }
-        }
+        r = allow_by_name(ctx, ALLOWED_SYSCALLS, ELEMENTSOF(ALLOWED_SYSCALLS));
+        if (r < 0)
+                goto finish;
         /* New sockets only for the upstream (IPv4, IPv6) and the journal (AF_UNIX). */
         static const int families[] = { AF_INET, AF_INET6, AF_UNIX };
         for (size_t i = 0; i < ELEMENTSOF(families); i++) {
