@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,7 +17,8 @@
 #include "tls-hello.h"
 #include "util.h"
 
-#define SPLICE_CHUNK (64 * 1024)
+#define PIPE_SIZE (256 * 1024)   /* within the unprivileged pipe-max-size default */
+#define SPLICE_CHUNK PIPE_SIZE
 #define PUMP_ROUNDS 16          /* chunks per direction per wakeup, for fairness */
 #define THROTTLE_MIN_WAKE 4096  /* bytes to wait for when the bucket is empty */
 
@@ -297,9 +299,11 @@ static int direction_pump(Tunnel *t, Direction *d) {
         return 0;
 }
 
-static void tunnel_forward(Tunnel *t) {
-        int r = direction_pump(t, &t->up);
-        if (r >= 0)
+/* Pumps the directions an event concerns (both when called without one),
+ * so a wakeup does not cost a splice() that can only say EAGAIN. */
+static void tunnel_forward(Tunnel *t, bool up, bool down) {
+        int r = up ? direction_pump(t, &t->up) : 0;
+        if (r >= 0 && down)
                 r = direction_pump(t, &t->down);
         if (r < 0 || (t->up.shut && t->down.shut)) {
                 tunnel_log_close(t);
@@ -323,7 +327,9 @@ static int tunnel_start_forwarding(Tunnel *t) {
         free(t->hs);
         t->hs = NULL;
         timer_disarm(t);
-        tunnel_forward(t);
+        (void) fcntl(t->up.pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
+        (void) fcntl(t->down.pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
+        tunnel_forward(t, true, true);
         return 0;
 }
 
@@ -496,6 +502,8 @@ static void tunnel_connect_next(Tunnel *t) {
                 t->upstream_fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
                 if (t->upstream_fd < 0)
                         continue;
+                /* Relayed segments are already sized by the endpoints; Nagle would only add delay. */
+                (void) setsockopt(t->upstream_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
                 if (connect(t->upstream_fd, (const struct sockaddr *) &a->sa, a->len) < 0 && errno != EINPROGRESS) {
                         t->upstream_fd = safe_close(t->upstream_fd);
                         continue;
@@ -609,7 +617,9 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
                 tunnel_read_hello(t);
                 break;
         case TUNNEL_FORWARDING:
-                tunnel_forward(t);
+                /* Readable feeds client->upstream; writable drains upstream->client. */
+                tunnel_forward(t, revents & (EPOLLIN | EPOLLHUP | EPOLLERR),
+                               revents & (EPOLLOUT | EPOLLHUP | EPOLLERR));
                 break;
         default:
                 io_set(s, 0);
@@ -628,7 +638,8 @@ static int on_upstream_io(sd_event_source *s, int fd, uint32_t revents, void *us
                 tunnel_send_hello(t);
                 break;
         case TUNNEL_FORWARDING:
-                tunnel_forward(t);
+                tunnel_forward(t, revents & (EPOLLOUT | EPOLLHUP | EPOLLERR),
+                               revents & (EPOLLIN | EPOLLHUP | EPOLLERR));
                 break;
         default:
                 io_set(s, 0);
@@ -657,7 +668,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 break;
         case TUNNEL_FORWARDING:
                 t->throttled = false;
-                tunnel_forward(t);
+                tunnel_forward(t, true, true);
                 break;
         }
         return 0;
@@ -675,6 +686,7 @@ int tunnel_start(Proxy *p, int client_fd) {
         }
         t->proxy = p;
         t->client_fd = client_fd;
+        (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         t->upstream_fd = -1;
         t->start_usec = now_usec(CLOCK_MONOTONIC);
         direction_init(&t->up);

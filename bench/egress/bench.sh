@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Egress proxy benchmark, in one run inside a booted testbed container, on
+# loopback: sandbox-egress (socket-activated, DynamicUser, seccomp on, as in
+# production) against the same transfer done directly and through tinyproxy
+# configured as a plain CONNECT proxy. Every connection carries a real TLS
+# ClientHello so sandbox-egress runs its full check path.
+#
+#   bench.sh LEADER_PID STAGE_DIR [JSON_OUT] [--quick]
+#
+# Prints a table and writes JSON (default /tmp/egress-bench.json).
+# Not a test: it asserts nothing, it measures. Goals (issue 4): throughput
+# ratio >= 0.9 of direct, added connect latency p50 < 200 us, faster than
+# tinyproxy on every row.
+set -eu
+
+if [ "${1:-}" != "--inside" ]; then
+    PID=${1:?usage: $0 LEADER_PID STAGE_DIR [JSON_OUT] [--quick]}
+    STAGE=${2:?usage: $0 LEADER_PID STAGE_DIR [JSON_OUT] [--quick]}
+    OUT=${3:-/tmp/egress-bench.json}
+    QUICK=${4:-}
+    [ "$OUT" = --quick ] && { QUICK=--quick; OUT=/tmp/egress-bench.json; }
+    HERE=$(dirname "$(readlink -f "$0")")
+    BIN=$(find "$STAGE" -path '*/sandboxd/sandbox-egress' -type f | head -n1)
+    [ -n "$BIN" ] || { echo "no sandbox-egress under $STAGE" >&2; exit 1; }
+    ct() { nsenter -t "$PID" -a "$@"; }
+    ct mkdir -p /run/egress-bench /usr/libexec/sandboxd
+    ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
+              mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
+    for f in bench.py bench.sh; do
+        ct sh -c "cat > /run/egress-bench/$f && chmod 755 /run/egress-bench/$f" < "$HERE/$f"
+    done
+    ct /run/egress-bench/bench.sh --inside "$QUICK" > "$OUT.tmp"
+    python3 - "$OUT.tmp" "$OUT" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [
+    ("throughput MB/s", "throughput_bps", 1e-6),
+    ("throughput ratio vs direct", "throughput_ratio", 1),
+    ("connect latency p50 us", "latency_p50_us", 1),
+    ("connect latency p99 us", "latency_p99_us", 1),
+    ("added latency p50 us", "added_latency_p50_us", 1),
+    ("added latency p99 us", "added_latency_p99_us", 1),
+    ("tunnels/s", "tunnels_per_s", 1),
+]
+cols = ["direct", "sandbox-egress", "tinyproxy"]
+print(f"{'':28}" + "".join(f"{c:>16}" for c in cols))
+for label, key, scale in rows:
+    cells = []
+    for c in cols:
+        v = r[c].get(key)
+        cells.append(f"{'-':>16}" if v is None else f"{v * scale:>16.2f}" if isinstance(v, float) else f"{int(v * scale):>16}")
+    print(f"{label:28}" + "".join(cells))
+print(f"# {r['params']}")
+json.dump(r, open(sys.argv[2], "w"), indent=2)
+print(f"# JSON written to {sys.argv[2]}")
+EOF
+    rm -f "$OUT.tmp"
+    exit 0
+fi
+
+# ---------------------------------------------------------------- inside
+B=/run/egress-bench
+BYTES=$((512 * 1024 * 1024)); REPEAT=5; PINGS=2000; SECONDS_RATE=5; PROCS=4
+if [ "${2:-}" = --quick ]; then BYTES=$((64 * 1024 * 1024)); REPEAT=3; PINGS=300; SECONDS_RATE=2; fi
+TARGET_BULK=bench.egress.test:8443
+TARGET_PING=bench.egress.test:8444
+
+cleanup() {
+    for u in egress-bench-up.service egress-bench-proxy.socket egress-bench-proxy.service egress-bench-tinyproxy.service; do
+        systemctl stop "$u" 2>/dev/null || true
+    done
+    systemctl reset-failed 'egress-bench-*' 2>/dev/null || true
+    [ -f /etc/hosts ] && sed -i '/# egress-bench$/d' /etc/hosts
+    ip addr del 203.0.113.10/32 dev lo 2>/dev/null || true
+    rm -f /dev/shm/egress-bench-payload
+}
+cleanup
+trap cleanup EXIT
+
+ip link set lo up
+ip addr add 203.0.113.10/32 dev lo
+echo "203.0.113.10 bench.egress.test # egress-bench" >> /etc/hosts
+cat > $B/policy.json <<'EOF'
+{ "worker_id": "bench", "allow": ["bench.egress.test:8443", "bench.egress.test:8444"], "max_tunnels": 4096 }
+EOF
+cat > $B/tinyproxy.conf <<'EOF'
+User nobody
+Group nogroup
+Port 3129
+Listen 127.0.0.1
+Timeout 600
+MaxClients 1024
+Allow 127.0.0.1
+ConnectPort 8443
+ConnectPort 8444
+LogLevel Critical
+EOF
+systemd-run -q --unit=egress-bench-up python3 $B/bench.py server 203.0.113.10 8443 8444 "$BYTES"
+systemd-run -q --unit=egress-bench-proxy --socket-property=ListenStream=127.0.0.1:3128 \
+    -p DynamicUser=yes -p LoadCredential=egress-policy:$B/policy.json /usr/libexec/sandboxd/sandbox-egress
+systemd-run -q --unit=egress-bench-tinyproxy /usr/bin/tinyproxy -d -c $B/tinyproxy.conf
+for i in $(seq 100); do
+    [ -f /dev/shm/egress-bench-payload ] && [ "$(stat -c %s /dev/shm/egress-bench-payload)" = "$BYTES" ] &&
+        python3 -c 'import socket; [socket.create_connection(a).close() for a in (("203.0.113.10", 8444), ("127.0.0.1", 3129))]' 2>/dev/null &&
+        break
+    sleep 0.2
+done
+
+measure() {   # NAME VIA
+    local tp lat rate
+    tp=$(python3 $B/bench.py throughput "$2" $TARGET_BULK "$BYTES" "$REPEAT")
+    lat=$(python3 $B/bench.py latency "$2" $TARGET_PING "$PINGS")
+    rate=$(python3 $B/bench.py rate "$2" $TARGET_PING "$SECONDS_RATE" "$PROCS")
+    echo "\"$1\": { \"throughput_bps\": $tp, \"latency_p50_us\": ${lat% *}, \"latency_p99_us\": ${lat#* }, \"tunnels_per_s\": $rate }"
+}
+
+{
+    echo "{"
+    measure direct direct; echo ","
+    measure sandbox-egress 127.0.0.1:3128; echo ","
+    measure tinyproxy 127.0.0.1:3129; echo ","
+    echo "\"params\": \"bytes=$BYTES repeat=$REPEAT pings=$PINGS rate_seconds=$SECONDS_RATE procs=$PROCS cpus=$(nproc)\""
+    echo "}"
+} | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+d = r["direct"]
+for name in ("sandbox-egress", "tinyproxy"):
+    x = r[name]
+    x["throughput_ratio"] = round(x["throughput_bps"] / d["throughput_bps"], 3)
+    x["added_latency_p50_us"] = x["latency_p50_us"] - d["latency_p50_us"]
+    x["added_latency_p99_us"] = x["latency_p99_us"] - d["latency_p99_us"]
+json.dump(r, sys.stdout)'
