@@ -1,0 +1,257 @@
+#!/bin/bash
+# Live checks of gVisor workers, run inside a booted systemd container (see
+# ../shared/design/testbed.md) that has the build installed at /.
+#   usage: integration.sh CONTAINER_LEADER_PID
+# Each worker is a transient unit started over the systemd bus the way the
+# daemon starts it: DynamicUser, User=sandbox-ID, a 0700 StateDirectory,
+# PrivateNetwork, limits, and sandbox-launch as the privileged (+) ExecStart
+# and ExecStopPost. Prints TAP and a final "# passed N failed M" line.
+set -u
+PID=${1:?usage: integration.sh CONTAINER_LEADER_PID}
+LAUNCH=${SANDBOX_LAUNCH:-/usr/libexec/sandboxd/sandbox-launch}
+RUNSC=${RUNSC:-/usr/bin/runsc}
+PLATFORM=${RUNSC_PLATFORM:-systrap}
+T=/var/tmp/sandboxd-runtime-tests     # scripts, visible through the read-only host root
+R=/run/sandboxd-runtime-tests         # results, masked from the workers
+
+n=0; failed=0
+in_ct() { nsenter -t "$PID" -a "$@"; }
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+# check NAME 'shell condition' (evaluated here, with the helpers below)
+check() { if eval "$2" >/dev/null 2>&1; then ok "$1"; else not_ok "$1" "${3:-}"; fi; }
+
+# --- the workloads --------------------------------------------------------
+install_scripts() {
+    in_ct mkdir -p "$T" "$R"
+    in_ct chmod 0755 "$T"
+    in_ct chmod 0700 "$R"
+    in_ct sh -c "echo s3cret-token > $R/secret && chmod 0600 $R/secret"
+    in_ct tee "$T/checks.sh" >/dev/null <<'EOF'
+#!/bin/sh
+# Prints key=value facts about the world the worker sees.
+echo "uid=$(id -u) gid=$(id -g)"
+echo "pwd=$(pwd)"
+echo "home=$HOME"
+tr '\0' '\n' < /proc/self/environ | sed 's/^/env:/'
+echo "version=$(cat /proc/version)"
+dmesg 2>/dev/null | grep -q gVisor && echo "dmesg=gvisor"
+echo data > "$HOME/written-by-worker" && echo "home_write=ok"
+touch /var/tmp/rootprobe 2>&1 | grep -q 'Read-only file system' && echo "root=readonly"
+awk '$2 == "/" {print "rootmount=" $4}' /proc/mounts | cut -d, -f1
+echo x > /tmp/probe && echo "tmp_write=ok"
+cp /bin/true /tmp/true && chmod 0755 /tmp/true && { /tmp/true 2>/dev/null && echo "tmp_exec=allowed" || echo "tmp_exec=denied"; }
+grep -E '^Cap(Prm|Eff|Bnd|Amb):' /proc/self/status | tr -d '\t' | sed 's/^/caps:/'
+grep -E '^NoNewPrivs:' /proc/self/status | tr -d '\t'
+echo "ifaces=$(awk -F: 'NR>2 {gsub(/ /,"",$1); printf "%s ", $1}' /proc/net/dev)"
+python3 -c '
+import socket
+for addr in ("10.0.0.1", "1.1.1.1"):
+    s = socket.socket(); s.settimeout(2)
+    try:
+        s.connect((addr, 80)); print("connect_" + addr + "=ok")
+    except OSError as e:
+        print("connect_" + addr + "=" + type(e).__name__)
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print("loopback=ok")
+'
+for d in /var/lib/sandboxd /var/lib/private /root /home /etc/sandboxd /run; do
+    echo "listing:$d=$(ls -A "$d" 2>&1 | tr '\n' ' ')"
+done
+[ -n "${CREDENTIALS_DIRECTORY:-}" ] && echo "credential=$(cat "$CREDENTIALS_DIRECTORY/tok")"
+touch "$CREDENTIALS_DIRECTORY/new" 2>/dev/null || echo "credentials=readonly"
+exit 0
+EOF
+    in_ct tee "$T/bomb.sh" >/dev/null <<'EOF'
+#!/bin/sh
+# A fork bomb, then a count of the processes it managed to create, taken with
+# shell builtins only (no fork is possible once the limit holds).
+bomb() { bomb | bomb & }
+bomb 2>/dev/null &
+sleep 4
+set -- /proc/[0-9]*
+echo "procs=$#"
+kill -9 -1
+EOF
+    in_ct tee "$T/memory.sh" >/dev/null <<'EOF'
+#!/bin/sh
+python3 -c '
+import time
+chunks = []
+for i in range(60):
+    chunks.append(b"x" * (10 << 20))
+    print("allocated", (i + 1) * 10, flush=True)
+    time.sleep(0.05)
+print("survived")
+'
+EOF
+    in_ct tee "$T/disk.sh" >/dev/null <<'EOF'
+#!/bin/sh
+dd if=/dev/zero of="$HOME/fill" bs=1M count=16 2>&1
+echo "size=$(stat -c %s "$HOME/fill")"
+grep " $HOME " /proc/mounts | sed 's/^/mount:/'
+EOF
+    in_ct chmod 0755 "$T/checks.sh" "$T/bomb.sh" "$T/memory.sh" "$T/disk.sh"
+}
+
+# --- starting a worker the way the daemon does -------------------------------
+# start_worker ID [launcher options...] -- ARGV...
+start_worker() {
+    local id=$1; shift
+    local opts=() argv=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    argv=("$@")
+    local run=("$LAUNCH" run --id "$id" --runtime runsc --runtime-path "$RUNSC" --platform "$PLATFORM"
+               --home "/var/lib/sandboxd/workers/$id" "${opts[@]}" -- "${argv[@]}")
+    local cleanup=("$LAUNCH" cleanup --id "$id" --runtime-path "$RUNSC")
+    local record=(/bin/sh -c "echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" > $R/$id.status")
+    in_ct rm -f "$R/$id.out" "$R/$id.err" "$R/$id.status"
+    in_ct systemctl reset-failed "sandbox-$id.service" 2>/dev/null
+    in_ct busctl -- call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
+        StartTransientUnit 'ssa(sv)a(sa(sv))' "sandbox-$id.service" fail 14 \
+        Description s "sandboxd runtime test worker $id" \
+        DynamicUser b true \
+        User s "sandbox-$id" \
+        StateDirectory as 1 "sandboxd/workers/$id" \
+        StateDirectoryMode u 448 \
+        PrivateNetwork b true \
+        MemoryMax t 268435456 \
+        TasksMax t 256 \
+        RuntimeMaxUSec t 120000000 \
+        LoadCredential 'a(ss)' 1 tok "$R/secret" \
+        StandardOutputFileToAppend s "$R/$id.out" \
+        StandardErrorFileToAppend s "$R/$id.err" \
+        ExecStartEx 'a(sasas)' 1 "$LAUNCH" "${#run[@]}" "${run[@]}" 1 privileged \
+        ExecStopPostEx 'a(sasas)' 2 \
+            "$LAUNCH" "${#cleanup[@]}" "${cleanup[@]}" 1 privileged \
+            /bin/sh "${#record[@]}" "${record[@]}" 2 privileged no-env-expand \
+        0 >/dev/null
+}
+
+# wait_worker ID [SECONDS]: until its last ExecStopPost has run (or it
+# never started: then give up after a few seconds, not the whole timeout)
+wait_worker() {
+    local i state gone=0
+    for i in $(seq $((${2:-60} * 10))); do
+        in_ct test -s "$R/$1.status" && return 0
+        if [ $((i % 10)) = 0 ]; then
+            state=$(in_ct systemctl show -P ActiveState "sandbox-$1.service" 2>/dev/null)
+            case "$state" in active|activating|deactivating|reloading) gone=0 ;; *) gone=$((gone + 1)) ;; esac
+            [ $gone -ge 3 ] && return 1
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+out_of() { in_ct cat "$R/$1.out" 2>/dev/null; }
+has_line() { out_of "$1" | grep -qxF -- "$2"; }
+status_of() { in_ct cat "$R/$1.status" 2>/dev/null; }
+home_owner() { in_ct stat -c %u "/var/lib/private/sandboxd/workers/$1"; }
+no_leftovers() {
+    ! in_ct test -e "/run/sandboxd/bundles/$1" &&
+    ! in_ct sh -c "ls /run/sandboxd/runsc 2>/dev/null | grep -q 'sandbox-$1'" &&
+    ! in_ct pgrep -f "runsc.*sandbox-$1\$" >/dev/null
+}
+
+install_scripts
+
+# 1. the probe
+probe=$(in_ct "$LAUNCH" probe --runtime runsc --runtime-path "$RUNSC" --platform "$PLATFORM"); rc=$?
+if [ $rc = 0 ] && [[ "$probe" == "ok runsc version "*" platform=$PLATFORM kernel=4.4.0 uid=65534" ]]; then
+    ok "probe: runsc answers from inside a sandbox ($probe)"
+else
+    not_ok "probe: runsc answers from inside a sandbox" "rc=$rc: $probe"
+fi
+probe=$(in_ct "$LAUNCH" probe --runtime runsc --runtime-path /bin/false); rc=$?
+check "probe: a broken runsc is unavailable" '[ "$rc" = 1 ] && [ "${probe#unavailable }" != "$probe" ]'
+
+# 2. a worker and the walls around it
+id=rtcheck1
+start_worker "$id" --pids 64 --memory 256M --cpu-percent 50 --setenv FOO=bar -- /bin/sh "$T/checks.sh"
+check "worker $id ran and stopped" 'wait_worker $id' "$(in_ct cat "$R/$id.err" 2>/dev/null)"
+check "exit status 0 is the unit's" '[ "$(status_of $id)" = "success exited 0" ]'
+uid=$(home_owner "$id")
+home=/var/lib/private/sandboxd/workers/$id
+check "runs as the unit's dynamic UID ($uid), not root" \
+    '[ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] && has_line $id "uid=$uid gid=$uid"'
+check "cwd and HOME are its home" 'has_line $id "pwd=$home" && has_line $id "home=$home"'
+check "the home is the host's, written as the worker's UID" \
+    '[ "$(in_ct stat -c %u:%a $home/written-by-worker)" = "$uid:644" ]'
+check "the kernel it sees is gVisor's (/proc/version, dmesg)" \
+    'out_of $id | grep -q "^version=Linux version 4.4.0 " && has_line $id dmesg=gvisor'
+check "the root file system is read-only" 'has_line $id root=readonly && has_line $id rootmount=ro'
+check "/tmp is writable and noexec" 'has_line $id tmp_write=ok && has_line $id tmp_exec=denied'
+check "no capabilities (CapPrm/CapEff/CapBnd 0, no ambient)" \
+    '[ "$(out_of $id | grep -c "^caps:Cap\(Prm\|Eff\|Bnd\):0000000000000000$")" = 3 ] &&
+     ! out_of $id | grep "^caps:CapAmb:" | grep -qv ":0000000000000000$"'
+check "no network but loopback" \
+    'has_line $id "ifaces=lo " && out_of $id | grep -Eq "^connect_10.0.0.1=(OSError|TimeoutError)$" &&
+     out_of $id | grep -Eq "^connect_1.1.1.1=(OSError|TimeoutError)$" && has_line $id loopback=ok'
+check "sandboxd state, other homes, /root, /home and /run are masked" \
+    'has_line $id "listing:/var/lib/sandboxd=" && has_line $id "listing:/root=" && has_line $id "listing:/home=" &&
+     has_line $id "listing:/etc/sandboxd=" && has_line $id "listing:/run=credentials " &&
+     has_line $id "listing:/var/lib/private=sandboxd "'
+envs=$(out_of "$id" | sed -n 's/^env:\([^=]*\)=.*/\1/p' | sort | tr '\n' ' ')
+check "the environment is only HOME, PATH, CREDENTIALS_DIRECTORY and the spec's ($envs)" \
+    '[ "$envs" = "CREDENTIALS_DIRECTORY FOO HOME PATH PWD " ] || [ "$envs" = "CREDENTIALS_DIRECTORY FOO HOME PATH " ]'
+check "the credential arrives, read-only, and not through the environment" \
+    'has_line $id credential=s3cret-token && has_line $id credentials=readonly && ! out_of $id | grep -q "^env:.*s3cret"'
+check "its bundle and runsc state are gone after it stopped" 'no_leftovers $id'
+
+# 3. the exit status of the workload is the unit's
+id=rtexit7
+start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/sh -c 'exit 7'
+wait_worker "$id"
+check "exit status 7 of the workload is the unit's" '[ "$(status_of $id)" = "exit-code exited 7" ]'
+
+# 4. a fork bomb stops at the in-sandbox pids limit (TasksMax cannot see gVisor's tasks)
+id=rtbomb
+start_worker "$id" --pids 32 --memory 256M --cpu-percent 50 -- /bin/sh "$T/bomb.sh"
+wait_worker "$id" 60
+procs=$(out_of "$id" | sed -n 's/^procs=//p')
+if [ -n "$procs" ] && [ "$procs" -le 32 ] && [ "$procs" -ge 16 ]; then
+    ok "a fork bomb is held at the pids limit (32): $procs processes"
+else
+    not_ok "a fork bomb is held at the pids limit (32)" "procs='$procs' $(status_of $id)"
+fi
+check "the bomb's worker is cleaned up" 'no_leftovers $id'
+
+# 5. the memory limit holds inside the sandbox
+id=rtmem
+start_worker "$id" --pids 32 --memory 128M --cpu-percent 100 -- /bin/sh "$T/memory.sh"
+wait_worker "$id" 60
+last=$(out_of "$id" | sed -n 's/^allocated //p' | tail -n 1)
+if [ "$(status_of $id)" = "exit-code exited 137" ] && ! has_line "$id" survived && [ "${last:-0}" -le 200 ] &&
+   in_ct grep -q "exceeded its memory limit" "$R/$id.err"; then
+    ok "a worker over its memory limit (128M) is killed (got to ${last:-0} MiB, exit 137)"
+else
+    not_ok "a worker over its memory limit (128M) is killed" "status='$(status_of $id)' last=$last"
+fi
+check "the killed worker is cleaned up" 'no_leftovers $id'
+
+# 6. the disk cap of the home is enforced
+id=rtdisk
+start_worker "$id" --pids 32 --memory 128M --cpu-percent 50 --disk 8M -- /bin/sh "$T/disk.sh"
+wait_worker "$id"
+size=$(out_of "$id" | sed -n 's/^size=//p')
+if out_of "$id" | grep -q "No space left on device" && [ -n "$size" ] && [ "$size" -le $((8 << 20)) ] &&
+   out_of "$id" | grep -q "^mount:.* tmpfs .*size=8388608"; then
+    ok "the home's disk cap (8M) holds: a 16M write stopped at $size bytes"
+else
+    not_ok "the home's disk cap (8M) holds" "$(out_of $id | tr '\n' '|')"
+fi
+
+# 7. stopping a running worker leaves nothing behind
+id=rtstop
+start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/sleep 600
+for i in $(seq 100); do in_ct test -e "/run/sandboxd/bundles/$id/config.json" && break; sleep 0.1; done
+sleep 1
+check "a running worker has its bundle, mode 0700" '[ "$(in_ct stat -c %a /run/sandboxd/bundles/$id)" = 700 ]'
+in_ct systemctl stop "sandbox-$id.service"
+wait_worker "$id" 30
+check "systemctl stop: bundle, runsc state and processes are gone" 'no_leftovers $id'
+
+echo "1..$n"
+echo "# passed $((n - failed)) failed $failed"
+[ "$failed" = 0 ]
