@@ -246,6 +246,7 @@ int channel_attach(Channel *c, int *ret_client_fd) {
 }
 
 bool channel_is_attached(const Channel *c) { return c->client_fd >= 0; }
+bool channel_has_pending_output(const Channel *c) { return !c->worker_eof || buffer_len(&c->to_client) > 0; }
 uint64_t channel_last_activity(const Channel *c) { return c->last_activity; }
 uint64_t channel_bytes_in(const Channel *c) { return c->bytes_in; }
 uint64_t channel_bytes_out(const Channel *c) { return c->bytes_out; }

@@ -521,6 +521,12 @@ int manager_open_channel(Manager *m, Worker *w, int *ret_fd, SbxError *error) {
 
         if (!w->channel || w->state == WORKER_STARTING)
                 return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s has no channel", w->id);
+        /* An ended worker's last output can still be collected (a quick worker
+         * may end before its client attaches); after that there is nothing. */
+        if (!worker_is_alive(w) && !channel_has_pending_output(w->channel))
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING,
+                                     "Worker %s has %s and its output was delivered", w->id,
+                                     worker_state_to_string(w->state));
         r = channel_attach(w->channel, ret_fd);
         if (r == -EBUSY)
                 return sbx_error_set(error, r, SBX_ERROR_CHANNEL_BUSY,

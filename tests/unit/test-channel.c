@@ -115,6 +115,7 @@ static void test_eof_both_ways(void **state) {
         char buf[16];
         int client;
 
+        assert_true(channel_has_pending_output(f->channel));   /* the worker's stdout is open */
         assert_int_equal(channel_attach(f->channel, &client), 0);
         assert_int_equal(write(client, "in", 2), 2);
         assert_int_equal(shutdown(client, SHUT_WR), 0);
@@ -126,6 +127,8 @@ static void test_eof_both_ways(void **state) {
         spin(f);
         assert_int_equal(read_some(client, buf, sizeof(buf)), 3);
         assert_int_equal(read_some(client, buf, sizeof(buf)), 0);        /* the client sees EOF */
+        spin(f);
+        assert_false(channel_has_pending_output(f->channel));
         close(client);
 }
 
