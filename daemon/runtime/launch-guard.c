@@ -24,6 +24,7 @@
 
 #define KILL_TIMEOUT_USEC (10 * USEC_PER_SEC)
 #define EVENTS_RESTART_USEC (250 * USEC_PER_MSEC)
+#define EVENTS_FIRST_START_USEC (500 * USEC_PER_MSEC)
 
 typedef struct Guard {
         const char *runtime_path;
@@ -150,6 +151,10 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                 .container = container,
                 .limit = limit,
                 .events_fd = -1,
+                /* Let the sandbox boot first: a second runsc competing for
+                 * the CPU would delay the worker's first byte, and there is
+                 * nothing to follow before the container exists. */
+                .restart_at = now_usec(CLOCK_MONOTONIC) + EVENTS_FIRST_START_USEC,
         };
         int status;
 

@@ -130,6 +130,22 @@ int launch_cleanup(const LaunchArgs *a) {
         return EXIT_SUCCESS;
 }
 
+static bool stale_state_exists(const LaunchArgs *a) {
+        char path[PATH_MAX];
+        const char *c = LAUNCH_CONTAINER_PREFIX;
+
+        snprintf(path, sizeof(path), LAUNCH_BUNDLES_DIR "/%s", a->id);
+        if (access(path, F_OK) == 0)
+                return true;
+        /* runsc's own files for a container: "<id>_sandbox:<id>.state" and
+         * "runsc-<id>.sock" in its root. */
+        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/%s%s_sandbox:%s%s.state", c, a->id, c, a->id);
+        if (access(path, F_OK) == 0)
+                return true;
+        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/runsc-%s%s.sock", c, a->id);
+        return access(path, F_OK) == 0 || a->runtime != LAUNCH_RUNTIME_RUNSC;
+}
+
 static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
         char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
         _cleanup_close_ int fd = -1;
@@ -248,9 +264,11 @@ int launch_run(const LaunchArgs *a) {
                 log_error_errno(r, "Failed to set up " LAUNCH_STATE_DIR ": %m");
                 return LAUNCH_EXIT_SETUP;
         }
-        /* A bundle left by a launcher that was killed: clear it and its
-         * container so the id can run again. */
-        (void) launch_cleanup(a);
+        /* A bundle or container left by a launcher that was killed: clear
+         * them so the id can run again. Only then: "runsc delete" costs a
+         * runsc start, on every worker's path to its first byte. */
+        if (stale_state_exists(a))
+                (void) launch_cleanup(a);
         if (write_bundle(a, uid, gid, home, bundle, sizeof(bundle)) < 0) {
                 (void) remove_bundle(a);
                 return LAUNCH_EXIT_SETUP;
