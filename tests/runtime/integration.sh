@@ -90,7 +90,25 @@ dd if=/dev/zero of="$HOME/fill" bs=1M count=16 2>&1
 echo "size=$(stat -c %s "$HOME/fill")"
 grep " $HOME " /proc/mounts | sed 's/^/mount:/'
 EOF
-    in_ct chmod 0755 "$T/checks.sh" "$T/bomb.sh" "$T/memory.sh" "$T/disk.sh"
+    in_ct tee "$T/echo.sh" >/dev/null <<'EOF'
+#!/bin/sh
+echo ready
+while read -r line; do echo "echo:$line"; done
+echo bye
+EOF
+    in_ct tee "$T/channel.py" >/dev/null <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(30)
+s.connect(sys.argv[1])
+f = s.makefile("rwb", buffering=0)
+print(f.readline().decode().strip())
+f.write(b"hello through gvisor\n")
+print(f.readline().decode().strip())
+s.shutdown(socket.SHUT_WR)
+print(f.read().decode().strip())
+EOF
+    in_ct chmod 0755 "$T/checks.sh" "$T/bomb.sh" "$T/memory.sh" "$T/disk.sh" "$T/echo.sh"
 }
 
 # --- starting a worker the way the daemon does -------------------------------
@@ -251,6 +269,36 @@ check "a running worker has its bundle, mode 0700" '[ "$(in_ct stat -c %a /run/s
 in_ct systemctl stop "sandbox-$id.service"
 wait_worker "$id" 30
 check "systemctl stop: bundle, runsc state and processes are gone" 'no_leftovers $id'
+
+# 8. the channel: stdin/stdout are one connected socket, as the daemon's
+# socketpair, and pass through runsc untouched in both directions, EOF included
+id=rtchan
+in_ct tee /run/systemd/system/sandbox-rtchan.socket >/dev/null <<EOF
+[Socket]
+ListenStream=$R/rtchan.sock
+Accept=yes
+EOF
+in_ct tee /run/systemd/system/sandbox-rtchan@.service >/dev/null <<EOF
+[Service]
+DynamicUser=yes
+User=sandbox-$id
+StateDirectory=sandboxd/workers/$id
+StateDirectoryMode=0700
+PrivateNetwork=yes
+StandardInput=socket
+StandardOutput=socket
+StandardError=journal
+ExecStart=+$LAUNCH run --id $id --runtime runsc --runtime-path $RUNSC --platform $PLATFORM --home /var/lib/sandboxd/workers/$id --pids 16 --memory 64M --cpu-percent 50 -- /bin/sh $T/echo.sh
+ExecStopPost=+$LAUNCH cleanup --id $id --runtime-path $RUNSC
+EOF
+in_ct systemctl daemon-reload
+in_ct systemctl start sandbox-rtchan.socket
+chan=$(in_ct timeout 40 python3 "$T/channel.py" "$R/rtchan.sock" 2>&1 | tr '\n' '|')
+check "the worker's stdin/stdout are the caller's socket, both ways, EOF included" \
+    '[ "$chan" = "ready|echo:hello through gvisor|bye|" ]' "got '$chan'"
+in_ct systemctl stop sandbox-rtchan.socket
+for i in $(seq 50); do no_leftovers "$id" && break; sleep 0.2; done
+check "the channel worker is cleaned up" 'no_leftovers $id'
 
 echo "1..$n"
 echo "# passed $((n - failed)) failed $failed"
