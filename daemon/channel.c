@@ -19,6 +19,7 @@ struct Channel {
         Buffer to_client;               /* the worker's output */
         Buffer to_worker;               /* the client's input */
         bool worker_eof;                /* the worker closed its stdout */
+        bool worker_ended;              /* its processes are gone: what is readable now is all */
         bool worker_write_shut;         /* we passed EOF on to the worker's stdin */
         bool client_eof;                /* the client half-closed: EOF goes on to the worker */
         bool client_write_shut;         /* we passed the worker's EOF on to the client */
@@ -113,6 +114,20 @@ static void channel_propagate_eof(Channel *c) {
         }
 }
 
+/* Once the worker's processes are gone, the bytes already in the socket are
+ * all there will be; systemd may hold its copy of the fd for a while yet, so
+ * EOF is declared when the socket runs dry instead of waiting for it. */
+static void channel_drain_ended_worker(Channel *c) {
+        while (c->worker_ended && !c->worker_eof && buffer_space(&c->to_client) > 0) {
+                ssize_t n = buffer_fill(&c->to_client, c->worker_fd);
+                if (n > 0) {
+                        c->bytes_out += (uint64_t) n;
+                        continue;
+                }
+                c->worker_eof = true;
+        }
+}
+
 static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Channel *c = userdata;
         ssize_t n;
@@ -146,8 +161,10 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
 
         if ((revents & EPOLLOUT) && buffer_len(&c->to_client) > 0) {
                 n = buffer_drain(&c->to_client, fd);
-                if (n > 0)
+                if (n > 0) {
                         channel_touch(c);
+                        channel_drain_ended_worker(c);
+                }
                 else if (n != -EAGAIN) {
                         channel_detach(c);
                         channel_update_events(c);
@@ -246,6 +263,13 @@ int channel_attach(Channel *c, int *ret_client_fd) {
 }
 
 bool channel_is_attached(const Channel *c) { return c->client_fd >= 0; }
+void channel_worker_ended(Channel *c) {
+        c->worker_ended = true;
+        channel_drain_ended_worker(c);
+        channel_propagate_eof(c);
+        channel_update_events(c);
+}
+
 bool channel_has_pending_output(const Channel *c) { return !c->worker_eof || buffer_len(&c->to_client) > 0; }
 uint64_t channel_last_activity(const Channel *c) { return c->last_activity; }
 uint64_t channel_bytes_in(const Channel *c) { return c->bytes_in; }

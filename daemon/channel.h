@@ -29,6 +29,8 @@ bool channel_is_attached(const Channel *c);
 
 /* CLOCK_MONOTONIC time of the last byte in either direction (or creation). */
 uint64_t channel_last_activity(const Channel *c);
+/* The worker's processes are gone: collect what it wrote, then pass EOF on. */
+void channel_worker_ended(Channel *c);
 /* Whether the worker's side may still have something for a client: bytes
  * buffered, or its stdout not yet at EOF. */
 bool channel_has_pending_output(const Channel *c);

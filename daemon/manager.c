@@ -262,6 +262,7 @@ static void worker_finalize(Worker *w) {
         if (m->n_alive > 0)
                 m->n_alive--;
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        channel_worker_ended(w->channel);
         worker_delete_home(w);
         worker_stop_egress(w);
 

@@ -132,6 +132,31 @@ static void test_eof_both_ways(void **state) {
         close(client);
 }
 
+static void test_ended_worker(void **state) {
+        Fixture *f = *state;
+        char buf[16];
+        int client;
+
+        /* The worker wrote and died, but systemd still holds the socket open:
+         * its output is kept for a client, then the client gets EOF. */
+        assert_int_equal(write(f->worker, "last", 4), 4);
+        spin(f);
+        channel_worker_ended(f->channel);
+        assert_true(channel_has_pending_output(f->channel));
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 4);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 0);
+        assert_false(channel_has_pending_output(f->channel));
+        close(client);
+}
+
+static void test_ended_worker_without_output(void **state) {
+        Fixture *f = *state;
+        channel_worker_ended(f->channel);
+        assert_false(channel_has_pending_output(f->channel));
+}
+
 static void test_backpressure(void **state) {
         Fixture *f = *state;
         static char chunk[65536];
@@ -170,6 +195,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_second_client_busy_then_reattach, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_eof_both_ways, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ended_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ended_worker_without_output, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
