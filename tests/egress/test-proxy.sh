@@ -8,6 +8,8 @@
 set -u
 BIN=$(readlink -f "${1:?usage: $0 SANDBOX_EGRESS_BINARY}")
 HERE=$(dirname "$(readlink -f "$0")")
+# The system interpreter: version-manager shims add a second to every call.
+PY=$(command -v /usr/bin/python3 || command -v python3)
 
 if [ "${2:-}" != "--inside" ]; then
     command -v python3 >/dev/null && command -v openssl >/dev/null || { echo "python3/openssl missing"; exit 77; }
@@ -37,18 +39,18 @@ EOF
 cat > "$T/policy.json" <<'EOF'
 { "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 1000, "request_timeout_ms": 1000 }
 EOF
-python3 "$HERE/egress-upstream.py" 203.0.113.10 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
+"$PY" "$HERE/egress-upstream.py" 203.0.113.10 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
 echo "nameserver 127.0.0.1" > "$T/resolv.conf"
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
 for i in $(seq 50); do
-    python3 -c 'import socket; socket.create_connection(("127.0.0.1", 3128)).close(); socket.create_connection(("203.0.113.10", 443)).close()' 2>/dev/null && break
+    "$PY" -c 'import socket; socket.create_connection(("127.0.0.1", 3128)).close(); socket.create_connection(("203.0.113.10", 443)).close()' 2>/dev/null && break
     sleep 0.1
 done
 
 expect() {   # NAME REGEX CLIENT_ARGS...
     local name=$1 want=$2 out
     shift 2
-    out=$(python3 "$HERE/egress-client.py" "$@" 2>&1)
+    out=$("$PY" "$HERE/egress-client.py" "$@" 2>&1)
     N=$((N + 1))
     if echo "$out" | grep -Eq "$want"; then
         echo "ok $N - $name"
@@ -77,9 +79,9 @@ expect "second request" "^403 data-before-tunnel" --target api.egress.test:443 -
 expect "unresolvable name" "^502 (name-not-found|resolve-failed)" --target nosuch.egress.test:443
 
 # Hostile bytes: garbage, a truncated request left hanging, a flood.
-head -c 20000 /dev/urandom | python3 -c 'import socket, sys
+head -c 20000 /dev/urandom | "$PY" -c 'import socket, sys
 s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(sys.stdin.buffer.read()); s.recv(100)' 2>/dev/null
-python3 -c 'import socket, time
+"$PY" -c 'import socket, time
 s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"CONNECT api.egress"); time.sleep(1.5)
 print("closed" if s.recv(100).startswith(b"HTTP/1.1 408") else "open")' > "$T/slow" 2>&1
 N=$((N + 1))
