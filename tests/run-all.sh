@@ -2,10 +2,11 @@
 # Runs every test of the tree and ends with one line "N passed, N failed".
 #   unit:        meson test in build-ci (-Dwerror_ci=true) and in build-asan
 #                (ASan+UBSan); counted from meson-logs/testlog.json
-#   integration: tests/integration/*.sh, tests/egress/integration.sh and
-#                tests/runtime/integration.sh, each against a freshly booted
+#   integration: tests/integration/*.sh and every tests/*/integration.sh
+#                (egress, runtime, cli, ...), each against a freshly booted
 #                systemd container (tests/testbed/testbed.sh) holding a
-#                DESTDIR install of build-ci; counted from their TAP lines
+#                DESTDIR install of build-ci, called as SCRIPT LEADER_PID STAGE_DIR;
+#                counted from their TAP lines ("ok N" / "not ok N")
 # Installs what it needs with apt when run as root. Integration needs root.
 #   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan]
 set -uo pipefail
@@ -197,9 +198,11 @@ integration_tests() {
     local stage=$1 script
     # shellcheck source=tests/testbed/testbed.sh
     source "$SRC/tests/testbed/testbed.sh"
+    # tests/integration/*.sh, then each component's own tests/*/integration.sh
+    # (egress, runtime, cli, ...).
     local scripts=("$SRC"/tests/integration/*.sh)
-    for script in "$SRC/tests/egress/integration.sh" "$SRC/tests/runtime/integration.sh"; do
-        [ -f "$script" ] && scripts+=("$script")
+    for script in "$SRC"/tests/*/integration.sh; do
+        [ -f "$script" ] && [ "$script" != "$SRC/tests/integration/integration.sh" ] && scripts+=("$script")
     done
     for script in "${scripts[@]}"; do
         [ "$(basename "$script")" = lib.sh ] && continue
