@@ -14,7 +14,10 @@
 
 #define DELETE_TIMEOUT_USEC (20 * USEC_PER_SEC)
 
-static int mkdir_mode(const char *path, mode_t mode) {
+/* Creates path with mode, or accepts an existing root-owned directory
+ * without any of the forbidden mode bits. An existing one is not chmod'ed:
+ * runsc sets its root to 0711 itself while other workers are running. */
+static int mkdir_checked(const char *path, mode_t mode, mode_t forbidden) {
         struct stat st;
 
         if (mkdir(path, mode) < 0 && errno != EEXIST)
@@ -22,19 +25,17 @@ static int mkdir_mode(const char *path, mode_t mode) {
         if (lstat(path, &st) < 0)
                 return -errno;
         /* Somebody else's directory or a symlink here would hand them the bundle. */
-        if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & forbidden) != 0)
                 return -EPERM;
-        if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
-                return -errno;
         return 0;
 }
 
 int launch_state_dirs(void) {
-        int r = mkdir_mode(LAUNCH_STATE_DIR, 0755);
+        int r = mkdir_checked(LAUNCH_STATE_DIR, 0755, 0022);
         if (r >= 0)
-                r = mkdir_mode(LAUNCH_BUNDLES_DIR, 0700);
+                r = mkdir_checked(LAUNCH_BUNDLES_DIR, 0700, 0077);
         if (r >= 0)
-                r = mkdir_mode(LAUNCH_RUNSC_ROOT, 0700);
+                r = mkdir_checked(LAUNCH_RUNSC_ROOT, 0700, 0066);
         return r;
 }
 
