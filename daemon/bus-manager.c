@@ -7,9 +7,16 @@
 #include "manager.h"
 #include "spec-bus.h"
 
-static int find_worker_or_error(Manager *m, const char *id, Worker **ret, sd_bus_error *ret_error) {
-        Worker *w = manager_find_worker(m, id);
+/* Reads the (s id) argument of a Manager method and finds that worker. */
+static int read_worker_arg(sd_bus_message *msg, Manager *m, Worker **ret, sd_bus_error *ret_error) {
+        const char *id;
+        Worker *w;
+        int r;
 
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        w = manager_find_worker(m, id);
         if (!w || !w->exported)
                 return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER, "No worker with id \"%.64s\"", id);
         *ret = w;
@@ -38,15 +45,10 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
 }
 
 static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        const char *id;
         Worker *w = NULL;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = find_worker_or_error(m, id, &w, ret_error);
+        r = read_worker_arg(msg, userdata, &w, ret_error);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, "o", w->object_path);
@@ -80,15 +82,11 @@ static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error
 
 static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
-        const char *id;
         SbxError e = {};
         Worker *w = NULL;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = find_worker_or_error(m, id, &w, ret_error);
+        r = read_worker_arg(msg, m, &w, ret_error);
         if (r < 0)
                 return r;
         r = manager_stop_worker(m, w, "stopped", &e);
@@ -100,15 +98,11 @@ static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error 
 static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         _cleanup_close_ int fd = -1;
-        const char *id;
         SbxError e = {};
         Worker *w = NULL;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = find_worker_or_error(m, id, &w, ret_error);
+        r = read_worker_arg(msg, m, &w, ret_error);
         if (r < 0)
                 return r;
         r = manager_open_channel(m, w, &fd, &e);

@@ -66,16 +66,33 @@ static int append_address_families(sd_bus_message *m) {
                                      3, families[0], families[1], families[2]);
 }
 
-/* One entry of IPAddressAllow=/IPAddressDeny= (a(iayu)). */
-static int append_ip_entry(sd_bus_message *m, int family, const void *addr, size_t len, uint32_t prefix) {
-        int r = sd_bus_message_open_container(m, 'r', "iayu");
+typedef struct IpPrefix {
+        int family;
+        uint8_t addr[16];
+        uint32_t prefixlen;
+} IpPrefix;
+
+/* IPAddressAllow=/IPAddressDeny= are a(iayu): family, address bytes, prefix. */
+static int append_ip_property(sd_bus_message *m, const char *name, const IpPrefix *list, size_t n) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "i", family);
+                r = sd_bus_message_append(m, "s", name);
         if (r >= 0)
-                r = sd_bus_message_append_array(m, 'y', addr, len);
+                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
         if (r >= 0)
-                r = sd_bus_message_append(m, "u", prefix);
-        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(iayu)");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = sd_bus_message_open_container(m, 'r', "iayu");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "i", list[i].family);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(m, 'y', list[i].addr, list[i].family == AF_INET ? 4 : 16);
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "u", list[i].prefixlen);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        for (int i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         return r;
 }
@@ -84,36 +101,16 @@ static int append_ip_entry(sd_bus_message *m, int family, const void *addr, size
  * kernel has the BPF firewall (the private namespace is the first). Loopback
  * stays open because the egress proxy listens there, inside the namespace. */
 static int append_ip_firewall(sd_bus_message *m) {
-        static const uint8_t any4[4] = {}, any6[16] = {};
-        static const uint8_t lo4[4] = { 127, 0, 0, 0 }, lo6[16] = { [15] = 1 };
-        int r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "IPAddressAllow");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(iayu)");
-        if (r >= 0)
-                r = append_ip_entry(m, AF_INET, lo4, sizeof(lo4), 8);
-        if (r >= 0)
-                r = append_ip_entry(m, AF_INET6, lo6, sizeof(lo6), 128);
-        for (int i = 0; r >= 0 && i < 3; i++)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "IPAddressDeny");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(iayu)");
-        if (r >= 0)
-                r = append_ip_entry(m, AF_INET, any4, sizeof(any4), 0);
-        if (r >= 0)
-                r = append_ip_entry(m, AF_INET6, any6, sizeof(any6), 0);
-        for (int i = 0; r >= 0 && i < 3; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        static const IpPrefix localhost[] = {
+                { AF_INET, { 127, 0, 0, 0 }, 8 },
+                { AF_INET6, { [15] = 1 }, 128 },
+        };
+        static const IpPrefix any[] = {
+                { AF_INET, {}, 0 },
+                { AF_INET6, {}, 0 },
+        };
+        int r = append_ip_property(m, "IPAddressAllow", localhost, ELEMENTSOF(localhost));
+        return r < 0 ? r : append_ip_property(m, "IPAddressDeny", any, ELEMENTSOF(any));
 }
 
 /* ExecStartEx=a(sasas): the flags array lets us say "no-env-expand", so an

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "sandboxctl-output.h"
-#include "test-bus-message.h"
+#include "test-bus.h"
 #include "util.h"
 
 typedef struct Fixture {

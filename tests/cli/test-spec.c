@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "sandboxctl-spec.h"
-#include "test-bus-message.h"
+#include "test-bus.h"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 #define ARGC(...) ((int) (sizeof((char *[]) { __VA_ARGS__ }) / sizeof(char *)))

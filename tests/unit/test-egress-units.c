@@ -7,7 +7,7 @@
 #include "egress-policy.h"
 #include "egress-units.h"
 #include "errors.h"
-#include "test-bus-helpers.h"
+#include "test-bus.h"
 
 static char **strv2(const char *a, const char *b) {
         char **l = calloc(3, sizeof(char *));
@@ -83,7 +83,7 @@ static void test_policy_refuses_bad_operator_entries(void **state) {
 
 static void test_aux_units(void **state) {
         int peer = -1;
-        sd_bus *bus = test_bus_new(&peer);
+        sd_bus *bus = test_bus_new_offline(&peer);
         sd_bus_message *m = NULL;
         _cleanup_free_ char *d = NULL;
 

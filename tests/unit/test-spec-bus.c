@@ -6,13 +6,13 @@
 
 #include "errors.h"
 #include "spec-bus.h"
-#include "test-bus-helpers.h"
+#include "test-bus.h"
 
 static sd_bus *bus;
 static int peer = -1;
 
 static int setup(void **state) {
-        bus = test_bus_new(&peer);
+        bus = test_bus_new_offline(&peer);
         return bus ? 0 : -1;
 }
 
@@ -30,8 +30,7 @@ static sd_bus_message *new_call(void) {
 }
 
 static int parse(sd_bus_message *m, WorkerSpec *s, SbxError *e) {
-        assert_int_equal(sd_bus_message_seal(m, 1, 0), 0);
-        assert_int_equal(sd_bus_message_rewind(m, 1), 1);
+        assert_int_equal(test_message_seal(m), 0);
         worker_spec_init(s);
         return worker_spec_from_bus(s, m, e);
 }

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "test-bus-helpers.h"
+#include "test-bus.h"
 #include "unit-props.h"
 
 static SbxConfig config;
@@ -29,7 +29,7 @@ static int setup(void **state) {
         worker_spec_apply_defaults(&spec, &config);
         spec.limits.memory_max = 64u << 20;
         spec.limits.cpu_quota_percent = 25;
-        bus = test_bus_new(&peer);
+        bus = test_bus_new_offline(&peer);
         return bus ? 0 : -1;
 }
 

@@ -5,7 +5,11 @@
  * with nobody on the other end is enough for building, sealing and reading
  * messages back, without any bus daemon. */
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 
 /* The peer end must stay open while the bus starts (it writes its AUTH
@@ -42,4 +46,24 @@ static inline int test_message_seal(sd_bus_message *m) {
                 return r;
         r = sd_bus_message_rewind(m, true);
         return r < 0 ? r : 0;
+}
+
+/* Seals M and renders it as sd-bus's textual dump, for substring checks. */
+static inline char *test_message_dump(sd_bus_message *m) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (test_message_seal(m) < 0)
+                return NULL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        if (sd_bus_message_dump(m, f, 0) < 0) {
+                fclose(f);
+                free(buf);
+                return NULL;
+        }
+        fclose(f);
+        return buf;
 }
