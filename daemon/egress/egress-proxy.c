@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -42,6 +44,10 @@ Proxy *proxy_free(Proxy *p) {
                 sd_event_source_disable_unref(p->listeners[i]);
         free(p->listeners);
         resolver_free(p->resolver);
+        for (size_t i = 0; i < p->n_spare_pipes; i++) {
+                safe_close(p->spare_pipes[i][0]);
+                safe_close(p->spare_pipes[i][1]);
+        }
         while (p->buckets) {
                 DestBucket *b = p->buckets;
                 p->buckets = b->next;
@@ -144,4 +150,34 @@ void proxy_release_bucket(Proxy *p, DestBucket *b) {
         b->users--;
         if (p->n_buckets > PROXY_BUCKETS_MAX)
                 proxy_gc_buckets(p, now_usec(CLOCK_MONOTONIC));
+}
+
+int proxy_take_pipe(Proxy *p, int fds[2]) {
+        assert(p);
+        if (p->n_spare_pipes > 0) {
+                p->n_spare_pipes--;
+                fds[0] = p->spare_pipes[p->n_spare_pipes][0];
+                fds[1] = p->spare_pipes[p->n_spare_pipes][1];
+                return 0;
+        }
+        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
+                return -errno;
+        (void) fcntl(fds[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE);
+        return 0;
+}
+
+void proxy_return_pipe(Proxy *p, int fds[2]) {
+        int queued = -1;
+
+        assert(p);
+        if (fds[0] >= 0 && fds[1] >= 0 && p->n_spare_pipes < PROXY_SPARE_PIPES_MAX &&
+            ioctl(fds[0], FIONREAD, &queued) == 0 && queued == 0) {
+                p->spare_pipes[p->n_spare_pipes][0] = fds[0];
+                p->spare_pipes[p->n_spare_pipes][1] = fds[1];
+                p->n_spare_pipes++;
+        } else {
+                safe_close(fds[0]);
+                safe_close(fds[1]);
+        }
+        fds[0] = fds[1] = -1;
 }

@@ -17,8 +17,7 @@
 #include "tls-hello.h"
 #include "util.h"
 
-#define PIPE_SIZE (256 * 1024)   /* within the unprivileged pipe-max-size default */
-#define SPLICE_CHUNK PIPE_SIZE
+#define SPLICE_CHUNK PROXY_PIPE_SIZE
 #define PUMP_ROUNDS 16          /* chunks per direction per wakeup, for fairness */
 #define THROTTLE_MIN_WAKE 4096  /* bytes to wait for when the bucket is empty */
 
@@ -96,7 +95,11 @@ static void direction_init(Direction *d) {
         *d = (Direction) { .src = -1, .dst = -1, .pipe = { -1, -1 } };
 }
 
-static void direction_close(Direction *d) {
+/* A pipe that our own accounting says is empty goes back to the pool
+ * for the next tunnel; anything else is closed. */
+static void direction_close(Proxy *p, Direction *d) {
+        if (d->pipe[0] >= 0 && d->in_pipe == 0)
+                proxy_return_pipe(p, d->pipe);
         d->pipe[0] = safe_close(d->pipe[0]);
         d->pipe[1] = safe_close(d->pipe[1]);
 }
@@ -111,8 +114,8 @@ Tunnel *tunnel_free(Tunnel *t) {
         sd_event_source_disable_unref(t->timer);
         safe_close(t->client_fd);
         safe_close(t->upstream_fd);
-        direction_close(&t->up);
-        direction_close(&t->down);
+        direction_close(t->proxy, &t->up);
+        direction_close(t->proxy, &t->down);
         proxy_release_bucket(t->proxy, t->bucket);
         free(t->hs);
         free(t);
@@ -314,8 +317,11 @@ static void tunnel_forward(Tunnel *t, bool up, bool down) {
 }
 
 static int tunnel_start_forwarding(Tunnel *t) {
-        if (pipe2(t->up.pipe, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(t->down.pipe, O_NONBLOCK | O_CLOEXEC) < 0)
-                return -errno;
+        int r = proxy_take_pipe(t->proxy, t->up.pipe);
+        if (r >= 0)
+                r = proxy_take_pipe(t->proxy, t->down.pipe);
+        if (r < 0)
+                return r;
         t->up.src = t->down.dst = t->client_fd;
         t->up.dst = t->down.src = t->upstream_fd;
         t->bucket = proxy_acquire_bucket(t->proxy, t->host);
@@ -327,8 +333,6 @@ static int tunnel_start_forwarding(Tunnel *t) {
         free(t->hs);
         t->hs = NULL;
         timer_disarm(t);
-        (void) fcntl(t->up.pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
-        (void) fcntl(t->down.pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
         tunnel_forward(t, true, true);
         return 0;
 }
@@ -359,12 +363,16 @@ static void tunnel_send_hello(Tunnel *t) {
                                 io_set(t->upstream_io, EPOLLOUT);
                                 return;
                         }
+                        tunnel_established(t);
                         tunnel_log_close(t);
                         tunnel_free(t);
                         return;
                 }
                 hs->hello_sent += (size_t) n;
         }
+        /* Logged after the hello is on its way: the journal write is not
+         * in the path of the upstream's first answer. */
+        tunnel_established(t);
         t->up.bytes += hs->hello_len;
         int r = tunnel_start_forwarding(t);
         if (r < 0) {
@@ -422,7 +430,6 @@ static void tunnel_process_hello(Tunnel *t) {
         const char *reason = check_hello(t, result);
         if (reason && tunnel_policy_refuse(t, reason))
                 return;
-        tunnel_established(t);
         tunnel_send_hello(t);
 }
 
@@ -453,7 +460,6 @@ static void tunnel_connected(Tunnel *t) {
         }
         if (!t->proxy->policy->require_tls) {
                 /* Without require-TLS any protocol may follow; forward at once. */
-                tunnel_established(t);
                 tunnel_send_hello(t);
                 return;
         }
@@ -659,10 +665,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 tunnel_deny(t, 504, t->state == TUNNEL_RESOLVING ? "resolve-timeout" : "connect-timeout");
                 break;
         case TUNNEL_READ_HELLO:
-                if (!tunnel_policy_refuse(t, "client-hello-timeout")) {
-                        tunnel_established(t);
+                if (!tunnel_policy_refuse(t, "client-hello-timeout"))
                         tunnel_send_hello(t);
-                }
                 break;
         case TUNNEL_SEND_HELLO:
                 break;

@@ -283,7 +283,7 @@ check "proxy runs with seccomp filter mode 2" grep -q '^Seccomp:[[:space:]]*2' /
 check "proxy has no effective or permitted capabilities" \
     sh -c "grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$PPID_/status && grep -q '^CapPrm:[[:space:]]*0000000000000000' /proc/$PPID_/status"
 check "proxy runs as a dynamic user" sh -c "[ \$(stat -c %u /proc/$PPID_) -ge 61184 ]"
-systemctl kill -s KILL egress-it-p1.service
+systemctl kill --kill-whom=main -s KILL egress-it-p1.service
 sleep 0.5
 out=$(wrun $CURL --proxy http://127.0.0.1:3128 https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
 check "after the proxy is killed, socket activation brings it back ($out)" [ "$out" = "200" ]
