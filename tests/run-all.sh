@@ -171,7 +171,7 @@ count_tap() {
 }
 
 run_integration_script() {
-    local script=$1 stage=$2 name machine log rc pid
+    local script=$1 stage=$2 name machine log rc pid t0=$SECONDS
     name=${script#"$SRC"/}
     machine=sbx-it-$$-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
     machine=${machine:0:60}
@@ -192,6 +192,7 @@ run_integration_script() {
     testbed_journal "$machine" "$log.journal" || true
     testbed_stop "$machine"
     count_tap "$name" "$log" "$rc"
+    echo "$name: took $((SECONDS - t0)) s"
 }
 
 integration_tests() {
