@@ -318,7 +318,6 @@ static int add_home(struct json_object *mounts, const OciBundleSpec *s) {
 static struct json_object *build_mounts(const OciBundleSpec *s) {
         _cleanup_json_ struct json_object *mounts = json_object_new_array();
         char tmp_size[64], shm_size[64];
-        bool host_root = !s->root_image || streq(s->root_image, "/");
         uint64_t tmp = s->tmp_size ?: MIN(OCI_DEFAULT_TMP_SIZE, s->memory_max / 4);
 
         snprintf(tmp_size, sizeof(tmp_size), "size=%" PRIu64, tmp);
@@ -338,7 +337,10 @@ static struct json_object *build_mounts(const OciBundleSpec *s) {
             add_mount(mounts, "/sys", "sysfs", "sysfs", sys) < 0 ||
             add_mount(mounts, "/tmp", "tmpfs", "tmpfs", tmpfs) < 0)
                 return NULL;
-        if (host_root && add_masks(mounts) < 0)
+        /* Masked whatever the image: on the host root they hide its secrets,
+         * and in any image they are the 0755 parents the home and the
+         * credentials need (the real /var/lib/private is 0700). */
+        if (add_masks(mounts) < 0)
                 return NULL;
         if (add_home(mounts, s) < 0)
                 return NULL;

@@ -9,8 +9,9 @@
  *   - no capabilities in any set, noNewPrivileges;
  *   - an environment that holds only what the spec set plus HOME, PATH (a
  *     default unless the spec set one) and CREDENTIALS_DIRECTORY;
- *   - a read-only root (an image directory, by default the host root with the
- *     sandboxd state, other homes, /root, /home and /run masked by tmpfs);
+ *   - a read-only root (an image directory, by default the host root), with
+ *     the sandboxd state, other homes, /root, /home and /run masked by
+ *     read-only empty tmpfs;
  *   - writable places: the home (a read-write bind of the worker's home at
  *     the same path, or a size-capped tmpfs when a disk cap is asked for) and a
  *     noexec,nosuid,nodev tmpfs /tmp;
@@ -61,7 +62,7 @@ typedef struct OciBundleSpec {
         uint64_t nofile;                /* 0: OCI_DEFAULT_NOFILE */
 } OciBundleSpec;
 
-/* The paths hidden from a worker whose root is the host's. */
+/* The paths hidden from every worker. */
 extern const char * const oci_masked_host_paths[];
 
 /* Validates the spec and builds config.json's object. On a caller's mistake

@@ -300,6 +300,22 @@ in_ct systemctl stop sandbox-rtchan.socket
 for i in $(seq 50); do no_leftovers "$id" && break; sleep 0.2; done
 check "the channel worker is cleaned up" 'no_leftovers $id'
 
+# 9. a configured root image is the worker's root, read-only, masked the same
+id=rtimage
+IMG=/srv/sandboxd-runtime-test-image
+# the image: the container's root with one file of its own on top
+in_ct sh -c "mkdir -p $IMG $R/image-upper && mount -t tmpfs -o size=1m tmpfs $R/image-upper &&
+             mkdir -p $R/image-upper/u/opt $R/image-upper/w && echo only-in-the-image > $R/image-upper/u/opt/image-marker &&
+             mount -t overlay overlay -o lowerdir=/,upperdir=$R/image-upper/u,workdir=$R/image-upper/w $IMG"
+start_worker "$id" --root-image "$IMG" --pids 16 --memory 64M --cpu-percent 50 -- \
+    /bin/sh -c 'cat /opt/image-marker; touch /var/tmp/x 2>&1; ls -A /root; echo home=$(pwd)'
+wait_worker "$id"
+in_ct sh -c "umount $IMG; umount $R/image-upper; rmdir $IMG $R/image-upper"
+check "a configured root image is used, read-only, with the home inside" \
+    'has_line $id only-in-the-image && out_of $id | grep -q "Read-only file system" &&
+     has_line $id "home=/var/lib/private/sandboxd/workers/$id" && [ "$(status_of $id)" = "success exited 0" ]' \
+    "$(out_of $id | tr '\n' '|') $(in_ct cat $R/$id.err)"
+
 echo "1..$n"
 echo "# passed $((n - failed)) failed $failed"
 [ "$failed" = 0 ]
