@@ -300,6 +300,21 @@ static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
         }
 }
 
+/* Under gVisor the workload's processes are not host tasks: the spec's
+ * TasksMax is enforced inside the sandbox (sandbox-launch passes it on), and
+ * the unit's own cap must leave room for runsc's threads (about 32) and the
+ * systrap stub threads each sandboxed process costs on the host (about 4). */
+#define RUNSC_HOST_TASKS_BASE 64
+#define RUNSC_HOST_TASKS_PER_PROCESS 4
+
+uint64_t unit_tasks_max(const WorkerUnitParams *p) {
+        uint64_t t = p->spec->limits.tasks_max;
+
+        if (p->runtime != SBX_RUNTIME_RUNSC)
+                return t;
+        return t * RUNSC_HOST_TASKS_PER_PROCESS + RUNSC_HOST_TASKS_BASE;
+}
+
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
         _cleanup_free_ char *description = NULL, *state_dir = NULL;
         _cleanup_strv_free_ char **env = NULL;
@@ -400,7 +415,7 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         /* Caps. */
         CHECK(append_u64(m, "MemoryMax", s->limits.memory_max));
         CHECK(append_u64(m, "MemorySwapMax", 0));
-        CHECK(append_u64(m, "TasksMax", s->limits.tasks_max));
+        CHECK(append_u64(m, "TasksMax", unit_tasks_max(p)));
         CHECK(append_u64(m, "CPUQuotaPerSecUSec", (uint64_t) s->limits.cpu_quota_percent * 10000));
         CHECK(append_u64(m, "RuntimeMaxUSec", s->limits.runtime_max_usec));
         CHECK(sd_bus_message_append(m, "(sv)", "LimitCORE", "t", (uint64_t) 0));

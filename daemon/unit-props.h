@@ -37,5 +37,9 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
 int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
                      const char * const *flags);
 
+/* The unit's TasksMax: the spec's, plus room for the runtime's own threads
+ * where the runtime enforces the spec's value inside its sandbox. */
+uint64_t unit_tasks_max(const WorkerUnitParams *p);
+
 /* The state directory as systemd wants it: relative to /var/lib. */
 int worker_state_directory(const char *id, char **ret);
