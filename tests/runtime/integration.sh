@@ -266,6 +266,23 @@ start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/sleep 600
 for i in $(seq 100); do in_ct test -e "/run/sandboxd/bundles/$id/config.json" && break; sleep 0.1; done
 sleep 1
 check "a running worker has its bundle, mode 0700" '[ "$(in_ct stat -c %a /run/sandboxd/bundles/$id)" = 700 ]'
+# CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP SYS_CHROOT SYS_PTRACE SYS_ADMIN
+RUNSC_CAPS=00000000002c01ff
+bounding_sets() {   # the CapBnd of every process of the unit, one per line
+    local cg
+    cg=$(in_ct systemctl show -P ControlGroup "sandbox-$1.service")
+    for p in $(in_ct cat "/sys/fs/cgroup/systemd$cg/cgroup.procs" 2>/dev/null || in_ct cat "/sys/fs/cgroup$cg/cgroup.procs"); do
+        in_ct awk '/^CapBnd:/ {print $2}' "/proc/$p/status" 2>/dev/null
+    done
+}
+main=$(in_ct systemctl show -P MainPID "sandbox-$id.service")
+check "the launcher keeps only runsc's capabilities in its bounding set ($RUNSC_CAPS)" \
+    '[ "$(in_ct awk "/^CapBnd:/ {print \$2}" /proc/$main/status)" = "$RUNSC_CAPS" ]'
+caps_within() {     # every set given is a subset of RUNSC_CAPS, and there is one
+    [ $# -gt 0 ] || return 1
+    for c in "$@"; do [ $(( 0x$c & ~0x$RUNSC_CAPS )) = 0 ] || return 1; done
+}
+check "no process of the unit has a capability outside that set" 'caps_within $(bounding_sets $id)'
 in_ct systemctl stop "sandbox-$id.service"
 wait_worker "$id" 30
 check "systemctl stop: bundle, runsc state and processes are gone" 'no_leftovers $id'
