@@ -132,6 +132,22 @@ check_fails "tester finds no secret in any file it can read" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- grep -rlsF -- '$SECRET' /run /var /tmp /dev/shm /etc /home /usr/lib/systemd 2>/dev/null | grep ."
 check_fails "tester cannot OpenChannel to A" as_tester /usr/lib/sandboxd-tests/sbx-channel read "$a" 500
 
+# ---- the channel is a socket only sandboxd holds ----------------------------
+fd0=$(ct readlink "/proc/$pid_a/fd/0")
+fd1=$(ct readlink "/proc/$pid_a/fd/1")
+check_output "A's stdin is a socket" '^socket:\[[0-9]+\]$' echo "$fd0"
+check_eq "A's stdout is the same socket as its stdin" "$fd0" "$fd1"
+dpid=$(unit_prop sandboxd.service MainPID)
+# The socketpair lives in sandboxd's network namespace; ss -xp names every holder.
+socks=$(ct nsenter -t "$dpid" -n ss -Hxpn 2>&1)
+inode=${fd0//[^0-9]/}
+peer=$(awk -v i="$inode" '$6 == i {print $8}' <<<"$socks")
+check_output "the other end of A's channel is held by sandboxd alone" \
+    "^users:\((\(\"sandboxd\",pid=$dpid,fd=[0-9]+\),?)+\)\$" \
+    awk -v p="${peer:-none}" '$6 == p {print $9}' <<<"$socks"
+check_fails "A holds no listening socket" \
+    sh -c "nsenter -t $CT_PID -a nsenter -t $pid_a -n ss -Hltuxpn | grep -F 'pid=$pid_a,'"
+
 # ---- caps and hardening --------------------------------------------------
 unit_a=sandbox-$a.service
 check_output "default MemoryMax is 256 MiB" '^268435456$' unit_prop "$unit_a" MemoryMax

@@ -16,6 +16,16 @@ fi
 check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
 check_output "sandboxd.service is Type=notify or Type=dbus" '^(notify|dbus)$' unit_prop sandboxd.service Type
 check_output "Manager.Version is the project version" '^[0-9]+\.[0-9]+' sbx_mgr_prop Version
+# The daemon keeps only what it needs (units/sandboxd.service says which and why).
+dstatus=$(ct cat "/proc/$(unit_prop sandboxd.service MainPID)/status")
+check_output "sandboxd runs with no_new_privs" '^NoNewPrivs:[[:space:]]+1$' printf '%s\n' "$dstatus"
+cap_sys_admin=$((1 << 21))
+capbnd=$(awk '/^CapBnd:/ {print $2}' <<<"$dstatus")
+if [ -n "$capbnd" ] && [ $((0x$capbnd & cap_sys_admin)) -eq 0 ]; then
+    ok "sandboxd's capability bounding set lacks CAP_SYS_ADMIN (CapBnd $capbnd)"
+else
+    not_ok "sandboxd's capability bounding set lacks CAP_SYS_ADMIN" "CapBnd: ${capbnd:-?}"
+fi
 check_output "busctl tree shows /org/sandboxd1" '^/org/sandboxd1$' ct busctl --system --list tree org.sandboxd1
 
 intro=$(ct busctl --system introspect org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager 2>&1)
