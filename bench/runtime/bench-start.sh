@@ -124,7 +124,9 @@ PY
 ct systemctl stop sandbox-rtbench.socket sandbox-rtbundle.socket
 ct rm -rf "$W" /run/systemd/system/sandbox-rtbench.socket \
     /run/systemd/system/sandbox-rtbench@.service /run/systemd/system/sandbox-rtbundle.socket \
-    /run/systemd/system/sandbox-rtbundle@.service
+    /run/systemd/system/sandbox-rtbundle@.service /var/lib/private/sandboxd/workers/rtbench \
+    /var/lib/sandboxd/workers/rtbench
+ct systemctl daemon-reload
 
 python3 - "$OUT.samples" "$OUT" "$PLATFORM" <<'PY'
 import json, statistics, sys

@@ -333,6 +333,15 @@ check "a configured root image is used, read-only, with the home inside" \
      has_line $id "home=/var/lib/private/sandboxd/workers/$id" && [ "$(status_of $id)" = "success exited 0" ]' \
     "$(out_of $id | tr '\n' '|') $(in_ct cat $R/$id.err)"
 
+# leave the container as it was for whatever test runs next
+for id in rtcheck1 rtexit7 rtbomb rtmem rtdisk rtstop rtchan rtimage; do
+    in_ct systemctl reset-failed "sandbox-$id.service" 2>/dev/null
+    in_ct rm -rf "/var/lib/private/sandboxd/workers/$id" "/var/lib/sandboxd/workers/$id"
+done
+in_ct rm -f /run/systemd/system/sandbox-rtchan.socket /run/systemd/system/sandbox-rtchan@.service
+in_ct systemctl daemon-reload
+in_ct rm -rf "$T" "$R"
+
 echo "1..$n"
 echo "# passed $((n - failed)) failed $failed"
 [ "$failed" = 0 ]
