@@ -94,6 +94,21 @@ static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
         snprintf(buf, n, "--root=%s", a->runtime == LAUNCH_RUNTIME_KATA ? LAUNCH_KATA_ROOT : LAUNCH_RUNSC_ROOT);
 }
 
+/* runsc's own files for a container in its root: "<id>_sandbox:<id>.state"
+ * and "runsc-<id>.sock". Kata's layout is not known here: assume state. */
+static bool runtime_state_exists(const LaunchArgs *a) {
+        const char *c = LAUNCH_CONTAINER_PREFIX;
+        char path[PATH_MAX];
+
+        if (a->runtime != LAUNCH_RUNTIME_RUNSC)
+                return true;
+        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/%s%s_sandbox:%s%s.state", c, a->id, c, a->id);
+        if (access(path, F_OK) == 0)
+                return true;
+        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/runsc-%s%s.sock", c, a->id);
+        return access(path, F_OK) == 0;
+}
+
 static int runtime_delete(const LaunchArgs *a, const char *container) {
         char root[64], out[512];
         int status, r;
@@ -118,11 +133,17 @@ int launch_cleanup(const LaunchArgs *a) {
 
         snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         /* "runsc run" deletes its container when the workload exits; this is
-         * for a launcher that was killed. A container that is already gone is
-         * the normal case and not an error. */
-        r = runtime_delete(a, container);
-        if (r < 0 && r != -ESRCH)
-                log_warning_errno(r, "Failed to run %s delete for %s: %m", a->runtime_path, container);
+         * for a runtime that was killed (a stop, a timeout, the memory guard). */
+        if (runtime_state_exists(a)) {
+                r = runtime_delete(a, container);
+                if (r < 0 && r != -ESRCH)
+                        log_warning_errno(r, "Failed to run %s delete for %s: %m", a->runtime_path, container);
+                if (a->runtime == LAUNCH_RUNTIME_RUNSC && runtime_state_exists(a)) {
+                        log_error("The runsc container %s survived its deletion.", container);
+                        (void) remove_bundle(a);
+                        return EXIT_FAILURE;
+                }
+        }
         r = remove_bundle(a);
         if (r < 0) {
                 log_error_errno(r, "Failed to remove the bundle of %s: %m", container);
@@ -133,18 +154,9 @@ int launch_cleanup(const LaunchArgs *a) {
 
 static bool stale_state_exists(const LaunchArgs *a) {
         char path[PATH_MAX];
-        const char *c = LAUNCH_CONTAINER_PREFIX;
 
         snprintf(path, sizeof(path), LAUNCH_BUNDLES_DIR "/%s", a->id);
-        if (access(path, F_OK) == 0)
-                return true;
-        /* runsc's own files for a container: "<id>_sandbox:<id>.state" and
-         * "runsc-<id>.sock" in its root. */
-        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/%s%s_sandbox:%s%s.state", c, a->id, c, a->id);
-        if (access(path, F_OK) == 0)
-                return true;
-        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/runsc-%s%s.sock", c, a->id);
-        return access(path, F_OK) == 0 || a->runtime != LAUNCH_RUNTIME_RUNSC;
+        return access(path, F_OK) == 0 || runtime_state_exists(a);
 }
 
 static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
