@@ -23,6 +23,7 @@
 #   TESTBED_ROOTFS        rootfs to boot (default: what tests/testbed/mkrootfs.sh prints)
 #   TESTBED_RUNDIR        per-container state and console logs (default /run/sandboxd-testbed)
 #   TESTBED_BOOT_TIMEOUT  seconds for systemd to come up (default 90)
+#   TESTBED_KEEP_LOGS     keep every console log (by default only those of failed boots)
 
 TESTBED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TESTBED_RUNDIR=${TESTBED_RUNDIR:-/run/sandboxd-testbed}
@@ -111,6 +112,7 @@ _testbed_boot_failed() {
     fi
     _testbed_log "$name: boot failed; console log: $state/console.log"
     tail -n 40 "$state/console.log" | sed 's/^/testbed:   /' >&2
+    touch "$state/keep"
     testbed_stop "$name"
     return 1
 }
@@ -217,7 +219,12 @@ testbed_stop() {
         wait "$nspawn_pid" 2>/dev/null
     fi
     [ -s "$state/watchdog.pid" ] && kill "$(cat "$state/watchdog.pid")" 2>/dev/null
-    rm -f "$state/nspawn.pid" "$state/leader.pid" "$state/watchdog.pid"
+    # The console log of a failed boot stays for diagnosis (TESTBED_KEEP_LOGS=1: every log).
+    if [ -e "$state/keep" ] || [ -n "${TESTBED_KEEP_LOGS:-}" ]; then
+        rm -f "$state/nspawn.pid" "$state/leader.pid" "$state/watchdog.pid"
+    else
+        rm -rf "$state"
+    fi
     local n kept=()
     for n in "${_testbed_names[@]}"; do
         [ "$n" = "$name" ] || kept+=("$n")
