@@ -134,6 +134,7 @@ integration_client() {
     local out=$BUILD_CI/tests/integration/sbx-channel
     if [ ! -x "$out" ]; then
         mkdir -p "$(dirname "$out")"
+        # shellcheck disable=SC2046  # pkg-config's flags are separate words
         cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
             -Wstrict-prototypes -o "$out" "$SRC/tests/integration/sbx-channel.c" \
             $(pkg-config --cflags --libs libsystemd) || return 1

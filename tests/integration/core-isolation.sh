@@ -26,6 +26,7 @@ b=$WID
 # A records what it sees of its credential, environment and process state.
 a_script='cat "$CREDENTIALS_DIRECTORY/tok" >"$HOME/cred"; env >"$HOME/env";
 cat /proc/self/status >"$HOME/status"; cat /proc/net/dev >"$HOME/netdev"; exec /bin/sleep 1000'
+# shellcheck disable=SC2046  # ay_args prints separate busctl words
 if sbx_create 4 Argv as 3 /bin/sh -c "$a_script" Class s trusted \
     Environment as 1 SBX_TEST_VAR=visible \
     Credentials 'a(say)' 1 tok $(ay_args "$SECRET"); then

@@ -59,6 +59,7 @@ fi
 plant_leftovers() {
     local tag=$1
     LEFT_ID=
+    # shellcheck disable=SC2046  # ay_args prints separate busctl words
     if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s trusted \
         Credentials 'a(say)' 1 tok $(ay_args "wipe-secret-$tag"); then
         LEFT_ID=$WID

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # globals read by the sourcing scripts
 # TAP helpers for integration scripts that run against a booted testbed
 # container (tests/testbed/testbed.sh). A script sources this file and calls
 # tap_init "$@"; its $1 is the container's leader PID. Output is plan-less TAP:
@@ -336,7 +336,7 @@ for line in sys.stdin:
 # Sets REMOVED_REASON and REMOVED_USEC.
 expect_removed() {
     local what=$1 id=$2 reason_re=$3 secs=$4 r
-    REMOVED_REASON= REMOVED_USEC=
+    REMOVED_REASON='' REMOVED_USEC=''
     if r=$(sbx_wait_removed "$id" "$secs"); then
         REMOVED_REASON=${r%% *}
         REMOVED_USEC=${r##* }
