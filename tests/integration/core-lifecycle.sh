@@ -37,12 +37,15 @@ GetWorker method s o
 ListWorkers method - a(ssssuo)
 StopWorker method s -
 OpenChannel method s h
+Preflight method - a(sssbs)
 Version property s
 DefaultIdleTimeoutUSec property t
 NWorkers property u
 WorkerNew signal so -
 WorkerRemoved signal sos -
 EOF
+check_output "an ObjectManager sits at /org/sandboxd1" '^org\.freedesktop\.DBus\.ObjectManager +interface' \
+    ct busctl --system introspect org.sandboxd1 /org/sandboxd1
 check_output "Manager.NWorkers is 0 before any worker" '^0$' sbx_mgr_prop NWorkers
 default_idle=$(sbx_mgr_prop DefaultIdleTimeoutUSec)
 check_output "Manager.DefaultIdleTimeoutUSec is positive" '^[1-9][0-9]*$' echo "$default_idle"
@@ -114,6 +117,9 @@ check_output "the unit's main process is the Argv" '^/bin/sleep 1000$' ct ps -o 
 check_output "GetWorker(id) returns the worker path" "^o \"/org/sandboxd1/worker/$id\"\$" sbx_call_out GetWorker s "$id"
 check_output "ListWorkers lists (id, class, state, unit, uid, path)" \
     "\"$id\" \"trusted\" \"running\" \"$unit\" $uid \"/org/sandboxd1/worker/$id\"" sbx_call_out ListWorkers
+check_output "GetManagedObjects lists the worker with its properties" \
+    "\"/org/sandboxd1/worker/$id\".*\"org\.sandboxd1\.Worker\".*\"Id\".*\"$id\"" \
+    ct busctl --system --json=short call org.sandboxd1 /org/sandboxd1 org.freedesktop.DBus.ObjectManager GetManagedObjects
 check_output "Manager.NWorkers counts the worker" '^1$' sbx_mgr_prop NWorkers
 
 check "StopWorker(id) succeeds" sbx_call_out StopWorker s "$id"
