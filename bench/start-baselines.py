@@ -3,6 +3,10 @@
 Prints one latency in microseconds per line: from starting the runtime to the
 first byte the command writes.
   start-baselines.py systemd-run N   systemd-run --wait --pipe of a DynamicUser unit
+  start-baselines.py systemd-run-same UNITFILE N
+                                     the same with every hardening and cap property of
+                                     UNITFILE (a worker's transient unit), so the ratio
+                                     isolates what sandboxd itself adds
   start-baselines.py runsc N         runsc run of a bundle equivalent to a worker's"""
 import json, os, shutil, subprocess, sys, tempfile, time
 
@@ -20,6 +24,22 @@ def systemd_run(n):
         print(first_byte_us(["systemd-run", "--quiet", "--wait", "--pipe", "--collect",
                              "-p", "DynamicUser=yes", "-p", "PrivateNetwork=yes",
                              "/bin/echo", "x"]), flush=True)
+
+# Properties that name the worker itself or its channel rather than its walls.
+SKIP = ("Description", "ExecStart", "Environment", "WorkingDirectory", "StateDirectory", "User", "Type",
+        "Slice", "StandardInput", "StandardOutput", "StandardError", "CollectMode", "TimeoutStopSec")
+
+def systemd_run_same(unitfile, n):
+    props = []
+    for line in open(unitfile):
+        line = line.strip()
+        if not line or line.startswith(("#", "[")) or line.startswith(SKIP) or line.endswith("="):
+            continue
+        props += ["-p", line]
+    for _ in range(n):
+        print(first_byte_us(["systemd-run", "--quiet", "--wait", "--pipe", "--collect", "-p", "Type=exec",
+                             "-p", "StateDirectory=bench-home", "-p", "StateDirectoryMode=0700"] + props +
+                            ["/bin/echo", "x"]), flush=True)
 
 def runsc(n):
     d = tempfile.mkdtemp(prefix="bench-bundle-")
@@ -40,4 +60,7 @@ def runsc(n):
     shutil.rmtree(d, ignore_errors=True)
 
 if __name__ == "__main__":
-    {"systemd-run": systemd_run, "runsc": runsc}[sys.argv[1]](int(sys.argv[2]))
+    if sys.argv[1] == "systemd-run-same":
+        systemd_run_same(sys.argv[2], int(sys.argv[3]))
+    else:
+        {"systemd-run": systemd_run, "runsc": runsc}[sys.argv[1]](int(sys.argv[2]))
