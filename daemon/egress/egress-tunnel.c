@@ -46,6 +46,7 @@ typedef struct Handshake {
         size_t request_len;
         uint8_t hello_raw[TLS_HELLO_RAW_MAX];
         size_t hello_len, hello_sent;
+        size_t hello_parse_at;   /* hello_len at which parsing can progress */
         TlsHello hello;
         ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
         size_t n_addrs, next_addr;
@@ -423,6 +424,7 @@ static void tunnel_process_hello(Tunnel *t) {
                 if (hs->hello_len >= sizeof(hs->hello_raw))
                         result = TLS_HELLO_TOO_LARGE;
                 else {
+                        hs->hello_parse_at = tls_hello_bytes_wanted(hs->hello_raw, hs->hello_len);
                         io_set(t->client_io, EPOLLIN);
                         return;
                 }
@@ -448,7 +450,9 @@ static void tunnel_read_hello(Tunnel *t) {
                 return;
         }
         hs->hello_len += (size_t) n;
-        tunnel_process_hello(t);
+        /* Likewise: parse again only once the record being received is complete. */
+        if (hs->hello_len >= hs->hello_parse_at || hs->hello_len == sizeof(hs->hello_raw))
+                tunnel_process_hello(t);
 }
 
 static void tunnel_connected(Tunnel *t) {
@@ -609,7 +613,12 @@ static void tunnel_read_request(Tunnel *t) {
                 return;
         }
         hs->request_len += (size_t) n;
-        tunnel_process_request(t);
+        /* Reparsing costs the whole buffer; a client dribbling one byte at a
+         * time would make that quadratic. Nothing new can be decided until a
+         * line ends, except refusing early garbage and a full buffer. */
+        if (memchr(hs->request + hs->request_len - n, '\n', (size_t) n) || hs->request_len <= 16 ||
+            hs->request_len == sizeof(hs->request))
+                tunnel_process_request(t);
 }
 
 static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

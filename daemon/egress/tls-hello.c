@@ -188,6 +188,24 @@ TlsHelloResult tls_hello_parse(const uint8_t *buf, size_t len, TlsHello *h) {
         return TLS_HELLO_NEED_MORE;
 }
 
+size_t tls_hello_bytes_wanted(const uint8_t *buf, size_t len) {
+        size_t pos = 0;
+
+        assert(buf || len == 0);
+        /* The first bytes decide early refusals (not TLS, not a hello, a
+         * declared size over the cap): each of them is worth a parse. */
+        if (len < RECORD_HEADER + HANDSHAKE_HEADER)
+                return len + 1;
+        /* Skip the records the last parse saw complete. */
+        while (len - pos >= RECORD_HEADER) {
+                size_t end = pos + RECORD_HEADER + (((size_t) buf[pos + 3] << 8) | buf[pos + 4]);
+                if (end > len)
+                        return end;       /* the record being received */
+                pos = end;
+        }
+        return pos + RECORD_HEADER;       /* the next record's header */
+}
+
 const char *tls_hello_result_to_string(TlsHelloResult r) {
         switch (r) {
         case TLS_HELLO_NEED_MORE: return "need-more";

@@ -41,4 +41,10 @@ typedef struct TlsHello {
 } TlsHello;
 
 TlsHelloResult tls_hello_parse(const uint8_t *buf, size_t len, TlsHello *ret);
+/* After tls_hello_parse(buf, len) said "need more": the smallest length
+ * at which it can say anything else (the next record, or record header,
+ * completes). A caller reading in small pieces parses again only then,
+ * which keeps a client that dribbles bytes from costing quadratic time. */
+size_t tls_hello_bytes_wanted(const uint8_t *buf, size_t len);
+
 const char *tls_hello_result_to_string(TlsHelloResult r);

@@ -223,6 +223,39 @@ static void test_malformed(void **state) {
         assert_int_equal(tls_hello_parse(raw.data, raw.n, &h), TLS_HELLO_MALFORMED);
 }
 
+/* Parsing only where tls_hello_bytes_wanted() says a parse can progress
+ * reaches the same verdict, about once per record instead of once per read. */
+static void test_bytes_wanted(void **state) {
+        static Buf hs, raw;
+        HelloSpec s = { .sni = "wanted.example.org", .padding = 900 };
+
+        build_hello(&hs, &s);
+        wrap_records(&raw, &hs, 300);
+        for (size_t step = 1; step < 40; step += 3) {
+                TlsHelloResult r = TLS_HELLO_NEED_MORE;
+                size_t len = 0, parse_at = 0, parses = 0;
+                while (r == TLS_HELLO_NEED_MORE && len < raw.n) {
+                        len = len + step < raw.n ? len + step : raw.n;
+                        if (len < parse_at) {
+                                assert_int_equal(tls_hello_parse(raw.data, len, &h), TLS_HELLO_NEED_MORE);
+                                continue;
+                        }
+                        r = tls_hello_parse(raw.data, len, &h);
+                        parses++;
+                        if (r == TLS_HELLO_NEED_MORE)
+                                parse_at = tls_hello_bytes_wanted(raw.data, len);
+                }
+                assert_int_equal(r, TLS_HELLO_OK);
+                assert_int_equal(len, raw.n);
+                assert_true(parses <= 9 + 2 * 5);   /* the first bytes, then about one per record */
+        }
+        assert_int_equal(tls_hello_bytes_wanted(raw.data, 3), 4);
+        assert_int_equal(tls_hello_bytes_wanted(raw.data, 10), 305);
+        assert_int_equal(tls_hello_bytes_wanted(raw.data, 305), 310);
+        assert_int_equal(tls_hello_bytes_wanted(raw.data, 307), 310);
+        assert_int_equal(tls_hello_bytes_wanted(raw.data, 311), 610);
+}
+
 /* Random bytes after a valid record header: must end in a verdict, never a crash. */
 static void test_noise(void **state) {
         static uint8_t buf[4096];
@@ -251,6 +284,7 @@ int main(void) {
                 cmocka_unit_test(test_ech),
                 cmocka_unit_test(test_too_large),
                 cmocka_unit_test(test_malformed),
+                cmocka_unit_test(test_bytes_wanted),
                 cmocka_unit_test(test_noise),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 TlsHelloResult prefix = tls_hello_parse(data, size / 2, &hello);
                 if (prefix != TLS_HELLO_NEED_MORE)
                         assert(prefix == whole);
+                /* After "need more" the proxy skips parses below this length:
+                 * they must have had nothing else to say. */
+                if (prefix == TLS_HELLO_NEED_MORE) {
+                        size_t wanted = tls_hello_bytes_wanted(data, size / 2);
+                        assert(wanted > size / 2);
+                        size_t skipped = wanted - 1 < size ? wanted - 1 : size;
+                        assert(tls_hello_parse(data, skipped, &hello) == TLS_HELLO_NEED_MORE);
+                }
         }
         return 0;
 }
