@@ -53,13 +53,31 @@ def client_hello(sni):
     return out.read()
 
 
+def with_ech_extension(hello):
+    """The same ClientHello with an encrypted_client_hello (0xfe0d) extension
+    appended, all enclosing lengths fixed up. The payload is junk: only the
+    proxy's handling of the outer hello is under test."""
+    rec = bytearray(hello[5:])                       # one record: handshake message
+    body = rec[4:]
+    pos = 2 + 32
+    pos += 1 + body[pos]                             # session id
+    pos += 2 + int.from_bytes(body[pos:pos + 2], "big")   # cipher suites
+    pos += 1 + body[pos]                             # compression
+    ext_len = int.from_bytes(body[pos:pos + 2], "big")
+    ech = b"\xfe\x0d" + (8).to_bytes(2, "big") + b"\x00\x00\x01\x00\x01\x2a\x00\x00"
+    body[pos:pos + 2] = (ext_len + len(ech)).to_bytes(2, "big")
+    body += ech
+    msg = b"\x01" + len(body).to_bytes(3, "big") + bytes(body)
+    return b"\x16\x03\x01" + len(msg).to_bytes(2, "big") + msg
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proxy", default="127.0.0.1:3128")
     ap.add_argument("--target", required=True, help="host:port for the CONNECT line")
     ap.add_argument("--mode", default="tls",
                     choices=["tls", "raw-request", "plain-http", "second-connect", "not-tls",
-                             "oversize-hello", "slow-hello", "ip-sni", "hold"])
+                             "oversize-hello", "slow-hello", "ip-sni", "ech", "hold"])
     ap.add_argument("--sni", default=None, help="SNI to send (default: the CONNECT host; '-' for none)")
     ap.add_argument("--cafile")
     ap.add_argument("--hold", type=float, default=3.0)
@@ -112,6 +130,17 @@ def main():
         hello = client_hello("a" * len(ip)).replace(b"a" * len(ip), ip)
         s.sendall(hello)
         print("200", "closed" if peer_closed(s, 5) else "open")
+        return
+    if args.mode == "ech":
+        # Outer SNI as given; the upstream answers (with a ServerHello or an
+        # alert) only if the proxy forwarded the hello.
+        s.sendall(with_ech_extension(client_hello(args.sni or target_host)))
+        s.settimeout(5)
+        try:
+            data = s.recv(100)
+        except OSError:
+            data = b""
+        print("200", "forwarded" if data else "closed")
         return
     if args.mode == "slow-hello":
         hello = client_hello(target_host)

@@ -67,6 +67,8 @@ expect "IP as SNI closed" "^200 closed" --target api.egress.test:443 --mode ip-s
 expect "not TLS closed" "^200 closed" --target api.egress.test:443 --mode not-tls
 expect "oversize hello closed" "^200 closed" --target api.egress.test:443 --mode oversize-hello
 expect "slow hello closed" "^200 closed" --target api.egress.test:443 --mode slow-hello
+expect "ECH with the outer SNI equal to the host is forwarded" "^200 forwarded" --target api.egress.test:443 --mode ech
+expect "ECH with another outer SNI is closed" "^200 closed" --target api.egress.test:443 --mode ech --sni other.egress.test
 expect "IP literal" "^403 ip-literal$" --target 203.0.113.10:443
 expect "hex IPv4" "^403 ip-literal-obfuscated" --target 0x7f.1:443
 expect "private name" "^403 private-address private 10.0.0.0/8" --target private.egress.test:443
