@@ -100,6 +100,29 @@ for class in trusted standard; do
         /bin/sh -c 'exec 3<>/dev/tcp/203.0.113.1/443' 2>/dev/null
 done
 
+# ---- caps on the shared kernel: the unit's cgroup enforces them ----------------
+check_output "trusted: MemoryMax is enforced (200 MiB with MemoryMax=64M is killed)" 'exit status 137' \
+    sh -c "nsenter -t $CT_PID -a timeout 60 sandboxctl run --class trusted --memory 64M -- /usr/bin/python3 -c 'b = bytearray(200 << 20); b[::4096] = b\"x\" * len(b[::4096]); print(\"allocated\")' 2>&1; true"
+out=$(run --class trusted --tasks 16 -- /usr/bin/python3 -c '
+import os, time
+n = 0
+for i in range(100):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    n += 1
+print(n, flush=True)' 2>&1)
+forks=$(printf '%s\n' "$out" | tail -n1)
+if [ "$forks" -ge 1 ] 2>/dev/null && [ "$forks" -lt 16 ]; then
+    ok "trusted: TasksMax is enforced ($forks children with TasksMax=16)"
+else
+    not_ok "trusted: TasksMax is enforced" "children started: $out"
+fi
+
 # ---- caps that must hold inside gVisor, where host tasks are not seen ----------
 out=$(run --class standard --tasks 32 -- /usr/bin/python3 -c '
 import os, time

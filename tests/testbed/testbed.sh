@@ -131,6 +131,58 @@ _testbed_load_stage() {
     '
 }
 
+# Resource caps need writable cgroup controllers. nspawn mounts the host's
+# cgroup v1 controllers read-only in the container, so systemd there cannot
+# apply MemoryMax=/TasksMax=/CPUQuota= and caps would go untested. Where the
+# host has writable v1 hierarchies, each container gets a subtree of its own
+# (it runs there, so that subtree is its cgroup namespace root), the mounts are
+# made writable inside and systemd re-executes to pick them up. On a host with
+# the unified hierarchy nspawn delegates a writable cgroup by itself.
+TESTBED_CGROUP_CONTROLLERS="memory pids cpu cpuacct blkio devices freezer"
+
+_testbed_cgroup_v1() {
+    [ -w /sys/fs/cgroup/memory/cgroup.procs ] && [ -w /sys/fs/cgroup/pids/cgroup.procs ] &&
+        [ "${TESTBED_NO_CGROUPS:-}" != 1 ]
+}
+
+# Moves the calling process into NAME's subtree of every v1 controller.
+_testbed_cgroup_enter() {
+    local name=$1 c d
+    for c in $TESTBED_CGROUP_CONTROLLERS; do
+        d=/sys/fs/cgroup/$c/sbx-testbed/$name
+        [ -d "/sys/fs/cgroup/$c" ] || continue
+        mkdir -p "$d" && echo "$BASHPID" >"$d/cgroup.procs" || return 1
+    done
+    if [ -d /sys/fs/cgroup/cpuset ]; then
+        d=/sys/fs/cgroup/cpuset/sbx-testbed
+        mkdir -p "$d/$name"
+        cat /sys/fs/cgroup/cpuset/cpuset.cpus >"$d/cpuset.cpus"
+        cat /sys/fs/cgroup/cpuset/cpuset.mems >"$d/cpuset.mems"
+        cat /sys/fs/cgroup/cpuset/cpuset.cpus >"$d/$name/cpuset.cpus"
+        cat /sys/fs/cgroup/cpuset/cpuset.mems >"$d/$name/cpuset.mems"
+        echo "$BASHPID" >"$d/$name/cgroup.procs"
+    fi
+}
+
+# Inside the booted container: writable controllers, then systemd re-reads them.
+_testbed_cgroup_enable() {
+    local name=$1 c
+    for c in $TESTBED_CGROUP_CONTROLLERS; do
+        testbed_exec "$name" mount -o remount,rw,bind "/sys/fs/cgroup/$c" || return 1
+    done
+    testbed_exec "$name" systemctl daemon-reexec || return 1
+    testbed_exec "$name" systemctl is-system-running --wait >/dev/null 2>&1
+    testbed_exec "$name" test -w /sys/fs/cgroup/memory/system.slice/cgroup.procs
+}
+
+_testbed_cgroup_remove() {
+    local name=$1 c
+    for c in $TESTBED_CGROUP_CONTROLLERS cpuset; do
+        [ -d "/sys/fs/cgroup/$c/sbx-testbed/$name" ] || continue
+        find "/sys/fs/cgroup/$c/sbx-testbed/$name" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+}
+
 testbed_boot() {
     local name=${1:?usage: testbed_boot NAME STAGE_DIR} stage=${2:?usage: testbed_boot NAME STAGE_DIR}
     local rootfs state nspawn_pid leader status
@@ -150,9 +202,15 @@ testbed_boot() {
     _testbed_install_traps
     _testbed_names+=("$name")
 
-    systemd-nspawn -D "$rootfs" -M "$name" -b --register=no --keep-unit --private-network \
-        --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe \
-        </dev/null >"$state/console.log" 2>&1 &
+    local cgroups=0
+    _testbed_cgroup_v1 && cgroups=1
+    (
+        if [ "$cgroups" = 1 ] && ! _testbed_cgroup_enter "$name"; then
+            echo "testbed: could not enter a cgroup subtree of its own" >&2
+        fi
+        exec systemd-nspawn -D "$rootfs" -M "$name" -b --register=no --keep-unit --private-network \
+            --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe
+    ) </dev/null >"$state/console.log" 2>&1 &
     nspawn_pid=$!
     echo "$nspawn_pid" >"$state/nspawn.pid"
 
@@ -178,6 +236,9 @@ testbed_boot() {
             _testbed_boot_failed "$name" "$state"
             return 1 ;;
     esac
+    if [ "$cgroups" = 1 ] && ! _testbed_cgroup_enable "$name" >>"$state/console.log" 2>&1; then
+        _testbed_log "$name: cgroup controllers stay read-only: resource caps will not be enforced"
+    fi
     if ! _testbed_load_stage "$name" >>"$state/console.log" 2>&1; then
         _testbed_log "$name: loading the stage into the container failed"
         _testbed_boot_failed "$name" "$state"
@@ -219,6 +280,7 @@ testbed_stop() {
         wait "$nspawn_pid" 2>/dev/null
     fi
     [ -s "$state/watchdog.pid" ] && kill "$(cat "$state/watchdog.pid")" 2>/dev/null
+    _testbed_cgroup_remove "$name"
     # The console log of a failed boot stays for diagnosis (TESTBED_KEEP_LOGS=1: every log).
     if [ -e "$state/keep" ] || [ -n "${TESTBED_KEEP_LOGS:-}" ]; then
         rm -f "$state/nspawn.pid" "$state/leader.pid" "$state/watchdog.pid"
