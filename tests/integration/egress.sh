@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Mandatory egress through sandboxd (issue 4): a worker created with
+# EgressAllow gets its own proxy listening inside its network namespace and
+# reaches an allowed TLS upstream through it, as trusted and as gVisor
+# worker; everything else is refused with a reason; a worker without
+# EgressAllow has no way out at all; the proxy goes with the worker.
+# (tests/egress/integration.sh tests the proxy's policy in depth.)
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=/etc/sbx-egress-it            # readable by workers: their /tmp is private
+CONF=/etc/sandboxd/sandboxd.conf
+UP=203.0.113.20                 # TEST-NET-3 stands in for "public"
+PRIV=10.9.9.9
+
+cleanup() {
+    ct sh -c "systemctl stop 'sbx-egress-it-*' 2>/dev/null; sed -i '/# sbx-egress-it$/d' /etc/hosts
+              ip addr del $UP/32 dev lo 2>/dev/null; ip addr del $PRIV/32 dev lo 2>/dev/null
+              [ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
+}
+trap 'cleanup; _tap_cleanup' EXIT
+
+ct mkdir -p "$W"
+cat "$SRC/tests/egress/egress-upstream.py" > "/proc/$CT_PID/root$W/upstream.py"
+ct sh -ec "
+    ip addr add $UP/32 dev lo; ip addr add $PRIV/32 dev lo
+    printf '%s\n' '$UP api.sbx-egress.test # sbx-egress-it' '$UP other.sbx-egress.test # sbx-egress-it' \
+        '$PRIV internal.sbx-egress.test # sbx-egress-it' '$UP outside.example # sbx-egress-it' >> /etc/hosts
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $W/key.pem -out $W/cert.pem \
+        -subj /CN=api.sbx-egress.test -addext 'subjectAltName=DNS:*.sbx-egress.test,DNS:outside.example' 2>/dev/null
+    chmod 644 $W/cert.pem
+    systemd-run -q --unit=sbx-egress-it-up python3 $W/upstream.py $UP 443 $W/cert.pem $W/key.pem
+    systemd-run -q --unit=sbx-egress-it-priv python3 $W/upstream.py $PRIV 443 $W/cert.pem $W/key.pem
+    cp $CONF $CONF.orig
+    printf '[Egress]\nFloor=*.sbx-egress.test\n' > $CONF
+    systemctl restart sandboxd"
+wait_until 10 ct sh -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null
+
+CURL="curl -sS -m 20 --cacert $W/cert.pem"
+run() { ct timeout 120 sandboxctl run "$@" 2>&1; }
+
+# ---- an allowed destination works end to end, for each class ------------------
+for class in trusted standard; do
+    out=$(run --class "$class" --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://api.sbx-egress.test/7; echo; echo proxy=\$HTTPS_PROXY")
+    diag "$out"
+    check_output "$class: an allowed host answers through the worker's proxy (TLS end to end)" '^xxxxxxx$' echo "$out"
+    check_output "$class: HTTPS_PROXY points at the proxy inside the worker's namespace" '^proxy=http://127.0.0.1:3128$' echo "$out"
+    check_output "$class: a host outside the allow-list gets 403" 'response 403' \
+        run --class "$class" --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://other.sbx-egress.test/1; true"
+    check_fails "$class: dialing the upstream directly, around the proxy, fails" \
+        ct timeout 60 sandboxctl run --class "$class" --allow api.sbx-egress.test -- \
+        /bin/sh -c "exec 3<>/dev/tcp/$UP/443"
+done
+
+# ---- what the proxy refuses, with its reason in a header ---------------------
+hdr() { run --class trusted --allow "$1" -- /bin/sh -c "$CURL -v $2 2>&1 | grep -i x-sandbox-egress-reason; true"; }
+check_output "an allowed name that resolves to a private address is refused" 'X-Sandbox-Egress-Reason: .*private' \
+    hdr internal.sbx-egress.test https://internal.sbx-egress.test/1
+check_output "a spec cannot allow past the operator's floor" 'X-Sandbox-Egress-Reason: outside-operator-floor' \
+    hdr outside.example https://outside.example/1
+check_output "an IP literal is refused" 'X-Sandbox-Egress-Reason: ip-literal' \
+    hdr api.sbx-egress.test "https://$UP/1"
+check_output "a port the rule does not name is refused" 'X-Sandbox-Egress-Reason: port-not-allowed' \
+    hdr api.sbx-egress.test https://api.sbx-egress.test:8443/1
+
+# ---- report mode: logged, not enforced -----------------------------------------
+out=$(run --class trusted --allow api.sbx-egress.test --egress-mode report -- \
+    /bin/sh -c "$CURL https://other.sbx-egress.test/3")
+check_eq "report mode lets through what enforce would refuse" "xxx" "$out"
+check_output "report mode logs the decision as report" 'EGRESS_DECISION=report' \
+    ct journalctl --no-pager -o verbose -n 400 EGRESS_HOST=other.sbx-egress.test
+
+# ---- the decision log ------------------------------------------------------------
+id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://api.sbx-egress.test/4 >/dev/null")
+wait_until 30 unit_gone "sandbox-$id.service"
+log=$(ct journalctl --no-pager -o verbose SANDBOX_WORKER_ID="$id" 2>&1)
+check_output "the proxy logs the allowed tunnel with the worker's id" 'EGRESS_DECISION=allow' echo "$log"
+check_output "... the resolved address it connected to" "EGRESS_ADDRESS=$UP" echo "$log"
+check_output "... and bytes and duration at close" 'EGRESS_BYTES_IN=[0-9]+' echo "$log"
+check "the proxy's socket and service go with the worker" \
+    wait_until 15 sh -c "[ -z \"\$(nsenter -t $CT_PID -a systemctl list-units --all --plain --no-legend 'sandbox-$id-egress*')\" ]"
+
+# ---- the throttle holds ------------------------------------------------------------
+out=$(run --class trusted --allow api.sbx-egress.test --egress-rate 256K -- \
+    /bin/sh -c "$CURL -o /dev/null -w '%{speed_download}' https://api.sbx-egress.test/1048576")
+diag "measured $out bytes/s with EgressRateBps=262144"
+if python3 -c "import sys; sys.exit(0 if 0 < float('$out') <= 262144 * 1.10 else 1)" 2>/dev/null; then
+    ok "EgressRateBps holds: a 1 MiB download ran at no more than the rate plus 10%"
+else
+    not_ok "EgressRateBps holds" "measured: $out"
+fi
+
+# ---- no EgressAllow: no proxy, no way out -----------------------------------------
+before=$(sbx_units)
+out=$(run --class trusted -- /bin/sh -c 'echo "proxy=${HTTPS_PROXY:-none}"; exec 3<>/dev/tcp/127.0.0.1/3128 && echo LISTENER')
+check_output "a worker without EgressAllow gets no HTTPS_PROXY" '^proxy=none$' echo "$out"
+check_fails "... and nothing listens in its namespace" sh -c "printf '%s' '$out' | grep -q LISTENER"
+check_eq "... and no egress unit is created" "$before" "$(sbx_units)"
+
+tap_done
