@@ -273,6 +273,14 @@ static void worker_finalize(Worker *w) {
                    "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", NULL);
         bus_worker_emit_ended(w);
         manager_update_status(m);
+        /* sandbox-launch exits 125 when the runtime failed before the workload
+         * ran: the runtime may have broken since its probe, so probe it again
+         * and let the next request see the answer. */
+        if (w->runtime != SBX_RUNTIME_SYSTEMD && w->exit_status == SBX_LAUNCH_EXIT_SETUP && !w->stop_reason) {
+                log_struct(LOG_WARNING, "Sandboxed worker failed before its workload ran; re-probing the runtime",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+                (void) manager_probe_runtimes(m, NULL);
+        }
         if (sd_event_add_time_relative(m->event, &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
                                        USEC_PER_SEC, on_linger_timer, w) < 0)
                 on_linger_timer(NULL, 0, w);
@@ -681,6 +689,9 @@ int manager_startup(Manager *m) {
         r = manager_probe_runtimes_wait(m, 90 * USEC_PER_SEC);
         if (r < 0)
                 log_warning_errno(r, "Runtime probes did not finish: %m");
+        r = manager_start_reprobe_timer(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm the runtime re-probe timer: %m");
 
         r = bus_manager_install(m);
         if (r < 0)

@@ -23,6 +23,7 @@ struct Manager {
         CredentialServer *credentials;
         RuntimeTable runtimes;
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
         sd_bus_slot *job_removed_match;

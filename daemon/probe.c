@@ -7,6 +7,7 @@
 #include "unit-props.h"
 
 #define PROBE_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define PROBE_INTERVAL_USEC (10 * 60 * USEC_PER_SEC)
 
 struct RuntimeProbe {
         Manager *manager;
@@ -219,6 +220,21 @@ int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
         return r;
 }
 
+static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        (void) manager_probe_runtimes(m, NULL);
+        return sd_event_source_set_time_relative(s, PROBE_INTERVAL_USEC) < 0 ? 0 :
+               sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* A runtime that breaks without its binary going away (an upgrade gone wrong,
+ * a kernel change) is found by probing again now and then, besides Preflight()
+ * and the re-probe after a sandboxed worker fails to start. */
+int manager_start_reprobe_timer(Manager *m) {
+        return sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
+                                          USEC_PER_SEC, on_reprobe_timer, m);
+}
+
 int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
@@ -254,6 +270,7 @@ void manager_runtimes_revalidate(Manager *m) {
 }
 
 void manager_probes_free(Manager *m) {
+        m->reprobe_timer = sd_event_source_disable_unref(m->reprobe_timer);
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                 m->probes[i] = probe_free(m->probes[i]);
         for (size_t i = 0; i < m->n_preflight_waiters; i++)

@@ -17,6 +17,8 @@ typedef struct RuntimeProbe RuntimeProbe;
 int manager_probe_runtimes(Manager *m, sd_bus_message *request);
 /* Runs the event loop until no probe is pending or TIMEOUT passes. */
 int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec);
+/* Re-probes every runtime every ten minutes. */
+int manager_start_reprobe_timer(Manager *m);
 /* Called for every JobRemoved; returns true if UNIT was a probe. */
 bool manager_probe_job_removed(Manager *m, const char *unit, const char *result);
 /* A runtime whose binary disappeared since its probe is unavailable now. */

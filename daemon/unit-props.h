@@ -13,6 +13,8 @@
 #define SBX_RUNTIME_DIR "/run/sandboxd"
 #define SBX_CREDENTIAL_SOCKET SBX_RUNTIME_DIR "/credentials.sock"
 #define SBX_BUNDLE_ROOT SBX_RUNTIME_DIR "/bundles"
+/* sandbox-launch's status when the runtime failed before the workload ran. */
+#define SBX_LAUNCH_EXIT_SETUP 125
 
 /* Everything the worker's transient unit is made of. */
 typedef struct WorkerUnitParams {
