@@ -80,7 +80,7 @@ chunks = []
 for i in range(60):
     chunks.append(b"x" * (10 << 20))
     print("allocated", (i + 1) * 10, flush=True)
-    time.sleep(0.05)
+    time.sleep(0.1)
 print("survived")
 '
 EOF
@@ -237,10 +237,13 @@ check "the bomb's worker is cleaned up" 'no_leftovers $id'
 
 # 5. the memory limit holds inside the sandbox
 id=rtmem
+# The guard samples once a second (runsc events --interval=1), so at 100 MiB/s
+# the sandbox may pass 128M by up to a second of growth before it is killed:
+# 128 + 100 MiB, plus a margin for a slow sample on a loaded machine.
 start_worker "$id" --pids 32 --memory 128M --cpu-percent 100 -- /bin/sh "$T/memory.sh"
 wait_worker "$id" 60
 last=$(out_of "$id" | sed -n 's/^allocated //p' | tail -n 1)
-if [ "$(status_of $id)" = "exit-code exited 137" ] && ! has_line "$id" survived && [ "${last:-0}" -le 200 ] &&
+if [ "$(status_of $id)" = "exit-code exited 137" ] && ! has_line "$id" survived && [ "${last:-0}" -le 260 ] &&
    in_ct grep -q "exceeded its memory limit" "$R/$id.err"; then
     ok "a worker over its memory limit (128M) is killed (got to ${last:-0} MiB, exit 137)"
 else
