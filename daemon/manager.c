@@ -17,6 +17,8 @@
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static void worker_finalize(Worker *w);
+static void worker_delete_home(Worker *w);
+static void worker_stop_egress(Worker *w);
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
@@ -124,13 +126,10 @@ static void worker_fail_start(Worker *w, const char *why) {
                 (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
                                                   "Worker unit %s failed to start (%s); see journalctl -u %s",
                                                   w->unit, why, w->unit);
-        /* systemd may already have made the home; nothing may outlive the attempt. */
-        (void) rm_rf(w->home);
-        {
-                _cleanup_free_ char *priv = NULL;
-                if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) >= 0)
-                        (void) rm_rf(priv);
-        }
+        /* systemd may already have made the home and started the proxy's
+         * socket; nothing may outlive the attempt. */
+        worker_delete_home(w);
+        worker_stop_egress(w);
         if (worker_is_alive(w) && m->n_alive > 0)
                 m->n_alive--;
         manager_unlink_worker(m, w);
