@@ -235,14 +235,10 @@ static void worker_delete_home(Worker *w) {
 /* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
  * pair is stopped explicitly so nothing of the worker's outlives it. */
 static void worker_stop_egress(Worker *w) {
-        _cleanup_free_ char *socket = NULL;
-
         if (!w->egress_service)
                 return;
-        if (asprintf(&socket, "sandbox-%s-egress.socket", w->id) < 0)
-                return;
         (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", on_stop_reply, NULL, "ss", socket, "replace");
+                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_socket, "replace");
         (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                         "StopUnit", on_stop_reply, NULL, "ss", w->egress_service, "replace");
 }
@@ -397,6 +393,7 @@ static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_b
                 .launcher_path = m->launcher_path,
                 .stdio_fd = stdio_fd,
                 .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
+                .egress_socket = w->egress_socket,
         };
         int r;
 
@@ -440,13 +437,12 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         if (r < 0)
                 return r;
         if (worker_wants_egress(&w->spec)) {
-                _cleanup_free_ char *socket = NULL;
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)
                         goto fail;
                 w->egress_policy.size = strlen((char *) w->egress_policy.data);
                 w->egress_policy.name = (char *) "egress-policy";
-                r = worker_egress_unit_names(w->id, &socket, &w->egress_service);
+                r = worker_egress_unit_names(w->id, &w->egress_socket, &w->egress_service);
                 if (r < 0)
                         goto fail;
         }

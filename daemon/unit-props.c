@@ -356,14 +356,11 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_credentials(m, s));
         if (p->egress_proxy_url) {
                 /* The proxy's listener must exist in the namespace before the worker runs. */
-                _cleanup_free_ char *socket = NULL;
-                if (asprintf(&socket, "sandbox-%s-egress.socket", p->id) < 0)
-                        return -ENOMEM;
-                CHECK(sd_bus_message_append(m, "(sv)", "Wants", "as", 1, socket));
-                CHECK(sd_bus_message_append(m, "(sv)", "After", "as", 1, socket));
+                CHECK(sd_bus_message_append(m, "(sv)", "Wants", "as", 1, p->egress_socket));
+                CHECK(sd_bus_message_append(m, "(sv)", "After", "as", 1, p->egress_socket));
                 /* Both sides name each other: whichever starts first makes the
                  * namespace, the other joins it. */
-                CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, socket));
+                CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, p->egress_socket));
         }
 
         /* The channel: stdin and stdout are the daemon's socketpair. */

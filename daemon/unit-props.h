@@ -28,6 +28,7 @@ typedef struct WorkerUnitParams {
         const char *launcher_path;      /* sandbox-launch, for non-systemd runtimes */
         int stdio_fd;                   /* the worker's end of the channel */
         const char *egress_proxy_url;   /* NULL: no egress at all */
+        const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.

@@ -38,6 +38,7 @@ struct Worker {
 
         WorkerSpec spec;
         SbxCredential egress_policy;    /* served to the proxy as its "egress-policy" credential */
+        char *egress_socket;            /* sandbox-<id>-egress.socket */
         char *egress_service;           /* NULL: the worker has no way out at all */
         SbxRuntime runtime;
         WorkerState state;

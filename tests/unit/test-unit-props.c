@@ -54,6 +54,7 @@ static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
                 .launcher_path = "/usr/libexec/sandboxd/sandbox-launch",
                 .stdio_fd = 0,
                 .egress_proxy_url = proxy,
+                .egress_socket = "sandbox-0123456789ab-egress.socket",
         };
         char *dump = NULL;
 
