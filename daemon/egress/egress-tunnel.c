@@ -300,6 +300,12 @@ static int direction_pump(Tunnel *t, Direction *d) {
                 d->bytes += (uint64_t) n;
                 d->in_pipe += (size_t) n;
         }
+        /* EOF seen in the last round with nothing left to write: no event
+         * will bring us back here, so pass it on now or the peer waits forever. */
+        if (d->eof && d->in_pipe == 0 && !d->shut) {
+                (void) shutdown(d->dst, SHUT_WR);
+                d->shut = true;
+        }
         return 0;
 }
 
