@@ -409,7 +409,10 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
                 CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
         }
 
-        /* Caps. */
+        /* Caps, with accounting so an operator sees what each worker uses. */
+        CHECK(append_bool(m, "CPUAccounting", 1));
+        CHECK(append_bool(m, "MemoryAccounting", 1));
+        CHECK(append_bool(m, "TasksAccounting", 1));
         CHECK(append_u64(m, "MemoryMax", s->limits.memory_max));
         CHECK(append_u64(m, "MemorySwapMax", 0));
         CHECK(append_u64(m, "TasksMax", unit_tasks_max(p)));

@@ -76,7 +76,7 @@ check "the bundle is removed with the worker" wait_until 10 ct test ! -e "/run/s
 check "the home is removed with the worker" wait_until 10 home_absent "$WID"
 
 # ---- the hardened run-spec, for every class this host serves ------------------
-for class in trusted standard; do
+for class in trusted standard untrusted; do
     spec_out=$(run --class "$class" --setenv ONLY_THIS=1 -- /bin/sh -c '
         touch /usr/sbx-probe 2>/dev/null && echo ROOT-WRITABLE
         touch "$HOME/f" && echo HOME-WRITABLE
@@ -130,6 +130,34 @@ if [ "$forks" -ge 1 ] 2>/dev/null && [ "$forks" -lt 16 ]; then
 else
     not_ok "trusted: TasksMax is enforced" "children started: $out"
 fi
+
+# CPUQuota, measured from outside as the CPU time of every process in the
+# unit's cgroup, so it covers the whole unit: for gVisor, sandbox and runsc.
+unit_cpu_ticks() {
+    ct sh -c "cat /sys/fs/cgroup/cpu/sandbox.slice/$1/cgroup.procs 2>/dev/null ||
+              cat /sys/fs/cgroup/sandbox.slice/$1/cgroup.procs" |
+        while read -r p; do ct cat "/proc/$p/stat" 2>/dev/null; done |
+        awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
+}
+cpu_share() {   # CLASS: share of one CPU a busy worker used with CPUQuotaPercent=10
+    local id t0 t1 u0 u1 hz
+    hz=$(getconf CLK_TCK)
+    id=$(ct sandboxctl create --class "$1" --cpu 10 -- /bin/sh -c 'while :; do :; done') || return 1
+    sleep 1
+    t0=$(date +%s%N); u0=$(unit_cpu_ticks "sandbox-$id.service")
+    sleep 3
+    t1=$(date +%s%N); u1=$(unit_cpu_ticks "sandbox-$id.service")
+    ct sandboxctl stop "$id" >/dev/null
+    python3 -c "print(round(($u1 - $u0) / $hz / (($t1 - $t0) / 1e9), 3))"
+}
+for class in trusted standard; do
+    share=$(cpu_share "$class")
+    if python3 -c "import sys; sys.exit(0 if 0.02 < float('$share') <= 0.15 else 1)" 2>/dev/null; then
+        ok "$class: CPUQuota is enforced (a busy worker used $share of a CPU with CPUQuotaPercent=10)"
+    else
+        not_ok "$class: CPUQuota is enforced" "share of a CPU: $share"
+    fi
+done
 
 # ---- caps that must hold inside gVisor, where host tasks are not seen ----------
 out=$(run --class standard --tasks 32 -- /usr/bin/python3 -c '
