@@ -152,21 +152,30 @@ void proxy_release_bucket(Proxy *p, DestBucket *b) {
                 proxy_gc_buckets(p, now_usec(CLOCK_MONOTONIC));
 }
 
-int proxy_take_pipe(Proxy *p, int fds[2]) {
+int proxy_take_pipe(Proxy *p, int fds[2], size_t *ret_size) {
         assert(p);
+        assert(ret_size);
         if (p->n_spare_pipes > 0) {
                 p->n_spare_pipes--;
                 fds[0] = p->spare_pipes[p->n_spare_pipes][0];
                 fds[1] = p->spare_pipes[p->n_spare_pipes][1];
+                *ret_size = p->spare_pipe_sizes[p->n_spare_pipes];
                 return 0;
         }
         if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
                 return -errno;
-        (void) fcntl(fds[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE);
+        int size = fcntl(fds[1], F_GETPIPE_SZ);
+        if (size <= 0) {
+                int r = size < 0 ? -errno : -EIO;
+                fds[0] = safe_close(fds[0]);
+                fds[1] = safe_close(fds[1]);
+                return r;
+        }
+        *ret_size = (size_t) size;
         return 0;
 }
 
-void proxy_return_pipe(Proxy *p, int fds[2]) {
+void proxy_return_pipe(Proxy *p, int fds[2], size_t size) {
         int queued = -1;
 
         assert(p);
@@ -174,6 +183,7 @@ void proxy_return_pipe(Proxy *p, int fds[2]) {
             ioctl(fds[0], FIONREAD, &queued) == 0 && queued == 0) {
                 p->spare_pipes[p->n_spare_pipes][0] = fds[0];
                 p->spare_pipes[p->n_spare_pipes][1] = fds[1];
+                p->spare_pipe_sizes[p->n_spare_pipes] = size;
                 p->n_spare_pipes++;
         } else {
                 safe_close(fds[0]);

@@ -17,7 +17,6 @@
 #include "tls-hello.h"
 #include "util.h"
 
-#define SPLICE_CHUNK PROXY_PIPE_SIZE
 #define PUMP_ROUNDS 16          /* chunks per direction per wakeup, for fairness */
 #define THROTTLE_MIN_WAKE 4096  /* bytes to wait for when the bucket is empty */
 
@@ -34,7 +33,10 @@ typedef enum TunnelState {
 typedef struct Direction {
         int src, dst;
         int pipe[2];
+        size_t pipe_size;   /* capacity: how much one splice() in may take */
         size_t in_pipe;
+        bool pipe_grown;    /* grown for bulk: too big to pool for short tunnels */
+        bool pipe_grow_tried;
         bool eof;       /* src said EOF */
         bool shut;      /* dst was shut down for writing after the pipe drained */
         uint64_t bytes;
@@ -99,8 +101,8 @@ static void direction_init(Direction *d) {
 /* A pipe that our own accounting says is empty goes back to the pool
  * for the next tunnel; anything else is closed. */
 static void direction_close(Proxy *p, Direction *d) {
-        if (d->pipe[0] >= 0 && d->in_pipe == 0)
-                proxy_return_pipe(p, d->pipe);
+        if (d->pipe[0] >= 0 && d->in_pipe == 0 && !d->pipe_grown)
+                proxy_return_pipe(p, d->pipe, d->pipe_size);
         d->pipe[0] = safe_close(d->pipe[0]);
         d->pipe[1] = safe_close(d->pipe[1]);
 }
@@ -254,6 +256,18 @@ static void tunnel_throttle(Tunnel *t, uint64_t now) {
                 t->throttled = false;   /* no timer, no pause: better than a stall */
 }
 
+/* A direction that fills its pipe in one splice() is a bulk transfer:
+ * a bigger pipe moves the same bytes in fewer, larger system calls. Tried
+ * once; at the per-user pipe quota the kernel says no and the pipe stays. */
+static void direction_grow_pipe(Direction *d) {
+        d->pipe_grow_tried = true;
+        int size = fcntl(d->pipe[1], F_SETPIPE_SZ, PROXY_PIPE_SIZE_BULK);
+        if (size > 0 && (size_t) size > d->pipe_size) {
+                d->pipe_size = (size_t) size;
+                d->pipe_grown = true;
+        }
+}
+
 /* Moves what it can from d->src to d->dst. Returns 0 or a negative errno
  * that ends the tunnel. */
 static int direction_pump(Tunnel *t, Direction *d) {
@@ -277,7 +291,7 @@ static int direction_pump(Tunnel *t, Direction *d) {
                 if (t->throttled)
                         return 0;
 
-                size_t want = SPLICE_CHUNK;
+                size_t want = d->pipe_size;
                 uint64_t now = 0;
                 if (t->bucket) {
                         now = now_usec(CLOCK_MONOTONIC);
@@ -286,7 +300,7 @@ static int direction_pump(Tunnel *t, Direction *d) {
                                 tunnel_throttle(t, now);
                                 return 0;
                         }
-                        want = MIN(want, (size_t) MIN(avail, (uint64_t) SPLICE_CHUNK));
+                        want = MIN(want, (size_t) MIN(avail, (uint64_t) d->pipe_size));
                 }
                 n = splice(d->src, NULL, d->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                 if (n < 0)
@@ -299,6 +313,8 @@ static int direction_pump(Tunnel *t, Direction *d) {
                         token_bucket_consume(&t->bucket->bucket, (uint64_t) n);
                 d->bytes += (uint64_t) n;
                 d->in_pipe += (size_t) n;
+                if (d->in_pipe >= d->pipe_size && !d->pipe_grow_tried)
+                        direction_grow_pipe(d);
         }
         /* EOF seen in the last round with nothing left to write: no event
          * will bring us back here, so pass it on now or the peer waits forever. */
@@ -324,9 +340,9 @@ static void tunnel_forward(Tunnel *t, bool up, bool down) {
 }
 
 static int tunnel_start_forwarding(Tunnel *t) {
-        int r = proxy_take_pipe(t->proxy, t->up.pipe);
+        int r = proxy_take_pipe(t->proxy, t->up.pipe, &t->up.pipe_size);
         if (r >= 0)
-                r = proxy_take_pipe(t->proxy, t->down.pipe);
+                r = proxy_take_pipe(t->proxy, t->down.pipe, &t->down.pipe_size);
         if (r < 0)
                 return r;
         t->up.src = t->down.dst = t->client_fd;
