@@ -81,6 +81,16 @@ check_output "... and bytes and duration at close" 'EGRESS_BYTES_IN=[0-9]+' echo
 check "the proxy's socket and service go with the worker" \
     wait_until 15 sh -c "[ -z \"\$(nsenter -t $CT_PID -a systemctl list-units --all --plain --no-legend 'sandbox-$id-egress*')\" ]"
 
+# ---- a proxy that dies comes back on the next connection ---------------------------
+id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
+    /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 4; $CURL https://api.sbx-egress.test/2; echo")
+wait_until 10 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl show -P ActiveState sandbox-$id-egress.service)\" = active ]"
+ct systemctl kill -s KILL "sandbox-$id-egress.service"
+out=$(ct timeout 30 sandboxctl attach "$id" 2>&1)
+diag "$out"
+check_output "after the proxy was killed, socket activation serves the worker's next request" '^xx$' echo "$out"
+check_output "... and the worker's first request had worked" '^first$' echo "$out"
+
 # ---- the throttle holds ------------------------------------------------------------
 out=$(run --class trusted --allow api.sbx-egress.test --egress-rate 256K -- \
     /bin/sh -c "$CURL -o /dev/null -w '%{speed_download}' https://api.sbx-egress.test/1048576")
