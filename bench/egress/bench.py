@@ -8,6 +8,7 @@ port PING answers one byte then closes.
   bench.py throughput VIA TARGET BYTES REPEAT    -> bytes/s (median)
   bench.py latency VIA TARGET COUNT              -> p50_us p99_us
   bench.py rate VIA TARGET SECONDS PROCS         -> tunnels/s
+  bench.py hello FILE                            writes the ClientHello (for egress-load)
 VIA is "direct" or a proxy "HOST:PORT"; TARGET is "NAME:PORT" (connected
 directly by resolving NAME)."""
 import multiprocessing
@@ -168,6 +169,9 @@ def main():
         latency(args[0], args[1], int(args[2]))
     elif cmd == "rate":
         rate(args[0], args[1], float(args[2]), int(args[3]))
+    elif cmd == "hello":
+        with open(args[0], "wb") as f:
+            f.write(HELLO)
     else:
         sys.exit(__doc__)
 
