@@ -63,78 +63,6 @@ void sbx_config_done(SbxConfig *c) {
         *c = (SbxConfig) {};
 }
 
-int parse_uint64(const char *s, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        if (isempty(s) || !isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        if (*end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-/* Splits "123abc" into the number and its suffix; the suffix is looked up in
- * TABLE, whose multipliers must not overflow. */
-struct unit_suffix { const char *suffix; uint64_t factor; };
-
-static int parse_with_suffix(const char *s, const struct unit_suffix *table, size_t n, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
-
-        if (isempty(s) || !isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        for (size_t i = 0; i < n; i++) {
-                if (!streq(end, table[i].suffix))
-                        continue;
-                if (v > UINT64_MAX / table[i].factor)
-                        return -ERANGE;
-                *ret = v * table[i].factor;
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int parse_size(const char *s, uint64_t *ret) {
-        static const struct unit_suffix table[] = {
-                { "", 1 }, { "B", 1 },
-                { "K", KiB }, { "KiB", KiB }, { "M", MiB }, { "MiB", MiB },
-                { "G", GiB }, { "GiB", GiB }, { "T", TiB }, { "TiB", TiB },
-        };
-        return parse_with_suffix(s, table, ELEMENTSOF(table), ret);
-}
-
-int parse_timespan(const char *s, uint64_t *ret) {
-        static const struct unit_suffix table[] = {
-                { "", USEC_PER_SEC }, { "s", USEC_PER_SEC }, { "sec", USEC_PER_SEC },
-                { "ms", USEC_PER_MSEC }, { "us", 1 },
-                { "m", 60 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC },
-                { "h", 3600 * USEC_PER_SEC }, { "d", 86400 * USEC_PER_SEC },
-        };
-        return parse_with_suffix(s, table, ELEMENTSOF(table), ret);
-}
-
-int parse_boolean(const char *s) {
-        static const char * const yes[] = { "1", "yes", "y", "true", "t", "on" };
-        static const char * const no[] = { "0", "no", "n", "false", "f", "off" };
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-                if (strcasecmp(s, yes[i]) == 0)
-                        return 1;
-        for (size_t i = 0; i < ELEMENTSOF(no); i++)
-                if (strcasecmp(s, no[i]) == 0)
-                        return 0;
-        return -EINVAL;
-}
-
 /* Whitespace-separated list. */
 static char **split_words(const char *s) {
         _cleanup_free_ char *copy = strdup(s);
@@ -211,7 +139,7 @@ static int config_set(SbxConfig *c, const ConfigKey *k, const char *value, SbxEr
                 r = parse_size(value, field);
                 break;
         case KEY_TIMESPAN:
-                r = parse_timespan(value, field);
+                r = parse_duration_usec(value, field);
                 break;
         case KEY_UINT64:
                 r = parse_uint64(value, field);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "class.h"
+#include "parse-util.h"
 #include "util.h"
 
 /* Resource caps of one worker. */
@@ -48,12 +49,7 @@ void sbx_config_done(SbxConfig *c);
  * apply); a malformed value is, with a message naming section and key. */
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error);
 
-/* "256M", "1G", "4096" -> bytes (base 1024). */
-int parse_size(const char *s, uint64_t *ret);
-/* "90", "90s", "5min", "2h", "500ms" -> microseconds. */
-int parse_timespan(const char *s, uint64_t *ret);
-int parse_uint64(const char *s, uint64_t *ret);
-int parse_boolean(const char *s);
+
 
 /* Every entry must be a system call this machine's libseccomp knows; a typo
  * in a security allow-list is an error, not a silently ignored line. */

@@ -6,7 +6,7 @@
 
 #include "sandboxctl-spec.h"
 
-void worker_spec_done(WorkerSpec *spec) {
+void cli_spec_done(CliSpec *spec) {
         if (!spec)
                 return;
         strv_free(spec->argv);
@@ -19,173 +19,7 @@ void worker_spec_done(WorkerSpec *spec) {
                 erase_and_free(spec->credentials[i].data, spec->credentials[i].size);
         }
         free(spec->credentials);
-        *spec = (WorkerSpec) {};
-}
-
-/* Multiplies and adds with overflow detection: the parsers below must never
- * wrap a huge limit into a small one. */
-static int mul_add_u64(uint64_t a, uint64_t b, uint64_t c, uint64_t *ret) {
-        uint64_t product;
-        if (__builtin_mul_overflow(a, b, &product) || __builtin_add_overflow(product, c, ret))
-                return -ERANGE;
-        return 0;
-}
-
-/* Reads "123" or "1.25" at *p (no sign, no blanks). The fraction is kept as
- * numerator/denominator to stay in integer arithmetic. */
-static int parse_number_prefix(const char **p, uint64_t *ret_int, uint64_t *ret_frac, uint64_t *ret_frac_div) {
-        const char *s = *p;
-        uint64_t value = 0, frac = 0, frac_div = 1;
-
-        if (!isdigit((unsigned char) *s))
-                return -EINVAL;
-        for (; isdigit((unsigned char) *s); s++)
-                if (mul_add_u64(value, 10, (uint64_t) (*s - '0'), &value) < 0)
-                        return -ERANGE;
-        if (*s == '.') {
-                s++;
-                if (!isdigit((unsigned char) *s))
-                        return -EINVAL;
-                /* Nine decimals are far below any unit's resolution; the rest only has to be digits. */
-                for (unsigned n = 0; isdigit((unsigned char) *s); s++, n++)
-                        if (n < 9) {
-                                frac = frac * 10 + (uint64_t) (*s - '0');
-                                frac_div *= 10;
-                        }
-        }
-        *p = s;
-        *ret_int = value;
-        *ret_frac = frac;
-        *ret_frac_div = frac_div;
-        return 0;
-}
-
-static int scale_number(uint64_t value, uint64_t frac, uint64_t frac_div, uint64_t unit, uint64_t *ret) {
-        /* frac < frac_div <= 1e9 and unit <= 2^40 (sizes) or ~6e11 (weeks in
-         * usec): frac * unit fits comfortably in 64 bits. */
-        return mul_add_u64(value, unit, frac * unit / frac_div, ret);
-}
-
-int parse_uint64(const char *s, uint64_t *ret) {
-        uint64_t value = 0;
-
-        if (!s || !isdigit((unsigned char) *s))
-                return -EINVAL;
-        for (; *s; s++) {
-                if (!isdigit((unsigned char) *s))
-                        return -EINVAL;
-                if (mul_add_u64(value, 10, (uint64_t) (*s - '0'), &value) < 0)
-                        return -ERANGE;
-        }
-        *ret = value;
-        return 0;
-}
-
-int parse_size(const char *s, uint64_t *ret) {
-        static const struct { char letter; uint64_t factor; } units[] = {
-                { 'K', UINT64_C(1) << 10 },
-                { 'M', UINT64_C(1) << 20 },
-                { 'G', UINT64_C(1) << 30 },
-                { 'T', UINT64_C(1) << 40 },
-        };
-        uint64_t value, frac, frac_div, factor = 1;
-        int r;
-
-        if (!s)
-                return -EINVAL;
-        r = parse_number_prefix(&s, &value, &frac, &frac_div);
-        if (r < 0)
-                return r;
-        if (*s && *s != 'B') {
-                size_t i;
-                for (i = 0; i < ELEMENTSOF(units); i++)
-                        if (toupper((unsigned char) *s) == units[i].letter)
-                                break;
-                if (i == ELEMENTSOF(units))
-                        return -EINVAL;
-                factor = units[i].factor;
-                s++;
-                if (streq(s, "iB"))
-                        s += 2;
-        }
-        if (streq(s, "B"))
-                s++;
-        if (*s)
-                return -EINVAL;
-        return scale_number(value, frac, frac_div, factor, ret);
-}
-
-static int duration_unit(const char *word, size_t len, uint64_t *ret) {
-        static const struct { const char *name; uint64_t usec; } units[] = {
-                { "",        USEC_PER_SEC },
-                { "us",      1 },
-                { "usec",    1 },
-                { "ms",      USEC_PER_MSEC },
-                { "msec",    USEC_PER_MSEC },
-                { "s",       USEC_PER_SEC },
-                { "sec",     USEC_PER_SEC },
-                { "second",  USEC_PER_SEC },
-                { "seconds", USEC_PER_SEC },
-                { "m",       60 * USEC_PER_SEC },
-                { "min",     60 * USEC_PER_SEC },
-                { "minute",  60 * USEC_PER_SEC },
-                { "minutes", 60 * USEC_PER_SEC },
-                { "h",       3600 * USEC_PER_SEC },
-                { "hr",      3600 * USEC_PER_SEC },
-                { "hour",    3600 * USEC_PER_SEC },
-                { "hours",   3600 * USEC_PER_SEC },
-                { "d",       86400 * USEC_PER_SEC },
-                { "day",     86400 * USEC_PER_SEC },
-                { "days",    86400 * USEC_PER_SEC },
-                { "w",       7 * 86400 * USEC_PER_SEC },
-                { "week",    7 * 86400 * USEC_PER_SEC },
-                { "weeks",   7 * 86400 * USEC_PER_SEC },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (strlen(units[i].name) == len && strncmp(units[i].name, word, len) == 0) {
-                        *ret = units[i].usec;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int parse_duration_usec(const char *s, uint64_t *ret) {
-        uint64_t total = 0;
-        bool any = false;
-        int r;
-
-        if (!s)
-                return -EINVAL;
-        for (;;) {
-                uint64_t value, frac, frac_div, unit, part;
-                const char *word;
-
-                while (*s == ' ')
-                        s++;
-                if (!*s)
-                        break;
-                r = parse_number_prefix(&s, &value, &frac, &frac_div);
-                if (r < 0)
-                        return r;
-                while (*s == ' ')
-                        s++;
-                for (word = s; isalpha((unsigned char) *s); s++)
-                        ;
-                r = duration_unit(word, (size_t) (s - word), &unit);
-                if (r < 0)
-                        return r;
-                r = scale_number(value, frac, frac_div, unit, &part);
-                if (r < 0)
-                        return r;
-                if (__builtin_add_overflow(total, part, &total))
-                        return -ERANGE;
-                any = true;
-        }
-        if (!any)
-                return -EINVAL;
-        *ret = total;
-        return 0;
+        *spec = (CliSpec) {};
 }
 
 int credential_read_file(const char *path, uint8_t **ret_data, size_t *ret_size) {
@@ -279,7 +113,7 @@ static int set_string(char **field, const char *value) {
         return 0;
 }
 
-static int spec_add_credential(WorkerSpec *spec, const char *arg, SbxError *error) {
+static int spec_add_credential(CliSpec *spec, const char *arg, SbxError *error) {
         const char *colon = strchr(arg, ':');
         SpecCredential *grown, c = {};
         int r;
@@ -374,7 +208,7 @@ static int set_cpu_option(SpecU64 *field, const char *arg, SbxError *error) {
         return 0;
 }
 
-static int spec_apply_option(WorkerSpec *spec, int option, const char *arg, SbxError *error) {
+static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxError *error) {
         int r;
 
         switch (option) {
@@ -424,7 +258,7 @@ static int spec_apply_option(WorkerSpec *spec, int option, const char *arg, SbxE
         return 0;
 }
 
-int worker_spec_parse_args(WorkerSpec *spec, int argc, char *argv[], SbxError *error) {
+int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], SbxError *error) {
         int c, r;
 
         /* '+': the command's own options (sh -c ...) are not ours even without "--";
@@ -489,7 +323,7 @@ static int append_u64(sd_bus_message *m, const char *key, SpecU64 field) {
         return sd_bus_message_append(m, "{sv}", key, "t", field.value);
 }
 
-static int append_credentials(sd_bus_message *m, const WorkerSpec *spec) {
+static int append_credentials(sd_bus_message *m, const CliSpec *spec) {
         int r;
 
         if (spec->n_credentials == 0)
@@ -531,7 +365,7 @@ static int append_credentials(sd_bus_message *m, const WorkerSpec *spec) {
         return sd_bus_message_close_container(m);
 }
 
-int worker_spec_append(sd_bus_message *m, const WorkerSpec *spec) {
+int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
         int r;
 
         if (!m || !spec)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "parse-util.h"
 #include "util.h"
 
 /* Client-side cap on one credential file: far above what systemd accepts for
@@ -27,7 +28,7 @@ typedef struct SpecU64 {
         bool set;
 } SpecU64;
 
-typedef struct WorkerSpec {
+typedef struct CliSpec {
         char **argv;
         char **environment;
         char **egress_allow;
@@ -42,19 +43,10 @@ typedef struct WorkerSpec {
         SpecU64 idle_timeout_usec;
         SpecU64 disk_max;
         SpecU64 egress_rate_bps;
-} WorkerSpec;
+} CliSpec;
 
 /* Frees everything and wipes credential bytes. */
-void worker_spec_done(WorkerSpec *spec);
-
-/* "512", "64K", "1.5G", "2TiB": bytes, base 1024. -EINVAL on bad format,
- * -ERANGE on overflow. */
-int parse_size(const char *s, uint64_t *ret);
-/* "30", "30s", "5min", "1h30min", "250ms": microseconds; a bare number is
- * seconds. -EINVAL on bad format, -ERANGE on overflow. */
-int parse_duration_usec(const char *s, uint64_t *ret);
-/* A plain decimal number without sign or suffix. */
-int parse_uint64(const char *s, uint64_t *ret);
+void cli_spec_done(CliSpec *spec);
 
 /* Reads a credential file with the caller's own permissions. */
 int credential_read_file(const char *path, uint8_t **ret_data, size_t *ret_size);
@@ -64,7 +56,7 @@ int credential_read_file(const char *path, uint8_t **ret_data, size_t *ret_size)
  * --help was asked for, -EINVAL for a usage error and another negative errno
  * when e.g. a credential file cannot be read; a message for the user is in
  * *error in both failure cases. */
-int worker_spec_parse_args(WorkerSpec *spec, int argc, char *argv[], SbxError *error);
+int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], SbxError *error);
 
 /* Appends the spec as one a{sv} to a message being built. */
-int worker_spec_append(sd_bus_message *m, const WorkerSpec *spec);
+int cli_spec_append(sd_bus_message *m, const CliSpec *spec);

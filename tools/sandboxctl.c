@@ -492,14 +492,14 @@ static int add_worker_matches(sd_bus *bus, RunState *s, sd_bus_slot **ret_change
                                    on_worker_removed, s);
 }
 
-static int create_worker(sd_bus *bus, const WorkerSpec *spec, sd_bus_error *error, sd_bus_message **ret_reply) {
+static int create_worker(sd_bus *bus, const CliSpec *spec, sd_bus_error *error, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "CreateWorker");
         if (r < 0)
                 return r;
-        r = worker_spec_append(m, spec);
+        r = cli_spec_append(m, spec);
         if (r < 0)
                 return r;
         /* m is marked sensitive: freeing it wipes the credential bytes it carries. */
@@ -626,14 +626,14 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *changed_slot = NULL, *removed_slot = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(worker_spec_done) WorkerSpec spec = {};
+        _cleanup_(cli_spec_done) CliSpec spec = {};
         _cleanup_free_ Relay *relay = NULL;
         _cleanup_close_ int channel = -1, signal_fd = -1;
         RunState state = { .exit_status = -1 };
         SbxError spec_error = {};
         int r;
 
-        r = worker_spec_parse_args(&spec, argc, argv, &spec_error);
+        r = cli_spec_parse_args(&spec, argc, argv, &spec_error);
         if (r > 0) {
                 help();
                 return EXIT_OK;
@@ -658,7 +658,7 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         }
 
         r = create_worker(bus, &spec, &error, &reply);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
         if (r < 0)
                 return print_failure("Failed to create the worker", &error, r);
         r = sd_bus_message_read(reply, "so", &state.id, &state.path);

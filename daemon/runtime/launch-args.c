@@ -51,34 +51,6 @@ bool launch_id_valid(const char *id) {
         return true;
 }
 
-int parse_size(const char *s, uint64_t *ret) {
-        unsigned shift = 0;
-        char *end;
-        uint64_t v;
-
-        if (isempty(s) || !isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno != 0)
-                return -ERANGE;
-        if (*end) {
-                switch (*end) {
-                case 'K': shift = 10; break;
-                case 'M': shift = 20; break;
-                case 'G': shift = 30; break;
-                case 'T': shift = 40; break;
-                default: return -EINVAL;
-                }
-                if (end[1])
-                        return -EINVAL;
-        }
-        if (shift && v > (UINT64_MAX >> shift))
-                return -ERANGE;
-        *ret = v << shift;
-        return 0;
-}
-
 typedef enum OptKind { OPT_STRING, OPT_SIZE, OPT_ENV } OptKind;
 
 typedef struct LaunchOption {

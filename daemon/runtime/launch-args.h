@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "parse-util.h"
 #include "util.h"
 
 typedef enum LaunchVerb {
@@ -63,5 +64,4 @@ int launch_args_parse(int argc, char * const *argv, LaunchArgs *ret, SbxError *e
 void launch_args_done(LaunchArgs *a);
 
 bool launch_id_valid(const char *id);
-/* "123", "64K", "256M", "2G" (binary units) */
-int parse_size(const char *s, uint64_t *ret);
+

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* run/create options -> WorkerSpec -> the a{sv} of CreateWorker: every key
+/* run/create options -> CliSpec -> the a{sv} of CreateWorker: every key
  * with its D-Bus type, only given options present, bad input refused before
  * any bus is involved. */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 #define ARGC(...) ((int) (sizeof((char *[]) { __VA_ARGS__ }) / sizeof(char *)))
-#define PARSE(spec, error, ...) worker_spec_parse_args(spec, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), error)
+#define PARSE(spec, error, ...) cli_spec_parse_args(spec, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), error)
 
 static char credential_path[] = "/tmp/test-sandboxctl-cred-XXXXXX";
 static const uint8_t credential_bytes[] = { 's', 'e', 'c', 0, 'r', 'e', 't', '\n', 0xff };
@@ -40,7 +40,7 @@ static int teardown_credential(void **state) {
 
 /* The message as a list of (key, signature) pairs, with the reader left at the
  * variant of `key` when it is found. */
-static sd_bus_message *spec_message(const WorkerSpec *spec) {
+static sd_bus_message *spec_message(const CliSpec *spec) {
         int peer = -1;
         sd_bus *bus = test_bus_new_offline(&peer);
         sd_bus_message *m;
@@ -48,7 +48,7 @@ static sd_bus_message *spec_message(const WorkerSpec *spec) {
         assert_non_null(bus);
         m = test_message_new(bus, "CreateWorker");
         assert_non_null(m);
-        assert_int_equal(worker_spec_append(m, spec), 0);
+        assert_int_equal(cli_spec_append(m, spec), 0);
         assert_int_equal(test_message_seal(m), 0);
         sd_bus_unref(bus);
         close(peer);
@@ -134,7 +134,7 @@ static void assert_strv(char **l, const char * const *expected, size_t n) {
 }
 
 static void test_every_option(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
         _cleanup_free_ char *credential_arg = NULL;
         sd_bus_message *m;
@@ -152,7 +152,7 @@ static void test_every_option(void **state) {
                                "--", "/usr/bin/agent", "--json", "-v"),
                          0);
         m = spec_message(&spec);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 
         assert_int_equal(count_keys(m), 13);
         assert_strv(read_strv(m, "Argv"), (const char *[]) { "/usr/bin/agent", "--json", "-v" }, 3);
@@ -186,20 +186,20 @@ static void test_every_option(void **state) {
 }
 
 static void test_only_given_keys(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
         sd_bus_message *m;
 
         assert_int_equal(PARSE(&spec, &error, "create", "/bin/true"), 0);
         m = spec_message(&spec);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
         assert_int_equal(count_keys(m), 1);
         assert_strv(read_strv(m, "Argv"), (const char *[]) { "/bin/true" }, 1);
         sd_bus_message_unref(m);
 
         assert_int_equal(PARSE(&spec, &error, "create", "--memory", "64M", "/bin/true"), 0);
         m = spec_message(&spec);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
         assert_int_equal(count_keys(m), 2);
         assert_int_equal(read_u64(m, "MemoryMax"), 64ULL << 20);
         assert_false(has_key(m, "TasksMax"));
@@ -208,7 +208,7 @@ static void test_only_given_keys(void **state) {
 }
 
 static void test_command_options_are_not_ours(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
 
         /* Without "--", parsing stops at the command: -c and --memory belong to it. */
@@ -218,16 +218,16 @@ static void test_command_options_are_not_ours(void **state) {
         assert_string_equal(spec.argv[3], "--memory");
         assert_false(spec.memory_max.set);
         assert_int_equal(spec.tasks_max.value, 8);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 
         /* "--" lets the command itself start with a dash. */
         assert_int_equal(PARSE(&spec, &error, "run", "--", "--odd-name"), 0);
         assert_string_equal(spec.argv[0], "--odd-name");
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 }
 
 static void test_last_scalar_wins(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
 
         assert_int_equal(PARSE(&spec, &error, "run", "--class", "trusted", "--class", "hostile", "--memory", "1M",
@@ -235,25 +235,25 @@ static void test_last_scalar_wins(void **state) {
                          0);
         assert_string_equal(spec.class, "hostile");
         assert_int_equal(spec.memory_max.value, 2ULL << 20);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 }
 
 static void test_help(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
 
         assert_int_equal(PARSE(&spec, &error, "run", "--help"), 1);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
         assert_int_equal(PARSE(&spec, &error, "run", "-h", "/bin/true"), 1);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 }
 
 static void assert_usage_error(int argc, char **argv, const char *message_part) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
-        int r = worker_spec_parse_args(&spec, argc, argv, &error);
+        int r = cli_spec_parse_args(&spec, argc, argv, &error);
 
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
         if (r != -EINVAL)
                 fail_msg("%s %s: got %d, expected -EINVAL", argv[1], argc > 2 ? argv[2] : "", r);
         if (!strstr(error.message, message_part))
@@ -287,17 +287,17 @@ static void test_bad_input(void **state) {
 }
 
 static void test_unreadable_credential(void **state) {
-        WorkerSpec spec = {};
+        CliSpec spec = {};
         SbxError error = {};
 
         /* Not a usage error: the format is fine, the file is not there. */
         assert_int_equal(PARSE(&spec, &error, "run", "--credential", "tok:/nonexistent/cred", "/bin/true"), -ENOENT);
         assert_non_null(strstr(error.message, "tok"));
         assert_non_null(strstr(error.message, "/nonexistent/cred"));
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 
         assert_int_equal(PARSE(&spec, &error, "run", "--credential", "dir:/tmp", "/bin/true"), -EISDIR);
-        worker_spec_done(&spec);
+        cli_spec_done(&spec);
 }
 
 static void test_credential_read_file(void **state) {

@@ -154,31 +154,6 @@ static void test_bad_arguments(void **state) {
         }
 }
 
-static void test_parse_size(void **state) {
-        uint64_t v;
-
-        assert_int_equal(parse_size("0", &v), 0);
-        assert_int_equal(v, 0);
-        assert_int_equal(parse_size("123", &v), 0);
-        assert_int_equal(v, 123);
-        assert_int_equal(parse_size("64K", &v), 0);
-        assert_int_equal(v, 65536);
-        assert_int_equal(parse_size("256M", &v), 0);
-        assert_int_equal(v, UINT64_C(256) << 20);
-        assert_int_equal(parse_size("2G", &v), 0);
-        assert_int_equal(v, UINT64_C(2) << 30);
-        assert_int_equal(parse_size("1T", &v), 0);
-        assert_int_equal(v, UINT64_C(1) << 40);
-        assert_int_equal(parse_size("", &v), -EINVAL);
-        assert_int_equal(parse_size(NULL, &v), -EINVAL);
-        assert_int_equal(parse_size(" 1", &v), -EINVAL);
-        assert_int_equal(parse_size("+1", &v), -EINVAL);
-        assert_int_equal(parse_size("1KB", &v), -EINVAL);
-        assert_int_equal(parse_size("1k", &v), -EINVAL);
-        assert_int_equal(parse_size("18446744073709551616", &v), -ERANGE);
-        assert_int_equal(parse_size("17179869184G", &v), -ERANGE);
-}
-
 static void test_ids_and_names(void **state) {
         assert_true(launch_id_valid("0123456789ab"));
         assert_true(launch_id_valid("t1"));
@@ -203,7 +178,6 @@ int main(void) {
                 cmocka_unit_test(test_run_full),
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_bad_arguments),
-                cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_ids_and_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

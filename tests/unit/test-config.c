@@ -111,13 +111,13 @@ static void test_parsers(void **state) {
         assert_true(parse_size("1X", &v) < 0);
         assert_true(parse_size("", &v) < 0);
         assert_true(parse_size("99999999999999T", &v) < 0);
-        assert_int_equal(parse_timespan("90", &v), 0);
+        assert_int_equal(parse_duration_usec("90", &v), 0);
         assert_int_equal(v, 90 * USEC_PER_SEC);
-        assert_int_equal(parse_timespan("500ms", &v), 0);
+        assert_int_equal(parse_duration_usec("500ms", &v), 0);
         assert_int_equal(v, 500 * USEC_PER_MSEC);
-        assert_int_equal(parse_timespan("2h", &v), 0);
+        assert_int_equal(parse_duration_usec("2h", &v), 0);
         assert_int_equal(v, 7200 * USEC_PER_SEC);
-        assert_true(parse_timespan("soon", &v) < 0);
+        assert_true(parse_duration_usec("soon", &v) < 0);
         assert_int_equal(parse_boolean("Yes"), 1);
         assert_int_equal(parse_boolean("off"), 0);
         assert_true(parse_boolean("2") < 0);

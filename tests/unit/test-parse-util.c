@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Size, duration and number parsing of sandboxctl's options. */
+/* Size, duration, number and boolean parsing shared by sandboxd.conf,
+ * sandbox-launch and sandboxctl. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sandboxctl-spec.h"
+#include "parse-util.h"
+#include "util.h"
 
 static void assert_size(const char *s, uint64_t expected) {
         uint64_t v = 0;
