@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,6 +228,18 @@ static void io_set(sd_event_source *s, uint32_t events) {
         sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
+/* The upstream's source is created on first need: a connect that completes
+ * at once (a near upstream) never needs the EPOLLOUT watch for it. */
+static int upstream_io_set(Tunnel *t, uint32_t events) {
+        if (t->upstream_io) {
+                io_set(t->upstream_io, events);
+                return 0;
+        }
+        if (events == 0)
+                return 0;
+        return sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, events, on_upstream_io, t);
+}
+
 static int timer_arm(Tunnel *t, uint64_t usec_from_now) {
         int r = sd_event_source_set_time_relative(t->timer, usec_from_now);
         if (r < 0)
@@ -244,9 +257,9 @@ static bool direction_wants_read(const Tunnel *t, const Direction *d) {
         return !d->eof && d->in_pipe == 0 && !t->throttled;
 }
 
-static void tunnel_update_events(Tunnel *t) {
+static int tunnel_update_events(Tunnel *t) {
         io_set(t->client_io, (direction_wants_read(t, &t->up) ? EPOLLIN : 0) | (t->down.in_pipe > 0 ? EPOLLOUT : 0));
-        io_set(t->upstream_io, (direction_wants_read(t, &t->down) ? EPOLLIN : 0) | (t->up.in_pipe > 0 ? EPOLLOUT : 0));
+        return upstream_io_set(t, (direction_wants_read(t, &t->down) ? EPOLLIN : 0) | (t->up.in_pipe > 0 ? EPOLLOUT : 0));
 }
 
 static void tunnel_throttle(Tunnel *t, uint64_t now) {
@@ -331,12 +344,12 @@ static void tunnel_forward(Tunnel *t, bool up, bool down) {
         int r = up ? direction_pump(t, &t->up) : 0;
         if (r >= 0 && down)
                 r = direction_pump(t, &t->down);
+        if (r >= 0 && !(t->up.shut && t->down.shut))
+                r = tunnel_update_events(t);
         if (r < 0 || (t->up.shut && t->down.shut)) {
                 tunnel_log_close(t);
                 tunnel_free(t);
-                return;
         }
-        tunnel_update_events(t);
 }
 
 static int tunnel_start_forwarding(Tunnel *t) {
@@ -381,9 +394,8 @@ static void tunnel_send_hello(Tunnel *t) {
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        if (errno == EAGAIN) {
+                        if (errno == EAGAIN && upstream_io_set(t, EPOLLOUT) >= 0) {
                                 io_set(t->client_io, 0);
-                                io_set(t->upstream_io, EPOLLOUT);
                                 return;
                         }
                         tunnel_established(t);
@@ -540,11 +552,18 @@ static void tunnel_connect_next(Tunnel *t) {
                         t->upstream_fd = safe_close(t->upstream_fd);
                         continue;
                 }
-                if (sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, EPOLLOUT, on_upstream_io, t) < 0) {
+                t->state = TUNNEL_CONNECTING;
+                /* A near upstream has usually answered before connect()
+                 * returns: finishing now saves an event-loop round trip. */
+                struct pollfd pfd = { .fd = t->upstream_fd, .events = POLLOUT };
+                if (poll(&pfd, 1, 0) == 1) {
+                        tunnel_check_connect(t);
+                        return;
+                }
+                if (upstream_io_set(t, EPOLLOUT) < 0) {
                         t->upstream_fd = safe_close(t->upstream_fd);
                         continue;
                 }
-                t->state = TUNNEL_CONNECTING;
                 return;
         }
         tunnel_deny(t, 502, "connect-failed");
