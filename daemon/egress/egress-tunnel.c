@@ -369,8 +369,10 @@ static int tunnel_start_forwarding(Tunnel *t) {
         free(t->hs);
         t->hs = NULL;
         timer_disarm(t);
-        tunnel_forward(t, true, true);
-        return 0;
+        /* No pump yet: the hello has just left, so both sockets are almost
+         * always empty and two splice() calls would only say EAGAIN. The
+         * watches are level-triggered and report whatever is there. */
+        return tunnel_update_events(t);
 }
 
 /* ---- handshake ---- */
@@ -631,7 +633,10 @@ static void tunnel_process_request(Tunnel *t) {
         hs->hello_len = hs->request_len - req.request_size;
         memcpy(hs->hello_raw, hs->request + req.request_size, hs->hello_len);
 
-        io_set(t->client_io, 0);
+        /* The client's watch stays as it is: a near upstream is usually
+         * resolved and connected before this returns, and turning the watch
+         * off and on again would cost two epoll_ctl() calls. A client that
+         * sends more meanwhile wakes on_client_io once, which turns it off. */
         t->state = TUNNEL_RESOLVING;
         timer_arm(t, t->proxy->policy->connect_timeout_usec);
         /* The handler may run before this returns (hosts file). */
