@@ -107,6 +107,9 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
         CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
         CHECK(sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 3,
                                     families[0], families[1], families[2]));
+        /* Every decision is a journal entry an operator may need: journald's
+         * default rate limit would drop them under a burst of tunnels. */
+        CHECK(sd_bus_message_append(m, "(sv)", "LogRateLimitIntervalUSec", "t", (uint64_t) 0));
         CHECK(sd_bus_message_append(m, "(sv)", "MemoryMax", "t", (uint64_t) 64 << 20));
         CHECK(sd_bus_message_append(m, "(sv)", "TasksMax", "t", (uint64_t) 16));
         CHECK(sd_bus_message_close_container(m));

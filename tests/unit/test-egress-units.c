@@ -103,6 +103,7 @@ static void test_aux_units(void **state) {
         assert_non_null(strstr(d, "\"egress-policy\""));
         assert_non_null(strstr(d, "\"/run/sandboxd/credentials.sock\""));
         assert_non_null(strstr(d, "\"/usr/libexec/sandboxd/sandbox-egress\""));
+        assert_non_null(strstr(d, "\"LogRateLimitIntervalUSec\""));
         /* The proxy never gets the policy by value. */
         assert_null(strstr(d, "SetCredential"));
         sd_bus_message_unref(m);
