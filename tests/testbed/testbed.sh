@@ -124,6 +124,11 @@ _testbed_load_stage() {
     testbed_exec "$name" sh -ec '
         cp -a /run/stage/. /
         ip link set lo up
+        # A stage that configures the manager itself needs it to re-execute.
+        if [ -d /run/stage/etc/systemd/system.conf.d ]; then
+            systemctl daemon-reexec
+            systemctl is-system-running --wait >/dev/null || true
+        fi
         systemctl daemon-reload
         systemctl reload dbus
         if command -v systemd-sysusers >/dev/null; then systemd-sysusers; fi
