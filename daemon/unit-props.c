@@ -303,7 +303,7 @@ static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
 /* Under gVisor the workload's processes are not host tasks: the spec's
  * TasksMax is enforced inside the sandbox (sandbox-launch passes it on), and
  * the unit's own cap must leave room for runsc's threads (about 32) and the
- * systrap stub threads each sandboxed process costs on the host (about 4). */
+ * systrap helper threads each sandboxed process costs on the host (about 4). */
 #define RUNSC_HOST_TASKS_BASE 64
 #define RUNSC_HOST_TASKS_PER_PROCESS 4
 

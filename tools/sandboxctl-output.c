@@ -55,12 +55,9 @@ static int json_add(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
+/* On failure V still belongs to the caller, which frees it. */
 static int json_array_push(json_object *array, json_object *v) {
-        if (json_object_array_add(array, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
+        return json_object_array_add(array, v) < 0 ? -ENOMEM : 0;
 }
 
 json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
