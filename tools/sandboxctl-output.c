@@ -38,13 +38,7 @@ int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
         return 0;
 }
 
-static int json_add_string(json_object *o, const char *key, const char *value) {
-        json_object *v = json_object_new_string(value ?: "");
-        if (!v)
-                return -ENOMEM;
-        return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
+/* Takes V, also on failure. */
 static int json_add(json_object *o, const char *key, json_object *v) {
         if (!v)
                 return -ENOMEM;
@@ -53,6 +47,10 @@ static int json_add(json_object *o, const char *key, json_object *v) {
                 return -ENOMEM;
         }
         return 0;
+}
+
+static int json_add_string(json_object *o, const char *key, const char *value) {
+        return json_add(o, key, json_object_new_string(value ?: ""));
 }
 
 /* On failure V still belongs to the caller, which frees it. */
