@@ -33,7 +33,8 @@ DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
       systemd-container debootstrap clang libclang-rt-14-dev"
 
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 known_bugs=0
+KNOWN_BUGS_LOG=$(mktemp)
 declare -a failures=()
 
 say() { printf '=== %s\n' "$*"; }
@@ -153,10 +154,15 @@ stage_install() {
 # Counts the TAP lines of one integration log; a script that exits non-zero
 # without reporting a failure, or reports nothing, counts as one failure.
 count_tap() {
-    local name=$1 log=$2 rc=$3 p f s
+    local name=$1 log=$2 rc=$3 p f s t
     p=$(grep -Ec '^ok [0-9]+' "$log" | head -n1)
     s=$(grep -Eci '^ok [0-9]+.*# *skip' "$log" | head -n1)
+    # TAP "not ok ... # TODO": a check of a known, open bug; shown, not a failure.
+    t=$(grep -Ec '^not ok [0-9]+.*# *TODO' "$log" | head -n1)
     f=$(grep -Ec '^not ok [0-9]+' "$log" | head -n1)
+    f=$((f - t))
+    known_bugs=$((known_bugs + t))
+    [ "$t" -gt 0 ] && grep -E '^not ok [0-9]+.*# *TODO' "$log" | sed "s|^|  known bug in $name: |" >> "$KNOWN_BUGS_LOG"
     p=$((p - s))
     passed=$((passed + p))
     skipped=$((skipped + s))
@@ -168,7 +174,7 @@ count_tap() {
     elif [ "$f" -gt 0 ]; then
         failures+=("$name: $f failed")
     fi
-    echo "$name: $p passed, $f failed, $s skipped"
+    echo "$name: $p passed, $f failed, $s skipped${t:+, $t known bugs (TODO)}"
 }
 
 run_integration_script() {
@@ -310,6 +316,8 @@ main() {
     say "done in $((SECONDS - start)) s; $skipped skipped; logs in $LOGDIR"
     local f
     for f in "${failures[@]}"; do echo "  failed: $f"; done
+    [ "$known_bugs" -gt 0 ] && { echo "  $known_bugs check(s) of known open bugs failed (TAP TODO):"; cat "$KNOWN_BUGS_LOG"; }
+    rm -f "$KNOWN_BUGS_LOG"
     echo "$passed passed, $failed failed"
     [ $failed -eq 0 ]
 }

@@ -235,6 +235,12 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
 
         snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         runtime_root_arg(a, root, sizeof(root));
+        /* The sandbox imports stdin/stdout as they are: a non-blocking socket
+         * (systemd accepts connections with SOCK_NONBLOCK) would make the
+         * workload's read() fail with EAGAIN, which shells take for the end
+         * of input. The workload gets plain blocking stdio. */
+        (void) fd_nonblock(STDIN_FILENO, false);
+        (void) fd_nonblock(STDOUT_FILENO, false);
         if (a->runtime != LAUNCH_RUNTIME_RUNSC)
                 exec_runtime(a, bundle, container, root);
         pid = fork();

@@ -61,6 +61,11 @@ for class in standard untrusted; do
     fi
 done
 
+out=$(printf 'line one\nline two\n' | ct timeout 60 sandboxctl run --class standard -- /bin/cat 2>&1)
+check_eq "standard: the channel carries input to a gVisor worker and its output back, EOF included" \
+    "line one
+line two" "$out"
+
 sbx_create 3 Argv as 2 /bin/sleep 30 Class s untrusted TasksMax t 64
 check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$WID" Runtime
 check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class
