@@ -174,7 +174,11 @@ count_tap() {
     elif [ "$f" -gt 0 ]; then
         failures+=("$name: $f failed")
     fi
-    echo "$name: $p passed, $f failed, $s skipped${t:+, $t known bugs (TODO)}"
+    if [ "$t" -gt 0 ]; then
+        echo "$name: $p passed, $f failed, $s skipped, $t known bugs (TODO)"
+    else
+        echo "$name: $p passed, $f failed, $s skipped"
+    fi
 }
 
 run_integration_script() {
