@@ -144,10 +144,3 @@ int fd_nonblock(int fd, bool nonblock) {
         return fcntl(fd, F_SETFL, flags) < 0 ? -errno : 0;
 }
 
-int fd_cloexec(int fd, bool cloexec) {
-        int flags = fcntl(fd, F_GETFD);
-        if (flags < 0)
-                return -errno;
-        flags = cloexec ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
-        return fcntl(fd, F_SETFD, flags) < 0 ? -errno : 0;
-}

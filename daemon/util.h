@@ -106,4 +106,3 @@ void log_struct_internal(int priority, const char *message, ...);
 uint64_t now_usec(int clock_id);
 int random_hex_id(char *buf, size_t n_hex);
 int fd_nonblock(int fd, bool nonblock);
-int fd_cloexec(int fd, bool cloexec);
