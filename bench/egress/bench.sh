@@ -5,8 +5,9 @@
 # configured as a plain CONNECT proxy. Every connection carries a real TLS
 # ClientHello so sandbox-egress runs its full check path. The client and the
 # upstream are egress-load.c (compiled here with cc): on a 2-vCPU test bed the
-# Python ones (bench.py, which still makes the ClientHello) took most of the
-# CPU the proxies need, and set the pace of every column.
+# Python ones took most of the
+# CPU the proxies need, and set the pace of every column. The ClientHello it
+# replays comes from tests/egress/egress-client.py.
 #
 #   bench.sh LEADER_PID STAGE_DIR [JSON_OUT] [--quick]
 #
@@ -31,7 +32,7 @@ if [ "${1:-}" != "--inside" ]; then
     ct mkdir -p /run/egress-bench /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
-    for f in "$HERE/bench.py" "$HERE/bench.sh" "$LOAD"; do
+    for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/bench.sh" "$LOAD"; do
         ct sh -c "cat > /run/egress-bench/${f##*/} && chmod 755 /run/egress-bench/${f##*/}" < "$f"
     done
     rm -rf "$(dirname "$LOAD")"
@@ -101,7 +102,7 @@ ConnectPort 8443
 ConnectPort 8444
 LogLevel Critical
 EOF
-python3 $B/bench.py hello $B/hello.bin
+python3 $B/egress-client.py --target bench.egress.test:443 --hello-out $B/hello.bin
 systemd-run -q --unit=egress-bench-up $B/egress-load server 203.0.113.10 8443 8444 "$BYTES" $B/hello.bin
 systemd-run -q --unit=egress-bench-proxy --socket-property=ListenStream=127.0.0.1:3128 \
     -p DynamicUser=yes -p LoadCredential=egress-policy:$B/policy.json /usr/libexec/sandboxd/sandbox-egress

@@ -2,7 +2,7 @@
 /* Load generator and upstream for bench.sh, in C so that the client and the
  * server cost little CPU next to the proxies they measure (on a 2-vCPU test
  * bed a Python client and a thread-per-connection Python server compete
- * with the proxy for the same CPUs). Same protocol and output as bench.py:
+ * with the proxy for the same CPUs). Same protocol and output as the Python load generator it replaced:
  * every connection sends the ClientHello read from HELLO_FILE; the upstream
  * answers on BULK_PORT with BYTES bytes then closes, on PING_PORT with "!".
  *
@@ -191,7 +191,7 @@ static void throughput(long nbytes, int repeat) {
                 rates[i] = (double) got / dt;
         }
         qsort(rates, (size_t) repeat, sizeof(double), cmp_double);
-        /* The median as bench.py computes it (statistics.median). */
+        /* The median as Python's statistics.median computes it. */
         double median = repeat % 2 ? rates[repeat / 2] : (rates[repeat / 2 - 1] + rates[repeat / 2]) / 2;
         printf("%ld\n", (long) median);
 }

@@ -81,7 +81,13 @@ def main():
     ap.add_argument("--sni", default=None, help="SNI to send (default: the CONNECT host; '-' for none)")
     ap.add_argument("--cafile")
     ap.add_argument("--hold", type=float, default=3.0)
+    ap.add_argument("--hello-out", help="write the ClientHello for --sni (or the target host) to this file and exit")
     args = ap.parse_args()
+
+    if args.hello_out:
+        with open(args.hello_out, "wb") as f:
+            f.write(client_hello(args.sni or args.target.rsplit(":", 1)[0].strip("[]")))
+        return
 
     host, port = args.proxy.rsplit(":", 1)
     family = socket.AF_INET6 if host.startswith("[") else socket.AF_INET
