@@ -83,8 +83,10 @@ check "the proxy's socket and service go with the worker" \
 
 # ---- a proxy that dies comes back on the next connection ---------------------------
 id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
-    /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 4; $CURL https://api.sbx-egress.test/2; echo")
-wait_until 10 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl show -P ActiveState sandbox-$id-egress.service)\" = active ]"
+    /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 6; $CURL https://api.sbx-egress.test/2; echo")
+# Kill the proxy between the two requests: once the first tunnel has closed
+# (its closing journal entry carries the bytes), before the second starts.
+wait_until 15 sh -c "nsenter -t $CT_PID -a journalctl --no-pager -o verbose SANDBOX_WORKER_ID=$id | grep -q EGRESS_BYTES_IN"
 ct systemctl kill -s KILL "sandbox-$id-egress.service"
 out=$(ct timeout 30 sandboxctl attach "$id" 2>&1)
 diag "$out"
