@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -10,17 +11,26 @@ typedef struct Buffer {
         size_t cap, start, end;
 } Buffer;
 
+/* Our read end of the worker's stdout or stderr pipe. */
+typedef struct WorkerOutput {
+        int fd;
+        sd_event_source *source;
+        bool eof;
+} WorkerOutput;
+
+enum { WORKER_STDOUT, WORKER_STDERR, N_WORKER_OUTPUTS };
+
 struct Channel {
         sd_event *event;
-        int worker_fd;
+        int worker_stdin;               /* our write end of the worker's stdin pipe */
+        sd_event_source *stdin_source;
+        WorkerOutput out[N_WORKER_OUTPUTS];
         int client_fd;
-        sd_event_source *worker_source;
         sd_event_source *client_source;
-        Buffer to_client;               /* the worker's output */
+        Buffer to_client;               /* the worker's stdout and stderr, as they come */
         Buffer to_worker;               /* the client's input */
-        bool worker_eof;                /* the worker closed its stdout */
         bool worker_ended;              /* its processes are gone: what is readable now is all */
-        bool worker_write_shut;         /* we passed EOF on to the worker's stdin */
+        bool worker_write_shut;         /* its stdin is closed: EOF passed on, or it stopped reading */
         bool client_eof;                /* the client half-closed: EOF goes on to the worker */
         bool client_write_shut;         /* we passed the worker's EOF on to the client */
         uint64_t last_activity;
@@ -55,12 +65,20 @@ static ssize_t buffer_fill(Buffer *b, int fd) {
         return n;
 }
 
-static ssize_t buffer_drain(Buffer *b, int fd) {
-        ssize_t n = send(fd, b->data + b->start, buffer_len(b), MSG_NOSIGNAL | MSG_DONTWAIT);
+/* FD is non-blocking; a pipe whose reader is gone gives EPIPE, as SIGPIPE is
+ * ignored, and a socket is written with MSG_NOSIGNAL. */
+static ssize_t buffer_drain(Buffer *b, int fd, bool is_socket) {
+        ssize_t n = is_socket ? send(fd, b->data + b->start, buffer_len(b), MSG_NOSIGNAL | MSG_DONTWAIT)
+                              : write(fd, b->data + b->start, buffer_len(b));
         if (n < 0)
                 return errno == EINTR ? -EAGAIN : -errno;
         buffer_consume(b, (size_t) n);
         return n;
+}
+
+/* The worker closed both its stdout and its stderr. */
+static bool channel_worker_eof(const Channel *c) {
+        return c->out[WORKER_STDOUT].eof && c->out[WORKER_STDERR].eof;
 }
 
 static void channel_touch(Channel *c) {
@@ -76,20 +94,23 @@ static void channel_detach(Channel *c) {
         c->client_write_shut = false;
 }
 
-static void channel_update_events(Channel *c) {
-        uint32_t ev = 0;
+/* No more input for the worker: closing our end is its EOF. */
+static void channel_close_worker_stdin(Channel *c) {
+        c->stdin_source = sd_event_source_disable_unref(c->stdin_source);
+        c->worker_stdin = safe_close(c->worker_stdin);
+        c->worker_write_shut = true;
+}
 
-        if (c->worker_source) {
-                if (!c->worker_eof && buffer_space(&c->to_client) > 0)
-                        ev |= EPOLLIN;
-                if (buffer_len(&c->to_worker) > 0 && !c->worker_write_shut)
-                        ev |= EPOLLOUT;
-                if (ev) {
-                        sd_event_source_set_io_events(c->worker_source, ev);
-                        sd_event_source_set_enabled(c->worker_source, SD_EVENT_ON);
-                } else
-                        sd_event_source_set_enabled(c->worker_source, SD_EVENT_OFF);
-        }
+static void channel_update_events(Channel *c) {
+        uint32_t ev;
+
+        for (size_t i = 0; i < N_WORKER_OUTPUTS; i++)
+                if (c->out[i].source)
+                        sd_event_source_set_enabled(c->out[i].source,
+                                                    !c->out[i].eof && buffer_space(&c->to_client) > 0
+                                                            ? SD_EVENT_ON : SD_EVENT_OFF);
+        if (c->stdin_source)
+                sd_event_source_set_enabled(c->stdin_source, buffer_len(&c->to_worker) > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
         if (c->client_source) {
                 /* RDHUP stays raised once the client half-closed, so it is
                  * only asked for while we would read the EOF anyway. */
@@ -104,50 +125,59 @@ static void channel_update_events(Channel *c) {
 
 /* EOFs travel on once everything before them has been delivered. */
 static void channel_propagate_eof(Channel *c) {
-        if (c->client_eof && !c->worker_write_shut && buffer_len(&c->to_worker) == 0) {
-                (void) shutdown(c->worker_fd, SHUT_WR);
-                c->worker_write_shut = true;
-        }
-        if (c->worker_eof && c->client_fd >= 0 && !c->client_write_shut && buffer_len(&c->to_client) == 0) {
+        if (c->client_eof && !c->worker_write_shut && buffer_len(&c->to_worker) == 0)
+                channel_close_worker_stdin(c);
+        if (channel_worker_eof(c) && c->client_fd >= 0 && !c->client_write_shut && buffer_len(&c->to_client) == 0) {
                 (void) shutdown(c->client_fd, SHUT_WR);
                 c->client_write_shut = true;
         }
 }
 
-/* Once the worker's processes are gone, the bytes already in the socket are
- * all there will be; systemd may hold its copy of the fd for a while yet, so
- * EOF is declared when the socket runs dry instead of waiting for it. */
+/* Once the worker's processes are gone, the bytes already in the pipes are
+ * all there will be; systemd may hold its copies of the write ends for a while
+ * yet, so EOF is declared when a pipe runs dry instead of waiting for it. */
 static void channel_drain_ended_worker(Channel *c) {
-        while (c->worker_ended && !c->worker_eof && buffer_space(&c->to_client) > 0) {
-                ssize_t n = buffer_fill(&c->to_client, c->worker_fd);
-                if (n > 0) {
-                        c->bytes_out += (uint64_t) n;
-                        continue;
+        for (size_t i = 0; i < N_WORKER_OUTPUTS; i++)
+                while (c->worker_ended && !c->out[i].eof && buffer_space(&c->to_client) > 0) {
+                        ssize_t n = buffer_fill(&c->to_client, c->out[i].fd);
+                        if (n > 0) {
+                                c->bytes_out += (uint64_t) n;
+                                continue;
+                        }
+                        c->out[i].eof = true;
                 }
-                c->worker_eof = true;
-        }
 }
 
-static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_worker_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Channel *c = userdata;
+        WorkerOutput *out = &c->out[fd == c->out[WORKER_STDOUT].fd ? WORKER_STDOUT : WORKER_STDERR];
         ssize_t n;
 
-        if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->worker_eof && buffer_space(&c->to_client) > 0) {
+        if (!out->eof && buffer_space(&c->to_client) > 0) {
                 n = buffer_fill(&c->to_client, fd);
                 if (n > 0) {
                         c->bytes_out += (uint64_t) n;
                         channel_touch(c);
                 } else if (n != -EAGAIN)
-                        c->worker_eof = true;
+                        out->eof = true;
         }
-        if ((revents & (EPOLLOUT | EPOLLERR)) && buffer_len(&c->to_worker) > 0) {
-                n = buffer_drain(&c->to_worker, fd);
+        channel_propagate_eof(c);
+        channel_update_events(c);
+        return 0;
+}
+
+static int on_worker_stdin(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Channel *c = userdata;
+        ssize_t n;
+
+        if (buffer_len(&c->to_worker) > 0) {
+                n = buffer_drain(&c->to_worker, fd, false);
                 if (n > 0)
                         channel_touch(c);
                 else if (n != -EAGAIN) {
                         /* The worker closed its stdin: what it will never read is dropped. */
                         c->to_worker.start = c->to_worker.end = 0;
-                        c->worker_write_shut = true;
+                        channel_close_worker_stdin(c);
                 }
         }
         channel_propagate_eof(c);
@@ -160,7 +190,7 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
         ssize_t n;
 
         if ((revents & EPOLLOUT) && buffer_len(&c->to_client) > 0) {
-                n = buffer_drain(&c->to_client, fd);
+                n = buffer_drain(&c->to_client, fd, true);
                 if (n > 0) {
                         channel_touch(c);
                         channel_drain_ended_worker(c);
@@ -192,18 +222,20 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-int channel_new(Channel **ret, sd_event *event, int worker_fd, ChannelActivityFn on_activity, void *userdata) {
+int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, ChannelActivityFn on_activity,
+                void *userdata) {
+        _cleanup_close_ int stdin_read = -1, stdout_write = -1, stderr_write = -1;
+        int pipe_fds[2];
         Channel *c;
         int r;
 
         c = calloc(1, sizeof(*c));
-        if (!c) {
-                safe_close(worker_fd);
+        if (!c)
                 return -ENOMEM;
-        }
         *c = (Channel) {
                 .event = sd_event_ref(event),
-                .worker_fd = worker_fd,
+                .worker_stdin = -1,
+                .out = { { .fd = -1 }, { .fd = -1 } },
                 .client_fd = -1,
                 .to_client = { .data = malloc(CHANNEL_OUT_BUFFER), .cap = CHANNEL_OUT_BUFFER },
                 .to_worker = { .data = malloc(CHANNEL_IN_BUFFER), .cap = CHANNEL_IN_BUFFER },
@@ -215,23 +247,60 @@ int channel_new(Channel **ret, sd_event *event, int worker_fd, ChannelActivityFn
                 channel_free(c);
                 return -ENOMEM;
         }
-        r = fd_nonblock(worker_fd, true);
+        r = 0;
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+                r = -errno;
+        else {
+                stdin_read = pipe_fds[0];
+                c->worker_stdin = pipe_fds[1];
+                r = fd_nonblock(c->worker_stdin, true);
+        }
         if (r >= 0)
-                r = sd_event_add_io(event, &c->worker_source, worker_fd, EPOLLIN, on_worker_io, c);
+                r = sd_event_add_io(event, &c->stdin_source, c->worker_stdin, EPOLLOUT, on_worker_stdin, c);
+        for (size_t i = 0; r >= 0 && i < N_WORKER_OUTPUTS; i++) {
+                if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
+                        r = -errno;
+                        break;
+                }
+                c->out[i].fd = pipe_fds[0];
+                if (i == WORKER_STDOUT)
+                        stdout_write = pipe_fds[1];
+                else
+                        stderr_write = pipe_fds[1];
+                r = fd_nonblock(c->out[i].fd, true);
+                if (r >= 0)
+                        r = sd_event_add_io(event, &c->out[i].source, c->out[i].fd, EPOLLIN, on_worker_output, c);
+        }
         if (r < 0) {
                 channel_free(c);
                 return r;
         }
+        channel_update_events(c);
+        *ret_worker = (ChannelWorkerFds) {
+                .stdin_fd = TAKE_FD(stdin_read),
+                .stdout_fd = TAKE_FD(stdout_write),
+                .stderr_fd = TAKE_FD(stderr_write),
+        };
         *ret = c;
         return 0;
+}
+
+void channel_worker_fds_close(ChannelWorkerFds *fds) {
+        fds->stdin_fd = safe_close(fds->stdin_fd);
+        fds->stdout_fd = safe_close(fds->stdout_fd);
+        fds->stderr_fd = safe_close(fds->stderr_fd);
 }
 
 Channel *channel_free(Channel *c) {
         if (!c)
                 return NULL;
         channel_detach(c);
-        sd_event_source_disable_unref(c->worker_source);
-        safe_close(c->worker_fd);
+        sd_event_source_disable_unref(c->stdin_source);
+        safe_close(c->worker_stdin);
+        for (size_t i = 0; i < N_WORKER_OUTPUTS; i++) {
+                sd_event_source_disable_unref(c->out[i].source);
+                safe_close(c->out[i].fd);
+        }
         free(c->to_client.data);
         free(c->to_worker.data);
         sd_event_unref(c->event);
@@ -270,7 +339,7 @@ void channel_worker_ended(Channel *c) {
         channel_update_events(c);
 }
 
-bool channel_has_pending_output(const Channel *c) { return !c->worker_eof || buffer_len(&c->to_client) > 0; }
+bool channel_has_pending_output(const Channel *c) { return !channel_worker_eof(c) || buffer_len(&c->to_client) > 0; }
 uint64_t channel_last_activity(const Channel *c) { return c->last_activity; }
 uint64_t channel_bytes_in(const Channel *c) { return c->bytes_in; }
 uint64_t channel_bytes_out(const Channel *c) { return c->bytes_out; }

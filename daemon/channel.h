@@ -7,10 +7,22 @@
 
 #include "util.h"
 
-/* The relay between a worker's stdio socket and at most one client. The
- * daemon sees every byte, so it knows when the worker was last active, and
- * no client ever holds the worker's own end. Output produced while no client
- * is attached is buffered up to a cap, then the worker is back-pressured. */
+/* The relay between a worker's stdio and at most one client. The daemon sees
+ * every byte, so it knows when the worker was last active, and no client ever
+ * holds the worker's own ends. Output produced while no client is attached is
+ * buffered up to a cap, then the worker is back-pressured.
+ *
+ * The worker gets a pipe each for stdin, stdout and stderr, not one socket for
+ * all: a runtime that imports host fds (gVisor) reads each fd's flags and then
+ * makes the host side non-blocking, so two fds sharing one open file
+ * description reached the workload with O_NONBLOCK on whichever was imported
+ * second, and its read of stdin failed with EAGAIN (or a write to a full
+ * stdout would have). Separate descriptions cannot leak flags into each other.
+ * (systemd gives a unit whose stdout is a passed fd that same fd as stderr,
+ * whatever StandardError= says, so stderr is passed explicitly too.)
+ *
+ * The daemon's write end of the worker's stdin raises SIGPIPE if the worker
+ * closed its stdin: the process must ignore SIGPIPE. */
 typedef struct Channel Channel;
 
 typedef void (*ChannelActivityFn)(Channel *c, void *userdata);
@@ -18,8 +30,19 @@ typedef void (*ChannelActivityFn)(Channel *c, void *userdata);
 #define CHANNEL_OUT_BUFFER (256u * 1024u)
 #define CHANNEL_IN_BUFFER (64u * 1024u)
 
-/* Takes ownership of WORKER_FD. */
-int channel_new(Channel **ret, sd_event *event, int worker_fd, ChannelActivityFn on_activity, void *userdata);
+/* The worker's ends of its three pipes: blocking, close-on-exec, each its own
+ * open file description. */
+typedef struct ChannelWorkerFds {
+        int stdin_fd, stdout_fd, stderr_fd;
+} ChannelWorkerFds;
+
+/* Makes the worker's pipes and returns the worker's ends, which the caller
+ * hands to the worker's unit and then closes. What the worker writes to
+ * stderr reaches the client as stdout does, as with 2>&1 (though not
+ * ordered with it). */
+int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, ChannelActivityFn on_activity,
+                void *userdata);
+void channel_worker_fds_close(ChannelWorkerFds *fds);
 Channel *channel_free(Channel *c);
 
 /* Makes a new socketpair, keeps one end and returns the other, which the
@@ -32,7 +55,7 @@ uint64_t channel_last_activity(const Channel *c);
 /* The worker's processes are gone: collect what it wrote, then pass EOF on. */
 void channel_worker_ended(Channel *c);
 /* Whether the worker's side may still have something for a client: bytes
- * buffered, or its stdout not yet at EOF. */
+ * buffered, or its stdout or stderr not yet at EOF. */
 bool channel_has_pending_output(const Channel *c);
 uint64_t channel_bytes_in(const Channel *c);
 uint64_t channel_bytes_out(const Channel *c);

@@ -380,7 +380,7 @@ static void on_channel_activity(Channel *c, void *userdata) {
         }
 }
 
-static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_bus_message **ret) {
+static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorkerFds *stdio, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         WorkerUnitParams p = {
                 .id = w->id,
@@ -391,7 +391,7 @@ static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_b
                 .config = &m->config,
                 .runtime = w->runtime,
                 .launcher_path = m->launcher_path,
-                .stdio_fd = stdio_fd,
+                .stdio = stdio,
                 .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
         };
@@ -417,10 +417,10 @@ static int manager_build_start_message(Manager *m, Worker *w, int stdio_fd, sd_b
 
 int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
-        _cleanup_close_ int worker_end = -1, daemon_end = -1;
+        _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
         SbxRuntime runtime;
         Worker *w = NULL;
-        int pair[2], r;
+        int r;
 
         if (m->n_alive >= m->config.max_workers)
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_WORKERS,
@@ -446,13 +446,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
                 if (r < 0)
                         goto fail;
         }
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        daemon_end = pair[0];
-        worker_end = pair[1];
-        r = channel_new(&w->channel, m->event, TAKE_FD(daemon_end), on_channel_activity, w);
+        r = channel_new(&w->channel, m->event, &worker_stdio, on_channel_activity, w);
         if (r < 0)
                 goto fail;
         r = sd_bus_match_signal_async(m->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
@@ -460,7 +454,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
                                       on_unit_properties_changed, NULL, w);
         if (r < 0)
                 goto fail;
-        r = manager_build_start_message(m, w, worker_end, &start);
+        r = manager_build_start_message(m, w, &worker_stdio, &start);
         if (r < 0)
                 goto fail;
 

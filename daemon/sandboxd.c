@@ -68,6 +68,9 @@ int main(int argc, char *argv[]) {
                 return 0;
         }
 
+        /* A worker that closes its stdin must give the channel EPIPE, not kill
+         * the daemon (systemd ignores SIGPIPE for services; a manual run does not). */
+        (void) signal(SIGPIPE, SIG_IGN);
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);

@@ -363,10 +363,10 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
                 CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, p->egress_socket));
         }
 
-        /* The channel: stdin and stdout are the daemon's socketpair. */
-        CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio_fd));
-        CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio_fd));
-        CHECK(append_string(m, "StandardError", "journal"));
+        /* The channel: stdin, stdout and stderr are the daemon's pipes. */
+        CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio->stdin_fd));
+        CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
+        CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_exec(m, p));
 
         /* Hardening that holds for every class. */

@@ -3,6 +3,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "channel.h"
 #include "class.h"
 #include "config.h"
 #include "spec.h"
@@ -26,7 +27,7 @@ typedef struct WorkerUnitParams {
         const SbxConfig *config;
         SbxRuntime runtime;
         const char *launcher_path;      /* sandbox-launch, for non-systemd runtimes */
-        int stdio_fd;                   /* the worker's end of the channel */
+        const ChannelWorkerFds *stdio;  /* the worker's ends of the channel's pipes */
         const char *egress_proxy_url;   /* NULL: no egress at all */
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
 } WorkerUnitParams;

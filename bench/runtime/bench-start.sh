@@ -5,7 +5,8 @@
 #   bare-runsc         runsc run of the exact bundle a worker gets (copied from a
 #                      live worker) with the launcher's flags, outside any unit
 #   launcher-unit      a DynamicUser unit whose ExecStart=+ is sandbox-launch run,
-#                      its stdin/stdout a connected socket (as the daemon's channel)
+#                      its stdout a connected socket (stdin empty: the launcher
+#                      refuses stdin and stdout on one socket, see its README)
 # so that the daemon's own share (bench/start-latency.sh) can be told apart
 # from the unit's and the launcher's. Runs inside a booted test-bed container
 # with the build installed at /.
@@ -39,7 +40,7 @@ StateDirectoryMode=0700
 PrivateNetwork=yes
 MemoryMax=256M
 TasksMax=256
-StandardInput=socket
+StandardInput=null
 StandardOutput=socket
 StandardError=journal
 ExecStart=+$LAUNCH run --id rtbench --runtime runsc --runtime-path $RUNSC --platform $PLATFORM --home /var/lib/sandboxd/workers/rtbench --pids 256 --memory 256M --cpu-percent 100 -- /bin/echo x
@@ -53,9 +54,10 @@ User=sandbox-rtbench
 StateDirectory=sandboxd/workers/rtbench
 StateDirectoryMode=0700
 PrivateNetwork=yes
-StandardInput=socket
+StandardInput=null
 StandardOutput=socket
-ExecStart=+$LAUNCH run --id rtbench --runtime runsc --runtime-path $RUNSC --platform $PLATFORM --home /var/lib/sandboxd/workers/rtbench --pids 256 --memory 256M --cpu-percent 100 -- /bin/sh -c "echo ready; read x"
+StandardError=journal
+ExecStart=+$LAUNCH run --id rtbench --runtime runsc --runtime-path $RUNSC --platform $PLATFORM --home /var/lib/sandboxd/workers/rtbench --pids 256 --memory 256M --cpu-percent 100 -- /bin/sh -c "echo ready; exec sleep 60"
 ExecStopPost=+$LAUNCH cleanup --id rtbench --runtime-path $RUNSC
 EOF
 ct tee /run/systemd/system/sandbox-rtbundle.socket >/dev/null <<EOF
@@ -103,7 +105,8 @@ s = socket.socket(socket.AF_UNIX); s.settimeout(60); s.connect(W + "/bundle.sock
 bundle = W + "/bundle"
 shutil.rmtree(bundle, ignore_errors=True); os.makedirs(bundle)
 spec = json.load(open("/run/sandboxd/bundles/rtbench/config.json"))
-s.sendall(b"go\n"); s.close()
+s.close()
+subprocess.run(["systemctl", "stop", "sandbox-rtbundle@*"], check=True)
 spec["process"]["args"] = ["/bin/echo", "x"]
 json.dump(spec, open(bundle + "/config.json", "w"))
 idle()

@@ -226,6 +226,41 @@ static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, cons
         _exit(LAUNCH_EXIT_SETUP);
 }
 
+/* Whether A and B are one open file description (dup()s of each other, or
+ * both a socket systemd accepted): flipping O_NONBLOCK on one shows on the
+ * other. That flag is exactly what leaks, so it is what is tested. */
+static bool fds_share_flags(int a, int b) {
+        int flags_a = fcntl(a, F_GETFL), flags_b = fcntl(b, F_GETFL);
+        bool shared;
+
+        if (flags_a < 0 || flags_b < 0 || fcntl(a, F_SETFL, flags_a ^ O_NONBLOCK) < 0)
+                return false;
+        shared = ((fcntl(b, F_GETFL) ^ flags_b) & O_NONBLOCK) != 0;
+        (void) fcntl(a, F_SETFL, flags_a);
+        return shared;
+}
+
+/* gVisor imports each stdio fd with the flags it has, then makes the host
+ * side non-blocking for its own poller. Two stdio fds on one description
+ * therefore reach the workload with O_NONBLOCK on whichever was imported
+ * second (the order varies), and a shell's read of stdin fails with EAGAIN,
+ * which it takes for the end of input. sandboxd gives workers a pipe pair and
+ * stderr to the journal; anything else is refused rather than run with
+ * stdio that randomly drops input. */
+static int check_stdio_descriptions(void) {
+        static const char *const names[] = { "stdin", "stdout", "stderr" };
+        for (int a = 0; a < 3; a++)
+                for (int b = a + 1; b < 3; b++)
+                        if (fds_share_flags(a, b)) {
+                                log_error("The worker's %s and %s are one open file description (a socket "
+                                          "or a dup); gVisor would make one of them non-blocking for the "
+                                          "workload. Give them separate descriptions (e.g. a pipe pair).",
+                                          names[a], names[b]);
+                                return -EINVAL;
+                        }
+        return 0;
+}
+
 /* runsc: the runtime runs as a child so the memory guard can follow the
  * sandbox (launch-guard.c); its stdin/stdout are the unit's, untouched. A Kata
  * VM has a real kernel that enforces the memory limit itself: exec. */
@@ -235,12 +270,14 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
 
         snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         runtime_root_arg(a, root, sizeof(root));
-        /* The sandbox imports stdin/stdout as they are: a non-blocking socket
-         * (systemd accepts connections with SOCK_NONBLOCK) would make the
-         * workload's read() fail with EAGAIN, which shells take for the end
-         * of input. The workload gets plain blocking stdio. */
+        /* The sandbox imports stdin/stdout with their flags as they are: a
+         * non-blocking one would make the workload's read() fail with EAGAIN,
+         * which shells take for the end of input. The workload gets plain
+         * blocking stdio. */
         (void) fd_nonblock(STDIN_FILENO, false);
         (void) fd_nonblock(STDOUT_FILENO, false);
+        if (a->runtime == LAUNCH_RUNTIME_RUNSC && check_stdio_descriptions() < 0)
+                return LAUNCH_EXIT_SETUP;
         if (a->runtime != LAUNCH_RUNTIME_RUNSC)
                 exec_runtime(a, bundle, container, root);
         pid = fork();

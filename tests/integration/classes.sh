@@ -66,6 +66,47 @@ check_eq "standard: the channel carries input to a gVisor worker and its output 
     "line one
 line two" "$out"
 
+# ---- the channel, interactively, for every class this host serves ------------
+# Input that arrives only after the worker is waiting for it. gVisor copies
+# each stdio fd's flags and makes the host side non-blocking; when the worker's
+# stdin and stdout were one socket, one of them reached the workload
+# non-blocking and its first read() of an empty stdin failed with EAGAIN, which
+# a shell takes for the end of input. The flags check catches that every time;
+# the conversation checks the behaviour a client sees.
+ct tee /run/sbx-converse.py >/dev/null <<'PY'
+import subprocess, sys, time
+cls, rounds = sys.argv[1], int(sys.argv[2])
+script = 'echo ready; while read -r l; do echo "echo:$l"; done; echo bye'
+good = 0
+for i in range(rounds):
+    p = subprocess.Popen(["sandboxctl", "run", "--class", cls, "--", "/bin/sh", "-c", script],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    got = [p.stdout.readline()]
+    time.sleep(0.3 + 0.2 * (i % 3))     # the worker is blocked in read() by now
+    p.stdin.write(b"hello %d\n" % i); p.stdin.flush()
+    got.append(p.stdout.readline())
+    p.stdin.close()
+    got += p.stdout.readlines()
+    p.wait(timeout=60)
+    want = [b"ready\n", b"echo:hello %d\n" % i, b"bye\n"]
+    if got == want and p.returncode == 0:
+        good += 1
+    else:
+        print("round %d: got %r, exit %s" % (i, got, p.returncode), file=sys.stderr)
+print("%d/%d" % (good, rounds))
+PY
+for class in trusted standard untrusted; do
+    flags=$(run --class "$class" -- /usr/bin/python3 -c '
+import fcntl, os
+print(" ".join("%d:%o" % (fd, fcntl.fcntl(fd, fcntl.F_GETFL) & (os.O_ACCMODE | os.O_NONBLOCK)) for fd in (0, 1, 2)))' </dev/null 2>&1)
+    check_eq "$class: the workload's stdin, stdout and stderr are blocking (read, write, write)" "0:0 1:1 2:1" "$flags"
+    check_eq "$class: what the worker writes to stderr reaches the client" "to stderr" \
+        "$(run --class "$class" -- /bin/sh -c 'echo to stderr >&2' </dev/null 2>&1)"
+    conv=$(ct timeout 300 python3 /run/sbx-converse.py "$class" 5 2>&1)
+    check_eq "$class: input sent after the worker waits for it is read, 5 of 5 times" "5/5" "$(printf '%s\n' "$conv" | tail -n1)"
+    [ "$(printf '%s\n' "$conv" | tail -n1)" = 5/5 ] || diag "$conv"
+done
+
 sbx_create 3 Argv as 2 /bin/sleep 30 Class s untrusted TasksMax t 64
 check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$WID" Runtime
 check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class

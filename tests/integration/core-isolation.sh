@@ -133,19 +133,28 @@ check_fails "tester finds no secret in any file it can read" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- grep -rlsF -- '$SECRET' /run /var /tmp /dev/shm /etc /home /usr/lib/systemd 2>/dev/null | grep ."
 check_fails "tester cannot OpenChannel to A" as_tester /usr/lib/sandboxd-tests/sbx-channel read "$a" 500
 
-# ---- the channel is a socket only sandboxd holds ----------------------------
+# ---- the channel: three pipes whose other ends only sandboxd holds ----------
 fd0=$(ct readlink "/proc/$pid_a/fd/0")
 fd1=$(ct readlink "/proc/$pid_a/fd/1")
-check_output "A's stdin is a socket" '^socket:\[[0-9]+\]$' echo "$fd0"
-check_eq "A's stdout is the same socket as its stdin" "$fd0" "$fd1"
+fd2=$(ct readlink "/proc/$pid_a/fd/2")
+check_output "A's stdin is a pipe" '^pipe:\[[0-9]+\]$' echo "$fd0"
+check_output "A's stdout is a pipe" '^pipe:\[[0-9]+\]$' echo "$fd1"
+check_output "A's stderr is a pipe" '^pipe:\[[0-9]+\]$' echo "$fd2"
+check_eq "A's stdin, stdout and stderr are three different pipes" 3 "$(printf '%s\n' "$fd0" "$fd1" "$fd2" | sort -u | wc -l)"
 dpid=$(unit_prop sandboxd.service MainPID)
-# The socketpair lives in sandboxd's network namespace; ss -xp names every holder.
-socks=$(ct nsenter -t "$dpid" -n ss -Hxpn 2>&1)
-inode=${fd0//[^0-9]/}
-peer=$(awk -v i="$inode" '$6 == i {print $8}' <<<"$socks")
-check_output "the other end of A's channel is held by sandboxd alone" \
-    "^users:\((\(\"sandboxd\",pid=$dpid,fd=[0-9]+\),?)+\)\$" \
-    awk -v p="${peer:-none}" '$6 == p {print $9}' <<<"$socks"
+# pipe_ends PIPE MODE: "pid:comm" of every fd in the container on PIPE opened
+# for MODE (0 read, 1 write), from each fd's fdinfo flags
+pipe_ends() {
+    ct sh -c 'for f in /proc/[0-9]*/fd/*; do
+                  [ "$(readlink "$f" 2>/dev/null)" = "$1" ] || continue
+                  p=${f#/proc/}; p=${p%%/*}; n=${f##*/}
+                  fl=$(awk "/^flags:/ {print \$2}" "/proc/$p/fdinfo/$n" 2>/dev/null)
+                  [ -n "$fl" ] && [ $((0$fl & 3)) = "$2" ] && echo "$p:$(cat /proc/$p/comm)"
+              done | sort -u' sh "$1" "$2"
+}
+check_eq "the write end of A's stdin is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd0" 1)"
+check_eq "the read end of A's stdout is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd1" 0)"
+check_eq "the read end of A's stderr is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd2" 0)"
 check_fails "A holds no listening socket" \
     sh -c "nsenter -t $CT_PID -a nsenter -t $pid_a -n ss -Hltuxpn | grep -F 'pid=$pid_a,'"
 

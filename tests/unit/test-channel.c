@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -12,7 +14,9 @@
 typedef struct Fixture {
         sd_event *event;
         Channel *channel;
-        int worker;             /* what the worker process would hold */
+        int worker_in;          /* what the worker process would hold: its stdin, */
+        int worker_out;         /* stdout */
+        int worker_err;         /* and stderr */
         unsigned activity;
 } Fixture;
 
@@ -22,11 +26,12 @@ static void on_activity(Channel *c, void *userdata) {
 
 static int setup(void **state) {
         Fixture *f = calloc(1, sizeof(*f));
-        int pair[2];
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
         assert_int_equal(sd_event_new(&f->event), 0);
-        assert_int_equal(channel_new(&f->channel, f->event, pair[0], on_activity, f), 0);
-        f->worker = pair[1];
+        ChannelWorkerFds fds;
+        assert_int_equal(channel_new(&f->channel, f->event, &fds, on_activity, f), 0);
+        f->worker_in = fds.stdin_fd;
+        f->worker_out = fds.stdout_fd;
+        f->worker_err = fds.stderr_fd;
         *state = f;
         return 0;
 }
@@ -34,7 +39,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
         Fixture *f = *state;
         channel_free(f->channel);
-        close(f->worker);
+        channel_worker_fds_close(&(ChannelWorkerFds) { f->worker_in, f->worker_out, f->worker_err });
         sd_event_unref(f->event);
         free(f);
         return 0;
@@ -63,9 +68,9 @@ static void test_both_directions(void **state) {
         assert_true(channel_is_attached(f->channel));
         assert_int_equal(write(client, "ping", 4), 4);
         spin(f);
-        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 4);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 4);
         assert_memory_equal(buf, "ping", 4);
-        assert_int_equal(write(f->worker, "pong!", 5), 5);
+        assert_int_equal(write(f->worker_out, "pong!", 5), 5);
         spin(f);
         assert_int_equal(read_some(client, buf, sizeof(buf)), 5);
         assert_memory_equal(buf, "pong!", 5);
@@ -81,7 +86,7 @@ static void test_output_buffered_until_attach(void **state) {
         char buf[64];
         int client;
 
-        assert_int_equal(write(f->worker, "early", 5), 5);
+        assert_int_equal(write(f->worker_out, "early", 5), 5);
         spin(f);
         assert_int_equal(channel_attach(f->channel, &client), 0);
         spin(f);
@@ -104,7 +109,7 @@ static void test_second_client_busy_then_reattach(void **state) {
         spin(f);
         {
                 char c;
-                assert_int_equal(read_some(f->worker, &c, 1), 1);
+                assert_int_equal(read_some(f->worker_in, &c, 1), 1);
                 assert_int_equal(c, 'x');
         }
         close(b);
@@ -120,10 +125,13 @@ static void test_eof_both_ways(void **state) {
         assert_int_equal(write(client, "in", 2), 2);
         assert_int_equal(shutdown(client, SHUT_WR), 0);
         spin(f);
-        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 2);
-        assert_int_equal(read_some(f->worker, buf, sizeof(buf)), 0);     /* the worker sees EOF */
-        assert_int_equal(write(f->worker, "out", 3), 3);
-        assert_int_equal(shutdown(f->worker, SHUT_WR), 0);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 2);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 0);     /* the worker sees EOF */
+        assert_int_equal(write(f->worker_out, "out", 3), 3);
+        assert_int_equal(close(f->worker_out), 0);
+        f->worker_out = -1;
+        assert_int_equal(close(f->worker_err), 0);
+        f->worker_err = -1;
         spin(f);
         assert_int_equal(read_some(client, buf, sizeof(buf)), 3);
         assert_int_equal(read_some(client, buf, sizeof(buf)), 0);        /* the client sees EOF */
@@ -139,7 +147,7 @@ static void test_ended_worker(void **state) {
 
         /* The worker wrote and died, but systemd still holds the socket open:
          * its output is kept for a client, then the client gets EOF. */
-        assert_int_equal(write(f->worker, "last", 4), 4);
+        assert_int_equal(write(f->worker_out, "last", 4), 4);
         spin(f);
         channel_worker_ended(f->channel);
         assert_true(channel_has_pending_output(f->channel));
@@ -164,11 +172,11 @@ static void test_backpressure(void **state) {
         int client;
         char buf[65536];
 
-        assert_int_equal(fd_nonblock(f->worker, true), 0);
+        assert_int_equal(fd_nonblock(f->worker_out, true), 0);
         /* With nobody attached the daemon buffers up to its cap, then stops
          * reading, so the worker's writes block rather than memory growing. */
         for (int i = 0; i < 64; i++) {
-                ssize_t n = write(f->worker, chunk, sizeof(chunk));
+                ssize_t n = write(f->worker_out, chunk, sizeof(chunk));
                 if (n > 0)
                         written += (size_t) n;
                 spin(f);
@@ -188,8 +196,83 @@ static void test_backpressure(void **state) {
         close(client);
 }
 
+/* The regression behind the pipe pair: gVisor copies each stdio fd's flags
+ * and then sets O_NONBLOCK on the host side, so stdin and stdout must not
+ * share an open file description, or one flag change reaches the other. */
+static void test_worker_ends_are_separate_blocking_descriptions(void **state) {
+        Fixture *f = *state;
+        const int fds[] = { f->worker_in, f->worker_out, f->worker_err };
+        const int modes[] = { O_RDONLY, O_WRONLY, O_WRONLY };
+
+        for (int i = 0; i < 3; i++) {
+                int flags = fcntl(fds[i], F_GETFL);
+                assert_int_equal(flags & O_ACCMODE, modes[i]);
+                assert_int_equal(flags & O_NONBLOCK, 0);
+                assert_true(fcntl(fds[i], F_GETFD) & FD_CLOEXEC);
+        }
+        /* what gVisor does to each fd it imports reaches no other */
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(fd_nonblock(fds[i], true), 0);
+                for (int j = 0; j < 3; j++)
+                        if (j != i)
+                                assert_int_equal(fcntl(fds[j], F_GETFL) & O_NONBLOCK, 0);
+                assert_int_equal(fd_nonblock(fds[i], false), 0);
+        }
+}
+
+/* stderr reaches the client like stdout, and EOF only once both are closed. */
+static void test_stderr_merged_and_eof_after_both(void **state) {
+        Fixture *f = *state;
+        char buf[16];
+        int client;
+
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        assert_int_equal(write(f->worker_err, "oops", 4), 4);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 4);
+        assert_memory_equal(buf, "oops", 4);
+        assert_int_equal(close(f->worker_out), 0);
+        f->worker_out = -1;
+        spin(f);
+        assert_true(channel_has_pending_output(f->channel));    /* stderr is still open */
+        assert_int_equal(write(f->worker_err, "late", 4), 4);
+        assert_int_equal(close(f->worker_err), 0);
+        f->worker_err = -1;
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 4);
+        assert_memory_equal(buf, "late", 4);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 0);
+        assert_false(channel_has_pending_output(f->channel));
+        close(client);
+}
+
+/* A worker that stops reading costs the client its unread input, never the
+ * channel: its output still flows. */
+static void test_worker_closed_stdin(void **state) {
+        Fixture *f = *state;
+        char buf[16];
+        int client;
+
+        assert_int_equal(channel_attach(f->channel, &client), 0);
+        assert_int_equal(close(f->worker_in), 0);
+        f->worker_in = -1;
+        assert_int_equal(write(client, "lost", 4), 4);
+        spin(f);
+        assert_int_equal(write(f->worker_out, "still", 5), 5);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "still", 5);
+        assert_true(channel_is_attached(f->channel));
+        close(client);
+}
+
 int main(void) {
+        /* as the daemon does: a closed stdin pipe is EPIPE, not a signal */
+        signal(SIGPIPE, SIG_IGN);
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_worker_ends_are_separate_blocking_descriptions, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_worker_closed_stdin, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stderr_merged_and_eof_after_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_both_directions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_buffered_until_attach, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_second_client_busy_then_reattach, setup, teardown),

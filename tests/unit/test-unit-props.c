@@ -52,7 +52,7 @@ static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
                 .config = &config,
                 .runtime = runtime,
                 .launcher_path = "/usr/libexec/sandboxd/sandbox-launch",
-                .stdio_fd = 0,
+                .stdio = &(ChannelWorkerFds) { 0, 1, 2 },
                 .egress_proxy_url = proxy,
                 .egress_socket = "sandbox-0123456789ab-egress.socket",
         };
@@ -124,6 +124,7 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "RuntimeMaxUSec", "UINT64 3600000000");
         assert_prop(d, "StandardInputFileDescriptor", "UNIX_FD");
         assert_prop(d, "StandardOutputFileDescriptor", "UNIX_FD");
+        assert_prop(d, "StandardErrorFileDescriptor", "UNIX_FD");
         /* argv verbatim: no $HOME expansion by systemd. */
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
