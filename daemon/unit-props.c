@@ -238,8 +238,12 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         argv_addf(a, "--runtime-path=%s", path);
         if (streq(verb, "cleanup"))
                 return a->error;
-        if (p->runtime == SBX_RUNTIME_RUNSC)
+        if (p->runtime == SBX_RUNTIME_RUNSC) {
                 argv_addf(a, "--platform=%s", p->config->runsc_platform);
+                /* Only a worker with a proxy needs the unit's namespace, where
+                 * the proxy listens; any other gets gVisor's own loopback. */
+                argv_addf(a, "--network=%s", p->egress_proxy_url ? "host" : "none");
+        }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
         argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);

@@ -67,6 +67,7 @@ static const LaunchOption options[] = {
         { "runtime",      OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE), 0 },
         { "runtime-path", OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE), FIELD(runtime_path) },
         { "platform",     OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_PROBE),                      FIELD(platform) },
+        { "network",      OPT_STRING, V(LAUNCH_RUN),                                        FIELD(network) },
         { "root-image",   OPT_STRING, V(LAUNCH_RUN),                                        FIELD(root_image) },
         { "home",         OPT_STRING, V(LAUNCH_RUN),                                        FIELD(home) },
         { "pids",         OPT_SIZE,   V(LAUNCH_RUN),                                        FIELD(pids) },
@@ -217,6 +218,11 @@ static int check(LaunchArgs *a, SbxError *error) {
                                      "--platform must be systrap or ptrace, got '%s'.", a->platform);
         if (a->platform && a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--platform is for runsc only.");
+        if (a->network && !streq(a->network, "none") && !streq(a->network, "host"))
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "--network must be none or host, got '%s'.", a->network);
+        if (a->network && a->runtime != LAUNCH_RUNTIME_RUNSC)
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--network is for runsc only.");
         switch (a->verb) {
         case LAUNCH_RUN:
                 return check_run(a, error);
@@ -261,6 +267,8 @@ int launch_args_parse(int argc, char * const *argv, LaunchArgs *ret, SbxError *e
         }
         if (!a.platform && a.runtime == LAUNCH_RUNTIME_RUNSC && a.verb != LAUNCH_CLEANUP)
                 a.platform = LAUNCH_DEFAULT_PLATFORM;
+        if (!a.network && a.runtime == LAUNCH_RUNTIME_RUNSC && a.verb == LAUNCH_RUN)
+                a.network = LAUNCH_DEFAULT_NETWORK;
         *ret = a;
         return 0;
 }

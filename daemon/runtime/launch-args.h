@@ -34,6 +34,7 @@ LaunchRuntime launch_runtime_from_string(const char *s);
 
 #define LAUNCH_ID_MAX 23                /* "sandbox-" + id fits a 31-character user name */
 #define LAUNCH_DEFAULT_PLATFORM "systrap"
+#define LAUNCH_DEFAULT_NETWORK "none"
 #define LAUNCH_DEFAULT_RUNSC "/usr/bin/runsc"
 #define LAUNCH_DEFAULT_PROBE_TIMEOUT_SEC 20
 
@@ -43,6 +44,7 @@ typedef struct LaunchArgs {
         LaunchRuntime runtime;
         const char *runtime_path;
         const char *platform;
+        const char *network;            /* runsc: "none" (default) or "host" */
         const char *root_image;
         const char *home;
         const char *nonce;

@@ -7,7 +7,7 @@
 
 const cap_value_t launch_runsc_caps[] = {
         CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID, CAP_SYS_CHROOT,
-        CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL,
+        CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL, CAP_SETFCAP,
 };
 const size_t launch_runsc_caps_n = ELEMENTSOF(launch_runsc_caps);
 

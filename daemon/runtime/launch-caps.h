@@ -11,7 +11,10 @@
  * runsc gives its gofer) and what it needs to build the sandbox (SYS_ADMIN for
  * namespaces and mounts, SYS_PTRACE for the systrap/ptrace platforms,
  * SETUID/SETGID/SETPCAP to drop to its own user and capabilities, KILL to
- * signal the sandbox). Measured here: runsc ran a worker with only
+ * signal the sandbox, SETFCAP to map root into the user namespace runsc gives
+ * a sandbox with its own network stack, --network=none: since Linux 5.12 a
+ * uid_map that maps uid 0 needs it; without it the gofer fails to start with
+ * EPERM). Measured here: runsc ran a worker with only
  * SYS_ADMIN, SYS_CHROOT, SYS_PTRACE, DAC_OVERRIDE and CHOWN; the rest are kept
  * because runsc asks for them on paths a probe does not take. */
 extern const cap_value_t launch_runsc_caps[];

@@ -380,9 +380,10 @@ static struct json_object *build_linux(const OciBundleSpec *s) {
         if (append(ns, namespace("pid")) < 0 || append(ns, namespace("ipc")) < 0 ||
             append(ns, namespace("uts")) < 0 || append(ns, namespace("mount")) < 0)
                 return NULL;
-        /* runsc runs with --network=host inside the unit's PrivateNetwork
-         * namespace: a network entry here would cut it off from the loopback
-         * the egress proxy listens on. A Kata VM always has its own. */
+        /* runsc with --network=host (a worker with an egress proxy) runs in
+         * the unit's PrivateNetwork namespace: a network entry here would cut
+         * it off from the loopback the proxy listens on; with --network=none
+         * runsc ignores it. A Kata VM always has its own. */
         if (s->profile == OCI_PROFILE_KATA && append(ns, namespace("network")) < 0)
                 return NULL;
         if (add(lx, "namespaces", TAKE_PTR(ns)) < 0 || add(lx, "resources", build_resources(s)) < 0 ||

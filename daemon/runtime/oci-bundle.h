@@ -18,7 +18,9 @@
  *   - positive pids/memory/cpu limits, both as linux.resources and, because
  *     gVisor with --ignore-cgroups only honours rlimits, as RLIMIT_NPROC.
  * Profiles differ only where the runtime needs it: runsc gets no network
- * namespace (with --network=host it then sees only the unit's private one);
+ * namespace (with --network=none it has its own loopback only; with
+ * --network=host, for a worker with an egress proxy, it sees only the unit's
+ * private namespace, where the proxy listens);
  * Kata gets one (the VM's own) and VM sizing annotations. */
 
 #include <stdint.h>

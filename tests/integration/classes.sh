@@ -110,6 +110,8 @@ done
 sbx_create 3 Argv as 2 /bin/sleep 30 Class s untrusted TasksMax t 64
 check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$WID" Runtime
 check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class
+check_output "without egress the sandbox has gVisor's own loopback only (runsc --network=none)" '--network=none' \
+    unit_prop "sandbox-$WID.service" ExecStart
 check "the worker's OCI bundle exists while it runs" ct test -f "/run/sandboxd/bundles/$WID/config.json"
 bundle=$(ct cat "/run/sandboxd/bundles/$WID/config.json" 2>/dev/null)
 check_output "bundle: root is read-only" '"readonly": *true' echo "$bundle"

@@ -53,6 +53,13 @@ for class in trusted standard; do
         /bin/sh -c "exec 3<>/dev/tcp/$UP/443"
 done
 
+# A gVisor worker reaches its proxy only through the unit's namespace, so its
+# sandbox runs with --network=host; one without a proxy gets --network=none.
+id=$(ct sandboxctl create --class standard --allow api.sbx-egress.test -- /bin/sleep 30)
+check_output "standard with egress: runsc shares the unit's namespace (--network=host)" '--network=host' \
+    unit_prop "sandbox-$id.service" ExecStart
+ct sandboxctl stop "$id" >/dev/null 2>&1
+
 # ---- what the proxy refuses, with its reason in a header ---------------------
 hdr() { run --class trusted --allow "$1" -- /bin/sh -c "$CURL -v $2 2>&1 | grep -i x-sandbox-egress-reason; true"; }
 check_output "an allowed name that resolves to a private address is refused" 'X-Sandbox-Egress-Reason: .*private' \

@@ -256,8 +256,8 @@ start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/sleep 600
 for i in $(seq 100); do in_ct test -e "/run/sandboxd/bundles/$id/config.json" && break; sleep 0.1; done
 sleep 1
 check "a running worker has its bundle, mode 0700" '[ "$(in_ct stat -c %a /run/sandboxd/bundles/$id)" = 700 ]'
-# CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP SYS_CHROOT SYS_PTRACE SYS_ADMIN
-RUNSC_CAPS=00000000002c01ff
+# CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP SYS_CHROOT SYS_PTRACE SYS_ADMIN SETFCAP
+RUNSC_CAPS=00000000802c01ff
 bounding_sets() {   # the CapBnd of every process of the unit, one per line
     local cg
     cg=$(in_ct systemctl show -P ControlGroup "sandbox-$1.service")

@@ -15,7 +15,7 @@
 
 static void test_run_full(void **state) {
         char *argv[] = { "sandbox-launch", "run", "--id", "abc123", "--runtime", "runsc",
-                         "--runtime-path=/usr/bin/runsc", "--platform", "ptrace", "--root-image", "/srv/img",
+                         "--runtime-path=/usr/bin/runsc", "--platform", "ptrace", "--network=host", "--root-image", "/srv/img",
                          "--home", "/var/lib/sandboxd/workers/abc123", "--pids", "256", "--memory", "256M",
                          "--cpu-percent", "50", "--disk", "64M", "--tmp-size=16M", "--nofile", "2048",
                          "--setenv", "FOO=bar", "--setenv=LANG=C", "--", "/bin/sh", "-c", "--not-an-option", NULL };
@@ -28,6 +28,7 @@ static void test_run_full(void **state) {
         assert_int_equal(a.runtime, LAUNCH_RUNTIME_RUNSC);
         assert_string_equal(a.runtime_path, "/usr/bin/runsc");
         assert_string_equal(a.platform, "ptrace");
+        assert_string_equal(a.network, "host");
         assert_string_equal(a.root_image, "/srv/img");
         assert_string_equal(a.home, "/var/lib/sandboxd/workers/abc123");
         assert_int_equal(a.pids, 256);
@@ -57,6 +58,7 @@ static void test_defaults(void **state) {
         assert_int_equal(launch_args_parse(ARGC(run), run, &a, &e), 0);
         assert_int_equal(a.runtime, LAUNCH_RUNTIME_RUNSC);
         assert_string_equal(a.platform, LAUNCH_DEFAULT_PLATFORM);
+        assert_string_equal(a.network, "none");         /* no host network unless asked for */
         assert_null(a.root_image);
         assert_int_equal(a.disk, 0);
         assert_null(a.setenv);
@@ -110,6 +112,9 @@ static const BadCase bad_cases[] = {
         { { "run", RUN_OK, "--runtime", "runc", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "runsc, kata or wasm" },
         { { "run", RUN_OK, "--runtime", "wasm", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "runsc or kata for run" },
         { { "run", RUN_OK, "--platform", "kvm", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "systrap or ptrace" },
+        { { "run", RUN_OK, "--network", "sandbox", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "none or host" },
+        { { "run", RUN_OK, "--runtime", "kata", "--network", "host", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
+          "--network is for runsc only" },
         { { "run", RUN_OK, "--runtime", "kata", "--platform", "ptrace", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
           "for runsc only" },
         { { "run", RUN_OK, "--runtime-path", "runsc", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "absolute path" },

@@ -160,6 +160,9 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--runtime=runsc\"");
         assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/runsc\"");
         assert_prop(d, "ExecStartEx", "\"--platform=systrap\"");
+        /* with a proxy, the sandbox needs the unit's namespace it listens in */
+        assert_prop(d, "ExecStartEx", "\"--network=host\"");
+        assert_false(prop_has(d, "ExecStartEx", "--network=none"));
         assert_prop(d, "ExecStartEx", "\"--pids=256\"");
         assert_prop(d, "ExecStartEx", "\"--memory=67108864\"");
         assert_prop(d, "ExecStartEx", "\"--cpu-percent=25\"");
@@ -187,6 +190,20 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
 }
 
+/* Without egress a gVisor worker gets gVisor's own loopback and nothing of
+ * the host's network stack, not even the unit's empty namespace. */
+static void test_runsc_unit_without_egress(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_RUNSC, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "ExecStartEx", "\"--network=none\"");
+        assert_false(prop_has(d, "ExecStartEx", "--network=host"));
+        assert_false(prop_has(d, "ExecStartEx", "HTTPS_PROXY"));
+        assert_prop(d, "PrivateNetwork", "BOOLEAN true");
+        assert_null(strstr(d, "egress.socket"));
+}
+
 static void test_kata_unit(void **state) {
         int r;
         _cleanup_free_ char *d = build(SBX_RUNTIME_KATA, NULL, &r);
@@ -195,6 +212,7 @@ static void test_kata_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--runtime=kata\"");
         assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/kata-runtime\"");
         assert_false(prop_has(d, "ExecStartEx", "--platform"));
+        assert_false(prop_has(d, "ExecStartEx", "--network"));
         assert_prop(d, "ExecStopPostEx", "\"--runtime=kata\"");
         assert_prop(d, "PrivateNetwork", "BOOLEAN true");
         assert_prop(d, "NoNewPrivileges", "BOOLEAN true");
@@ -206,6 +224,7 @@ int main(void) {
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_proxy_environment),
                 cmocka_unit_test(test_runsc_unit),
+                cmocka_unit_test(test_runsc_unit_without_egress),
                 cmocka_unit_test(test_kata_unit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
