@@ -7,7 +7,9 @@ first byte the command writes.
                                      the same with every hardening and cap property of
                                      UNITFILE (a worker's transient unit), so the ratio
                                      isolates what sandboxd itself adds
-  start-baselines.py runsc N         runsc run of a bundle equivalent to a worker's"""
+  start-baselines.py runsc BUNDLE N  runsc run of BUNDLE (a live worker's own config.json, its
+                                     command replaced) with the flags sandbox-launch gives runsc
+                                     for that worker, read from the worker's unit"""
 import json, os, shutil, subprocess, sys, tempfile, time
 
 def first_byte_us(argv):
@@ -41,26 +43,29 @@ def systemd_run_same(unitfile, n):
                              "-p", "StateDirectory=bench-home", "-p", "StateDirectoryMode=0700"] + props +
                             ["/bin/echo", "x"]), flush=True)
 
-def runsc(n):
-    d = tempfile.mkdtemp(prefix="bench-bundle-")
-    subprocess.run(["runsc", "spec", "--bundle", d], check=True)
-    spec = json.load(open(os.path.join(d, "config.json")))
+def runsc(bundle_json, n):
+    """The same sandbox without sandboxd, its unit or the launcher: the
+    worker's bundle, its home recreated (the worker's was removed with it)."""
+    spec = json.load(open(bundle_json))
     spec["process"]["args"] = ["/bin/echo", "x"]
-    spec["process"]["terminal"] = False
-    spec["process"]["user"] = {"uid": 65534, "gid": 65534}
-    spec["process"]["capabilities"] = {k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")}
-    spec["process"]["noNewPrivileges"] = True
-    spec["root"] = {"path": "/", "readonly": True}
-    spec["linux"]["namespaces"] = [ns for ns in spec["linux"]["namespaces"] if ns["type"] != "network"]
+    uid, gid = spec["process"]["user"]["uid"], spec["process"]["user"]["gid"]
+    for m in spec["mounts"]:
+        if m.get("type") == "bind" and not os.path.exists(m["source"]):
+            os.makedirs(m["source"], mode=0o700)
+            os.chown(m["source"], uid, gid)
+    d = tempfile.mkdtemp(prefix="bench-bundle-")
     json.dump(spec, open(os.path.join(d, "config.json"), "w"))
+    flags = open(os.path.join(os.path.dirname(bundle_json), "runsc-flags")).read().split()
     root = "/run/bench-runsc"
     for i in range(n):
-        print(first_byte_us(["runsc", "--ignore-cgroups", "--network=host", "--platform=systrap",
-                             f"--root={root}", "run", "--bundle", d, f"bench-{os.getpid()}-{i}"]), flush=True)
+        print(first_byte_us(["runsc", f"--root={root}"] + flags + ["run", "--bundle", d,
+                             f"bench-{os.getpid()}-{i}"]), flush=True)
     shutil.rmtree(d, ignore_errors=True)
 
 if __name__ == "__main__":
     if sys.argv[1] == "systemd-run-same":
         systemd_run_same(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "runsc":
+        runsc(sys.argv[2], int(sys.argv[3]))
     else:
-        {"systemd-run": systemd_run, "runsc": runsc}[sys.argv[1]](int(sys.argv[2]))
+        systemd_run(int(sys.argv[2]))

@@ -232,6 +232,64 @@ static void worker_delete_home(Worker *w) {
                 log_warning_errno(r, "Failed to remove %s: %m", priv);
 }
 
+static int on_cleanup_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        char *id = userdata;
+
+        if (e)
+                log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
+                           "SANDBOXD_WORKER_ID", id, "SANDBOXD_REASON", e->message ?: e->name, NULL);
+        free(id);
+        return 0;
+}
+
+/* A sandboxed worker's own ExecStopPost removes its bundle and the runtime's
+ * state. When the bundle is still there once the unit is gone, that did not
+ * happen: a "systemctl daemon-reload" while the worker ran makes systemd 252
+ * forget the command (see unit-props.h), or the cleanup failed. Run it again
+ * from a unit of its own, so nothing of the worker outlives it. */
+static void worker_cleanup_leftovers(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        _cleanup_free_ char *bundle = NULL, *unit = NULL, *id = NULL;
+        Manager *m = w->manager;
+        WorkerUnitParams p = {
+                .id = w->id,
+                .spec = &w->spec,
+                .config = &m->config,
+                .runtime = w->runtime,
+                .launcher_path = m->launcher_path,
+        };
+        int r;
+
+        if (w->runtime != SBX_RUNTIME_RUNSC && w->runtime != SBX_RUNTIME_KATA)
+                return;
+        if (asprintf(&bundle, SBX_BUNDLE_ROOT "/%s", w->id) < 0 || asprintf(&unit, "sandbox-%s-cleanup.service", w->id) < 0 ||
+            !(id = strdup(w->id))) {
+                log_error("Out of memory checking the leftovers of %s.", w->id);
+                return;
+        }
+        if (access(bundle, F_OK) < 0)
+                return;
+        log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit, NULL);
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", unit, "replace");
+        if (r >= 0)
+                r = worker_cleanup_unit_append_properties(msg, &p);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, NULL, msg, on_cleanup_reply, id, 0);
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+                return;
+        }
+        TAKE_PTR(id);
+}
+
 /* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
  * pair is stopped explicitly so nothing of the worker's outlives it. */
 static void worker_stop_egress(Worker *w) {
@@ -260,6 +318,7 @@ static void worker_finalize(Worker *w) {
         channel_worker_ended(w->channel);
         worker_delete_home(w);
         worker_stop_egress(w);
+        worker_cleanup_leftovers(w);
 
         snprintf(status, sizeof(status), "%d", w->exit_status);
         log_struct(LOG_INFO, "Worker ended",

@@ -319,6 +319,44 @@ uint64_t unit_tasks_max(const WorkerUnitParams *p) {
         return t * RUNSC_HOST_TASKS_PER_PROCESS + RUNSC_HOST_TASKS_BASE;
 }
 
+int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
+        Argv cleanup = {};
+        int r;
+
+        if (p->runtime != SBX_RUNTIME_RUNSC && p->runtime != SBX_RUNTIME_KATA)
+                return -EINVAL;
+        r = build_launcher_argv(p, "cleanup", &cleanup);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                          "Description", "s", "sandboxd cleanup of a sandboxed worker",
+                                          "Type", "s", "oneshot",
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "PrivateNetwork", "b", 1,
+                                          "TimeoutStartUSec", "t", UINT64_C(60) * USEC_PER_SEC);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", p->launcher_path);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, cleanup.v);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        for (int i = 0; r >= 0 && i < 5; i++)        /* r, a, v, r(sv), a(sv) */
+                r = sd_bus_message_close_container(m);
+        strv_free(cleanup.v);
+        return r;
+}
+
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
         _cleanup_free_ char *description = NULL, *state_dir = NULL;
         _cleanup_strv_free_ char **env = NULL;

@@ -36,6 +36,14 @@ typedef struct WorkerUnitParams {
  * M must be positioned where the array goes; this opens and closes it. */
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
 
+/* Appends the a(sv) properties of a oneshot unit that runs the launcher's
+ * cleanup of a sandboxed worker (bundle and runtime state), for when its own
+ * ExecStopPost did not run. Its command is a plain ExecStart=, which systemd
+ * can read back from the transient unit file: systemd 252 writes
+ * ExecStartEx=/ExecStopPostEx= there but does not parse them, so a
+ * "systemctl daemon-reload" drops a running worker's ExecStopPost. */
+int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
+
 /* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
  * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). */
 int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,

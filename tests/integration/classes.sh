@@ -123,6 +123,24 @@ wait_until 20 unit_gone "sandbox-$WID.service"
 check "the bundle is removed with the worker" wait_until 10 ct test ! -e "/run/sandboxd/bundles/$WID"
 check "the home is removed with the worker" wait_until 10 home_absent "$WID"
 
+# ---- a daemon-reload while a gVisor worker runs --------------------------------
+# systemd 252 writes a transient unit's ExecStartEx=/ExecStopPostEx= to its
+# file but cannot read them back, so a reload (any package install does one)
+# drops the worker's own cleanup; sandboxd notices the bundle it left and runs
+# the cleanup from a unit of its own.
+sbx_create 3 Argv as 2 /bin/sleep 60 Class s standard TasksMax t 64
+for i in $(seq 100); do ct test -e "/run/sandboxd/bundles/$WID/config.json" && break; sleep 0.1; done
+ct systemctl daemon-reload
+check_output "after a daemon-reload systemd no longer knows the worker's ExecStopPost (systemd 252)" \
+    '^bad-setting$' unit_prop "sandbox-$WID.service" LoadState
+sbx_call StopWorker s "$WID" >/dev/null
+wait_until 20 unit_gone "sandbox-$WID.service"
+check "the worker's bundle is still removed" wait_until 15 ct test ! -e "/run/sandboxd/bundles/$WID"
+check_fails "and runsc keeps no state of it" sh -c "nsenter -t $CT_PID -a ls /run/sandboxd/runsc 2>/dev/null | grep -F -- '$WID'"
+check_output "sandboxd says it cleaned up after the worker" 'bundle outlived it' \
+    ct journalctl --no-pager -o cat -n 300 SANDBOXD_WORKER_ID="$WID"
+check "the cleanup unit is gone too" wait_until 10 unit_gone "sandbox-$WID-cleanup.service"
+
 # ---- the hardened run-spec, for every class this host serves ------------------
 for class in trusted standard untrusted; do
     spec_out=$(run --class "$class" --setenv ONLY_THIS=1 -- /bin/sh -c '

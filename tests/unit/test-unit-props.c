@@ -41,7 +41,7 @@ static int teardown(void **state) {
         return 0;
 }
 
-static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
+static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit, int *ret) {
         sd_bus_message *m = NULL;
         WorkerUnitParams p = {
                 .id = "0123456789ab",
@@ -60,11 +60,15 @@ static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
 
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        *ret = worker_unit_append_properties(m, &p);
+        *ret = cleanup_unit ? worker_cleanup_unit_append_properties(m, &p) : worker_unit_append_properties(m, &p);
         if (*ret >= 0)
                 dump = test_message_dump(m);
         sd_bus_message_unref(m);
         return dump;
+}
+
+static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
+        return build_unit(runtime, proxy, false, ret);
 }
 
 /* In the dump each property is a STRUCT "sv" holding STRING "Name"; and its
@@ -204,6 +208,25 @@ static void test_runsc_unit_without_egress(void **state) {
         assert_null(strstr(d, "egress.socket"));
 }
 
+/* The cleanup unit runs the launcher's cleanup with a plain ExecStart=, the
+ * one form systemd 252 reads back from a transient unit file on reload. */
+static void test_cleanup_unit(void **state) {
+        int r;
+        _cleanup_free_ char *d = build_unit(SBX_RUNTIME_RUNSC, NULL, true, &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "Type", "\"oneshot\"");
+        assert_prop(d, "ExecStart", "\"/usr/libexec/sandboxd/sandbox-launch\"");
+        assert_prop(d, "ExecStart", "\"cleanup\"");
+        assert_prop(d, "ExecStart", "\"--id=0123456789ab\"");
+        assert_prop(d, "ExecStart", "\"--runtime-path=/usr/bin/runsc\"");
+        assert_null(strstr(d, "ExecStartEx"));
+        assert_null(strstr(d, "ExecStopPostEx"));
+        assert_false(prop_has(d, "ExecStart", "\"run\""));
+        assert_null(build_unit(SBX_RUNTIME_SYSTEMD, NULL, true, &r));
+        assert_int_equal(r, -EINVAL);
+}
+
 static void test_kata_unit(void **state) {
         int r;
         _cleanup_free_ char *d = build(SBX_RUNTIME_KATA, NULL, &r);
@@ -226,6 +249,7 @@ int main(void) {
                 cmocka_unit_test(test_runsc_unit),
                 cmocka_unit_test(test_runsc_unit_without_egress),
                 cmocka_unit_test(test_kata_unit),
+                cmocka_unit_test(test_cleanup_unit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
