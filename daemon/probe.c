@@ -178,8 +178,7 @@ static int probe_start(Manager *m, SbxRuntime rt) {
                 const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
                                        "--runtime-path", path,
                                        rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
-                static const char * const no_flags[] = { NULL };
-                r = unit_append_exec(msg, "ExecStartEx", m->launcher_path, (char **) argv, no_flags);
+                r = unit_append_exec(msg, "ExecStart", m->launcher_path, (char **) argv, NULL);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);

@@ -122,17 +122,18 @@ int unit_append_exec(sd_bus_message *m, const char *property, const char *path, 
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", property);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasas)");
+                r = sd_bus_message_open_container(m, 'v', flags ? "a(sasas)" : "a(sasb)");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasas)");
+                r = sd_bus_message_open_container(m, 'a', flags ? "(sasas)" : "(sasb)");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sasas");
+                r = sd_bus_message_open_container(m, 'r', flags ? "sasas" : "sasb");
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", path);
         if (r >= 0)
                 r = sd_bus_message_append_strv(m, (char **) argv);
         if (r >= 0)
-                r = sd_bus_message_append_strv(m, (char **) flags);
+                r = flags ? sd_bus_message_append_strv(m, (char **) flags)
+                          : sd_bus_message_append(m, "b", 0);     /* failure is not ignored */
         for (int i = 0; r >= 0 && i < 4; i++)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -336,22 +337,8 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
                                           "PrivateNetwork", "b", 1,
                                           "TimeoutStartUSec", "t", UINT64_C(60) * USEC_PER_SEC);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
+                r = unit_append_exec(m, "ExecStart", p->launcher_path, cleanup.v, NULL);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "ExecStart");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", p->launcher_path);
-        if (r >= 0)
-                r = sd_bus_message_append_strv(m, cleanup.v);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "b", 0);
-        for (int i = 0; r >= 0 && i < 5; i++)        /* r, a, v, r(sv), a(sv) */
                 r = sd_bus_message_close_container(m);
         strv_free(cleanup.v);
         return r;

@@ -45,7 +45,9 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
 int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
 
 /* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
- * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). */
+ * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). With
+ * FLAGS NULL it is a plain ExecStart=-style a(sasb) property instead, the only
+ * form systemd 252 can read back from a transient unit file on a reload. */
 int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
                      const char * const *flags);
 
