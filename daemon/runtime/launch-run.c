@@ -96,17 +96,45 @@ static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
 
 /* runsc's own files for a container in its root: "<id>_sandbox:<id>.state"
  * and "runsc-<id>.sock". Kata's layout is not known here: assume state. */
-static bool runtime_state_exists(const LaunchArgs *a) {
+/* runsc's files for a container in its root: the state runsc delete works
+ * from, the sandbox's control socket and the state's lock. */
+static void runsc_state_path(const LaunchArgs *a, const char *kind, char *path, size_t size) {
         const char *c = LAUNCH_CONTAINER_PREFIX;
+
+        if (streq(kind, "sock"))
+                snprintf(path, size, LAUNCH_RUNSC_ROOT "/runsc-%s%s.sock", c, a->id);
+        else
+                snprintf(path, size, LAUNCH_RUNSC_ROOT "/%s%s_sandbox:%s%s.%s", c, a->id, c, a->id, kind);
+}
+
+static bool runtime_state_exists(const LaunchArgs *a) {
         char path[PATH_MAX];
 
         if (a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return true;
-        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/%s%s_sandbox:%s%s.state", c, a->id, c, a->id);
+        runsc_state_path(a, "state", path, sizeof(path));
         if (access(path, F_OK) == 0)
                 return true;
-        snprintf(path, sizeof(path), LAUNCH_RUNSC_ROOT "/runsc-%s%s.sock", c, a->id);
+        runsc_state_path(a, "sock", path, sizeof(path));
         return access(path, F_OK) == 0;
+}
+
+/* A sandbox killed while runsc was still creating it leaves its control
+ * socket and lock file but no state: "runsc delete" does not know such a
+ * container, and nothing else removes them. Cleanup runs once the unit's
+ * processes are gone, so with the state gone they are inert. */
+static void remove_runsc_leftovers(const LaunchArgs *a) {
+        char path[PATH_MAX];
+
+        runsc_state_path(a, "state", path, sizeof(path));
+        if (access(path, F_OK) == 0)
+                return;
+        runsc_state_path(a, "sock", path, sizeof(path));
+        if (unlink(path) < 0 && errno != ENOENT)
+                log_warning_errno(errno, "Failed to remove %s: %m", path);
+        runsc_state_path(a, "lock", path, sizeof(path));
+        if (unlink(path) < 0 && errno != ENOENT)
+                log_warning_errno(errno, "Failed to remove %s: %m", path);
 }
 
 static int runtime_delete(const LaunchArgs *a, const char *container) {
@@ -138,7 +166,10 @@ int launch_cleanup(const LaunchArgs *a) {
                 r = runtime_delete(a, container);
                 if (r < 0 && r != -ESRCH)
                         log_warning_errno(r, "Failed to run %s delete for %s: %m", a->runtime_path, container);
-                if (a->runtime == LAUNCH_RUNTIME_RUNSC && runtime_state_exists(a)) {
+        }
+        if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
+                remove_runsc_leftovers(a);
+                if (runtime_state_exists(a)) {
                         log_error("The runsc container %s survived its deletion.", container);
                         (void) remove_bundle(a);
                         return EXIT_FAILURE;

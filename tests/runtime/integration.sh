@@ -277,6 +277,22 @@ in_ct systemctl stop "sandbox-$id.service"
 wait_worker "$id" 30
 check "systemctl stop: bundle, runsc state and processes are gone" 'no_leftovers $id'
 
+# 7b. a worker stopped while runsc is still creating its sandbox: the killed
+# sandbox leaves its control socket and lock but no state, which "runsc
+# delete" does not know; the cleanup still leaves nothing behind
+early_ok=0
+for delay in 0.1 0.2 0.3 0.4 0.6; do
+    id=rtearly
+    start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/sleep 60
+    sleep "$delay"
+    in_ct systemctl stop "sandbox-$id.service"
+    wait_worker "$id" 30
+    for i in $(seq 30); do no_leftovers "$id" && break; sleep 0.2; done
+    no_leftovers "$id" && early_ok=$((early_ok + 1))
+done
+check "stopped 0.1-0.6 s after start, 5 of 5 workers leave no bundle, runsc state or process" '[ $early_ok = 5 ]' \
+    "clean: $early_ok of 5; left: $(in_ct ls /run/sandboxd/runsc 2>/dev/null | grep rtearly | tr '\n' ' ')"
+
 # 8. the channel: stdin and stdout are separate pipes, as the daemon's, and
 # pass through runsc untouched, EOF included, even when the input comes only
 # after the workload already waits for it. (busctl cannot pass fds, so the
