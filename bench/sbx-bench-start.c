@@ -4,6 +4,7 @@
  * microseconds per line, so the caller can compute percentiles.
  *   sbx-bench-start CLASS N */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,32 @@ static long long now_us(void) {
         return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
+/* Waits until the worker has ended and its unit is gone (the daemon sets the
+ * final state only then), so that one worker's teardown does not eat into the
+ * next one's start, just as the bare baselines wait for their runtime to exit. */
+static int wait_ended(sd_bus *bus, const char *path, int fd) {
+        char buf[4096];
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+
+        while (poll(&p, 1, 30000) == 1 && read(fd, buf, sizeof(buf)) > 0)
+                ;
+        for (int i = 0; i < 3000; i++) {
+                char *state = NULL;
+                int r = sd_bus_get_property_string(bus, "org.sandboxd1", path, "org.sandboxd1.Worker", "State",
+                                                   NULL, &state);
+                bool ended = r < 0 || strcmp(state, "exited") == 0 || strcmp(state, "failed") == 0;
+                free(state);
+                if (ended)
+                        return 0;
+                usleep(10000);
+        }
+        return -ETIMEDOUT;
+}
+
 static int one(sd_bus *bus, const char *class, long long *ret_us) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
-        const char *id;
+        const char *id, *path;
         char buf[8];
         int fd, r;
         long long t0 = now_us();
@@ -37,7 +60,7 @@ static int one(sd_bus *bus, const char *class, long long *ret_us) {
                 sd_bus_error_free(&e);
                 return r;
         }
-        r = sd_bus_message_read(reply, "so", &id, NULL);
+        r = sd_bus_message_read(reply, "so", &id, &path);
         if (r >= 0) {
                 sd_bus_message *ch = NULL;
                 r = sd_bus_call_method(bus, "org.sandboxd1", "/org/sandboxd1", "org.sandboxd1.Manager",
@@ -46,9 +69,10 @@ static int one(sd_bus *bus, const char *class, long long *ret_us) {
                         struct pollfd p = { .fd = fd, .events = POLLIN };
                         /* The worker may end before its first byte is read: the
                          * daemon keeps its output buffered for the channel. */
-                        if (poll(&p, 1, 30000) == 1 && read(fd, buf, 1) == 1)
+                        if (poll(&p, 1, 30000) == 1 && read(fd, buf, 1) == 1) {
                                 *ret_us = now_us() - t0;
-                        else
+                                r = wait_ended(bus, path, fd);
+                        } else
                                 r = -ETIMEDOUT;
                 }
                 sd_bus_message_unref(ch);

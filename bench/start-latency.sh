@@ -3,7 +3,10 @@
 # on its channel, for trusted (the unit itself) and standard (gVisor) workers,
 # side by side in one run with the bare runtimes: `systemd-run --wait` of the
 # same command, and `runsc run` of the very bundle a gVisor worker gets, with
-# the flags the launcher gives runsc for it. Runs in a throwaway
+# the flags the launcher gives runsc for it. Every sample, sandboxd's or bare,
+# starts once the previous one has ended and been torn down (for sandboxd:
+# its worker reached its final state, which it does once its unit is gone).
+# Runs in a throwaway
 # systemd container (tests/testbed), prints a table, writes JSON. Workers get
 # CPUQuotaPercent=400, which does not bind on the machines this runs on: the
 # test bed enforces cgroup caps, and the default 50% would measure the cap.
