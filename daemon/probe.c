@@ -166,19 +166,15 @@ static int probe_start(Manager *m, SbxRuntime rt) {
         if (r >= 0)
                 r = sd_bus_message_open_container(msg, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(msg, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
-                                          "Description", "s", "sandboxd runtime probe",
-                                          "Type", "s", "oneshot",
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "PrivateNetwork", "b", 1,
-                                          "TimeoutStartUSec", "t", PROBE_TIMEOUT_USEC,
+                r = sd_bus_message_append(msg, "(sv)(sv)",
                                           "StandardOutputFileDescriptor", "h", pipefd[1],
                                           "StandardError", "s", "journal");
         if (r >= 0) {
                 const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
                                        "--runtime-path", path,
                                        rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
-                r = unit_append_exec(msg, "ExecStart", m->launcher_path, (char **) argv, NULL);
+                r = unit_append_helper_oneshot(msg, "sandboxd runtime probe", PROBE_TIMEOUT_USEC, m->launcher_path,
+                                               (char **) argv);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);

@@ -139,6 +139,17 @@ int unit_append_exec(sd_bus_message *m, const char *property, const char *path, 
         return r;
 }
 
+int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint64_t timeout_usec, const char *path,
+                               char * const *argv) {
+        int r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                      "Description", "s", description,
+                                      "Type", "s", "oneshot",
+                                      "CollectMode", "s", "inactive-or-failed",
+                                      "PrivateNetwork", "b", 1,
+                                      "TimeoutStartUSec", "t", timeout_usec);
+        return r < 0 ? r : unit_append_exec(m, "ExecStart", path, argv, NULL);
+}
+
 /* LoadCredential=a(ss): every credential points at sandboxd's socket; systemd
  * connects to it when the unit starts and names unit and credential in its
  * own socket address, so the value never touches a file or a bus property. */
@@ -330,14 +341,8 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
-                                          "Description", "s", "sandboxd cleanup of a sandboxed worker",
-                                          "Type", "s", "oneshot",
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "PrivateNetwork", "b", 1,
-                                          "TimeoutStartUSec", "t", UINT64_C(60) * USEC_PER_SEC);
-        if (r >= 0)
-                r = unit_append_exec(m, "ExecStart", p->launcher_path, cleanup.v, NULL);
+                r = unit_append_helper_oneshot(m, "sandboxd cleanup of a sandboxed worker", UINT64_C(60) * USEC_PER_SEC,
+                                               p->launcher_path, cleanup.v);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         strv_free(cleanup.v);

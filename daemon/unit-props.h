@@ -51,6 +51,13 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
 int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
                      const char * const *flags);
 
+/* Appends what every oneshot unit running one of sandboxd's own helpers (the
+ * runtime probe, a worker's late cleanup) has: DESCRIPTION, Type=oneshot,
+ * collected when done, no network, a start timeout, and PATH ARGV as a plain
+ * ExecStart=. M must be inside the a(sv) array. */
+int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint64_t timeout_usec, const char *path,
+                               char * const *argv);
+
 /* The unit's TasksMax: the spec's, plus room for the runtime's own threads
  * where the runtime enforces the spec's value inside its sandbox. */
 uint64_t unit_tasks_max(const WorkerUnitParams *p);

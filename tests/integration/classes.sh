@@ -177,19 +177,23 @@ if [ "$rc" = 137 ]; then
 else
     not_ok "trusted: MemoryMax is enforced (200 MiB with MemoryMax=64M is killed)" "exit status $rc" "$out"
 fi
-out=$(run --class trusted --tasks 16 -- /usr/bin/python3 -c '
+# Forks up to 100 sleeping children; prints why a fork was refused, if one
+# was, then how many children it got.
+FORK_BOMB='
 import os, time
 n = 0
 for i in range(100):
     try:
         pid = os.fork()
-    except OSError:
+    except OSError as e:
+        print("refused:", e.errno, flush=True)
         break
     if pid == 0:
         time.sleep(5)
         os._exit(0)
     n += 1
-print(n, flush=True)' 2>&1)
+print(n, flush=True)'
+out=$(run --class trusted --tasks 16 -- /usr/bin/python3 -c "$FORK_BOMB" 2>&1)
 forks=$(printf '%s\n' "$out" | tail -n1)
 if [ "$forks" -ge 1 ] 2>/dev/null && [ "$forks" -lt 16 ]; then
     ok "trusted: TasksMax is enforced ($forks children with TasksMax=16)"
@@ -226,20 +230,7 @@ for class in trusted standard; do
 done
 
 # ---- caps that must hold inside gVisor, where host tasks are not seen ----------
-out=$(run --class standard --tasks 32 -- /usr/bin/python3 -c '
-import os, time
-n = 0
-for i in range(100):
-    try:
-        pid = os.fork()
-    except OSError as e:
-        print("refused:", e.errno, flush=True)
-        break
-    if pid == 0:
-        time.sleep(5)
-        os._exit(0)
-    n += 1
-print(n, flush=True)' 2>&1)
+out=$(run --class standard --tasks 32 -- /usr/bin/python3 -c "$FORK_BOMB" 2>&1)
 diag "$out"
 forks=$(printf '%s\n' "$out" | tail -n1)
 check_output "a fork bomb inside gVisor is refused with EAGAIN, not left to the host" '^refused: 11$' \
