@@ -34,8 +34,10 @@ if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; th
     start=$created
     [[ $last =~ ^[0-9]+$ ]] && [ "$last" -gt "$start" ] && start=$last
     expect_removed "idle worker" "$id" idle 8
-    removed_between "the idle worker is reaped within 1 s of its deadline (2 s)" \
-        $((start + 2000000 - 100000)) $((start + 3000000))
+    # The upper bound is slack for a loaded host (the unit must also stop), not
+    # a speed goal; the lower bound is the promise: never before the deadline.
+    removed_between "the idle worker is reaped at its deadline (2 s), not before, within 3 s" \
+        $((start + 2000000 - 100000)) $((start + 5000000))
 else
     not_ok "CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
@@ -48,7 +50,8 @@ if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 3000000; th
     check_fails "no WorkerRemoved while the channel was busy (5 s > 3 s timeout)" sbx_signal_seen WorkerRemoved "$id"
     check_eq "the busy worker still runs" running "$(sbx_prop "$id" State)"
     expect_removed "worker idle after its traffic" "$id" idle 8
-    removed_between "it is reaped within 1 s of 3 s after the last byte" $((end + 3000000 - 300000)) $((end + 4000000))
+    removed_between "it is reaped 3 s after the last byte, not before, within 3 s" \
+        $((end + 3000000 - 300000)) $((end + 6000000))
 else
     not_ok "CreateWorker with IdleTimeoutUSec=3s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
