@@ -67,6 +67,23 @@ static bool log_to_stderr(void) {
         return !getenv("JOURNAL_STREAM") || getenv("SANDBOXD_LOG_STDERR");
 }
 
+/* A program whose stderr is somebody else's pipe (the launcher's is the
+ * worker's client) can ask for a copy of each message in the journal, where
+ * an operator looks. Process-wide, like stderr itself; set once in main(). */
+static struct {
+        bool journal_too;
+        const char *worker_id;
+} log_copy;
+
+void log_copy_to_journal(const char *worker_id) {
+        log_copy.journal_too = true;
+        log_copy.worker_id = worker_id;
+}
+
+static bool log_to_journal(void) {
+        return !log_to_stderr() || log_copy.journal_too;
+}
+
 void log_msg(int priority, const char *fmt, ...) {
         char buf[2048];
         va_list ap;
@@ -77,8 +94,13 @@ void log_msg(int priority, const char *fmt, ...) {
         va_end(ap);
         if (log_to_stderr())
                 fprintf(stderr, "%s\n", buf);
-        else
-                sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%i", priority, NULL);
+        if (log_to_journal()) {
+                if (log_copy.worker_id)
+                        sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%i", priority, "SANDBOXD_WORKER_ID=%s",
+                                        log_copy.worker_id, NULL);
+                else
+                        sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%i", priority, NULL);
+        }
         errno = saved;
 }
 
@@ -89,14 +111,17 @@ void log_struct_internal(int priority, const char *message, ...) {
         va_list ap;
         int saved = errno;
 
-        if (log_to_stderr()) {
+        if (log_to_stderr())
                 fprintf(stderr, "%s\n", message);
+        if (!log_to_journal()) {
                 errno = saved;
                 return;
         }
         if (asprintf(&fields[n], "MESSAGE=%s", message) >= 0)
                 n++;
         if (asprintf(&fields[n], "PRIORITY=%i", priority) >= 0)
+                n++;
+        if (log_copy.worker_id && asprintf(&fields[n], "SANDBOXD_WORKER_ID=%s", log_copy.worker_id) >= 0)
                 n++;
         /* The rest are KEY, value string pairs; a NULL key ends the list. */
         va_start(ap, message);

@@ -85,6 +85,9 @@ _printf_(2, 3)
 void log_msg(int priority, const char *fmt, ...);
 _sentinel_
 void log_struct_internal(int priority, const char *message, ...);
+/* Also send every message to the journal, tagged SANDBOXD_WORKER_ID when
+ * worker_id is set (it must outlive the process's logging). */
+void log_copy_to_journal(const char *worker_id);
 
 #define log_debug(...)   log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)    log_msg(LOG_INFO, __VA_ARGS__)

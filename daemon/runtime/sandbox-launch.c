@@ -12,6 +12,11 @@ static const char usage[] =
         "  sandbox-launch cleanup --id ID [--runtime runsc|kata] [--runtime-path PATH]\n"
         "  sandbox-launch probe --runtime runsc|kata|wasm --runtime-path PATH [--platform P] [--timeout SEC]\n";
 
+/* Started by systemd (INVOCATION_ID) with a stderr that is not the journal. */
+static bool launched_by_systemd(void) {
+        return getenv("INVOCATION_ID") && !getenv("JOURNAL_STREAM");
+}
+
 int main(int argc, char *argv[]) {
         LaunchArgs args;
         SbxError error = {};
@@ -23,7 +28,11 @@ int main(int argc, char *argv[]) {
         }
         r = launch_args_parse(argc, argv, &args, &error);
         if (r < 0) {
-                fprintf(stderr, "sandbox-launch: %s\n%s", error.name ? error.message : strerror(-r), usage);
+                /* In a unit, a bad command line is sandboxd's bug: the operator must see it. */
+                if (launched_by_systemd())
+                        log_copy_to_journal(NULL);
+                log_error("sandbox-launch: %s", error.name ? error.message : strerror(-r));
+                fputs(usage, stderr);
                 /* A probe's caller reads stdout: keep its one-line contract. */
                 if (argc >= 2 && streq(argv[1], "probe")) {
                         printf("unavailable bad probe arguments: %s\n", error.name ? error.message : strerror(-r));
@@ -31,6 +40,11 @@ int main(int argc, char *argv[]) {
                 }
                 return argc >= 2 && streq(argv[1], "run") ? LAUNCH_EXIT_SETUP : 2;
         }
+        /* Inside a worker's unit, run's and cleanup's stderr is the worker's
+         * stderr: the client reads it, the operator does not. The journal
+         * gets a copy of every message, tagged with the worker. */
+        if ((args.verb == LAUNCH_RUN || args.verb == LAUNCH_CLEANUP) && launched_by_systemd())
+                log_copy_to_journal(args.id);
         switch (args.verb) {
         case LAUNCH_RUN:
                 r = launch_run(&args);

@@ -107,7 +107,7 @@ start_worker() {
     shift
     argv=("$@")
     local run=("$LAUNCH" run --id "$id" --runtime runsc --runtime-path "$RUNSC" --platform "$PLATFORM"
-               --home "/var/lib/sandboxd/workers/$id" "${opts[@]}" -- "${argv[@]}")
+               --home "${WORKER_HOME:-/var/lib/sandboxd/workers/$id}" "${opts[@]}" -- "${argv[@]}")
     local cleanup=("$LAUNCH" cleanup --id "$id" --runtime-path "$RUNSC")
     local record=(/bin/sh -c "echo \"\$SERVICE_RESULT \$EXIT_CODE \$EXIT_STATUS\" > $R/$id.status")
     in_ct rm -f "$R/$id.out" "$R/$id.err" "$R/$id.status"
@@ -237,6 +237,25 @@ else
     not_ok "a worker over its memory limit (128M) is killed" "status='$(status_of $id)' last=$last"
 fi
 check "the killed worker is cleaned up" 'no_leftovers $id'
+# The worker's stderr is its client's; the operator reads the journal. The
+# journal gets the launcher's messages too, tagged with the worker and its unit.
+journal_of() { in_ct journalctl -q -o cat "SANDBOXD_WORKER_ID=$1" "_SYSTEMD_UNIT=sandbox-$1.service"; }
+check "the memory kill is in the journal under SANDBOXD_WORKER_ID=$id" \
+    'journal_of $id | grep -q "exceeded its memory limit"' "$(journal_of $id | tail -n 3)"
+
+# 5b. a setup failure is refused with status 125, said to the client and to
+# the journal, and leaves nothing behind: here the home is not the worker's
+id=rtbadhome
+in_ct install -d -m 0755 "$R/not-a-home"
+WORKER_HOME=$R/not-a-home start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/true
+wait_worker "$id" 30
+check "a launcher that cannot set up fails with status 125" '[ "$(status_of $id)" = "exit-code exited 125" ]' \
+    "status='$(status_of $id)'"
+check "... and tells the client why" 'in_ct grep -q "is not a 0700 directory owned by sandbox-$id" "$R/$id.err"' \
+    "$(in_ct cat "$R/$id.err" 2>/dev/null)"
+check "... and the journal, under SANDBOXD_WORKER_ID=$id" \
+    'journal_of $id | grep -q "is not a 0700 directory owned by sandbox-$id"' "$(journal_of $id | tail -n 3)"
+check "the refused worker leaves nothing behind" 'no_leftovers $id'
 
 # 6. the disk cap of the home is enforced
 id=rtdisk
