@@ -94,10 +94,10 @@ static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
         snprintf(buf, n, "--root=%s", a->runtime == LAUNCH_RUNTIME_KATA ? LAUNCH_KATA_ROOT : LAUNCH_RUNSC_ROOT);
 }
 
-/* runsc's own files for a container in its root: "<id>_sandbox:<id>.state"
- * and "runsc-<id>.sock". Kata's layout is not known here: assume state. */
 /* runsc's files for a container in its root: the state runsc delete works
- * from, the sandbox's control socket and the state's lock. */
+ * from ("<id>_sandbox:<id>.state"), the sandbox's control socket
+ * ("runsc-<id>.sock") and the state's lock. Kata's layout is not known
+ * here: runtime_state_exists assumes there is state. */
 static void runsc_state_path(const LaunchArgs *a, const char *kind, char *path, size_t size) {
         const char *c = LAUNCH_CONTAINER_PREFIX;
 
