@@ -7,12 +7,16 @@
 
 #include "errors.h"
 #include "launch-caps.h"
+#include "launch-cgroup.h"
 #include "launch-guard.h"
 #include "launch.h"
 #include "oci-bundle.h"
 #include "spawn.h"
 
 #define DELETE_TIMEOUT_USEC (20 * USEC_PER_SEC)
+/* How long the unit's processes get to end after systemd's SIGTERM, and then
+ * after SIGKILL, before the cleanup goes ahead without them. */
+#define STRAY_GRACE_USEC (2 * USEC_PER_SEC)
 
 /* Creates path with mode, or accepts an existing root-owned directory
  * without any of the forbidden mode bits. An existing one is not chmod'ed:
@@ -137,13 +141,14 @@ static void remove_runsc_leftovers(const LaunchArgs *a) {
                 log_warning_errno(errno, "Failed to remove %s: %m", path);
 }
 
-static int runtime_delete(const LaunchArgs *a, const char *container) {
-        char root[64], out[512];
+/* out: what the runtime printed, for the log when its state outlives it. */
+static int runtime_delete(const LaunchArgs *a, const char *container, char *out, size_t out_size) {
+        char root[64];
         int status, r;
 
         runtime_root_arg(a, root, sizeof(root));
         char *argv[] = { (char *) a->runtime_path, root, (char *) "delete", (char *) "--force", (char *) container, NULL };
-        r = spawn_capture(argv, DELETE_TIMEOUT_USEC, out, sizeof(out), &status);
+        r = spawn_capture(argv, DELETE_TIMEOUT_USEC, out, out_size, &status);
         if (r < 0)
                 return r;
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ESRCH;
@@ -155,22 +160,25 @@ static int remove_bundle(const LaunchArgs *a) {
         return rm_rf(dir);
 }
 
-int launch_cleanup(const LaunchArgs *a) {
+/* Removes the runtime's container and the bundle, once nothing runs them. */
+static int remove_runtime_state(const LaunchArgs *a) {
         char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        char out[512] = "";
         int r;
 
         snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         /* "runsc run" deletes its container when the workload exits; this is
          * for a runtime that was killed (a stop, a timeout, the memory guard). */
         if (runtime_state_exists(a)) {
-                r = runtime_delete(a, container);
+                r = runtime_delete(a, container, out, sizeof(out));
                 if (r < 0 && r != -ESRCH)
                         log_warning_errno(r, "Failed to run %s delete for %s: %m", a->runtime_path, container);
         }
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
                 remove_runsc_leftovers(a);
                 if (runtime_state_exists(a)) {
-                        log_error("The runsc container %s survived its deletion.", container);
+                        log_error("The runsc container %s survived its deletion: %s", container,
+                                  out[0] ? out : "(runsc said nothing)");
                         (void) remove_bundle(a);
                         return EXIT_FAILURE;
                 }
@@ -181,6 +189,25 @@ int launch_cleanup(const LaunchArgs *a) {
                 return EXIT_FAILURE;
         }
         return EXIT_SUCCESS;
+}
+
+int launch_cleanup(const LaunchArgs *a) {
+        char unit[sizeof(LAUNCH_CONTAINER_PREFIX ".service") + LAUNCH_ID_MAX], procs[PATH_MAX];
+        int r;
+
+        /* As the worker unit's ExecStopPost=: its other processes may still be
+         * exiting (see launch-cgroup.h), and runsc cannot delete a container
+         * its dying sandbox still holds. Run elsewhere, nothing is ours to wait for. */
+        snprintf(unit, sizeof(unit), LAUNCH_CONTAINER_PREFIX "%s.service", a->id);
+        if (launch_cgroup_own_procs(unit, procs, sizeof(procs)) == 0) {
+                r = launch_cgroup_wait_alone(procs, STRAY_GRACE_USEC);
+                if (r > 0)
+                        log_warning("Killed %d process(es) of %s that outlived its stop by %" PRIu64 " ms.", r,
+                                    unit, STRAY_GRACE_USEC / USEC_PER_MSEC);
+                else if (r < 0)
+                        log_warning_errno(r, "Processes of %s survived SIGKILL; cleaning up anyway: %m", unit);
+        }
+        return remove_runtime_state(a);
 }
 
 static bool stale_state_exists(const LaunchArgs *a) {
@@ -360,7 +387,7 @@ int launch_run(const LaunchArgs *a) {
          * them so the id can run again. Only then: "runsc delete" costs a
          * runsc start, on every worker's path to its first byte. */
         if (stale_state_exists(a))
-                (void) launch_cleanup(a);
+                (void) remove_runtime_state(a);
         if (write_bundle(a, uid, gid, home, bundle, sizeof(bundle)) < 0) {
                 (void) remove_bundle(a);
                 return LAUNCH_EXIT_SETUP;
