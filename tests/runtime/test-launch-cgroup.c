@@ -81,12 +81,18 @@ static void write_procs(const char *path, pid_t waiter, pid_t other) {
         assert_int_equal(fclose(f), 0);
 }
 
-static void test_wait_alone_returns_at_once_when_alone(void **state) {
-        char path[] = "/tmp/test-launch-cgroup-XXXXXX";
+/* A temporary file standing in for a cgroup.procs; path is a mkstemp template. */
+static void make_procs_file(char *path) {
         int fd = mkstemp(path);
 
         assert_true(fd >= 0);
         close(fd);
+}
+
+static void test_wait_alone_returns_at_once_when_alone(void **state) {
+        char path[] = "/tmp/test-launch-cgroup-XXXXXX";
+
+        make_procs_file(path);
         write_procs(path, getpid(), 0);
         assert_int_equal(launch_cgroup_wait_alone(path, 5 * USEC_PER_SEC), 0);
         unlink(path);
@@ -94,22 +100,48 @@ static void test_wait_alone_returns_at_once_when_alone(void **state) {
         assert_int_equal(launch_cgroup_wait_alone(path, 5 * USEC_PER_SEC), 0);
 }
 
-static void test_wait_alone_waits_for_an_ending_process(void **state) {
-        char path[] = "/tmp/test-launch-cgroup-XXXXXX";
-        int fd = mkstemp(path), status;
+/* Forks a child running child_main, and lists it with this process in a
+ * fresh stand-in for cgroup.procs at path before the child starts. */
+static pid_t fork_listed(char *path, void (*child_main)(const char *path)) {
+        int ready[2];
         pid_t other;
+        char c;
 
-        assert_true(fd >= 0);
-        close(fd);
+        make_procs_file(path);
+        assert_int_equal(pipe(ready), 0);
         other = fork();
         assert_true(other >= 0);
         if (other == 0) {
-                /* the process "exits" from the cgroup's list after 100 ms */
-                usleep(100 * 1000);
-                write_procs(path, getppid(), 0);
+                close(ready[1]);
+                if (read(ready[0], &c, 1) != 1)
+                        _exit(1);
+                child_main(path);
                 _exit(0);
         }
+        close(ready[0]);
         write_procs(path, getpid(), other);
+        assert_int_equal(write(ready[1], "x", 1), 1);
+        close(ready[1]);
+        return other;
+}
+
+/* "Exits" from the cgroup's list after 100 ms. */
+static void leave_the_list(const char *path) {
+        usleep(100 * 1000);
+        write_procs(path, getppid(), 0);
+}
+
+static void ignore_sigterm_forever(const char *path) {
+        signal(SIGTERM, SIG_IGN);
+        for (;;)
+                pause();
+}
+
+static void test_wait_alone_waits_for_an_ending_process(void **state) {
+        char path[] = "/tmp/test-launch-cgroup-XXXXXX";
+        pid_t other = fork_listed(path, leave_the_list);
+        int status;
+
         assert_int_equal(launch_cgroup_wait_alone(path, 5 * USEC_PER_SEC), 0);
         assert_int_equal(waitpid(other, &status, 0), other);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -118,19 +150,9 @@ static void test_wait_alone_waits_for_an_ending_process(void **state) {
 
 static void test_wait_alone_kills_what_ignores_sigterm(void **state) {
         char path[] = "/tmp/test-launch-cgroup-XXXXXX";
-        int fd = mkstemp(path), status;
-        pid_t other;
+        pid_t other = fork_listed(path, ignore_sigterm_forever);
+        int status;
 
-        assert_true(fd >= 0);
-        close(fd);
-        other = fork();
-        assert_true(other >= 0);
-        if (other == 0) {
-                signal(SIGTERM, SIG_IGN);
-                for (;;)
-                        pause();
-        }
-        write_procs(path, getpid(), other);
         /* The list never shrinks (a file, not a cgroup): after the grace the
          * process gets SIGKILL, after a second grace the wait gives up. */
         assert_int_equal(launch_cgroup_wait_alone(path, 50 * USEC_PER_MSEC), -ETIMEDOUT);
