@@ -141,7 +141,7 @@ static void tunnel_log_decision(Tunnel *t, const char *decision, const char *rea
                  decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",
                  t->address[0] ? t->address : "-", worker_id(t));
         log_struct(prio, message,
-                   "SANDBOX_WORKER_ID", worker_id(t),
+                   "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
                    "EGRESS_SNI", t->sni,
@@ -161,7 +161,7 @@ static void tunnel_log_close(Tunnel *t) {
         snprintf(message, sizeof(message), "egress close %s:%s address=%s bytes_in=%s bytes_out=%s usec=%s worker=%s",
                  t->host, port, t->address, in, out, usec, worker_id(t));
         log_struct(LOG_INFO, message,
-                   "SANDBOX_WORKER_ID", worker_id(t),
+                   "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
                    "EGRESS_SNI", t->sni,

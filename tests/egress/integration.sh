@@ -174,7 +174,7 @@ found = []
 for l in sys.stdin:
     e = json.loads(l)
     if \"EGRESS_DECISION\" in e:
-        found.append((e.get(\"EGRESS_DECISION\"), e.get(\"SANDBOX_WORKER_ID\"), e.get(\"EGRESS_HOST\"),
+        found.append((e.get(\"EGRESS_DECISION\"), e.get(\"SANDBOXD_WORKER_ID\"), e.get(\"EGRESS_HOST\"),
                       e.get(\"EGRESS_PORT\"), e.get(\"EGRESS_SNI\"), e.get(\"EGRESS_ADDRESS\")))
 sys.exit(0 if found == [(\"allow\", \"it1\", \"api.egress.test\", \"443\", \"api.egress.test\", \"203.0.113.10\")] else 1)'"
 sleep 0.3

@@ -81,7 +81,7 @@ check_output "report mode logs the decision as report" 'EGRESS_DECISION=report' 
 # ---- the decision log ------------------------------------------------------------
 id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://api.sbx-egress.test/4 >/dev/null")
 wait_until 30 unit_gone "sandbox-$id.service"
-log=$(ct journalctl --no-pager -o verbose SANDBOX_WORKER_ID="$id" 2>&1)
+log=$(ct journalctl --no-pager -o verbose SANDBOXD_WORKER_ID="$id" 2>&1)
 check_output "the proxy logs the allowed tunnel with the worker's id" 'EGRESS_DECISION=allow' echo "$log"
 check_output "... the resolved address it connected to" "EGRESS_ADDRESS=$UP" echo "$log"
 check_output "... and bytes and duration at close" 'EGRESS_BYTES_IN=[0-9]+' echo "$log"
@@ -93,7 +93,7 @@ id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
     /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 6; $CURL https://api.sbx-egress.test/2; echo")
 # Kill the proxy between the two requests: once the first tunnel has closed
 # (its closing journal entry carries the bytes), before the second starts.
-wait_until 15 sh -c "nsenter -t $CT_PID -a journalctl --no-pager -o verbose SANDBOX_WORKER_ID=$id | grep -q EGRESS_BYTES_IN"
+wait_until 15 sh -c "nsenter -t $CT_PID -a journalctl --no-pager -o verbose SANDBOXD_WORKER_ID=$id | grep -q EGRESS_BYTES_IN"
 ct systemctl kill -s KILL "sandbox-$id-egress.service"
 out=$(ct timeout 30 sandboxctl attach "$id" 2>&1)
 diag "$out"
