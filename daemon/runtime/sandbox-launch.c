@@ -12,9 +12,9 @@ static const char usage[] =
         "  sandbox-launch cleanup --id ID [--runtime runsc|kata] [--runtime-path PATH]\n"
         "  sandbox-launch probe --runtime runsc|kata|wasm --runtime-path PATH [--platform P] [--timeout SEC]\n";
 
-/* Started by systemd (INVOCATION_ID) with a stderr that is not the journal. */
+/* Started by systemd: an operator reads the journal, whatever stderr is. */
 static bool launched_by_systemd(void) {
-        return getenv("INVOCATION_ID") && !getenv("JOURNAL_STREAM");
+        return getenv("INVOCATION_ID");
 }
 
 int main(int argc, char *argv[]) {
@@ -42,7 +42,8 @@ int main(int argc, char *argv[]) {
         }
         /* Inside a worker's unit, run's and cleanup's stderr is the worker's
          * stderr: the client reads it, the operator does not. The journal
-         * gets a copy of every message, tagged with the worker. */
+         * gets every message, tagged with the worker (once: where stderr is
+         * the journal, as in sandboxd's late-cleanup unit, it is the only sink). */
         if ((args.verb == LAUNCH_RUN || args.verb == LAUNCH_CLEANUP) && launched_by_systemd())
                 log_copy_to_journal(args.id);
         switch (args.verb) {

@@ -347,6 +347,25 @@ check "... killed by the cleanup, which says so, within seconds (${stop_secs} s)
      [ $stop_secs -lt 30 ]' "$(in_ct journalctl -q -o cat -u sandbox-$id.service | tail -n 3 | tr '\n' '|')"
 check "... and no sleep of it is left" '[ "$(in_ct pgrep -fc "sleep 1000")" = 0 ]'
 
+# 7d. run from a unit of its own whose stderr is the journal (sandboxd's
+# late-cleanup unit), the cleanup waits for nothing, and what it says is in the
+# journal once, under the worker's id: here runsc ("/bin/false") cannot delete
+# a planted state
+id=rtlate
+state="/run/sandboxd/runsc/sandbox-${id}_sandbox:sandbox-$id.state"
+in_ct install -d -m 0700 /run/sandboxd/runsc "/run/sandboxd/bundles/$id"
+in_ct sh -c "echo '{}' > '$state'"
+in_ct systemctl reset-failed "sandbox-$id-cleanup.service" 2>/dev/null
+since=$(in_ct date +%s)
+in_ct systemd-run -q --wait --unit="sandbox-$id-cleanup.service" "$LAUNCH" cleanup --id "$id" --runtime-path /bin/false
+rc=$?
+late_log=$(in_ct journalctl -q -o cat --since "@$since" "SANDBOXD_WORKER_ID=$id" "_SYSTEMD_UNIT=sandbox-$id-cleanup.service")
+check "a deletion that fails is reported, with the runtime's answer, in the journal under the worker's id" \
+    '[ $rc != 0 ] && [ "$(printf "%s\n" "$late_log" | grep -c "sandbox-$id survived its deletion: (runsc said nothing)")" = 1 ]' \
+    "rc=$rc journal: $late_log"
+check "... and its bundle is removed all the same" '! in_ct test -e "/run/sandboxd/bundles/$id"'
+in_ct rm -f "$state"
+
 # 8. the channel: stdin and stdout are separate pipes, as the daemon's, and
 # pass through runsc untouched, EOF included, even when the input comes only
 # after the workload already waits for it. (busctl cannot pass fds, so the
