@@ -24,8 +24,11 @@ else
 fi
 b=$WID
 # A records what it sees of its credential, environment and process state.
-a_script='cat "$CREDENTIALS_DIRECTORY/tok" >"$HOME/cred"; env >"$HOME/env";
-cat /proc/self/status >"$HOME/status"; cat /proc/net/dev >"$HOME/netdev"; exec /bin/sleep 1000'
+# Each file appears whole (written aside, then renamed): home_file reads a file
+# as soon as it is non-empty.
+a_script='record() { f=$1; shift; "$@" >"$HOME/.$f"; mv "$HOME/.$f" "$HOME/$f"; }
+record cred cat "$CREDENTIALS_DIRECTORY/tok"; record env env;
+record status cat /proc/self/status; record netdev cat /proc/net/dev; exec /bin/sleep 1000'
 # shellcheck disable=SC2046  # ay_args prints separate busctl words
 if sbx_create 4 Argv as 3 /bin/sh -c "$a_script" Class s trusted \
     Environment as 1 SBX_TEST_VAR=visible \
@@ -73,8 +76,10 @@ check_output "with A's UID, B's /proc/PID/environ cannot be read (EACCES)" 'Perm
     expect_fail as_a cat "/proc/$pid_b/environ"
 
 # From inside a real sibling unit, with all its sandboxing: C tries to read B.
-c_script="cat '$home_b/private' >\"\$HOME/home-b\" 2>&1; echo \"rc=\$?\" >>\"\$HOME/home-b\";
-cat /proc/$pid_b/environ >\"\$HOME/environ-b\" 2>&1; echo \"rc=\$?\" >>\"\$HOME/environ-b\"; exec /bin/sleep 1000"
+# Each result file appears whole, with its rc= line: it is written aside and
+# renamed, since home_file reads a file as soon as it is non-empty.
+c_script="try() { f=\$1; shift; \"\$@\" >\"\$HOME/.\$f\" 2>&1; echo \"rc=\$?\" >>\"\$HOME/.\$f\"; mv \"\$HOME/.\$f\" \"\$HOME/\$f\"; }
+try home-b cat '$home_b/private'; try environ-b cat /proc/$pid_b/environ; exec /bin/sleep 1000"
 if sbx_create 2 Argv as 3 /bin/sh -c "$c_script" Class s trusted; then
     c=$WID
     check_output "sibling worker C cannot read B's home" '^rc=[1-9]' last_line home_file "$c" home-b
