@@ -104,22 +104,27 @@ static int others_in(const char *procs_path, bool kill_them) {
 }
 
 int launch_cgroup_wait_alone(const char *procs_path, uint64_t grace_usec) {
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        uint64_t start = now_usec(CLOCK_MONOTONIC), killed_at = 0;
+        bool sent_kill = false;
         int killed = 0, n;
 
+        /* The give-up deadline counts from the kill, not from the start: a
+         * launcher that was descheduled past both graces must still kill
+         * before it returns. */
         for (;;) {
-                uint64_t waited = now_usec(CLOCK_MONOTONIC) - start;
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 n = others_in(procs_path, false);
                 if (n <= 0)
                         return n < 0 ? n : killed;
-                if (waited >= 2 * grace_usec)
-                        return -ETIMEDOUT;
-                if (waited >= grace_usec && killed == 0) {
+                if (!sent_kill && now - start >= grace_usec) {
                         killed = others_in(procs_path, true);
                         if (killed < 0)
                                 return killed;
-                }
+                        sent_kill = true;
+                        killed_at = now;
+                } else if (sent_kill && now - killed_at >= grace_usec)
+                        return -ETIMEDOUT;
                 (void) usleep(POLL_USEC);
         }
 }

@@ -25,7 +25,7 @@ bool launch_cgroup_is_unit(const char *path, const char *unit);
 int launch_cgroup_own_procs(const char *unit, char *buf, size_t size);
 
 /* Waits until procs_path lists no process but this one. What is still there
- * after grace_usec (systemd has already sent SIGTERM) is sent SIGKILL; after
- * another grace_usec it gives up with -ETIMEDOUT. Returns the number of
+ * after grace_usec (systemd has already sent SIGTERM) is sent SIGKILL; a
+ * grace_usec after the kill it gives up with -ETIMEDOUT. Returns the number of
  * processes it had to kill. */
 int launch_cgroup_wait_alone(const char *procs_path, uint64_t grace_usec);
