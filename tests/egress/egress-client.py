@@ -89,12 +89,21 @@ def main():
             f.write(client_hello(args.sni or args.target.rsplit(":", 1)[0].strip("[]")))
         return
 
+    target_host = args.target.rsplit(":", 1)[0].strip("[]")
+    sni = target_host if args.sni is None else (None if args.sni == "-" else args.sni)
+    # Everything that costs CPU is done before connecting: the proxy's hello
+    # and request timers run from the accept and from its 200.
+    ctx = ssl.create_default_context(cafile=args.cafile) if args.cafile else ssl.create_default_context()
+    ctx.check_hostname = False
+    if not args.cafile:
+        ctx.verify_mode = ssl.CERT_NONE
+    ech_hello = with_ech_extension(client_hello(args.sni or target_host)) if args.mode == "ech" else None
+
     host, port = args.proxy.rsplit(":", 1)
     family = socket.AF_INET6 if host.startswith("[") else socket.AF_INET
     s = socket.socket(family, socket.SOCK_STREAM)
     s.settimeout(10)
     s.connect((host.strip("[]"), int(port)))
-    target_host = args.target.rsplit(":", 1)[0].strip("[]")
 
     if args.mode == "plain-http":
         s.sendall(f"GET http://{args.target}/ HTTP/1.1\r\nHost: {args.target}\r\n\r\n".encode())
@@ -140,7 +149,7 @@ def main():
     if args.mode == "ech":
         # Outer SNI as given; the upstream answers (with a ServerHello or an
         # alert) only if the proxy forwarded the hello.
-        s.sendall(with_ech_extension(client_hello(args.sni or target_host)))
+        s.sendall(ech_hello)
         s.settimeout(5)
         try:
             data = s.recv(100)
@@ -156,15 +165,10 @@ def main():
         print("200", "closed" if closed else "open", f"{time.monotonic() - t0:.1f}s")
         return
 
-    sni = target_host if args.sni is None else (None if args.sni == "-" else args.sni)
     if args.mode == "raw-request":
         s.sendall(client_hello(sni))
         print("200", "closed" if peer_closed(s, 5) else "open")
         return
-    ctx = ssl.create_default_context(cafile=args.cafile) if args.cafile else ssl.create_default_context()
-    ctx.check_hostname = False
-    if not args.cafile:
-        ctx.verify_mode = ssl.CERT_NONE
     try:
         t = ctx.wrap_socket(s, server_hostname=sni)
         t.sendall(b"GET /5 HTTP/1.0\r\n\r\n")

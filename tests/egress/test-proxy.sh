@@ -37,15 +37,21 @@ cat > "$T/hosts" <<'EOF'
 ::ffff:169.254.169.254 mapped.egress.test
 EOF
 cat > "$T/policy.json" <<'EOF'
-{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 1000, "request_timeout_ms": 1000 }
+{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000 }
 EOF
 "$PY" "$HERE/egress-upstream.py" 203.0.113.10 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
 echo "nameserver 127.0.0.1" > "$T/resolv.conf"
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
-for i in $(seq 50); do
-    "$PY" -c 'import socket; socket.create_connection(("127.0.0.1", 3128)).close(); socket.create_connection(("203.0.113.10", 443)).close()' 2>/dev/null && break
+ready=no
+for i in $(seq 300); do
+    "$PY" -c 'import socket; socket.create_connection(("127.0.0.1", 3128)).close(); socket.create_connection(("203.0.113.10", 443)).close()' 2>/dev/null && { ready=yes; break; }
     sleep 0.1
 done
+if [ "$ready" != yes ]; then
+    echo "Bail out! the proxy or the upstream is not listening after 30 s"
+    sed 's/^/# /' "$T/proxy.log" | tail -20
+    exit 1
+fi
 
 expect() {   # NAME REGEX CLIENT_ARGS...
     local name=$1 want=$2 out
@@ -84,7 +90,7 @@ expect "unresolvable name" "^502 (name-not-found|resolve-failed)" --target nosuc
 head -c 20000 /dev/urandom | "$PY" -c 'import socket, sys
 s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(sys.stdin.buffer.read()); s.recv(100)' 2>/dev/null
 "$PY" -c 'import socket, time
-s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"CONNECT api.egress"); time.sleep(1.5)
+s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(20); s.sendall(b"CONNECT api.egress"); time.sleep(1.5)
 print("closed" if s.recv(100).startswith(b"HTTP/1.1 408") else "open")' > "$T/slow" 2>&1
 N=$((N + 1))
 if grep -q closed "$T/slow"; then echo "ok $N - slow request answered 408"; else echo "not ok $N - slow request"; FAILED=$((FAILED + 1)); fi
