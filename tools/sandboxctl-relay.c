@@ -78,10 +78,12 @@ static int relay_read_channel(Relay *r) {
         ssize_t n = read(r->channel_fd, r->down + r->down_end, sizeof(r->down) - r->down_end);
         if (n > 0) {
                 r->down_end += (size_t) n;
+                r->output_progress++;
                 return 0;
         }
         if (n == 0 || errno == ECONNRESET) {
                 r->channel_eof = true;
+                r->output_progress++;
                 return 0;
         }
         if (errno == EAGAIN || errno == EINTR)
@@ -96,9 +98,10 @@ static void relay_write_output(Relay *r) {
         size_t len = MIN(r->down_end - r->down_start, (size_t) PIPE_BUF);
         ssize_t n = write(r->out_fd, r->down + r->down_start, len);
 
-        if (n > 0)
+        if (n > 0) {
                 r->down_start += (size_t) n;
-        else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                r->output_progress++;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 /* Nobody reads our output any more (EPIPE): keep draining the
                  * channel so the worker is not blocked, and drop the bytes. */
                 r->out_broken = true;

@@ -30,6 +30,7 @@ typedef struct Relay {
         bool channel_write_closed;
         bool channel_eof;
         bool out_broken;       /* the reader of out_fd went away: output is discarded */
+        uint64_t output_progress; /* counts reads from the channel and writes to out_fd */
 } Relay;
 
 /* The channel fd is switched to non-blocking; in_fd and out_fd are left as

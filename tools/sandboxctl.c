@@ -33,7 +33,9 @@ enum {
 /* CreateWorker replies once the unit's start job is done; starting a VM-backed
  * class can take far longer than sd-bus's 25 s default. */
 #define CREATE_TIMEOUT_USEC (300 * USEC_PER_SEC)
-/* After the worker ended, how long its remaining output may take to arrive. */
+/* After the worker ended, how long its remaining output may make no progress
+ * before the run stops waiting for it. Progress, not total time: a client
+ * that was itself descheduled that long must still collect what is there. */
 #define OUTPUT_DRAIN_USEC (2 * USEC_PER_SEC)
 
 
@@ -530,6 +532,7 @@ enum { POLL_BUS = RELAY_N_POLLFDS, POLL_SIGNAL, N_POLL };
  * drained, or a signal asks us to stop it. Returns the exit code. */
 static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
         uint64_t drain_deadline = UINT64_MAX;
+        uint64_t progress_seen = relay ? relay->output_progress : 0;
         bool output_done = !relay, refreshed_after_eof = false;
         int r;
 
@@ -558,8 +561,6 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                                 break;
                         if (drain_deadline == UINT64_MAX)
                                 drain_deadline = now_usec(CLOCK_MONOTONIC) + OUTPUT_DRAIN_USEC;
-                        else if (now_usec(CLOCK_MONOTONIC) >= drain_deadline)
-                                break;
                 }
 
                 if (relay && !output_done)
@@ -595,6 +596,13 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                                 print_error("Channel failed: %s", strerror(-r));
                                 output_done = true;
                         }
+                }
+                if (s->ended && !output_done) {
+                        if (relay->output_progress != progress_seen) {
+                                progress_seen = relay->output_progress;
+                                drain_deadline = now_usec(CLOCK_MONOTONIC) + OUTPUT_DRAIN_USEC;
+                        } else if (now_usec(CLOCK_MONOTONIC) >= drain_deadline)
+                                break;
                 }
         }
         /* A final ExitStatus may not have been in any signal we saw. */

@@ -31,6 +31,8 @@ typedef enum WorkerMode {
         WORKER_ECHO_UPPER,   /* answers in upper case, exits 7 on stdin EOF, signals the end */
         WORKER_SILENT_END,   /* same, but emits no signal: only reading State reveals the end */
         WORKER_NEVER_ENDS,
+        WORKER_END_FIRST,    /* signals the end first; its last output arrives while the client is stopped */
+        WORKER_END_KEEPS_CHANNEL, /* signals the end but never closes the channel */
 } WorkerMode;
 
 typedef struct Fake {
@@ -42,6 +44,7 @@ typedef struct Fake {
         WorkerMode mode;
         int worker_fd;
         sd_event_source *worker_source;
+        sd_event_source *late_source;
         const char *id;
         char *state;
         int32_t exit_status;
@@ -63,6 +66,7 @@ typedef struct Fake {
         char errors[4096];
         size_t errors_len;
         unsigned open_pipes;
+        bool timed_out;
 } Fake;
 
 static char socket_path[sizeof(((struct sockaddr_un *) NULL)->sun_path)];
@@ -107,6 +111,29 @@ static void worker_end(Fake *f) {
                                                "sos", WORKER_ID, WORKER_PATH, "exited")));
 }
 
+static int on_resume_client(sd_event_source *s, uint64_t usec, void *userdata) {
+        Fake *f = userdata;
+
+        kill(f->pid, SIGCONT);
+        return 0;
+}
+
+/* Half a second after the end was signalled (the client has seen it and
+ * started waiting for the rest of the output), the last output and the
+ * channel's end arrive while the client is stopped for longer than it waits
+ * for output after an end: a loaded host that descheduled it. */
+static int on_late_output(sd_event_source *s, uint64_t usec, void *userdata) {
+        Fake *f = userdata;
+
+        f->late_source = sd_event_source_disable_unref(f->late_source);
+        kill(f->pid, SIGSTOP);
+        assert_int_equal(write(f->worker_fd, "LATE\n", 5), 5);
+        f->worker_fd = safe_close(f->worker_fd);
+        assert_true(sd_event_add_time_relative(f->event, &f->late_source, CLOCK_MONOTONIC, 3 * USEC_PER_SEC, 0,
+                                               on_resume_client, f) >= 0);
+        return 0;
+}
+
 static int on_worker_input(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Fake *f = userdata;
         char buf[1024];
@@ -119,6 +146,14 @@ static int on_worker_input(sd_event_source *s, int fd, uint32_t revents, void *u
                 return 0;
         }
         /* stdin EOF: the worker finishes, closing its stdout. */
+        if (f->mode == WORKER_END_FIRST || f->mode == WORKER_END_KEEPS_CHANNEL) {
+                f->worker_source = sd_event_source_disable_unref(f->worker_source);
+                worker_end(f);
+                if (f->mode == WORKER_END_FIRST)
+                        assert_true(sd_event_add_time_relative(f->event, &f->late_source, CLOCK_MONOTONIC,
+                                                               500 * USEC_PER_MSEC, 0, on_late_output, f) >= 0);
+                return 0;
+        }
         f->worker_source = sd_event_source_disable_unref(f->worker_source);
         f->worker_fd = safe_close(f->worker_fd);
         if (f->mode != WORKER_NEVER_ENDS)
@@ -171,6 +206,10 @@ static int method_create_worker(sd_bus_message *m, void *userdata, sd_bus_error 
                 f->mode = WORKER_SILENT_END;
         if (f->argv && streq(f->argv[0], "/never-exits"))
                 f->mode = WORKER_NEVER_ENDS;
+        if (f->argv && streq(f->argv[0], "/end-first"))
+                f->mode = WORKER_END_FIRST;
+        if (f->argv && streq(f->argv[0], "/end-keeps-channel"))
+                f->mode = WORKER_END_KEEPS_CHANNEL;
         free(f->state);
         f->state = strdup("running");
         return sd_bus_reply_method_return(m, "so", WORKER_ID, WORKER_PATH);
@@ -314,11 +353,18 @@ static int on_client_stderr(sd_event_source *s, int fd, uint32_t revents, void *
         return collect(s, fd, f, f->errors, sizeof(f->errors), &f->errors_len);
 }
 
+/* Fails outside the event loop (after cleaning up), so a hanging client
+ * neither outlives the test nor turns into a leak report. */
 static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Fake *f = userdata;
-        fail_msg("sandboxctl did not finish in time; stdout: '%s' stderr: '%s'", f->output, f->errors);
-        return 0;
+
+        kill(f->pid, SIGKILL);
+        (void) waitpid(f->pid, NULL, 0);
+        f->timed_out = true;
+        return sd_event_exit(f->event, 0);
 }
+
+static void fake_done(Fake *f);
 
 /* Runs `sandboxctl ARGS...` against a fresh fake with `input` on its stdin
  * (NULL: stdin stays open until the client exits) and waits for it. */
@@ -384,7 +430,7 @@ static void run_client(Fake *f, bool kill_on_open, const char *input, char **arg
         assert_true(sd_event_add_io(f->event, &sources[2], err_pipe[0], EPOLLIN, on_client_stderr, f) >= 0);
         f->open_pipes = 2;
         assert_true(sd_event_add_child(f->event, NULL, f->pid, WEXITED, on_client_exit, f) >= 0);
-        assert_true(sd_event_add_time_relative(f->event, &sources[3], CLOCK_MONOTONIC, 20 * USEC_PER_SEC, 0,
+        assert_true(sd_event_add_time_relative(f->event, &sources[3], CLOCK_MONOTONIC, 60 * USEC_PER_SEC, 0,
                                                on_timeout, f) >= 0);
         assert_true(sd_event_loop(f->event) >= 0);
 
@@ -393,10 +439,17 @@ static void run_client(Fake *f, bool kill_on_open, const char *input, char **arg
         safe_close(in_pipe[1]);
         close(out_pipe[0]);
         close(err_pipe[0]);
+        if (f->timed_out) {
+                fprintf(stderr, "sandboxctl did not finish in 60 s; stdout: '%s' stderr: '%s'\n", f->output,
+                        f->errors);
+                fake_done(f);
+                fail();
+        }
 }
 
 static void fake_done(Fake *f) {
         sd_event_source_disable_unref(f->worker_source);
+        sd_event_source_disable_unref(f->late_source);
         safe_close(f->worker_fd);
         if (f->bus)
                 sd_bus_flush_close_unref(f->bus);
@@ -434,6 +487,28 @@ static void test_run_reads_state_after_eof(void **state) {
         /* No signal announces the end: the State read after channel EOF must. */
         run_client(&f, false, "quiet\n", ARGS("run", "/silent"));
         assert_string_equal(f.output, "QUIET\n");
+        assert_int_equal(f.exit_code, 7);
+        fake_done(&f);
+}
+
+static void test_run_collects_output_after_a_stall(void **state) {
+        Fake f;
+
+        /* The end is signalled before the last output; the client is then
+         * stopped for longer than it waits for output after an end. What was
+         * there when it resumed must still be printed. */
+        run_client(&f, false, "x\n", ARGS("run", "/end-first"));
+        assert_string_equal(f.output, "X\nLATE\n");
+        assert_int_equal(f.exit_code, 7);
+        fake_done(&f);
+}
+
+static void test_run_ends_when_output_stays_quiet(void **state) {
+        Fake f;
+
+        /* A channel that never closes after the end does not hold the run. */
+        run_client(&f, false, "x\n", ARGS("run", "/end-keeps-channel"));
+        assert_string_equal(f.output, "X\n");
         assert_int_equal(f.exit_code, 7);
         fake_done(&f);
 }
@@ -569,6 +644,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_relays_and_exits_with_status),
                 cmocka_unit_test(test_run_reads_state_after_eof),
+                cmocka_unit_test(test_run_collects_output_after_a_stall),
+                cmocka_unit_test(test_run_ends_when_output_stays_quiet),
                 cmocka_unit_test(test_run_start_failure),
                 cmocka_unit_test(test_run_sigterm_stops_worker),
                 cmocka_unit_test(test_create_prints_id_and_sends_credential),
