@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -308,9 +309,33 @@ Channel *channel_free(Channel *c) {
         return NULL;
 }
 
+/* A client that went away whose hang-up the event loop has not dispatched
+ * yet must not hold the channel against the next one (a client that
+ * reattaches at once): its hang-up is handled here as the loop would handle
+ * it, its last input taken first. A client still there keeps the channel. */
+static void channel_reap_departed_client(Channel *c) {
+        while (c->client_fd >= 0) {
+                struct pollfd p = { .fd = c->client_fd, .events = POLLIN | POLLRDHUP };
+                uint64_t bytes_in = c->bytes_in;
+                bool client_eof = c->client_eof;
+                uint32_t revents = EPOLLIN | EPOLLRDHUP | EPOLLHUP;
+
+                if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLHUP | POLLERR)))
+                        return;
+                if (p.revents & POLLERR)
+                        revents |= EPOLLERR;
+                if (buffer_len(&c->to_client) > 0)
+                        revents |= EPOLLOUT;
+                (void) on_client_io(c->client_source, c->client_fd, revents, c);
+                if (c->client_fd >= 0 && c->bytes_in == bytes_in && c->client_eof == client_eof)
+                        return;         /* its input waits for room toward the worker */
+        }
+}
+
 int channel_attach(Channel *c, int *ret_client_fd) {
         int pair[2], r;
 
+        channel_reap_departed_client(c);
         if (c->client_fd >= 0)
                 return -EBUSY;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) < 0)

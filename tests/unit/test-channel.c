@@ -115,6 +115,26 @@ static void test_second_client_busy_then_reattach(void **state) {
         close(b);
 }
 
+static void test_departed_client_does_not_hold_the_channel(void **state) {
+        Fixture *f = *state;
+        char buf[8];
+        int a, b;
+
+        /* The first client writes and goes away; the next attaches before
+         * the event loop has seen the hang-up. Nothing of a is lost. */
+        assert_int_equal(channel_attach(f->channel, &a), 0);
+        assert_int_equal(write(a, "last", 4), 4);
+        close(a);
+        assert_int_equal(channel_attach(f->channel, &b), 0);
+        assert_int_equal(write(b, "!", 1), 1);
+        spin(f);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "last!", 5);
+        /* One still there keeps it. */
+        assert_int_equal(channel_attach(f->channel, &a), -EBUSY);
+        close(b);
+}
+
 static void test_eof_both_ways(void **state) {
         Fixture *f = *state;
         char buf[16];
@@ -276,6 +296,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_both_directions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_buffered_until_attach, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_second_client_busy_then_reattach, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_departed_client_does_not_hold_the_channel, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_eof_both_ways, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ended_worker, setup, teardown),
