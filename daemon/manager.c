@@ -122,14 +122,15 @@ static void worker_fail_start(Worker *w, const char *why) {
 
         log_struct(LOG_ERR, "Worker failed to start",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why, NULL);
+        /* systemd may already have made the home and started the proxy's
+         * socket; nothing may outlive the attempt, and the caller, told of
+         * the failure, must not find the home still there. */
+        worker_delete_home(w);
+        worker_stop_egress(w);
         if (req)
                 (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
                                                   "Worker unit %s failed to start (%s); see journalctl -u %s",
                                                   w->unit, why, w->unit);
-        /* systemd may already have made the home and started the proxy's
-         * socket; nothing may outlive the attempt. */
-        worker_delete_home(w);
-        worker_stop_egress(w);
         if (worker_is_alive(w) && m->n_alive > 0)
                 m->n_alive--;
         manager_unlink_worker(m, w);
