@@ -450,7 +450,9 @@ int oci_bundle_write(int dir_fd, const OciBundleSpec *s, SbxError *error) {
                                                  &len);
         if (!text)
                 return -ENOMEM;
-        fd = openat(dir_fd, OCI_BUNDLE_CONFIG, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        /* Written aside and renamed into place, so whoever looks (runsc, an
+         * operator, a test) finds no file or a whole one, never a part. */
+        fd = openat(dir_fd, OCI_BUNDLE_CONFIG_PARTIAL, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         while (done < len) {
@@ -458,11 +460,17 @@ int oci_bundle_write(int dir_fd, const OciBundleSpec *s, SbxError *error) {
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return -errno;
+                        r = -errno;
+                        goto fail;
                 }
                 done += (size_t) n;
         }
-        if (fsync(fd) < 0)
-                return -errno;
+        if (fsync(fd) < 0 || renameat2(dir_fd, OCI_BUNDLE_CONFIG_PARTIAL, dir_fd, OCI_BUNDLE_CONFIG, RENAME_NOREPLACE) < 0) {
+                r = -errno;
+                goto fail;
+        }
         return 0;
+fail:
+        (void) unlinkat(dir_fd, OCI_BUNDLE_CONFIG_PARTIAL, 0);
+        return r;
 }

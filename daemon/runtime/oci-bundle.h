@@ -41,6 +41,7 @@ const char *oci_profile_to_string(OciProfile p);
 OciProfile oci_profile_from_string(const char *s);
 
 #define OCI_BUNDLE_CONFIG "config.json"
+#define OCI_BUNDLE_CONFIG_PARTIAL ".config.json.partial"
 #define OCI_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define OCI_DEFAULT_NOFILE UINT64_C(1024)
 #define OCI_DEFAULT_TMP_SIZE (UINT64_C(64) << 20)

@@ -385,6 +385,7 @@ static void test_write(void **state) {
 
         /* never overwrite: a second writer means two launchers for one id */
         assert_int_equal(oci_bundle_write(fd, &s, &e), -EEXIST);
+        assert_int_equal(faccessat(fd, OCI_BUNDLE_CONFIG_PARTIAL, F_OK, 0), -1);
         /* a refused spec leaves nothing behind */
         assert_int_equal(unlinkat(fd, OCI_BUNDLE_CONFIG, 0), 0);
         s.uid = 0;
