@@ -122,6 +122,9 @@ def main():
         print(code, h.get("x-sandbox-egress-reason", ""))
         return
     if args.mode == "hold":
+        # Flushed at once: a caller that needs the tunnel to be open (to count
+        # against max_tunnels) waits for this line instead of guessing a delay.
+        print("200 holding", flush=True)
         time.sleep(args.hold)
         print("200 held")
         return
