@@ -36,7 +36,10 @@ def main():
     server = Server((address, port), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    # The handshake happens in each connection's thread (on its first read),
+    # not in accept: a client that connects and says nothing (a held tunnel)
+    # must not stall every other client of this upstream.
+    server.socket = ctx.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     server.serve_forever()
 
 
