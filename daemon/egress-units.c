@@ -72,6 +72,11 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
          * only thing the worker can connect to. */
         CHECK(sd_bus_message_append(m, "(sv)", "Listen", "a(ss)", 2,
                                     "Stream", "127.0.0.1:3128", "Stream", "[::1]:3128"));
+        /* In a namespace made a moment ago, ::1 is still tentative until the
+         * kernel's address work runs (a workqueue: late on a loaded host), and
+         * a plain bind() to it fails. With IP_FREEBIND it binds at once and
+         * accepts as soon as the address is usable. */
+        CHECK(sd_bus_message_append(m, "(sv)", "FreeBind", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, worker_unit));

@@ -389,8 +389,10 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_strv(m, "Environment", (const char * const *) env));
         CHECK(append_credentials(m, s));
         if (p->egress_proxy_url) {
-                /* The proxy's listener must exist in the namespace before the worker runs. */
-                CHECK(sd_bus_message_append(m, "(sv)", "Wants", "as", 1, p->egress_socket));
+                /* The proxy's listener must exist in the namespace before the
+                 * worker runs; a worker whose listener failed does not start
+                 * (StartFailed, result "dependency") rather than run without. */
+                CHECK(sd_bus_message_append(m, "(sv)", "Requires", "as", 1, p->egress_socket));
                 CHECK(sd_bus_message_append(m, "(sv)", "After", "as", 1, p->egress_socket));
                 /* Both sides name each other: whichever starts first makes the
                  * namespace, the other joins it. */

@@ -100,6 +100,7 @@ static void test_aux_units(void **state) {
         assert_non_null(strstr(d, "\"127.0.0.1:3128\""));
         assert_non_null(strstr(d, "\"[::1]:3128\""));
         assert_non_null(strstr(d, "\"JoinsNamespaceOf\""));
+        assert_non_null(strstr(d, "\"FreeBind\""));
         assert_non_null(strstr(d, "\"egress-policy\""));
         assert_non_null(strstr(d, "\"/run/sandboxd/credentials.sock\""));
         assert_non_null(strstr(d, "\"/usr/libexec/sandboxd/sandbox-egress\""));

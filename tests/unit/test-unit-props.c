@@ -188,8 +188,10 @@ static void test_runsc_unit(void **state) {
         /* runsc sets up namespaces and ptrace itself. */
         assert_null(strstr(d, "SystemCallFilter"));
         assert_null(strstr(d, "RestrictNamespaces"));
-        /* Egress: the worker waits for and joins its proxy's listener. */
-        assert_prop(d, "Wants", "\"sandbox-0123456789ab-egress.socket\"");
+        /* Egress: the worker waits for and joins its proxy's listener, and
+         * does not start without it. */
+        assert_prop(d, "Requires", "\"sandbox-0123456789ab-egress.socket\"");
+        assert_null(strstr(d, "\"Wants\""));
         assert_prop(d, "After", "\"sandbox-0123456789ab-egress.socket\"");
         assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
 }
