@@ -41,12 +41,18 @@ rc=0; out=$(printf 'a\nb\n' | sctl run --class trusted -- /bin/sh -c 'cat; echo 
 check "stdin EOF reaches the worker" "$(printf 'a\nb\nend')" "$out"
 check "run exits 0 for a worker that exits 0" 0 "$rc"
 
-out=$(in_ct bash -c 'mkfifo /tmp/fifo; (sleep 20 >/tmp/fifo &); s=$(date +%s%N)
+# stdin stays open for 60 s; a run that waited for its EOF would take that
+# long, so half of it still tells the two apart on a slow, loaded host.
+out=$(in_ct bash -c 'mkfifo /tmp/fifo; sleep 60 >/tmp/fifo & w=$!; s=$(date +%s%N)
     sandboxctl run --class trusted -- /bin/sh -c "echo early; exit 4" </tmp/fifo; rc=$?
-    echo "$rc $(( ($(date +%s%N) - s) / 1000000 ))"')
+    echo "$rc $(( ($(date +%s%N) - s) / 1000000 ))"; kill $w')
 rc=${out##*$'\n'}; rc=${rc%% *}; ms=${out##* }
 check "a worker that ends while stdin is open ends the run" 4 "$rc"
-if [ "$ms" -lt 5000 ]; then ok "... promptly (${ms} ms)"; else not_ok "... promptly" "took ${ms} ms"; fi
+if [ "$ms" -lt 30000 ] 2>/dev/null; then
+    ok "... at the worker's end, not at stdin's EOF (${ms} ms < 30000)"
+else
+    not_ok "... at the worker's end, not at stdin's EOF (< 30000 ms)" "took ${ms} ms"
+fi
 
 if in_ct sh -c 'head -c 3000000 /dev/urandom >/tmp/big && sandboxctl run --class trusted -- /bin/cat </tmp/big >/tmp/big.out && cmp -s /tmp/big /tmp/big.out'; then
     ok "3 MB of binary data round-trip unchanged"
@@ -96,7 +102,7 @@ rc=0; out=$(echo ping | sctl attach "$id") || rc=$?
 check "attach relays until the channel closes" "re:ping" "$out"
 check "attach exits 0" 0 "$rc"
 status=
-for _ in $(seq 50); do
+for _ in $(seq 300); do
     status=$(sctl status "$id" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["State"], d["ExitStatus"])')
     [ "${status#* }" != -1 ] && break
     sleep 0.1
@@ -107,7 +113,7 @@ id2=$(sctl create --class trusted -- /bin/sleep 1000)
 rc=0; sctl stop "$id2" || rc=$?
 check "stop succeeds" 0 "$rc"
 state=
-for _ in $(seq 50); do
+for _ in $(seq 300); do
     state=$(sctl status "$id2" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["State"])' 2>/dev/null || echo gone)
     [ "$state" != running ] && [ "$state" != stopping ] && break
     sleep 0.1
@@ -115,11 +121,15 @@ done
 check_match "a stopped worker ends" "^(exited|failed|gone)$" "$state"
 
 # --- Ctrl-C stops the worker ---
-out=$(in_ct bash -c 'sandboxctl run --class trusted -- /bin/sleep 1000 </dev/null & p=$!; sleep 1
+# A background job of a non-interactive shell starts with SIGINT ignored, so
+# a signal sent before sandboxctl took it over would be lost on a slow host:
+# it goes once the worker is listed running.
+out=$(in_ct bash -c 'sandboxctl run --class trusted -- /bin/sleep 1000 </dev/null & p=$!
+    for _ in $(seq 600); do sandboxctl list --no-legend | grep -q " running " && break; sleep 0.1; done
     kill -INT $p; wait $p; echo $?')
 check "SIGINT ends run with 130" 130 "$out"
 running=1
-for _ in $(seq 50); do
+for _ in $(seq 300); do
     running=$(sctl list --no-legend | grep -c ' running ' || true)
     [ "$running" = 0 ] && break
     sleep 0.1

@@ -112,7 +112,9 @@ check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$W
 check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class
 check_output "without egress the sandbox has gVisor's own loopback only (runsc --network=none)" '--network=none' \
     unit_prop "sandbox-$WID.service" ExecStart
-check "the worker's OCI bundle exists while it runs" ct test -f "/run/sandboxd/bundles/$WID/config.json"
+# The launcher writes the bundle once the unit runs, after CreateWorker replied.
+bundle_ready() { ct python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "/run/sandboxd/bundles/$1/config.json"; }
+check "the worker's OCI bundle exists while it runs (config.json, whole JSON)" wait_until 30 bundle_ready "$WID"
 bundle=$(ct cat "/run/sandboxd/bundles/$WID/config.json" 2>/dev/null)
 check_output "bundle: root is read-only" '"readonly": *true' echo "$bundle"
 check_output "bundle: noNewPrivileges" '"noNewPrivileges": *true' echo "$bundle"
@@ -129,7 +131,7 @@ check "the home is removed with the worker" wait_until 10 home_absent "$WID"
 # drops the worker's own cleanup; sandboxd notices the bundle it left and runs
 # the cleanup from a unit of its own.
 sbx_create 3 Argv as 2 /bin/sleep 60 Class s standard TasksMax t 64
-for i in $(seq 100); do ct test -e "/run/sandboxd/bundles/$WID/config.json" && break; sleep 0.1; done
+wait_until 30 bundle_ready "$WID"
 ct systemctl daemon-reload
 check_output "after a daemon-reload systemd no longer knows the worker's ExecStopPost (systemd 252)" \
     '^bad-setting$' unit_prop "sandbox-$WID.service" LoadState
@@ -137,6 +139,11 @@ sbx_call StopWorker s "$WID" >/dev/null
 wait_until 20 unit_gone "sandbox-$WID.service"
 check "the worker's bundle is still removed" wait_until 15 ct test ! -e "/run/sandboxd/bundles/$WID"
 check_fails "and runsc keeps no state of it" sh -c "nsenter -t $CT_PID -a ls /run/sandboxd/runsc 2>/dev/null | grep -F -- '$WID'"
+# journald may not have written the entry yet when the bundle is gone.
+cleanup_logged() {
+    ct journalctl --sync && ct journalctl --no-pager -o cat -n 300 SANDBOXD_WORKER_ID="$1" | grep -q 'bundle outlived it'
+}
+wait_until 15 cleanup_logged "$WID"
 check_output "sandboxd says it cleaned up after the worker" 'bundle outlived it' \
     ct journalctl --no-pager -o cat -n 300 SANDBOXD_WORKER_ID="$WID"
 check "the cleanup unit is gone too" wait_until 10 unit_gone "sandbox-$WID-cleanup.service"
@@ -177,10 +184,13 @@ if [ "$rc" = 137 ]; then
 else
     not_ok "trusted: MemoryMax is enforced (200 MiB with MemoryMax=64M is killed)" "exit status $rc" "$out"
 fi
-# Forks up to 100 sleeping children; prints why a fork was refused, if one
-# was, then how many children it got.
+# Forks up to 100 children; prints why a fork was refused, if one was, then
+# how many children it got. Each child lives until the parent ends (its read
+# of the pipe returns when the parent, the only writer, exits), so none frees
+# its pid early however slowly the forks come.
 FORK_BOMB='
-import os, time
+import os
+r, w = os.pipe()
 n = 0
 for i in range(100):
     try:
@@ -189,7 +199,8 @@ for i in range(100):
         print("refused:", e.errno, flush=True)
         break
     if pid == 0:
-        time.sleep(5)
+        os.close(w)
+        os.read(r, 1)
         os._exit(0)
     n += 1
 print(n, flush=True)'
@@ -201,24 +212,44 @@ else
     not_ok "trusted: TasksMax is enforced" "children started: $out"
 fi
 
-# CPUQuota, measured from outside as the CPU time of every process in the
-# unit's cgroup, so it covers the whole unit: for gVisor, sandbox and runsc.
-unit_cpu_ticks() {
-    ct sh -c "cat /sys/fs/cgroup/cpu/sandbox.slice/$1/cgroup.procs 2>/dev/null ||
-              cat /sys/fs/cgroup/sandbox.slice/$1/cgroup.procs" |
-        while read -r p; do ct cat "/proc/$p/stat" 2>/dev/null; done |
-        awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
-}
+# CPUQuota, measured from outside as the CPU time the unit's cgroup used, so
+# it covers the whole unit: for gVisor, sandbox and runsc. The cgroup's
+# counter and the clock are read back to back in one process, so the time the
+# CPU use is divided by is the time it was counted over, however slowly the
+# reader starts.
+UNIT_CPU_SHARE='
+import sys, time
+unit, secs = sys.argv[1], float(sys.argv[2])
+def usage():    # seconds of CPU the cgroup used so far
+    for path in ("/sys/fs/cgroup/unified/sandbox.slice/%s/cpu.stat",    # hybrid
+                 "/sys/fs/cgroup/sandbox.slice/%s/cpu.stat"):           # unified
+        try:
+            with open(path % unit) as f:
+                for line in f:
+                    k, v = line.split()
+                    if k == "usage_usec":
+                        return int(v) / 1e6
+        except OSError:
+            pass
+    for path in ("/sys/fs/cgroup/cpu,cpuacct/sandbox.slice/%s/cpuacct.usage",
+                 "/sys/fs/cgroup/cpuacct/sandbox.slice/%s/cpuacct.usage"):
+        try:
+            with open(path % unit) as f:
+                return int(f.read()) / 1e9
+        except OSError:
+            pass
+    sys.exit("no CPU usage counter for " + unit)
+t0, u0 = time.monotonic(), usage()
+time.sleep(secs)
+t1, u1 = time.monotonic(), usage()
+print(round((u1 - u0) / (t1 - t0), 3))'
 cpu_share() {   # CLASS: share of one CPU a busy worker used with CPUQuotaPercent=10
-    local id t0 t1 u0 u1 hz
-    hz=$(getconf CLK_TCK)
+    local id share
     id=$(ct sandboxctl create --class "$1" --cpu 10 -- /bin/sh -c 'while :; do :; done') || return 1
     sleep 1
-    t0=$(date +%s%N); u0=$(unit_cpu_ticks "sandbox-$id.service")
-    sleep 3
-    t1=$(date +%s%N); u1=$(unit_cpu_ticks "sandbox-$id.service")
+    share=$(ct python3 -c "$UNIT_CPU_SHARE" "sandbox-$id.service" 3)
     ct sandboxctl stop "$id" >/dev/null
-    python3 -c "print(round(($u1 - $u0) / $hz / (($t1 - $t0) / 1e9), 3))"
+    echo "$share"
 }
 for class in trusted standard; do
     share=$(cpu_share "$class")

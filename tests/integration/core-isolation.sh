@@ -113,6 +113,8 @@ for prop in SetCredential SetCredentialEncrypted LoadCredential LoadCredentialEn
     check_fails "the secret is not in the unit's $prop bus property" \
         sh -c "nsenter -t $CT_PID -a busctl --system get-property org.freedesktop.systemd1 $objpath org.freedesktop.systemd1.Service $prop | grep -qF -- '$SECRET'"
 done
+# Whatever journald has received so far is searched, not what it got around to writing.
+ct journalctl --sync
 check_output "the journal mentions worker A (it is being read)" "$a" ct journalctl -b --no-pager -o export
 check_fails "the secret is not in the journal" sh -c "nsenter -t $CT_PID -a journalctl -b --no-pager -o export | grep -qaF -- '$SECRET'"
 
@@ -211,6 +213,9 @@ sbx_call StopWorker s "$a"
 sbx_call StopWorker s "$b"
 check "A's unit is gone after StopWorker" wait_until 15 unit_gone "sandbox-$a.service"
 check "A's credentials directory is gone" wait_until 5 ct test ! -e "/run/credentials/sandbox-$a.service"
+# sandboxd deletes the home (which holds the copy A wrote) only after systemd
+# reported the unit gone, so this may lag what systemctl already shows.
+check "A's home is deleted" wait_until 10 home_absent "$a"
 check_fails "no file under /run, /var, /tmp or /etc holds the secret any more (as root)" \
     sh -c "nsenter -t $CT_PID -a grep -rlsF -- '$SECRET' /run /var/lib /var/tmp /var/cache /tmp /dev/shm /etc 2>/dev/null | grep ."
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sandboxd core (issue 2): nothing outlives a worker. The idle reaper stops a
-# worker whose channel was silent for its IdleTimeoutUSec, within a second of
-# the deadline, and traffic postpones it; wipe-on-boot stops leftover sandbox-*
+# worker whose channel was silent for its IdleTimeoutUSec, never before the
+# deadline, and traffic postpones it; wipe-on-boot stops leftover sandbox-*
 # units and empties the sessions root when sandboxd starts, after a crash as
 # after a restart.
 source "$(dirname "$0")/lib.sh"
@@ -33,27 +33,39 @@ if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; th
     # The idle clock starts at the last activity, which is the creation at the latest.
     start=$created
     [[ $last =~ ^[0-9]+$ ]] && [ "$last" -gt "$start" ] && start=$last
-    expect_removed "idle worker" "$id" idle 8
-    # The upper bound is slack for a loaded host (the unit must also stop), not
-    # a speed goal; the lower bound is the promise: never before the deadline.
-    removed_between "the idle worker is reaped at its deadline (2 s), not before, within 3 s" \
-        $((start + 2000000 - 100000)) $((start + 5000000))
+    expect_removed "idle worker" "$id" idle 15
+    # The lower bound is the promise: never before the deadline. The upper
+    # bound is slack, not a speed goal: after the timer fires, StopUnit, the
+    # unit's stop, the finalization and the signal all wait for a CPU on a
+    # loaded host.
+    removed_between "the idle worker is reaped at its deadline (2 s), not before, within 10 s" \
+        $((start + 2000000 - 100000)) $((start + 12000000))
 else
     not_ok "CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
-# Traffic postpones the reaper: 6 bytes a second apart outlast a 3 s timeout.
-if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 3000000; then
+# Traffic postpones the reaper: 8 bytes a second apart outlast a 5 s timeout.
+# The idle clock runs from the worker's creation, so the timeout also bounds
+# how long the client may take to attach: 5 s leaves room for a slow start of
+# sbx-channel on a loaded host, and a second between bytes is far below it.
+if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 5000000; then
     id=$WID
-    check_output "channel traffic every second for 5 s" '^paced 6 bytes$' ct "$CHANNEL" pace "$id" 1000 6
-    end=$(now_usec)
-    check_fails "no WorkerRemoved while the channel was busy (5 s > 3 s timeout)" sbx_signal_seen WorkerRemoved "$id"
+    check_output "channel traffic every second for 7 s" '^paced 8 bytes$' ct "$CHANNEL" pace "$id" 1000 8
+    # The daemon's own record of the last byte: a clock read here, after the
+    # client exited, would be later than that and could put the window after
+    # a punctual reaping.
+    last=$(sbx_prop "$id" LastActivityUSec)
+    check_fails "no WorkerRemoved while the channel was busy (7 s > 5 s timeout)" sbx_signal_seen WorkerRemoved "$id"
     check_eq "the busy worker still runs" running "$(sbx_prop "$id" State)"
-    expect_removed "worker idle after its traffic" "$id" idle 8
-    removed_between "it is reaped 3 s after the last byte, not before, within 3 s" \
-        $((end + 3000000 - 300000)) $((end + 6000000))
+    expect_removed "worker idle after its traffic" "$id" idle 20
+    if [[ $last =~ ^[0-9]+$ ]]; then
+        removed_between "it is reaped 5 s after the last byte, not before, within 10 s" \
+            $((last + 5000000 - 100000)) $((last + 15000000))
+    else
+        not_ok "it is reaped 5 s after the last byte, not before, within 10 s" "LastActivityUSec: '$last'"
+    fi
 else
-    not_ok "CreateWorker with IdleTimeoutUSec=3s succeeds" "$BUS_ERROR $BUS_ERRMSG"
+    not_ok "CreateWorker with IdleTimeoutUSec=5s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
 # ---- wipe-on-boot ------------------------------------------------------------
@@ -100,7 +112,8 @@ _restarted() {
 plant_leftovers crash
 old_pid=$(unit_prop sandboxd.service MainPID)
 check "crash: SIGKILL to sandboxd's main process" ct systemctl kill --kill-who=main --signal=SIGKILL sandboxd.service
-if wait_until 10 _restarted "$old_pid"; then
+# Generous: on a loaded host the new daemon's start waits for a CPU.
+if wait_until 60 _restarted "$old_pid"; then
     ok "crash: systemd restarted sandboxd (Restart=on-failure)"
 else
     not_ok "crash: systemd restarted sandboxd (Restart=on-failure)" "MainPID before: $old_pid, now: $(unit_prop sandboxd.service MainPID)"

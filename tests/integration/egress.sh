@@ -39,6 +39,16 @@ wait_until 10 ct sh -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null
 
 CURL="curl -sS -m 20 --cacert $W/cert.pem"
 run() { ct timeout 120 sandboxctl run "$@" 2>&1; }
+# The proxy's entries reach the journal on their own time, after the worker
+# ended for all its client knows: flush journald, then look.
+journal() { ct journalctl --sync && ct journalctl --no-pager -o verbose "$@" 2>&1; }
+# journal_has REGEX MATCH...: wait until the entries matching MATCH... match REGEX.
+journal_has() { wait_until 30 _journal_match "$@"; }
+_journal_match() {
+    local re=$1
+    shift
+    journal "$@" | grep -Eq -- "$re"
+}
 
 # ---- an allowed destination works end to end, for each class ------------------
 for class in trusted standard; do
@@ -75,13 +85,16 @@ check_output "a port the rule does not name is refused" 'X-Sandbox-Egress-Reason
 out=$(run --class trusted --allow api.sbx-egress.test --egress-mode report -- \
     /bin/sh -c "$CURL https://other.sbx-egress.test/3")
 check_eq "report mode lets through what enforce would refuse" "xxx" "$out"
+journal_has 'EGRESS_DECISION=report' EGRESS_HOST=other.sbx-egress.test
 check_output "report mode logs the decision as report" 'EGRESS_DECISION=report' \
-    ct journalctl --no-pager -o verbose -n 400 EGRESS_HOST=other.sbx-egress.test
+    journal -n 400 EGRESS_HOST=other.sbx-egress.test
 
 # ---- the decision log ------------------------------------------------------------
 id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://api.sbx-egress.test/4 >/dev/null")
 wait_until 30 unit_gone "sandbox-$id.service"
-log=$(ct journalctl --no-pager -o verbose SANDBOXD_WORKER_ID="$id" 2>&1)
+# The close entry comes last, once the proxy saw the tunnel end.
+journal_has 'EGRESS_BYTES_IN=' SANDBOXD_WORKER_ID="$id"
+log=$(journal SANDBOXD_WORKER_ID="$id")
 check_output "the proxy logs the allowed tunnel with the worker's id" 'EGRESS_DECISION=allow' echo "$log"
 check_output "... the resolved address it connected to" "EGRESS_ADDRESS=$UP" echo "$log"
 check_output "... and bytes and duration at close" 'EGRESS_BYTES_IN=[0-9]+' echo "$log"
@@ -93,7 +106,7 @@ id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
     /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 6; $CURL https://api.sbx-egress.test/2; echo")
 # Kill the proxy between the two requests: once the first tunnel has closed
 # (its closing journal entry carries the bytes), before the second starts.
-wait_until 15 sh -c "nsenter -t $CT_PID -a journalctl --no-pager -o verbose SANDBOXD_WORKER_ID=$id | grep -q EGRESS_BYTES_IN"
+journal_has 'EGRESS_BYTES_IN=' SANDBOXD_WORKER_ID="$id"
 ct systemctl kill -s KILL "sandbox-$id-egress.service"
 out=$(ct timeout 30 sandboxctl attach "$id" 2>&1)
 diag "$out"
@@ -111,6 +124,10 @@ else
 fi
 
 # ---- no EgressAllow: no proxy, no way out -----------------------------------------
+# The daemon stops the previous workers' proxy units after they ended; one
+# still going away would be in "before" and not after.
+no_sbx_units() { [ -z "$(sbx_units)" ]; }
+wait_until 30 no_sbx_units
 before=$(sbx_units)
 out=$(run --class trusted -- /bin/sh -c 'echo "proxy=${HTTPS_PROXY:-none}"; exec 3<>/dev/tcp/127.0.0.1/3128 && echo LISTENER')
 check_output "a worker without EgressAllow gets no HTTPS_PROXY" '^proxy=none$' echo "$out"
