@@ -39,7 +39,7 @@ Proxy *proxy_free(Proxy *p) {
         if (!p)
                 return NULL;
         while (p->tunnels)
-                tunnel_free(p->tunnels);
+                tunnel_end_at_shutdown(p->tunnels);
         for (size_t i = 0; i < p->n_listeners; i++)
                 sd_event_source_disable_unref(p->listeners[i]);
         free(p->listeners);

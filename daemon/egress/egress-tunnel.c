@@ -172,6 +172,12 @@ static void tunnel_log_close(Tunnel *t) {
                    NULL);
 }
 
+void tunnel_end_at_shutdown(Tunnel *t) {
+        if (t->established)
+                tunnel_log_close(t);
+        tunnel_free(t);
+}
+
 /* ---- refusing ---- */
 
 static void send_best_effort(int fd, const char *s) {

@@ -13,3 +13,6 @@
  * worker's tunnel cap is reached, answers 403 and closes it. */
 int tunnel_start(Proxy *p, int client_fd);
 Tunnel *tunnel_free(Tunnel *t);
+/* Ends a tunnel because the proxy itself stops (its worker ended): one that
+ * was established still gets its close entry with the bytes it moved. */
+void tunnel_end_at_shutdown(Tunnel *t);

@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--target", required=True, help="host:port for the CONNECT line")
     ap.add_argument("--mode", default="tls",
                     choices=["tls", "raw-request", "plain-http", "second-connect", "not-tls",
-                             "oversize-hello", "slow-hello", "ip-sni", "ech", "hold"])
+                             "oversize-hello", "slow-hello", "ip-sni", "ech", "hold", "tls-hold"])
     ap.add_argument("--sni", default=None, help="SNI to send (default: the CONNECT host; '-' for none)")
     ap.add_argument("--cafile")
     ap.add_argument("--hold", type=float, default=3.0)
@@ -176,7 +176,11 @@ def main():
         t = ctx.wrap_socket(s, server_hostname=sni)
         t.sendall(b"GET /5 HTTP/1.0\r\n\r\n")
         resp = t.recv(100)
-        print("200", "tls-ok" if resp.startswith(b"HTTP/1.") else "tls-garbage")
+        print("200", "tls-ok" if resp.startswith(b"HTTP/1.") else "tls-garbage", flush=True)
+        if args.mode == "tls-hold":
+            # An established tunnel that stays open: the caller ends the proxy under it.
+            print("200 tls-holding", flush=True)
+            time.sleep(args.hold)
     except (ssl.SSLError, OSError) as e:
         print("200", "tls-failed", type(e).__name__)
 

@@ -109,9 +109,23 @@ else
     echo "ok $N # skip no curl"
 fi
 
+# A tunnel still open when the proxy stops (its worker ended) gets its close
+# entry all the same, with what it moved.
+"$PY" "$HERE/egress-client.py" --target other.egress.test:443 --cafile "$T/cert.pem" --mode tls-hold --hold 60 \
+    > "$T/held" 2>&1 & HELD_PID=$!
+for i in $(seq 300); do grep -q '^200 tls-holding' "$T/held" && break; sleep 0.1; done
 kill -TERM "$PROXY_PID"
 wait "$PROXY_PID"
 status=$?
+kill "$HELD_PID" 2>/dev/null; wait "$HELD_PID" 2>/dev/null
+N=$((N + 1))
+if grep -q '^200 tls-holding' "$T/held" && grep -Eq 'egress close other\.egress\.test:443 .*bytes_in=[1-9]' "$T/proxy.log"; then
+    echo "ok $N - a tunnel open when the proxy stops is logged at close"
+else
+    echo "not ok $N - a tunnel open when the proxy stops is logged at close: client '$(tr '\n' ' ' < "$T/held")'"
+    grep 'other.egress.test' "$T/proxy.log" | sed 's/^/# /'
+    FAILED=$((FAILED + 1))
+fi
 N=$((N + 1))
 if [ "$status" = 0 ] && ! grep -Eq "runtime error|Sanitizer|Bad system call" "$T/proxy.log"; then
     echo "ok $N - proxy exits cleanly on SIGTERM, sanitizer-clean"
