@@ -363,9 +363,12 @@ check "proxy has no effective or permitted capabilities" \
     sh -c "grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$PPID_/status && grep -q '^CapPrm:[[:space:]]*0000000000000000' /proc/$PPID_/status"
 check "proxy runs as a dynamic user" sh -c "[ \$(stat -c %u /proc/$PPID_) -ge 61184 ]"
 systemctl kill --kill-whom=main -s KILL egress-it-p1.service
-sleep 0.5
+# The answer must come from a new proxy process, not the killed one.
+for i in $(seq 100); do [ "$(systemctl show -P MainPID egress-it-p1.service)" != "$PPID_" ] && break; sleep 0.1; done
 out=$(wrun $CURL --proxy http://127.0.0.1:3128 https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
-check "after the proxy is killed, socket activation brings it back ($out)" [ "$out" = "200" ]
+new_pid=$(systemctl show -P MainPID egress-it-p1.service)
+check "after the proxy is killed, socket activation brings it back ($out, pid $PPID_ -> $new_pid)" \
+    sh -c "[ '$out' = 200 ] && [ '$new_pid' != 0 ] && [ '$new_pid' != '$PPID_' ]"
 journalctl --sync 2>/dev/null
 check "no proxy crashed on the hostile inputs (no core, no SIGSYS)" \
     sh -c "! journalctl -q --since @$T0 -u 'egress-it-p*' | grep -Eiq 'SIGSYS|core-dump|dumped core|Assertion'"
