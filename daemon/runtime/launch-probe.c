@@ -9,7 +9,10 @@
 #include "oci-bundle.h"
 #include "spawn.h"
 
-#define VERSION_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* A runtime's --version, --help or delete answers in milliseconds; the bound
+ * is for one that hangs. Generous, because a loaded host must not make a
+ * working runtime look broken (its classes would be refused). */
+#define VERSION_TIMEOUT_USEC (15 * USEC_PER_SEC)
 #define PROBE_UID 65534         /* nobody: the probe proves a non-root worker runs */
 #define PROBE_HOME "/run/sandboxd-probe"
 
