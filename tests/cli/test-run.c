@@ -145,16 +145,16 @@ static int on_worker_input(sd_event_source *s, int fd, uint32_t revents, void *u
                 assert_int_equal(write(fd, buf, (size_t) n), n);
                 return 0;
         }
-        /* stdin EOF: the worker finishes, closing its stdout. */
+        /* stdin EOF: the worker finishes, closing its stdout, except in the
+         * modes that signal the end with the channel still open. */
+        f->worker_source = sd_event_source_disable_unref(f->worker_source);
         if (f->mode == WORKER_END_FIRST || f->mode == WORKER_END_KEEPS_CHANNEL) {
-                f->worker_source = sd_event_source_disable_unref(f->worker_source);
                 worker_end(f);
                 if (f->mode == WORKER_END_FIRST)
                         assert_true(sd_event_add_time_relative(f->event, &f->late_source, CLOCK_MONOTONIC,
                                                                500 * USEC_PER_MSEC, 0, on_late_output, f) >= 0);
                 return 0;
         }
-        f->worker_source = sd_event_source_disable_unref(f->worker_source);
         f->worker_fd = safe_close(f->worker_fd);
         if (f->mode != WORKER_NEVER_ENDS)
                 worker_end(f);
@@ -481,36 +481,32 @@ static void test_run_relays_and_exits_with_status(void **state) {
         fake_done(&f);
 }
 
-static void test_run_reads_state_after_eof(void **state) {
+/* `sandboxctl run WORKER` with input on its stdin prints output and exits
+ * with the fake worker's status, 7. */
+static void expect_run(const char *input, const char *worker, const char *output) {
         Fake f;
 
-        /* No signal announces the end: the State read after channel EOF must. */
-        run_client(&f, false, "quiet\n", ARGS("run", "/silent"));
-        assert_string_equal(f.output, "QUIET\n");
+        run_client(&f, false, input, ARGS("run", (char *) worker));
+        assert_string_equal(f.output, output);
         assert_int_equal(f.exit_code, 7);
         fake_done(&f);
+}
+
+static void test_run_reads_state_after_eof(void **state) {
+        /* No signal announces the end: the State read after channel EOF must. */
+        expect_run("quiet\n", "/silent", "QUIET\n");
 }
 
 static void test_run_collects_output_after_a_stall(void **state) {
-        Fake f;
-
         /* The end is signalled before the last output; the client is then
          * stopped for longer than it waits for output after an end. What was
          * there when it resumed must still be printed. */
-        run_client(&f, false, "x\n", ARGS("run", "/end-first"));
-        assert_string_equal(f.output, "X\nLATE\n");
-        assert_int_equal(f.exit_code, 7);
-        fake_done(&f);
+        expect_run("x\n", "/end-first", "X\nLATE\n");
 }
 
 static void test_run_ends_when_output_stays_quiet(void **state) {
-        Fake f;
-
         /* A channel that never closes after the end does not hold the run. */
-        run_client(&f, false, "x\n", ARGS("run", "/end-keeps-channel"));
-        assert_string_equal(f.output, "X\n");
-        assert_int_equal(f.exit_code, 7);
-        fake_done(&f);
+        expect_run("x\n", "/end-keeps-channel", "X\n");
 }
 
 static void test_run_start_failure(void **state) {
