@@ -47,8 +47,18 @@ check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; f
 wrun() { nsenter -t "$WPID" -n "$@"; }
 client() { wrun python3 $W/egress-client.py "$@" 2>&1; }
 
-# The journal position before a check, so each check sees only its own entries.
-mark() { CURSOR=$(journalctl -q -n0 --show-cursor | sed -n 's/^-- cursor: //p'); }
+# The journal position before a check, so each check sees only its own
+# entries: an entry of our own, which no reader's match selects, read from
+# with --cursor. journalctl 252's --after-cursor steps over the first entry
+# that matches when the cursor's own entry does not, which would hide a
+# check's first decision.
+MARKS=0
+mark() {
+    MARKS=$((MARKS + 1))
+    echo "mark $MARKS" | systemd-cat -t egress-it-mark
+    journalctl --sync 2>/dev/null
+    CURSOR=$(journalctl -q -n1 --show-cursor -o cat SYSLOG_IDENTIFIER=egress-it-mark | sed -n 's/^-- cursor: //p')
+}
 mark
 
 # The proxy's entries reach the journal asynchronously: --sync first, and
@@ -56,7 +66,7 @@ mark
 # UNIT's entries since the last mark, as JSON lines.
 journal_since_mark() {
     journalctl --sync 2>/dev/null
-    journalctl -q -u "egress-it-$1.service" --after-cursor "$CURSOR" -o json 2>/dev/null
+    journalctl -q -u "egress-it-$1.service" --cursor "$CURSOR" -o json 2>/dev/null
 }
 
 # expect_log UNIT HOST DECISION REASON_PREFIX: a decision entry with those
