@@ -140,12 +140,9 @@ wait_until 20 unit_gone "sandbox-$WID.service"
 check "the worker's bundle is still removed" wait_until 15 ct test ! -e "/run/sandboxd/bundles/$WID"
 check_fails "and runsc keeps no state of it" sh -c "nsenter -t $CT_PID -a ls /run/sandboxd/runsc 2>/dev/null | grep -F -- '$WID'"
 # journald may not have written the entry yet when the bundle is gone.
-cleanup_logged() {
-    ct journalctl --sync && ct journalctl --no-pager -o cat -n 300 SANDBOXD_WORKER_ID="$1" | grep -q 'bundle outlived it'
-}
-wait_until 15 cleanup_logged "$WID"
+journal_has 'bundle outlived it' -o cat -n 300 SANDBOXD_WORKER_ID="$WID"
 check_output "sandboxd says it cleaned up after the worker" 'bundle outlived it' \
-    ct journalctl --no-pager -o cat -n 300 SANDBOXD_WORKER_ID="$WID"
+    journal -o cat -n 300 SANDBOXD_WORKER_ID="$WID"
 check "the cleanup unit is gone too" wait_until 10 unit_gone "sandbox-$WID-cleanup.service"
 
 # ---- the hardened run-spec, for every class this host serves ------------------

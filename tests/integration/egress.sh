@@ -40,15 +40,7 @@ wait_until 10 ct sh -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null
 CURL="curl -sS -m 20 --cacert $W/cert.pem"
 run() { ct timeout 120 sandboxctl run "$@" 2>&1; }
 # The proxy's entries reach the journal on their own time, after the worker
-# ended for all its client knows: flush journald, then look.
-journal() { ct journalctl --sync && ct journalctl --no-pager -o verbose "$@" 2>&1; }
-# journal_has REGEX MATCH...: wait until the entries matching MATCH... match REGEX.
-journal_has() { wait_until 30 _journal_match "$@"; }
-_journal_match() {
-    local re=$1
-    shift
-    journal "$@" | grep -Eq -- "$re"
-}
+# ended for all its client knows (lib.sh's journal and journal_has wait).
 
 # ---- an allowed destination works end to end, for each class ------------------
 for class in trusted standard; do
@@ -85,16 +77,16 @@ check_output "a port the rule does not name is refused" 'X-Sandbox-Egress-Reason
 out=$(run --class trusted --allow api.sbx-egress.test --egress-mode report -- \
     /bin/sh -c "$CURL https://other.sbx-egress.test/3")
 check_eq "report mode lets through what enforce would refuse" "xxx" "$out"
-journal_has 'EGRESS_DECISION=report' EGRESS_HOST=other.sbx-egress.test
+journal_has 'EGRESS_DECISION=report' -o verbose EGRESS_HOST=other.sbx-egress.test
 check_output "report mode logs the decision as report" 'EGRESS_DECISION=report' \
-    journal -n 400 EGRESS_HOST=other.sbx-egress.test
+    journal -o verbose -n 400 EGRESS_HOST=other.sbx-egress.test
 
 # ---- the decision log ------------------------------------------------------------
 id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- /bin/sh -c "$CURL https://api.sbx-egress.test/4 >/dev/null")
 wait_until 30 unit_gone "sandbox-$id.service"
 # The close entry comes last, once the proxy saw the tunnel end.
-journal_has 'EGRESS_BYTES_IN=' SANDBOXD_WORKER_ID="$id"
-log=$(journal SANDBOXD_WORKER_ID="$id")
+journal_has 'EGRESS_BYTES_IN=' -o verbose SANDBOXD_WORKER_ID="$id"
+log=$(journal -o verbose SANDBOXD_WORKER_ID="$id")
 check_output "the proxy logs the allowed tunnel with the worker's id" 'EGRESS_DECISION=allow' echo "$log"
 check_output "... the resolved address it connected to" "EGRESS_ADDRESS=$UP" echo "$log"
 check_output "... and bytes and duration at close" 'EGRESS_BYTES_IN=[0-9]+' echo "$log"
@@ -106,7 +98,7 @@ id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
     /bin/sh -c "$CURL https://api.sbx-egress.test/1 >/dev/null && echo first; sleep 6; $CURL https://api.sbx-egress.test/2; echo")
 # Kill the proxy between the two requests: once the first tunnel has closed
 # (its closing journal entry carries the bytes), before the second starts.
-journal_has 'EGRESS_BYTES_IN=' SANDBOXD_WORKER_ID="$id"
+journal_has 'EGRESS_BYTES_IN=' -o verbose SANDBOXD_WORKER_ID="$id"
 ct systemctl kill -s KILL "sandbox-$id-egress.service"
 out=$(ct timeout 30 sandboxctl attach "$id" 2>&1)
 diag "$out"

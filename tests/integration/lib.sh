@@ -156,6 +156,17 @@ wait_until() {
     return 0
 }
 
+# journal JOURNALCTL_ARGS...: the container's journal once journald has
+# written what it received (a sender may have exited before it got to it).
+journal() { ct journalctl --sync && ct journalctl --no-pager "$@" 2>&1; }
+# journal_has REGEX JOURNALCTL_ARGS...: waits (30 s) until that journal matches REGEX.
+journal_has() { wait_until 30 _journal_match "$@"; }
+_journal_match() {
+    local re=$1
+    shift
+    journal "$@" | grep -Eq -- "$re"
+}
+
 tap_done() {
     echo "# $_tap_n checks, $_tap_failed failed"
     [ $_tap_failed -eq 0 ]
