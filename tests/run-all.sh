@@ -8,19 +8,26 @@
 #                DESTDIR install of build-ci, called as SCRIPT LEADER_PID STAGE_DIR;
 #                counted from their TAP lines ("ok N" / "not ok N")
 # Installs what it needs with apt when run as root. Integration needs root.
-#   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan]
+#   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan] [--only GLOB]...
+#   --only GLOB: run only the integration scripts whose path under the tree
+#                matches GLOB (for example 'tests/attacks/*'); repeatable
 set -uo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$SRC" || exit 1
 
 run_unit=1 run_integration=1 run_asan=1
-for arg in "$@"; do
+declare -a only=()
+while [ $# -gt 0 ]; do
+    arg=$1
+    shift
     case "$arg" in
+        --only) [ $# -gt 0 ] || { echo "run-all: --only needs a glob" >&2; exit 2; }
+                only+=("$1"); shift ;;
         --unit-only) run_integration=0 ;;
         --integration-only) run_unit=0 ;;
         --no-asan) run_asan=0 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "run-all: unknown option $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -212,6 +219,17 @@ run_integration_script() {
     echo "$name: took $((SECONDS - t0)) s"
 }
 
+# With --only, whether the script (a path under the tree) is one of those asked for.
+selected() {
+    local glob
+    [ ${#only[@]} -eq 0 ] && return 0
+    for glob in "${only[@]}"; do
+        # shellcheck disable=SC2053  # the glob is meant to match
+        [[ $1 == $glob ]] && return 0
+    done
+    return 1
+}
+
 integration_tests() {
     local stage=$1 script
     # shellcheck source=tests/testbed/testbed.sh
@@ -224,6 +242,7 @@ integration_tests() {
     done
     for script in "${scripts[@]}"; do
         [ "$(basename "$script")" = lib.sh ] && continue
+        selected "${script#"$SRC"/}" || continue
         run_integration_script "$script" "$stage"
     done
 }
@@ -265,6 +284,7 @@ asan_integration_tests() {
     LOGDIR=$LOGDIR/asan
     mkdir -p "$LOGDIR"
     for script in $ASAN_SCRIPTS; do
+        selected "$script" || continue
         run_integration_script "$SRC/$script" "$stage"
         name=$(echo "${script}" | tr / _)
         log=$LOGDIR/$name.log.journal
