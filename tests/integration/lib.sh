@@ -37,6 +37,8 @@
 #   expect_removed WHAT ID REASON_RE SECS checks WorkerRemoved's reason, the home and the unit gone
 #   sbx_units / sbx_state_entries         sandbox-* units systemd knows; entries of the sessions roots
 #   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
+#   unit_exposure UNIT                    systemd-analyze security's overall exposure of a loaded unit (e.g. 1.2)
+#   check_exposure NAME UNIT MAX          ok when that exposure is at most MAX; prints it either way
 #   home_absent ID                        neither the home symlink nor its private target exists
 #   check_introspected WHAT INTRO MEMBER KIND SIG [RET]  a member line of busctl introspect
 #   expect_fail CMD... / last_line CMD... helpers for check_output on refused accesses
@@ -305,6 +307,22 @@ unit_prop() {
 
 # A unit is gone when systemd holds nothing of it: not running and not kept
 # around as "failed" either (that would be state outliving the worker).
+unit_exposure() {
+    ct systemd-analyze security --no-pager "$1" 2>/dev/null |
+        sed -n 's/.*Overall exposure level for [^:]*: \([0-9][0-9.]*\).*/\1/p'
+}
+
+check_exposure() {
+    local name=$1 unit=$2 max=$3 score
+    score=$(unit_exposure "$unit")
+    diag "systemd-analyze security $unit: ${score:-no score}"
+    if [ -n "$score" ] && awk -v s="$score" -v m="$max" 'BEGIN { exit !(s <= m) }'; then
+        ok "$name (exposure $score <= $max)"
+    else
+        not_ok "$name (exposure ${score:-unknown}, want <= $max)"
+    fi
+}
+
 unit_gone() {
     [ "$(ct systemctl show -P ActiveState "$1" 2>/dev/null)" = inactive ]
 }
