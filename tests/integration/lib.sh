@@ -305,8 +305,6 @@ unit_prop() {
     ct systemctl show -P "$2" "$1"
 }
 
-# A unit is gone when systemd holds nothing of it: not running and not kept
-# around as "failed" either (that would be state outliving the worker).
 unit_exposure() {
     ct systemd-analyze security --no-pager "$1" 2>/dev/null |
         sed -n 's/.*Overall exposure level for [^:]*: \([0-9][0-9.]*\).*/\1/p'
@@ -323,6 +321,8 @@ check_exposure() {
     fi
 }
 
+# A unit is gone when systemd holds nothing of it: not running and not kept
+# around as "failed" either (that would be state outliving the worker).
 unit_gone() {
     [ "$(ct systemctl show -P ActiveState "$1" 2>/dev/null)" = inactive ]
 }
