@@ -6,6 +6,7 @@
 #include "bus-manager.h"
 #include "bus-worker.h"
 #include "egress-units.h"
+#include "env-cred.h"
 #include "errors.h"
 #include "gate.h"
 #include "manager.h"
@@ -34,8 +35,9 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         if (r < 0)
                 goto fail;
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
+        m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
-        if (!m->launcher_path || !m->egress_path) {
+        if (!m->launcher_path || !m->exec_path || !m->egress_path) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -64,6 +66,7 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         sbx_config_done(&m->config);
         free(m->launcher_path);
+        free(m->exec_path);
         free(m->egress_path);
         free(m);
         return NULL;
@@ -187,9 +190,14 @@ static void worker_started(Worker *w) {
                 log_warning_errno(r, "Cannot determine the UID of worker %s: %m", w->id);
         w->state = WORKER_RUNNING;
         w->exported = true;
-        /* The secrets are in the unit's credential store now; the daemon's copy goes. */
+        /* The secrets are in the unit's credential store now; the daemon's copy
+         * goes, the environment's values with it. */
         for (size_t i = 0; i < w->spec.n_credentials; i++)
                 explicit_bzero(w->spec.credentials[i].data, w->spec.credentials[i].size);
+        if (w->environment.data)
+                explicit_bzero(w->environment.data, w->environment.size);
+        for (char **e = w->spec.environment; e && *e; e++)
+                explicit_bzero(*e, strlen(*e));
 
         r = worker_arm_idle_timer(w);
         if (r < 0)
@@ -451,6 +459,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .config = &m->config,
                 .runtime = w->runtime,
                 .launcher_path = m->launcher_path,
+                .exec_path = m->exec_path,
                 .stdio = stdio,
                 .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
@@ -496,6 +505,10 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         r = worker_new(&w, m, spec, runtime);
         if (r < 0)
                 return r;
+        r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
+        if (r < 0)
+                goto fail;
+        w->environment.name = (char *) SBX_ENV_CREDENTIAL;
         if (worker_wants_egress(&w->spec)) {
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)
@@ -686,6 +699,8 @@ static const SbxCredential *lookup_credential(const char *unit, const char *name
         /* Only while the unit is starting: afterwards the daemon's copy is gone. */
         if (!w || w->state != WORKER_STARTING)
                 return NULL;
+        if (streq(name, SBX_ENV_CREDENTIAL))
+                return &w->environment;
         for (size_t i = 0; i < w->spec.n_credentials; i++)
                 if (streq(w->spec.credentials[i].name, name))
                         return &w->spec.credentials[i];

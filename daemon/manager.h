@@ -15,6 +15,7 @@ struct Manager {
         sd_bus *bus;
         SbxConfig config;
         char *launcher_path;
+        char *exec_path;                /* sandbox-exec, trusted and wasm workers' ExecStart */
         char *egress_path;
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "egress-host.h"
+#include "env-cred.h"
 #include "errors.h"
 #include "spec.h"
 
@@ -70,16 +71,13 @@ static bool environment_name_is_reserved(const char *e, size_t n) {
 bool environment_assignment_is_valid(const char *e) {
         const char *eq = strchr(e, '=');
 
-        if (!eq || eq == e || eq - e > 255)
+        if (!eq || !environment_name_is_valid(e, (size_t) (eq - e)))
                 return false;
-        if (!isalpha((unsigned char) e[0]) && e[0] != '_')
-                return false;
-        for (const char *p = e; p < eq; p++)
-                if (!isalnum((unsigned char) *p) && *p != '_')
-                        return false;
-        /* Control characters would survive into the transient unit file. */
+        /* Values travel NUL-separated in a credential (env-cred.h), so a
+         * newline or tab is data; other control characters are refused as
+         * what no program expects in its environment. */
         for (const char *p = eq + 1; *p; p++)
-                if ((unsigned char) *p < 0x20 && *p != '\t')
+                if ((unsigned char) *p < 0x20 && *p != '\t' && *p != '\n')
                         return false;
         return true;
 }
@@ -153,6 +151,10 @@ static int validate_credentials(const WorkerSpec *s, SbxError *error) {
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_CREDENTIAL,
                                              "Credential name \"%.64s\" is invalid: use 1-64 characters of [A-Za-z0-9._-], not starting with '.'",
                                              cr->name);
+                if (credential_name_is_reserved(cr->name))
+                        return sbx_error_set(error, -EPERM, SBX_ERROR_INVALID_CREDENTIAL,
+                                             "Credential name \"%.64s\" is reserved: names starting with \""
+                                             SBX_RESERVED_CREDENTIAL_PREFIX "\" are sandboxd's own", cr->name);
                 if (cr->size > SBX_CREDENTIAL_SIZE_MAX)
                         return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
                                              "Credential %s is %zu bytes; at most %" PRIu64 " are allowed",

@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <sys/socket.h>
 
+#include "env-cred.h"
 #include "unit-props.h"
 
 /* Seccomp for shared-kernel workers: what a normal service needs, minus the
@@ -152,11 +153,13 @@ int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint6
 
 /* LoadCredential=a(ss): every credential points at sandboxd's socket; systemd
  * connects to it when the unit starts and names unit and credential in its
- * own socket address, so the value never touches a file or a bus property. */
+ * own socket address, so the value never touches a file or a bus property.
+ * The spec's Environment is one more such credential (env-cred.h). */
 static int append_credentials(sd_bus_message *m, const WorkerSpec *s) {
+        bool env = strv_length(s->environment) > 0;
         int r;
 
-        if (s->n_credentials == 0)
+        if (s->n_credentials == 0 && !env)
                 return 0;
         r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
@@ -167,6 +170,8 @@ static int append_credentials(sd_bus_message *m, const WorkerSpec *s) {
                 r = sd_bus_message_open_container(m, 'a', "(ss)");
         for (size_t i = 0; r >= 0 && i < s->n_credentials; i++)
                 r = sd_bus_message_append(m, "(ss)", s->credentials[i].name, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0 && env)
+                r = sd_bus_message_append(m, "(ss)", SBX_ENV_CREDENTIAL, SBX_CREDENTIAL_SOCKET);
         for (int i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -176,9 +181,11 @@ int worker_state_directory(const char *id, char **ret) {
         return asprintf(ret, "sandboxd/workers/%s", id) < 0 ? -ENOMEM : 0;
 }
 
+/* Only what sandboxd itself sets: Environment= is world-readable (the
+ * transient unit file, the unit's bus property) and reaches the privileged
+ * launcher, so the spec's values travel as a credential instead. */
 static int build_environment(const WorkerUnitParams *p, char ***ret) {
-        size_t n = strv_length(p->spec->environment);
-        char **env = calloc(n + 4, sizeof(char *));
+        char **env = calloc(4, sizeof(char *));
         size_t k = 0;
 
         if (!env)
@@ -190,9 +197,6 @@ static int build_environment(const WorkerUnitParams *p, char ***ret) {
                     asprintf(&env[k++], "https_proxy=%s", p->egress_proxy_url) < 0)
                         goto oom;
         }
-        for (size_t i = 0; i < n; i++)
-                if (!(env[k++] = strdup(p->spec->environment[i])))
-                        goto oom;
         *ret = env;
         return 0;
 oom:
@@ -236,8 +240,9 @@ static void argv_addf(Argv *a, const char *fmt, ...) {
 /* Sandboxed runtimes: sandbox-launch runs privileged (it must set up the
  * runtime), learns the worker's dynamic UID, writes the OCI bundle and execs
  * the runtime, so the workload itself runs as that UID behind the runtime's
- * wall. The environment travels as --setenv: the launcher's own environment
- * never reaches the sandbox. */
+ * wall. The spec's environment is read by the launcher from the unit's
+ * credential (never a command line); sandboxd's own, not secret, values
+ * travel as --setenv. The launcher's own environment never reaches the sandbox. */
 static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv *a) {
         const WorkerSpec *s = p->spec;
         const char *runtime = p->runtime == SBX_RUNTIME_KATA ? "kata" : "runsc";
@@ -267,23 +272,40 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
                 argv_addf(a, "--setenv=HTTPS_PROXY=%s", p->egress_proxy_url);
                 argv_addf(a, "--setenv=https_proxy=%s", p->egress_proxy_url);
         }
-        for (char **e = s->environment; e && *e; e++)
-                argv_addf(a, "--setenv=%s", *e);
         argv_addf(a, "--");
         for (char **e = s->argv; e && *e; e++)
                 argv_addf(a, "%s", *e);
         return a->error;
 }
 
-static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
+/* Trusted and wasm workers start through sandbox-exec, which turns the
+ * environment credential into the workload's environment and execs ARGV
+ * (PREFIX, then the spec's argv) verbatim. */
+static int append_wrapped_exec(sd_bus_message *m, const WorkerUnitParams *p, const char * const *prefix) {
         static const char * const no_expand[] = { "no-env-expand", NULL };
+        Argv w = {};
+        int r;
+
+        argv_addf(&w, "%s", p->exec_path);
+        argv_addf(&w, "--id=%s", p->id);
+        argv_addf(&w, "--");
+        for (const char * const *e = prefix; e && *e; e++)
+                argv_addf(&w, "%s", *e);
+        for (char **e = p->spec->argv; e && *e; e++)
+                argv_addf(&w, "%s", *e);
+        r = w.error ?: unit_append_exec(m, "ExecStartEx", p->exec_path, w.v, no_expand);
+        strv_free(w.v);
+        return r;
+}
+
+static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
         static const char * const launcher_flags[] = { "privileged", "no-env-expand", NULL };
         Argv run = {}, cleanup = {};
         int r;
 
         switch (p->runtime) {
         case SBX_RUNTIME_SYSTEMD:
-                return unit_append_exec(m, "ExecStartEx", p->spec->argv[0], p->spec->argv, no_expand);
+                return append_wrapped_exec(m, p, NULL);
         case SBX_RUNTIME_RUNSC:
         case SBX_RUNTIME_KATA:
                 r = build_launcher_argv(p, "run", &run);
@@ -300,16 +322,11 @@ static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
         case SBX_RUNTIME_WASM: {
                 /* The module is Argv[0]; the wasm runtime's own capability
                  * sandbox sees only the home, inside the unit's walls. */
-                Argv w = {};
-                argv_addf(&w, "%s", p->config->wasm_path);
-                argv_addf(&w, "run");
-                argv_addf(&w, "--dir=%s", p->home);
-                argv_addf(&w, "--");
-                for (char **e = p->spec->argv; e && *e; e++)
-                        argv_addf(&w, "%s", *e);
-                r = w.error ?: unit_append_exec(m, "ExecStartEx", p->config->wasm_path, w.v, no_expand);
-                strv_free(w.v);
-                return r;
+                _cleanup_free_ char *dir = NULL;
+                if (asprintf(&dir, "--dir=%s", p->home) < 0)
+                        return -ENOMEM;
+                const char * const prefix[] = { p->config->wasm_path, "run", dir, "--", NULL };
+                return append_wrapped_exec(m, p, prefix);
         }
         default:
                 return -EOPNOTSUPP;

@@ -27,6 +27,7 @@ typedef struct WorkerUnitParams {
         const SbxConfig *config;
         SbxRuntime runtime;
         const char *launcher_path;      /* sandbox-launch, for non-systemd runtimes */
+        const char *exec_path;          /* sandbox-exec, the trusted and wasm workers' wrapper */
         const ChannelWorkerFds *stdio;  /* the worker's ends of the channel's pipes */
         const char *egress_proxy_url;   /* NULL: no egress at all */
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */

@@ -16,6 +16,14 @@ void strv_free(char **l) {
         free(l);
 }
 
+void strv_free_erase(char **l) {
+        if (!l)
+                return;
+        for (char **i = l; *i; i++)
+                erase_and_free(*i, strlen(*i));
+        free(l);
+}
+
 size_t strv_length(char * const *l) {
         size_t n = 0;
         while (l && l[n])

@@ -56,6 +56,10 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 void strv_free(char **l);
 static inline void strv_freep(char ***l) { strv_free(*l); }
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
+/* For lists of secrets (a worker's environment): each string is erased first. */
+void strv_free_erase(char **l);
+static inline void strv_free_erasep(char ***l) { strv_free_erase(*l); }
+#define _cleanup_strv_free_erase_ _cleanup_(strv_free_erasep)
 size_t strv_length(char * const *l);
 char **strv_copy(char * const *l);
 

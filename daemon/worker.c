@@ -63,6 +63,7 @@ Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->linger_timer);
         worker_spec_done(&w->spec);
         free(w->egress_policy.data);
+        erase_and_free(w->environment.data, w->environment.size);
         free(w->egress_socket);
         free(w->egress_service);
         free(w->unit);

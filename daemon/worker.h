@@ -38,6 +38,8 @@ struct Worker {
 
         WorkerSpec spec;
         SbxCredential egress_policy;    /* served to the proxy as its "egress-policy" credential */
+        SbxCredential environment;      /* the spec's Environment, served to the worker unit as
+                                         * SBX_ENV_CREDENTIAL (env-cred.h); wiped once it started */
         char *egress_socket;            /* sandbox-<id>-egress.socket */
         char *egress_service;           /* NULL: the worker has no way out at all */
         SbxRuntime runtime;

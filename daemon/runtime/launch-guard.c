@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "launch-env.h"
 #include "launch-guard.h"
 #include "spawn.h"
 
@@ -70,8 +71,8 @@ static int events_start(Guard *g) {
                 if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(pipefd[1], STDOUT_FILENO) < 0 ||
                     dup2(null_fd, STDERR_FILENO) < 0)
                         _exit(127);
-                execl(g->runtime_path, g->runtime_path, g->root_arg, "events", "--interval=1", g->container,
-                      (char *) NULL);
+                execle(g->runtime_path, g->runtime_path, g->root_arg, "events", "--interval=1", g->container,
+                       (char *) NULL, launch_runtime_environment);
                 _exit(127);
         }
         safe_close(pipefd[1]);

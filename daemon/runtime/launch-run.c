@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "env-cred.h"
 #include "errors.h"
 #include "launch-caps.h"
 #include "launch-cgroup.h"
+#include "launch-env.h"
 #include "launch-guard.h"
 #include "launch.h"
 #include "oci-bundle.h"
@@ -83,15 +85,53 @@ static int resolve_worker(const LaunchArgs *a, uid_t *ret_uid, gid_t *ret_gid, c
         return 0;
 }
 
-/* systemd sets CREDENTIALS_DIRECTORY for every command of a unit that has
- * credentials; the worker gets the same directory, read-only. */
-static const char *credentials_dir(void) {
-        const char *d = getenv("CREDENTIALS_DIRECTORY");
+/* The worker unit's own credentials directory, where systemd put what
+ * sandboxd served for it; the workload gets it read-only. Derived from the id,
+ * never from $CREDENTIALS_DIRECTORY: the launcher runs as root and trusts no
+ * variable it is given. NULL in *ret when the unit has no credentials. */
+static int credentials_dir(const LaunchArgs *a, char **ret) {
+        _cleanup_free_ char *d = NULL;
         struct stat st;
+        int r;
 
-        if (isempty(d) || !startswith(d, "/run/credentials/") || stat(d, &st) < 0 || !S_ISDIR(st.st_mode))
-                return NULL;
-        return d;
+        r = env_credential_dir(a->id, &d);
+        if (r < 0)
+                return r;
+        if (lstat(d, &st) < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                return 0;
+        }
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+                return -EPERM;
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+/* The workload's environment: sandboxd's own values from --setenv, then the
+ * spec's from the unit's credential. *ret borrows the strings of both lists. */
+static int workload_environment(const LaunchArgs *a, const char *creds_dir, char ***ret_spec, char ***ret) {
+        _cleanup_strv_free_erase_ char **spec = NULL;
+        size_t n = strv_length(a->setenv), k = 0;
+        char **all;
+        int r;
+
+        if (creds_dir) {
+                r = env_credential_read(creds_dir, &spec);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        all = calloc(n + strv_length(spec) + 1, sizeof(char *));
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                all[k++] = a->setenv[i];
+        for (char **e = spec; e && *e; e++)
+                all[k++] = *e;
+        *ret_spec = TAKE_PTR(spec);
+        *ret = all;
+        return 0;
 }
 
 static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
@@ -219,9 +259,24 @@ static bool stale_state_exists(const LaunchArgs *a) {
 
 static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
         char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        _cleanup_strv_free_erase_ char **spec_env = NULL;
+        _cleanup_free_ char **env = NULL;
+        _cleanup_free_ char *creds = NULL;
         _cleanup_close_ int fd = -1;
         SbxError error = {};
         int r;
+
+        r = credentials_dir(a, &creds);
+        if (r < 0)
+                return log_error_errno(r, "Refusing the credentials directory of worker %s: %m", a->id);
+        r = workload_environment(a, creds, &spec_env, &env);
+        if (r == -EBADMSG)
+                log_error("Refusing to start worker %s: its environment credential %s/" SBX_ENV_CREDENTIAL
+                          " is malformed.", a->id, creds);
+        else if (r < 0)
+                log_error_errno(r, "Failed to read the environment of worker %s: %m", a->id);
+        if (r < 0)
+                return r;
 
         snprintf(hostname, sizeof(hostname), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         for (char *c = hostname; *c; c++)
@@ -231,12 +286,12 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
                 .profile = a->runtime == LAUNCH_RUNTIME_KATA ? OCI_PROFILE_KATA : OCI_PROFILE_RUNSC,
                 .hostname = hostname,
                 .argv = a->argv,
-                .environment = a->setenv,
+                .environment = env,
                 .uid = uid,
                 .gid = gid,
                 .home = home,
                 .root_image = a->root_image,
-                .credentials_dir = credentials_dir(),
+                .credentials_dir = creds,
                 .pids_max = a->pids,
                 .memory_max = a->memory,
                 .cpu_percent = a->cpu_percent,
@@ -279,11 +334,11 @@ static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, cons
                 char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
                                  network, (char *) "--overlay2=none", platform,
                                  (char *) "run", (char *) "--bundle", (char *) bundle, (char *) container, NULL };
-                execv(argv[0], argv);
+                execve(argv[0], argv, launch_runtime_environment);
         } else {
                 char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "run", (char *) "--bundle",
                                  (char *) bundle, (char *) container, NULL };
-                execv(argv[0], argv);
+                execve(argv[0], argv, launch_runtime_environment);
         }
         log_error_errno(errno, "Failed to execute %s: %m", a->runtime_path);
         _exit(LAUNCH_EXIT_SETUP);

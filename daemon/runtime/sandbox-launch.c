@@ -2,6 +2,7 @@
 /* sandbox-launch: runs one sandboxd worker under an OCI runtime (gVisor's
  * runsc, or Kata) from inside the worker's own systemd unit, cleans up after
  * it, and probes whether a runtime works on this host. */
+#include "launch-env.h"
 #include "launch.h"
 
 static const char usage[] =
@@ -9,6 +10,7 @@ static const char usage[] =
         "  sandbox-launch run --id ID --runtime runsc|kata --runtime-path PATH [--platform systrap|ptrace]\n"
         "                     [--root-image DIR] --home DIR --pids N --memory BYTES --cpu-percent N\n"
         "                     [--disk BYTES] [--tmp-size BYTES] [--nofile N] [--setenv K=V]... -- ARGV...\n"
+        "                     (the spec's environment comes from the unit's sandboxd.environment credential)\n"
         "  sandbox-launch cleanup --id ID [--runtime runsc|kata] [--runtime-path PATH]\n"
         "  sandbox-launch probe --runtime runsc|kata|wasm --runtime-path PATH [--platform P] [--timeout SEC]\n";
 
@@ -22,6 +24,12 @@ int main(int argc, char *argv[]) {
         SbxError error = {};
         int r;
 
+        /* First, before anything could read or pass on what it was given. */
+        r = launch_env_reset();
+        if (r < 0) {
+                fprintf(stderr, "sandbox-launch: cannot reset the environment: %s\n", strerror(-r));
+                return argc >= 2 && streq(argv[1], "run") ? LAUNCH_EXIT_SETUP : EXIT_FAILURE;
+        }
         if (argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
                 fputs(usage, stdout);
                 return EXIT_SUCCESS;

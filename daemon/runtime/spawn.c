@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "launch-env.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -18,7 +19,7 @@ static _Noreturn void child_exec(char * const *argv, int out_fd) {
         if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
             dup2(out_fd, STDERR_FILENO) < 0)
                 _exit(127);
-        execv(argv[0], argv);
+        execve(argv[0], argv, launch_runtime_environment);
         _exit(127);
 }
 

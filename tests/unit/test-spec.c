@@ -121,7 +121,13 @@ static void test_environment(void **state) {
         s.environment = strv("1BAD=x", NULL);
         assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "KEY=VALUE");
         spec_ok(&s);
-        s.environment = strv("A=line\nbreak", NULL);
+        /* The environment travels as a NUL-separated credential, not in a
+         * unit file: a newline is data. Other control characters are not. */
+        s.environment = strv("A=line\nbreak", "B=tab\there");
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+        spec_ok(&s);
+        s.environment = strv("A=bell\a", NULL);
         assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "KEY=VALUE");
         spec_ok(&s);
         s.environment = strv("HOME=/tmp", NULL);
@@ -163,6 +169,26 @@ static void test_credentials(void **state) {
         assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "bytes");
 }
 
+/* sandboxd's own credentials (the environment) share the unit's namespace
+ * of names with the spec's: a spec may not supply or shadow one. */
+static void test_credentials_reserved(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+
+        spec_ok(&s);
+        add_credential(&s, "sandboxd.environment", 8);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "reserved");
+        spec_ok(&s);
+        add_credential(&s, "ok", 1);
+        add_credential(&s, "sandboxd.anything", 1);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "reserved");
+        spec_ok(&s);
+        add_credential(&s, "sandboxd-token", 1);
+        add_credential(&s, "my.sandboxd.environment", 1);
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+}
+
 static void test_egress_patterns(void **state) {
         assert_true(egress_pattern_is_valid("example.org"));
         assert_true(egress_pattern_is_valid("*.example.org"));
@@ -187,6 +213,7 @@ int main(void) {
                 cmocka_unit_test(test_class_invalid),
                 cmocka_unit_test(test_environment),
                 cmocka_unit_test(test_credentials),
+                cmocka_unit_test(test_credentials_reserved),
                 cmocka_unit_test(test_egress_patterns),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

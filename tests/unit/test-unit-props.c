@@ -7,6 +7,9 @@
 #include "test-bus.h"
 #include "unit-props.h"
 
+/* A spec Environment value: a secret, like a credential's. */
+#define ENV_SECRET "envsecret-5f3a9c"
+
 static SbxConfig config;
 static WorkerSpec spec;
 static sd_bus *bus;
@@ -19,8 +22,9 @@ static int setup(void **state) {
         spec.argv[0] = strdup("/bin/sh");
         spec.argv[1] = strdup("-c");
         spec.argv[2] = strdup("echo $HOME");
-        spec.environment = calloc(2, sizeof(char *));
+        spec.environment = calloc(3, sizeof(char *));
         spec.environment[0] = strdup("LANG=C.UTF-8");
+        spec.environment[1] = strdup("TOKEN=" ENV_SECRET);
         spec.credentials = calloc(1, sizeof(SbxCredential));
         spec.credentials[0] = (SbxCredential) { .name = strdup("token"), .data = (uint8_t *) strdup("SECRETVALUE"), .size = 11 };
         spec.n_credentials = 1;
@@ -52,6 +56,7 @@ static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit
                 .config = &config,
                 .runtime = runtime,
                 .launcher_path = "/usr/libexec/sandboxd/sandbox-launch",
+                .exec_path = "/usr/libexec/sandboxd/sandbox-exec",
                 .stdio = &(ChannelWorkerFds) { 0, 1, 2 },
                 .egress_proxy_url = proxy,
                 .egress_socket = "sandbox-0123456789ab-egress.socket",
@@ -104,7 +109,6 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
         assert_prop(d, "StateDirectoryMode", "UINT32 448");
         assert_prop(d, "Environment", "\"HOME=/var/lib/sandboxd/workers/0123456789ab\"");
-        assert_prop(d, "Environment", "\"LANG=C.UTF-8\"");
         assert_prop(d, "NoNewPrivileges", "BOOLEAN true");
         assert_prop(d, "CapabilityBoundingSet", "UINT64 0");
         assert_prop(d, "AmbientCapabilities", "UINT64 0");
@@ -129,13 +133,18 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "StandardInputFileDescriptor", "UNIX_FD");
         assert_prop(d, "StandardOutputFileDescriptor", "UNIX_FD");
         assert_prop(d, "StandardErrorFileDescriptor", "UNIX_FD");
-        /* argv verbatim: no $HOME expansion by systemd. */
+        /* argv verbatim: no $HOME expansion by systemd, after the wrapper
+         * that sets the spec's environment from its credential. */
+        assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
+        assert_prop(d, "ExecStartEx", "\"--id=0123456789ab\"");
+        assert_prop(d, "ExecStartEx", "\"/bin/sh\"");
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
         assert_null(strstr(d, "\"privileged\""));
         /* Credentials travel by reference to the root-only socket, never by value. */
         assert_prop(d, "LoadCredential", "\"token\"");
         assert_prop(d, "LoadCredential", "\"/run/sandboxd/credentials.sock\"");
+        assert_prop(d, "LoadCredential", "\"sandboxd.environment\"");
         assert_null(strstr(d, "SECRETVALUE"));
         assert_null(strstr(d, "SetCredential"));
         assert_null(strstr(d, "HTTPS_PROXY"));
@@ -158,7 +167,8 @@ static void test_runsc_unit(void **state) {
 
         assert_int_equal(r, 0);
         /* The launcher runs privileged and execs runsc; the workload's argv
-         * follows "--" untouched, its environment travels as --setenv. */
+         * follows "--" untouched; only sandboxd's own values travel as
+         * --setenv, the spec's as the environment credential. */
         assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-launch\"");
         assert_prop(d, "ExecStartEx", "\"run\"");
         assert_prop(d, "ExecStartEx", "\"--runtime=runsc\"");
@@ -170,8 +180,9 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--pids=256\"");
         assert_prop(d, "ExecStartEx", "\"--memory=67108864\"");
         assert_prop(d, "ExecStartEx", "\"--cpu-percent=25\"");
-        assert_prop(d, "ExecStartEx", "\"--setenv=LANG=C.UTF-8\"");
+        assert_false(prop_has(d, "ExecStartEx", "LANG=C.UTF-8"));
         assert_prop(d, "ExecStartEx", "\"--setenv=HTTPS_PROXY=http://127.0.0.1:3128\"");
+        assert_prop(d, "LoadCredential", "\"sandboxd.environment\"");
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"privileged\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
@@ -244,6 +255,49 @@ static void test_kata_unit(void **state) {
         assert_null(strstr(d, "egress.socket"));
 }
 
+/* No value of the spec's Environment anywhere in what goes to systemd: the
+ * dump holds every string of the message (property names, values, argv,
+ * flags), for every class and with or without a proxy. The names may show
+ * (they are not secret); the unit's Environment= keeps sandboxd's own. */
+static void test_environment_values_absent(void **state) {
+        static const SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA, SBX_RUNTIME_WASM };
+        static const char * const proxies[] = { NULL, "http://127.0.0.1:3128" };
+
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++)
+                for (size_t j = 0; j < ELEMENTSOF(proxies); j++) {
+                        int r;
+                        _cleanup_free_ char *d = build(runtimes[i], proxies[j], &r);
+
+                        assert_int_equal(r, 0);
+                        assert_non_null(strstr(d, "\"HOME=/var/lib/sandboxd/workers/0123456789ab\""));
+                        if (strstr(d, ENV_SECRET) || strstr(d, "C.UTF-8"))
+                                fail_msg("runtime %s (proxy %s): a spec environment value is in the unit: %s",
+                                         sbx_runtime_to_string(runtimes[i]), proxies[j] ?: "none", d);
+                        assert_prop(d, "LoadCredential", "\"sandboxd.environment\"");
+                }
+        /* Without Environment there is no environment credential to load. */
+        char **saved = spec.environment;
+        int r;
+        spec.environment = NULL;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+        spec.environment = saved;
+        assert_int_equal(r, 0);
+        assert_false(prop_has(d, "LoadCredential", "sandboxd.environment"));
+        assert_prop(d, "LoadCredential", "\"token\"");
+}
+
+/* wasm: the runtime's command line follows the wrapper, module last. */
+static void test_wasm_unit(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_WASM, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
+        assert_prop(d, "ExecStartEx", "\"--dir=/var/lib/sandboxd/workers/0123456789ab\"");
+        assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
+        assert_null(strstr(d, "\"privileged\""));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trusted_unit),
@@ -252,6 +306,8 @@ int main(void) {
                 cmocka_unit_test(test_runsc_unit_without_egress),
                 cmocka_unit_test(test_kata_unit),
                 cmocka_unit_test(test_cleanup_unit),
+                cmocka_unit_test(test_environment_values_absent),
+                cmocka_unit_test(test_wasm_unit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
