@@ -65,6 +65,10 @@ bad "credential name with /"      $E.InvalidCredential 3 Argv as 1 /bin/true Cla
 bad "credential name ../x"        $E.InvalidCredential 3 Argv as 1 /bin/true Class s trusted Credentials 'a(say)' 1 ../x 1 65
 bad "empty credential name"       $E.InvalidCredential 3 Argv as 1 /bin/true Class s trusted Credentials 'a(say)' 1 '' 1 65
 bad "duplicate credential name"   $E.InvalidCredential 3 Argv as 1 /bin/true Class s trusted Credentials 'a(say)' 2 tok 1 65 tok 1 66
+# sandboxd's own credential (the environment) and its namespace are not the spec's to supply.
+bad "reserved credential sandboxd.environment" $E.InvalidCredential 4 Argv as 1 /bin/true Class s trusted \
+    Environment as 1 A=b Credentials 'a(say)' 1 sandboxd.environment 4 65 61 61 0
+bad "reserved credential prefix sandboxd."   $E.InvalidCredential 3 Argv as 1 /bin/true Class s standard Credentials 'a(say)' 1 sandboxd.x 1 65
 
 # ---- unknown workers -------------------------------------------------------
 for id in 000000000000 ../../../etc nonexistent; do
