@@ -288,6 +288,8 @@ static int append_wrapped_exec(sd_bus_message *m, const WorkerUnitParams *p, con
 
         argv_addf(&w, "%s", p->exec_path);
         argv_addf(&w, "--id=%s", p->id);
+        if (strv_length(p->spec->environment) > 0)
+                argv_addf(&w, "--environment");
         argv_addf(&w, "--");
         for (const char * const *e = prefix; e && *e; e++)
                 argv_addf(&w, "%s", *e);

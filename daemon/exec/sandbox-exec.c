@@ -10,7 +10,7 @@
 #include "sandbox-exec.h"
 #include "util.h"
 
-static const char usage[] = "Usage: sandbox-exec --id=ID -- /ABSOLUTE/PATH [ARG...]\n";
+static const char usage[] = "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n";
 
 static int apply_environment(char **env) {
         for (char **e = env; e && *e; e++) {
@@ -27,9 +27,6 @@ static int load_environment(const char *dir) {
         int r;
 
         r = env_credential_read(dir, &env);
-        /* No credential: the spec had no Environment. */
-        if (r == -ENOENT)
-                return 0;
         if (r < 0) {
                 fprintf(stderr, "sandbox-exec: cannot read the worker's environment from %s/" SBX_ENV_CREDENTIAL ": %s\n",
                         dir, r == -EBADMSG ? "malformed credential" : strerror(-r));
@@ -43,10 +40,15 @@ static int load_environment(const char *dir) {
 
 int main(int argc, char *argv[]) {
         _cleanup_free_ char *dir = NULL;
+        bool environment;
         char **cmd;
         int r;
 
-        if (argc < 4 || !startswith(argv[1], "--id=") || !streq(argv[2], "--") || argv[3][0] != '/') {
+        /* --environment: the unit has the credential (its spec set an
+         * Environment), so a missing one is an error, not an empty list. */
+        environment = argc > 2 && streq(argv[2], "--environment");
+        cmd = argv + 3 + environment;
+        if (argc < 4 + environment || !startswith(argv[1], "--id=") || !streq(cmd[-1], "--") || cmd[0][0] != '/') {
                 fputs("sandbox-exec: bad command line\n", stderr);
                 fputs(usage, stderr);
                 return SBX_EXEC_EXIT_USAGE;
@@ -57,9 +59,8 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));
                 return SBX_EXEC_EXIT_USAGE;
         }
-        if (load_environment(dir) < 0)
+        if (environment && load_environment(dir) < 0)
                 return SBX_EXEC_EXIT_ENVIRONMENT;
-        cmd = argv + 3;
         execv(cmd[0], cmd);
         r = errno;
         fprintf(stderr, "sandbox-exec: cannot execute %s: %s\n", cmd[0], strerror(r));

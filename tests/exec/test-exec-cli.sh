@@ -27,30 +27,35 @@ check "a missing command: 127" 127 '^sandbox-exec: cannot execute /nonexistent/c
 out=$("$EXEC" --id="$id" -- /etc 2>&1); rc=$?
 check "a command that cannot be executed (a directory): 126" 126 "^sandbox-exec: cannot execute /etc: Permission denied" "$rc" "$out"
 # shellcheck disable=SC2016  # the $ signs are the worker's, unexpanded
+out=$("$EXEC" --id="$id" --environment /bin/true 2>&1); rc=$?
+check "--environment without '--': 123" 123 'bad command line' "$rc" "$out"
 out=$(FROM_UNIT=kept "$EXEC" --id="$id" -- /bin/sh -c 'printf "%s|%s|%s" "$0" "$1" "$FROM_UNIT"' '$HOME' 'a b' 2>&1); rc=$?
-check "without a credential: argv verbatim, the unit's environment kept" 0 '^\$HOME\|a b\|kept$' "$rc" "$out"
+check "without --environment: no credential read, argv verbatim, the unit's environment kept" 0 '^\$HOME\|a b\|kept$' "$rc" "$out"
 
 dir=/run/credentials/sandbox-$id.service
 if [ "$(id -u)" = 0 ] && mkdir -p "$dir" 2>/dev/null; then
     trap 'rm -rf "$dir"' EXIT
     printf 'TOKEN=s3cret\0MULTI=one\ntwo\0' >"$dir/sandboxd.environment"
-    out=$("$EXEC" --id="$id" -- /bin/sh -c 'printf "%s|%s" "$TOKEN" "$MULTI"' 2>&1); rc=$?
+    out=$("$EXEC" --id="$id" --environment -- /bin/sh -c 'printf "%s|%s" "$TOKEN" "$MULTI"' 2>&1); rc=$?
     check "the credential's entries are the workload's environment" 0 '^s3cret\|one$' "$rc" "$out"
     check "a value's newline is kept" 0 '^two$' "$rc" "$out"
-    out=$(CREDENTIALS_DIRECTORY=/nonexistent "$EXEC" --id="$id" -- /bin/sh -c 'printf "%s" "$TOKEN"' 2>&1); rc=$?
+    out=$(CREDENTIALS_DIRECTORY=/nonexistent "$EXEC" --id="$id" --environment -- /bin/sh -c 'printf "%s" "$TOKEN"' 2>&1); rc=$?
     check "the credential comes from the unit's own directory, not \$CREDENTIALS_DIRECTORY" 0 '^s3cret$' "$rc" "$out"
     printf 'TOKEN=unterminated' >"$dir/sandboxd.environment"
-    out=$("$EXEC" --id="$id" -- /bin/true 2>&1); rc=$?
+    out=$("$EXEC" --id="$id" --environment -- /bin/true 2>&1); rc=$?
     check "a malformed credential: 122 and why" 122 'cannot read the worker.s environment from .*: malformed credential' "$rc" "$out"
     printf '1BAD=x\0' >"$dir/sandboxd.environment"
-    out=$("$EXEC" --id="$id" -- /bin/true 2>&1); rc=$?
+    out=$("$EXEC" --id="$id" --environment -- /bin/true 2>&1); rc=$?
     check "an invalid name: 122" 122 'malformed credential' "$rc" "$out"
     rm -f "$dir/sandboxd.environment"
     ln -s /etc/hostname "$dir/sandboxd.environment"
-    out=$("$EXEC" --id="$id" -- /bin/true 2>&1); rc=$?
+    out=$("$EXEC" --id="$id" --environment -- /bin/true 2>&1); rc=$?
     check "a symlink in place of the credential: 122" 122 'malformed credential' "$rc" "$out"
+    rm -f "$dir/sandboxd.environment"
+    out=$("$EXEC" --id="$id" --environment -- /bin/true 2>&1); rc=$?
+    check "--environment without the credential: 122, not an empty environment" 122 'No such file' "$rc" "$out"
 else
-    for t in entries newline pinned malformed name symlink; do
+    for t in entries newline pinned malformed name symlink missing; do
         n=$((n + 1)); echo "ok $n - credential case $t # SKIP needs root to create $dir"
     done
 fi

@@ -137,6 +137,7 @@ static void test_trusted_unit(void **state) {
          * that sets the spec's environment from its credential. */
         assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
         assert_prop(d, "ExecStartEx", "\"--id=0123456789ab\"");
+        assert_prop(d, "ExecStartEx", "\"--environment\"");
         assert_prop(d, "ExecStartEx", "\"/bin/sh\"");
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
@@ -283,6 +284,7 @@ static void test_environment_values_absent(void **state) {
         spec.environment = saved;
         assert_int_equal(r, 0);
         assert_false(prop_has(d, "LoadCredential", "sandboxd.environment"));
+        assert_false(prop_has(d, "ExecStartEx", "--environment"));
         assert_prop(d, "LoadCredential", "\"token\"");
 }
 
