@@ -280,11 +280,25 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
 
 /* Trusted and wasm workers start through sandbox-exec, which turns the
  * environment credential into the workload's environment and execs ARGV
- * (PREFIX, then the spec's argv) verbatim. */
+ * (PREFIX, then the spec's argv) verbatim. With the wrapper as the unit's
+ * Type=exec main process, a command that cannot be executed would no longer
+ * fail the start: an ExecStartPre= check as the worker keeps that a
+ * StartFailed rather than a worker that exits at once. */
 static int append_wrapped_exec(sd_bus_message *m, const WorkerUnitParams *p, const char * const *prefix) {
         static const char * const no_expand[] = { "no-env-expand", NULL };
-        Argv w = {};
+        const char *command = prefix ? prefix[0] : p->spec->argv[0];
+        Argv w = {}, check = {};
         int r;
+
+        argv_addf(&check, "%s", p->exec_path);
+        argv_addf(&check, "--id=%s", p->id);
+        argv_addf(&check, "--check");
+        argv_addf(&check, "--");
+        argv_addf(&check, "%s", command);
+        r = check.error ?: unit_append_exec(m, "ExecStartPreEx", p->exec_path, check.v, no_expand);
+        strv_free(check.v);
+        if (r < 0)
+                return r;
 
         argv_addf(&w, "%s", p->exec_path);
         argv_addf(&w, "--id=%s", p->id);

@@ -6,11 +6,15 @@
  * command verbatim: argv[0] is the path, nothing is expanded or searched.
  * Its stderr is the worker's, which the client reads, so that is where its
  * messages go. */
+#include <sys/stat.h>
+
 #include "env-cred.h"
 #include "sandbox-exec.h"
 #include "util.h"
 
-static const char usage[] = "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n";
+static const char usage[] =
+        "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
+        "       sandbox-exec --id=ID --check -- /ABSOLUTE/PATH\n";
 
 static int apply_environment(char **env) {
         for (char **e = env; e && *e; e++) {
@@ -38,17 +42,46 @@ static int load_environment(const char *dir) {
         return r;
 }
 
-int main(int argc, char *argv[]) {
-        _cleanup_free_ char *dir = NULL;
-        bool environment;
-        char **cmd;
+/* --check: whether the command could be executed at all, as the worker
+ * and inside its walls. An ExecStartPre= of the unit runs it, so that a
+ * command that is missing fails the start (StartFailed) as it did when it was
+ * the unit's own ExecStart=, instead of a worker that exits at once. */
+static int check_command(const char *path) {
+        struct stat st;
         int r;
 
-        /* --environment: the unit has the credential (its spec set an
-         * Environment), so a missing one is an error, not an empty list. */
-        environment = argc > 2 && streq(argv[2], "--environment");
-        cmd = argv + 3 + environment;
-        if (argc < 4 + environment || !startswith(argv[1], "--id=") || !streq(cmd[-1], "--") || cmd[0][0] != '/') {
+        if (stat(path, &st) < 0)
+                r = errno;
+        else if (!S_ISREG(st.st_mode))
+                r = EACCES;     /* what execve says of a directory */
+        else if (access(path, X_OK) < 0)
+                r = errno;
+        else
+                return EXIT_SUCCESS;
+        fprintf(stderr, "sandbox-exec: cannot execute %s: %s\n", path, strerror(r));
+        return r == ENOENT ? SBX_EXEC_EXIT_NOT_FOUND : SBX_EXEC_EXIT_CANNOT_EXEC;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_free_ char *dir = NULL;
+        bool environment = false, check = false;
+        char **cmd = NULL;
+        int r;
+
+        /* --id=ID [--environment | --check] -- COMMAND... */
+        for (int i = 2; i < argc; i++) {
+                if (streq(argv[i], "--")) {
+                        cmd = argv + i + 1;
+                        break;
+                }
+                if (streq(argv[i], "--environment") && !environment && !check)
+                        environment = true;
+                else if (streq(argv[i], "--check") && !environment && !check)
+                        check = true;
+                else
+                        break;
+        }
+        if (argc < 2 || !startswith(argv[1], "--id=") || !cmd || !cmd[0] || cmd[0][0] != '/') {
                 fputs("sandbox-exec: bad command line\n", stderr);
                 fputs(usage, stderr);
                 return SBX_EXEC_EXIT_USAGE;
@@ -59,6 +92,8 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));
                 return SBX_EXEC_EXIT_USAGE;
         }
+        if (check)
+                return check_command(cmd[0]);
         if (environment && load_environment(dir) < 0)
                 return SBX_EXEC_EXIT_ENVIRONMENT;
         execv(cmd[0], cmd);

@@ -26,6 +26,18 @@ out=$("$EXEC" --id="$id" -- /nonexistent/cmd 2>&1); rc=$?
 check "a missing command: 127" 127 '^sandbox-exec: cannot execute /nonexistent/cmd: No such file' "$rc" "$out"
 out=$("$EXEC" --id="$id" -- /etc 2>&1); rc=$?
 check "a command that cannot be executed (a directory): 126" 126 "^sandbox-exec: cannot execute /etc: Permission denied" "$rc" "$out"
+out=$("$EXEC" --id="$id" --check -- /bin/sh 2>&1); rc=$?
+check "--check of an executable: 0, silent" 0 '^$' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check -- /nonexistent/cmd 2>&1); rc=$?
+check "--check of a missing command: 127" 127 '^sandbox-exec: cannot execute /nonexistent/cmd: No such file' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check -- /etc 2>&1); rc=$?
+check "--check of a directory: 126" 126 '^sandbox-exec: cannot execute /etc: Permission denied' "$rc" "$out"
+plain=$(mktemp)
+out=$("$EXEC" --id="$id" --check -- "$plain" 2>&1); rc=$?
+rm -f "$plain"
+check "--check of a file without execute permission: 126" 126 'Permission denied' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check --environment -- /bin/sh 2>&1); rc=$?
+check "--check with --environment: 123" 123 'bad command line' "$rc" "$out"
 # shellcheck disable=SC2016  # the $ signs are the worker's, unexpanded
 out=$("$EXEC" --id="$id" --environment /bin/true 2>&1); rc=$?
 check "--environment without '--': 123" 123 'bad command line' "$rc" "$out"

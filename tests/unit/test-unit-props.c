@@ -139,6 +139,12 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--id=0123456789ab\"");
         assert_prop(d, "ExecStartEx", "\"--environment\"");
         assert_prop(d, "ExecStartEx", "\"/bin/sh\"");
+        /* A command that cannot run fails the start, checked as the worker. */
+        assert_prop(d, "ExecStartPreEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
+        assert_prop(d, "ExecStartPreEx", "\"--check\"");
+        assert_prop(d, "ExecStartPreEx", "\"/bin/sh\"");
+        assert_false(prop_has(d, "ExecStartPreEx", "echo $HOME"));
+        assert_false(prop_has(d, "ExecStartPreEx", "privileged"));
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
         assert_null(strstr(d, "\"privileged\""));
@@ -197,6 +203,7 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "TasksMax", "UINT64 1088");
         assert_prop(d, "ExecStartEx", "\"--pids=256\"");
         assert_prop(d, "CapabilityBoundingSet", "UINT64 0");
+        assert_null(strstr(d, "sandbox-exec"));
         /* runsc sets up namespaces and ptrace itself. */
         assert_null(strstr(d, "SystemCallFilter"));
         assert_null(strstr(d, "RestrictNamespaces"));
@@ -296,6 +303,8 @@ static void test_wasm_unit(void **state) {
         assert_int_equal(r, 0);
         assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
         assert_prop(d, "ExecStartEx", "\"--dir=/var/lib/sandboxd/workers/0123456789ab\"");
+        /* The runtime is what must be executable; the module is its argument. */
+        assert_prop(d, "ExecStartPreEx", "\"/usr/bin/wasmtime\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
         assert_null(strstr(d, "\"privileged\""));
 }
