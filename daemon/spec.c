@@ -165,9 +165,13 @@ static int validate_credentials(const WorkerSpec *s, SbxError *error) {
                                                      "Credential %s is given twice", cr->name);
                 total += cr->size;
         }
+        /* The environment is one more credential of the unit, and systemd caps
+         * the sum of a unit's credentials: over it, the start would fail. */
+        for (char **e = s->environment; e && *e; e++)
+                total += strlen(*e) + 1;
         if (total > SBX_CREDENTIAL_SIZE_MAX)
                 return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
-                                     "Credentials total %" PRIu64 " bytes; at most %" PRIu64 " are allowed",
+                                     "Credentials and Environment total %" PRIu64 " bytes; at most %" PRIu64 " are allowed",
                                      total, SBX_CREDENTIAL_SIZE_MAX);
         return 0;
 }

@@ -167,6 +167,17 @@ static void test_credentials(void **state) {
         spec_ok(&s);
         add_credential(&s, "big", SBX_CREDENTIAL_SIZE_MAX + 1);
         assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "bytes");
+
+        /* The environment counts towards systemd's cap on a unit's credentials. */
+        spec_ok(&s);
+        add_credential(&s, "big", SBX_CREDENTIAL_SIZE_MAX - 4);
+        s.environment = strv("A=b", NULL);
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+        spec_ok(&s);
+        add_credential(&s, "big", SBX_CREDENTIAL_SIZE_MAX - 3);
+        s.environment = strv("A=b", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_CREDENTIAL, "Environment total");
 }
 
 /* sandboxd's own credentials (the environment) share the unit's namespace
