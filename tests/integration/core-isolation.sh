@@ -212,7 +212,7 @@ check_eq "inside A: the only network interface is lo" lo \
 check_output "the worker unit hides /run behind a read-only tmpfs" '(^| )/run:ro' unit_prop "$unit_a" TemporaryFileSystem
 check_no_host_sockets trusted
 check_exposure "the trusted worker unit's exposure is held" "$unit_a" 1.0
-check_exposure "sandboxd.service's exposure is held" sandboxd.service 1.3
+check_exposure "sandboxd.service's exposure is held" sandboxd.service 0.9
 
 # ---- after the worker: nothing of the secret is left -----------------------
 sbx_call StopWorker s "$a"
