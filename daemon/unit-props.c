@@ -16,6 +16,29 @@ static const char * const syscall_deny[] = {
         "@clock", "@cpu-emulation", "@debug", "@keyring", NULL
 };
 
+/* Host sockets: journald, the system bus, the manager's private and notify
+ * sockets, userdb, resolved, sandboxd's credential socket, /dev/log's target
+ * all live under /run (/var/run is a symlink to it); a read-only mount does
+ * not stop connect(), so /run is replaced. systemd still mounts the unit's
+ * own /run/credentials/<unit> on top. */
+static const char * const hidden_tmpfs[] = { "/run", "ro,nosuid,nodev,noexec,mode=0755" };
+/* PrivateDevices= bind-mounts the host's /dev/shm into the private /dev, so
+ * POSIX shared memory would be one namespace for every worker. */
+static const char * const private_shm[] = { "/dev/shm", "rw,nosuid,nodev,noexec,mode=1777" };
+/* PrivateDevices= also carries over the host's mqueue and hugetlbfs mounts:
+ * files there are message queues and pages every worker would share. */
+static const char * const hidden_dev[] = { "-/dev/mqueue", "-/dev/hugepages", NULL };
+/* Where a runtime's privileged launcher keeps the host's /run (see below),
+ * the sockets are hidden one by one from the unit's unprivileged commands
+ * (systemd exempts "+" commands from InaccessiblePaths=). Not /run/systemd
+ * as a whole: systemd's own inaccessible nodes, the sources of these very
+ * mounts, live in /run/systemd/inaccessible. */
+static const char * const hidden_sockets[] = {
+        "-/run/systemd/journal", "-/run/systemd/private", "-/run/systemd/notify", "-/run/systemd/userdb",
+        "-/run/systemd/resolve", "-/run/systemd/io.system.ManagedOOM", "-/run/dbus", "-/run/sandboxd",
+        "-/run/host", NULL
+};
+
 static int append_bool(sd_bus_message *m, const char *name, int b) {
         return sd_bus_message_append(m, "(sv)", name, "b", b);
 }
@@ -59,6 +82,11 @@ static int append_syscall_filter(sd_bus_message *m, int allow, const char * cons
         for (int i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         return r;
+}
+
+/* TemporaryFileSystem=a(ss): a mount point and its tmpfs options. */
+static int append_tmpfs(sd_bus_message *m, const char * const *fs) {
+        return sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 1, fs[0], fs[1]);
 }
 
 static int append_address_families(sd_bus_message *m) {
@@ -438,7 +466,19 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_exec(m, p));
 
-        /* Hardening that holds for every class. */
+        /* Hardening that holds for every class. For runsc and kata the
+         * unit's commands are the launcher, run privileged ("+"): systemd
+         * applies none of the unit's credential, capability, seccomp or
+         * namespace-restriction settings to a "+" command (runsc builds
+         * namespaces, ptraces and installs its own seccomp filter), nor
+         * InaccessiblePaths=/NoExecPaths=/ProtectSystem=. They are set all
+         * the same: they bind every unprivileged command of the unit, and the
+         * workload's own walls are gVisor's (or the VM's) and the OCI bundle's,
+         * which masks /run. The one exception is the /run tmpfs:
+         * TemporaryFileSystem= does reach "+" commands, and the launcher needs
+         * the host's /run/sandboxd (bundles, runsc's state) and the unit's
+         * /run/credentials; those units hide the sockets one by one instead. */
+        bool launcher = p->runtime == SBX_RUNTIME_RUNSC || p->runtime == SBX_RUNTIME_KATA;
         CHECK(append_bool(m, "NoNewPrivileges", 1));
         CHECK(append_u64(m, "CapabilityBoundingSet", 0));
         CHECK(append_u64(m, "AmbientCapabilities", 0));
@@ -446,11 +486,19 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_string(m, "ProtectHome", "yes"));
         CHECK(append_string(m, "ProtectProc", "invisible"));
         CHECK(append_bool(m, "PrivateTmp", 1));
-        /* Writable places are the home and a private /tmp nothing can be run
-         * from. (DynamicUser= forces PrivateTmp=, which takes /tmp over from
-         * any TemporaryFileSystem=, so noexec comes as NoExecPaths=.) */
-        CHECK(sd_bus_message_append(m, "(sv)", "NoExecPaths", "as", 3, "/tmp", "/var/tmp", "/dev/shm"));
+        /* Writable places are the home, a private /tmp and a private
+         * /dev/shm, nothing can be run from. (DynamicUser= forces PrivateTmp=,
+         * which takes /tmp over from any TemporaryFileSystem=, so noexec comes
+         * as NoExecPaths= there; a NoExecPaths= of /dev/shm would in turn
+         * displace its TemporaryFileSystem=, whose options say noexec.) */
+        CHECK(sd_bus_message_append(m, "(sv)", "NoExecPaths", "as", 2, "/tmp", "/var/tmp"));
         CHECK(append_bool(m, "PrivateDevices", 1));
+        CHECK(append_tmpfs(m, private_shm));
+        if (!launcher)
+                CHECK(append_tmpfs(m, hidden_tmpfs));
+        else
+                CHECK(append_strv(m, "InaccessiblePaths", hidden_sockets));
+        CHECK(append_strv(m, "InaccessiblePaths", hidden_dev));
         CHECK(append_bool(m, "PrivateNetwork", 1));
         CHECK(append_bool(m, "PrivateIPC", 1));
         CHECK(append_ip_firewall(m));
@@ -465,18 +513,14 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_bool(m, "RestrictRealtime", 1));
         CHECK(append_string(m, "KeyringMode", "private"));
         CHECK(append_address_families(m));
-        if (p->runtime == SBX_RUNTIME_SYSTEMD) {
-                /* Runtimes such as runsc need namespaces and ptrace themselves;
-                 * their own sandbox is the wall there. */
-                /* The value is the set of namespace types permitted: none. */
-                CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
-                CHECK(append_syscall_filter(m, 1, syscall_allow));
-                if (p->config->syscall_allow && p->config->syscall_allow[0])
-                        CHECK(append_syscall_filter(m, 1, (const char * const *) p->config->syscall_allow));
-                CHECK(append_syscall_filter(m, 0, syscall_deny));
-                CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", EPERM));
-                CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
-        }
+        /* The value is the set of namespace types permitted: none. */
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
+        CHECK(append_syscall_filter(m, 1, syscall_allow));
+        if (p->config->syscall_allow && p->config->syscall_allow[0])
+                CHECK(append_syscall_filter(m, 1, (const char * const *) p->config->syscall_allow));
+        CHECK(append_syscall_filter(m, 0, syscall_deny));
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", EPERM));
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
 
         /* Caps, with accounting so an operator sees what each worker uses. */
         CHECK(append_bool(m, "CPUAccounting", 1));

@@ -112,6 +112,9 @@ check_output "untrusted worker reports Runtime runsc" '^"?runsc"?$' sbx_prop "$W
 check_output "untrusted worker reports Class untrusted" '^"?untrusted"?$' sbx_prop "$WID" Class
 check_output "without egress the sandbox has gVisor's own loopback only (runsc --network=none)" '--network=none' \
     unit_prop "sandbox-$WID.service" ExecStart
+# systemd-analyze scores the unit's properties; the privileged launcher is
+# exempt from most of them (README, Security), gVisor is its workload's wall.
+check_exposure "the gVisor worker unit's exposure is held" "sandbox-$WID.service" 0.8
 # The launcher writes the bundle once the unit runs, after CreateWorker replied.
 bundle_ready() { ct python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "/run/sandboxd/bundles/$1/config.json"; }
 check "the worker's OCI bundle exists while it runs (config.json, whole JSON)" wait_until 30 bundle_ready "$WID"
@@ -169,6 +172,11 @@ for class in trusted standard untrusted; do
     check_fails "$class: a direct connection out fails" ct timeout 60 sandboxctl run --class "$class" -- \
         /bin/sh -c 'exec 3<>/dev/tcp/203.0.113.1/443' 2>/dev/null
 done
+
+# ---- no host socket from a gVisor workload (issue 8 item 4) --------------------
+# The bundle masks /run, gVisor refuses host UNIX sockets (no --host-uds) and
+# the workload is in the sandbox's own (or the unit's empty) network namespace.
+check_no_host_sockets standard
 
 # ---- caps on the shared kernel: the unit's cgroup enforces them ----------------
 out=$(run --class trusted --memory 64M -- /usr/bin/python3 -c '

@@ -208,6 +208,12 @@ check_output "inside A: no_new_privs is set" '^NoNewPrivs:[[:space:]]+1$' printf
 check_eq "inside A: the only network interface is lo" lo \
     "$(home_file "$a" netdev | awk -F: 'NR > 2 {gsub(/ /, "", $1); printf "%s%s", sep, $1; sep = " "}')"
 
+# ---- no host socket (issue 8 item 4) and exposure scores (item 9) ---------
+check_output "the worker unit hides /run behind a read-only tmpfs" '(^| )/run:ro' unit_prop "$unit_a" TemporaryFileSystem
+check_no_host_sockets trusted
+check_exposure "the trusted worker unit's exposure is held" "$unit_a" 1.0
+check_exposure "sandboxd.service's exposure is held" sandboxd.service 0.9
+
 # ---- after the worker: nothing of the secret is left -----------------------
 sbx_call StopWorker s "$a"
 sbx_call StopWorker s "$b"

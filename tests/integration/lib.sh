@@ -39,6 +39,9 @@
 #   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
 #   unit_exposure UNIT                    systemd-analyze security's overall exposure of a loaded unit (e.g. 1.2)
 #   check_exposure NAME UNIT MAX          ok when that exposure is at most MAX; prints it either way
+#   check_no_host_sockets CLASS           a worker of CLASS reaches no host socket (journal forgery
+#                                         included), no abstract socket of the host, sees no socket
+#                                         file and nothing in /run, and has a /dev/shm of its own
 #   home_absent ID                        neither the home symlink nor its private target exists
 #   check_introspected WHAT INTRO MEMBER KIND SIG [RET]  a member line of busctl introspect
 #   expect_fail CMD... / last_line CMD... helpers for check_output on refused accesses
@@ -319,6 +322,63 @@ check_exposure() {
     else
         not_ok "$name (exposure ${score:-unknown}, want <= $max)"
     fi
+}
+
+# The host's sockets a worker must not reach (present in the test bed or not).
+HOST_SOCKET_PATHS=(/run/systemd/journal/socket /run/systemd/journal/stdout /dev/log
+    /run/dbus/system_bus_socket /run/systemd/private /run/systemd/notify
+    /run/systemd/userdb/io.systemd.DynamicUser /run/systemd/resolve/io.systemd.Resolve
+    /run/sandboxd/credentials.sock)
+
+check_no_host_sockets() {
+    local class=$1 nonce abstract listener listener_job sibling out path line entry
+    nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+    abstract=sbx-abstract-$nonce
+    # The host's side: an abstract socket in the container's network
+    # namespace, a file in its /dev/shm, and a sibling worker of the same
+    # class with a file in its own /dev/shm.
+    listener=/run/sbx-abstract-$nonce.pid
+    ct sh -c 'echo $$ >"$1"; exec python3 -c "import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(\"\\0\" + sys.argv[1]); s.listen(8); time.sleep(300)" "$2"' sh "$listener" "$abstract" &
+    listener_job=$!
+    ct sh -c "echo host >/dev/shm/sbx-host-$nonce"
+    check "$class: the host's abstract socket @$abstract answers on the host" \
+        wait_until 10 ct python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect("\0" + sys.argv[1])' "$abstract"
+    sibling=
+    if sbx_create 2 Argv as 3 /bin/sh -c "echo sibling >/dev/shm/sbx-sibling-$nonce && ls -a /dev/shm >\"\$HOME/.shm\" && mv \"\$HOME/.shm\" \"\$HOME/shm\"; exec sleep 1000" \
+        Class s "$class" >/dev/null; then
+        sibling=$WID
+    fi
+    check "$class: a sibling worker wrote a file into its /dev/shm" \
+        wait_until 60 ct grep -q "sbx-sibling-$nonce" "$SBX_STATE_LINK_ROOT/$sibling/shm"
+    check_fails "$class: the sibling's /dev/shm file is not in the host's /dev/shm" ct test -e "/dev/shm/sbx-sibling-$nonce"
+
+    out=$(ct timeout 180 sandboxctl run --class "$class" -- /usr/bin/python3 \
+        -c "$(cat "$(dirname "${BASH_SOURCE[0]}")/host-sockets.py")" "$sibling" "$nonce" "$abstract" "${HOST_SOCKET_PATHS[@]}" 2>&1)
+    diag "$out"
+    check_output "$class: the probe ran in the worker" '^shm: ' printf '%s\n' "$out"
+    for path in "${HOST_SOCKET_PATHS[@]}"; do
+        line=$(printf '%s\n' "$out" | grep -F -- "$path " | head -n1)
+        check_output "$class: connect($path) from the worker fails (ENOENT, EACCES or EPERM)" \
+            " (ENOENT|EACCES|EPERM)\$" echo "$line"
+    done
+    check_output "$class: the host's abstract socket is unreachable (private network namespace: ECONNREFUSED)" \
+        '^abstract ECONNREFUSED$' printf '%s\n' "$out"
+    check_output "$class: the worker finds no socket file anywhere" '^sockets: ?$' printf '%s\n' "$out"
+    check_output "$class: /run holds nothing of the host's (at most the unit's credentials and systemd's incoming dir)" \
+        '^run: ?(credentials ?)?(systemd)?$' printf '%s\n' "$out"
+    line=$(printf '%s\n' "$out" | grep '^shm: ')
+    check_output "$class: the worker's file is in its /dev/shm (so the next checks read it)" "sbx-worker-$nonce" echo "$line"
+    check_fails "$class: the host's /dev/shm file is not in the worker's" grep -q "sbx-host-$nonce" <<<"$line"
+    check_fails "$class: the sibling's /dev/shm file is not in the worker's" grep -q "sbx-sibling-$nonce" <<<"$line"
+    ct journalctl --sync
+    entry=$(ct journalctl -b --no-pager -o export 2>/dev/null | grep -aF "sbx-forged-$nonce")
+    check_eq "$class: no journal entry forging the sibling's SANDBOXD_WORKER_ID and EGRESS_DECISION=allow" "" "$entry"
+
+    [ -n "$sibling" ] && sbx_call StopWorker s "$sibling" >/dev/null
+    ct sh -c 'kill "$(cat "$1")" && rm -f "$1"' sh "$listener"
+    wait "$listener_job" 2>/dev/null
+    ct rm -f "/dev/shm/sbx-host-$nonce"
 }
 
 # A unit is gone when systemd holds nothing of it: not running and not kept

@@ -159,6 +159,144 @@ static void test_trusted_unit(void **state) {
         assert_false(prop_has(d, "Slice", "\"exec\""));
 }
 
+/* No host socket: /run (journald, the bus, systemd's private and notify
+ * sockets, sandboxd's credential socket, /dev/log's target) is an empty
+ * read-only tmpfs, /dev/shm is the worker's own, and the host's mqueue and
+ * hugetlbfs mounts that PrivateDevices= keeps are hidden. */
+static void test_trusted_hides_host_sockets(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_prop(d, "TemporaryFileSystem", "\"/run\"");
+        assert_prop(d, "TemporaryFileSystem", "\"ro,nosuid,nodev,noexec,mode=0755\"");
+        assert_prop(d, "TemporaryFileSystem", "\"/dev/shm\"");
+        assert_prop(d, "TemporaryFileSystem", "\"rw,nosuid,nodev,noexec,mode=1777\"");
+        assert_prop(d, "InaccessiblePaths", "\"-/dev/mqueue\"");
+        assert_prop(d, "InaccessiblePaths", "\"-/dev/hugepages\"");
+        assert_prop(d, "PrivateIPC", "BOOLEAN true");
+        /* A NoExecPaths= of /dev/shm would displace its tmpfs (systemd keeps
+         * one mount per path); the tmpfs's own options say noexec. */
+        assert_prop(d, "NoExecPaths", "\"/var/tmp\"");
+        assert_false(prop_has(d, "NoExecPaths", "\"/dev/shm\""));
+        /* The worker's credentials stay reachable: systemd mounts them over
+         * the tmpfs, and nothing hides /run/credentials itself. */
+        assert_false(prop_has(d, "InaccessiblePaths", "/run/credentials"));
+        assert_prop(d, "LoadCredential", "\"/run/sandboxd/credentials.sock\"");
+}
+
+/* The hardening properties, each a wall of the trusted class. */
+static const char * const hardening[] = {
+        "DynamicUser", "UMask", "NoNewPrivileges", "CapabilityBoundingSet", "AmbientCapabilities",
+        "ProtectSystem", "ProtectHome", "ProtectProc", "PrivateTmp", "NoExecPaths", "PrivateDevices",
+        "TemporaryFileSystem", "InaccessiblePaths", "PrivateNetwork", "PrivateIPC", "IPAddressAllow",
+        "IPAddressDeny", "RestrictSUIDSGID", "ProtectKernelTunables", "ProtectKernelModules",
+        "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "LockPersonality",
+        "RestrictRealtime", "KeyringMode", "RestrictAddressFamilies", "RestrictNamespaces",
+        "SystemCallFilter", "SystemCallErrorNumber", "SystemCallArchitectures", "MemorySwapMax",
+        "LimitCORE", "LimitCORESoft", NULL
+};
+
+#define PROP_START "STRUCT \"sv\" {"
+
+/* The name of the property whose dump starts at AT. */
+static bool chunk_is(const char *at, const char *name) {
+        char key[128];
+        const char *next = strstr(at + 1, PROP_START);
+        const char *hit;
+
+        snprintf(key, sizeof(key), "STRING \"%s\";", name);
+        hit = strstr(at, key);
+        return hit && (!next || hit < next);
+}
+
+/* The first hardening property of the trusted unit, value and all, that
+ * DUMP lacks, ignoring a TemporaryFileSystem= over EXCEPT_TMPFS (when set);
+ * NULL when DUMP has them all. */
+static char *first_missing_wall(const char *trusted, const char *dump, const char *except_tmpfs) {
+        size_t checked = 0;
+
+        for (const char *at = strstr(trusted, PROP_START); at; at = strstr(at + 1, PROP_START)) {
+                const char *next = strstr(at + 1, PROP_START);
+                _cleanup_free_ char *chunk = strndup(at, next ? (size_t) (next - at) : strlen(at));
+                bool is_hardening = false;
+
+                assert_non_null(chunk);
+                for (size_t i = 0; hardening[i]; i++)
+                        is_hardening = is_hardening || chunk_is(at, hardening[i]);
+                if (!is_hardening)
+                        continue;
+                checked++;
+                if (except_tmpfs && chunk_is(at, "TemporaryFileSystem") && strstr(chunk, except_tmpfs))
+                        continue;
+                if (!strstr(dump, chunk))
+                        return TAKE_PTR(chunk);
+        }
+        /* Every listed property is one the trusted unit has, so the list
+         * cannot go stale and check nothing. */
+        for (size_t i = 0; hardening[i]; i++) {
+                char key[128];
+                snprintf(key, sizeof(key), "STRING \"%s\";", hardening[i]);
+                if (!strstr(trusted, key))
+                        fail_msg("the trusted unit has no %s", hardening[i]);
+        }
+        assert_true(checked >= 35);
+        return NULL;
+}
+
+static void assert_has_trusted_walls(const char *trusted, const char *dump, const char *except_tmpfs,
+                                     const char *what) {
+        _cleanup_free_ char *missing = first_missing_wall(trusted, dump, except_tmpfs);
+        if (missing)
+                fail_msg("%s lacks the trusted wall %s", what, missing);
+}
+
+/* Every class gets at least the trusted walls around its runtime. wasm runs
+ * its runtime unprivileged, so it gets all of them; runsc and kata miss only
+ * the /run tmpfs, which would reach their privileged launcher. */
+static void test_every_class_has_trusted_walls(void **state) {
+        int r;
+        _cleanup_free_ char *trusted = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+        assert_int_equal(r, 0);
+        _cleanup_free_ char *wasm = build(SBX_RUNTIME_WASM, NULL, &r);
+        assert_int_equal(r, 0);
+        _cleanup_free_ char *runsc = build(SBX_RUNTIME_RUNSC, "http://127.0.0.1:3128", &r);
+        assert_int_equal(r, 0);
+        _cleanup_free_ char *kata = build(SBX_RUNTIME_KATA, NULL, &r);
+        assert_int_equal(r, 0);
+        _cleanup_free_ char *bare = build_unit(SBX_RUNTIME_RUNSC, NULL, true, &r);
+        assert_int_equal(r, 0);
+
+        assert_has_trusted_walls(trusted, wasm, NULL, "the wasm unit");
+        assert_has_trusted_walls(trusted, runsc, "\"/run\"", "the runsc unit");
+        assert_has_trusted_walls(trusted, kata, "\"/run\"", "the kata unit");
+        assert_prop(wasm, "TemporaryFileSystem", "\"/run\"");
+        assert_false(prop_has(wasm, "ExecStartEx", "\"privileged\""));
+        /* The checker itself: the exception is only for the runtimes that
+         * have a launcher, and a unit without the walls fails. */
+        _cleanup_free_ char *no_run = first_missing_wall(trusted, runsc, NULL);
+        assert_non_null(no_run);
+        assert_non_null(strstr(no_run, "\"/run\""));
+        _cleanup_free_ char *none = first_missing_wall(trusted, bare, "\"/run\"");
+        assert_non_null(none);
+}
+
+/* The operator's extra allow-list reaches every class's filter. */
+static void test_operator_syscall_allow_every_class(void **state) {
+        char *extra[] = { (char *) "@resources", NULL };
+        SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM, SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA };
+        char **saved = config.syscall_allow;
+
+        config.syscall_allow = extra;
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
+                int r;
+                _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
+                assert_int_equal(r, 0);
+                assert_prop(d, "SystemCallFilter", "\"@resources\"");
+        }
+        config.syscall_allow = saved;
+}
+
 static void test_proxy_environment(void **state) {
         int r;
         _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, "http://127.0.0.1:3128", &r);
@@ -204,9 +342,15 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--pids=256\"");
         assert_prop(d, "CapabilityBoundingSet", "UINT64 0");
         assert_null(strstr(d, "sandbox-exec"));
-        /* runsc sets up namespaces and ptrace itself. */
-        assert_null(strstr(d, "SystemCallFilter"));
-        assert_null(strstr(d, "RestrictNamespaces"));
+        /* The launcher is privileged, which exempts it from these, so they
+         * bind only the unit's unprivileged commands (runsc builds namespaces
+         * and ptraces); the /run tmpfs would reach the launcher too. */
+        assert_prop(d, "SystemCallFilter", "\"@system-service\"");
+        assert_prop(d, "RestrictNamespaces", "UINT64 0");
+        assert_false(prop_has(d, "TemporaryFileSystem", "\"/run\""));
+        assert_prop(d, "InaccessiblePaths", "\"-/run/systemd/journal\"");
+        assert_prop(d, "InaccessiblePaths", "\"-/run/sandboxd\"");
+        assert_prop(d, "TemporaryFileSystem", "\"/dev/shm\"");
         /* Egress: the worker waits for and joins its proxy's listener, and
          * does not start without it. */
         assert_prop(d, "Requires", "\"sandbox-0123456789ab-egress.socket\"");
@@ -312,6 +456,9 @@ static void test_wasm_unit(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trusted_unit),
+                cmocka_unit_test(test_trusted_hides_host_sockets),
+                cmocka_unit_test(test_every_class_has_trusted_walls),
+                cmocka_unit_test(test_operator_syscall_allow_every_class),
                 cmocka_unit_test(test_proxy_environment),
                 cmocka_unit_test(test_runsc_unit),
                 cmocka_unit_test(test_runsc_unit_without_egress),
