@@ -35,14 +35,14 @@ host-system-bus|trusted,standard|connect to /run/dbus/system_bus_socket|ENOENT, 
 host-systemd-private|trusted,standard|connect to /run/systemd/private|ENOENT, EACCES or ECONNREFUSED
 host-credentials-socket|trusted,standard|connect to /run/sandboxd/credentials.sock and read|ENOENT, EACCES or ECONNREFUSED, no secret
 host-run-sockets|trusted,standard|connect to every unix socket found under /run|none connects
-host-sandboxd-state|trusted,standard|list /var/lib/private, read everything under sandboxd'"'"'s state and /run/credentials|EACCES/ENOENT, no secret
+host-sandboxd-state|trusted,standard|walk /var/lib/private, sandboxd'"'"'s state (/var/lib/sandboxd, /run/sandboxd) and /run/credentials, reading every file|no other worker'"'"'s entry visible, no secret
 host-setuid|trusted,standard|run setuid su, mount, passwd, newgrp; read /etc/shadow|all fail, euid unchanged, EACCES on /etc/shadow
-host-unshare-user|trusted,standard|unshare(CLONE_NEWUSER) and mount as its root|EPERM (or ENOSYS/EINVAL), nothing mounted
+host-unshare-user|trusted,standard|unshare(CLONE_NEWUSER) and mount as its root|EPERM; under gVisor a namespace of its own kernel at most, in which mount still fails EPERM
 host-unshare-net|trusted,standard|unshare(CLONE_NEWNET)|EPERM
 host-mount|trusted,standard|mount(2) a tmpfs on /tmp|EPERM
-host-keyctl|trusted,standard|add_key(2) to the session keyring, keyctl(2)|EPERM or ENOSYS
+host-keyctl|trusted,standard|add_key(2) to the session keyring, keyctl(2)|add_key EPERM, EACCES or ENOSYS (trusted: keyctl too)
 host-bpf|trusted,standard|bpf(BPF_MAP_CREATE)|EPERM or ENOSYS
-host-perf-event|trusted,standard|perf_event_open(2) of a cpu-clock counter|EPERM, EACCES or ENOSYS
+host-perf-event|trusted,standard|perf_event_open(2) of a cpu-clock counter|EPERM, EACCES, ENODEV or ENOSYS
 host-io-uring|trusted,standard|io_uring_setup(2)|EPERM or ENOSYS
 host-raw-socket|trusted,standard|socket(AF_INET/AF_INET6, SOCK_RAW)|EPERM or EAFNOSUPPORT
 host-packet-socket|trusted,standard|socket(AF_PACKET, SOCK_RAW)|EPERM or EAFNOSUPPORT
@@ -57,7 +57,7 @@ egress-spelled-0x7f.1|trusted,standard|CONNECT 0x7f.1:443|403 ip-literal-obfusca
 egress-spelled-2130706433|trusted,standard|CONNECT 2130706433:443|403 ip-literal-obfuscated, the host listener saw nothing
 egress-literal-v6-loopback|trusted,standard|CONNECT [::1]:443|403 ip-literal, the host listener saw nothing
 egress-private-answer|trusted,standard|CONNECT an allowed name resolving to 10.77.0.10|403 private-address, the upstream saw nothing
-egress-hostlocal-answer|trusted,standard|CONNECT an allowed name resolving to the host'"'"'s own 11.0.0.1 (a service on 0.0.0.0:443)|403 private-address (host-local), the host service saw nothing
+egress-hostlocal-answer|trusted,standard|CONNECT an allowed name resolving to the host'"'"'s own 11.0.0.1 (a service on 0.0.0.0:443)|403 private-address (host-local), the host service saw nothing at 11.0.0.1
 egress-special-testnet1|trusted,standard|CONNECT an allowed name resolving to 192.0.2.30|403 private-address, the upstream saw nothing
 egress-special-testnet2|trusted,standard|CONNECT an allowed name resolving to 198.51.100.30|403 private-address, the upstream saw nothing
 egress-special-testnet3|trusted,standard|CONNECT an allowed name resolving to 203.0.113.30|403 private-address, the upstream saw nothing

@@ -5,7 +5,7 @@ what happened (errno names, what it could list, every secret-looking string
 it found). It judges nothing: the suite matches each line against the
 refusal it expects.
 
-  probe.py VICTIM_PID VICTIM_HOME VICTIM_ID NONCE
+  probe.py VICTIM_PID VICTIM_HOME VICTIM_ID NONCE OTHER_IDS
 
 Secrets of the suite start with a marker this file never spells out whole,
 so finding this file does not count as finding a secret."""
@@ -21,6 +21,7 @@ import sys
 MARK = "SBX" + "ATK"
 SECRET_RE = re.compile((MARK + r"[a-z]*-[0-9a-f]{8,}").encode())
 victim_pid, victim_home, victim_id, nonce = sys.argv[1:5]
+other_ids = sys.argv[5].split(",")
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
@@ -226,15 +227,12 @@ for d, dirs, files in os.walk("/run", onerror=lambda e: None):
                 break
 say("run-sockets", reached=",".join(sorted(set(reached))) or "none")
 
-try:
-    os.listdir("/var/lib/private")
-    perr = "0"
-except OSError as e:
-    perr = ename(e.errno)
-found = set()
+found, seen = set(), set()
 for root in ("/var/lib/private", "/var/lib/sandboxd", "/run/sandboxd", "/run/credentials"):
     found.update(scan_tree(root)[0])
-say("sandboxd-state", list_private=perr, hits=fmt(sorted(found)))
+    for d, dirs, files in os.walk(root, onerror=lambda e: None):
+        seen.update(os.path.join(d, n) for n in dirs + files if any(i in n for i in other_ids))
+say("sandboxd-state", others_visible=fmt(sorted(seen)), hits=fmt(sorted(found)))
 
 # ---- privilege -------------------------------------------------------------------
 outs = []

@@ -6,7 +6,8 @@
 LISTEN is tcp:ADDR:PORT (TLS; GET /N answers N bytes of 'x'), udp:ADDR:PORT
 (logs each datagram) or dns:ADDR:PORT (a tiny resolver: A records from
 $SBX_ATTACK_DNS, "name=addr,name=addr", NXDOMAIN for every other name).
-Each contact appends one line to LOG, named by the listener's own address:
+Each contact appends one line to LOG, named by the listener's own address
+(a wildcard listener's by the address it was reached at):
   accept tcp:11.0.0.10:443 PEER     a TCP connection was accepted
   data tcp:11.0.0.10:443 N          its client sent N bytes (a ClientHello...)
   udp udp:11.0.0.10:53 PEER N       a datagram arrived
@@ -39,6 +40,10 @@ def family(addr):
 
 
 def serve_conn(path, name, ctx, conn, peer):
+    if name.startswith(("tcp:0.0.0.0:", "tcp:[::]:")):
+        # A wildcard listener names the address it was reached at.
+        local = conn.getsockname()
+        name = "tcp:%s:%d" % ("[%s]" % local[0] if ":" in local[0] else local[0], local[1])
     log(path, "accept %s %s" % (name, peer[0]))
     conn.settimeout(30)
     try:
