@@ -159,6 +159,33 @@ for class in $CLASSES; do
         no_secret "$class" "$out"
 done
 
+# ---------------------------------------------------------------- the spec's environment and root
+for class in $CLASSES; do
+    v=${VICTIM[$class]}
+    pids=$(ct ps -e -o pid=,uid=,unit= | awk -v u="sandbox-$v.service" '$3 == u && $2 == 0 {print $1}')
+    leaked=
+    for pid in $pids; do
+        ct cat "/proc/$pid/environ" 2>/dev/null | grep -aqF "${ENV_SECRET[$class]}" && leaked+="$pid($(ct cat "/proc/$pid/comm")) "
+    done
+    diag "root processes of sandbox-$v.service: ${pids:-none}"
+    if [ -z "$leaked" ]; then
+        atk_ok env-root-processes "$class"
+    else
+        atk_not_ok env-root-processes "$class" "root processes holding the TOKEN in their environment: $leaked"
+    fi
+done
+for class in $CLASSES; do
+    out=$(run --class "$class" --setenv LD_DEBUG=libs --setenv "LD_DEBUG_OUTPUT=/var/tmp/sbx-attack-ld-$class" \
+        --setenv GLIBC_TUNABLES=glibc.malloc.check=3 --setenv "TMPDIR=/var/tmp/sbx-attack-ld-$class-tmp" -- /bin/true)
+    rc=$?
+    files=$(ct sh -c "find / /run /tmp /var/tmp -xdev -name 'sbx-attack-ld-*' -user root 2>/dev/null | sort -u")
+    if [ "$rc" = 0 ] && [ -z "$files" ]; then
+        atk_ok env-privileged-helper "$class"
+    else
+        atk_not_ok env-privileged-helper "$class" "exit status $rc: $out" "written by root: $(printf '%s\n' "$files" | head -n 5 | tr '\n' ' ')"
+    fi
+done
+
 # ---------------------------------------------------------------- from inside a sibling
 declare -A PROBE=()
 for class in $CLASSES; do
@@ -222,7 +249,7 @@ for class in $CLASSES; do
     atk_facts host-systemd-private "$class" PROBE systemd-private "^connect=$REFUSED$" "$p"
     atk_facts host-credentials-socket "$class" PROBE credentials-socket "^connect=$REFUSED hits=none$" "$p"
     atk_facts host-run-sockets "$class" PROBE run-sockets "^reached=none$" "$p"
-    atk_facts host-sandboxd-state "$class" PROBE sandboxd-state "^others_visible=none hits=none$" "$p"
+    atk_facts host-sandboxd-state "$class" PROBE sandboxd-state "^others_opened=none hits=none " "$p"
     uid_re='[1-9][0-9]*'
     atk_facts host-setuid "$class" PROBE setuid \
         "^runs=su:[1-9][0-9]*,mount:[1-9][0-9]*,passwd:[1-9][0-9]*,newgrp:([1-9][0-9]*|FileNotFoundError) euid_after=$uid_re shadow=(EACCES|ENOENT)$" "$p"

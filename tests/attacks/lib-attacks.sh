@@ -16,6 +16,8 @@ secret-proc-tester|trusted,standard|tester reads /proc/*/cmdline and /proc/*/env
 secret-ps-tester|trusted,standard|tester runs ps -eo args|neither secret on any command line
 secret-journal|trusted,standard|root and tester search journalctl -o export for the secrets|neither secret in the journal
 secret-coredump|trusted,standard|a worker holding a TOKEN crashes with SIGSEGV (ulimit -c unlimited)|killed with status 11, no core dumped, no core file, the secret on no disk
+env-root-processes|trusted,standard|look for the victim'"'"'s Environment TOKEN in /proc/PID/environ of every root process of its unit (launcher, runsc)|absent: privileged helpers run with a fixed, clean environment
+env-privileged-helper|trusted,standard|a spec Environment of LD_DEBUG=libs, LD_DEBUG_OUTPUT=/var/tmp/sbx-attack-ld-CLASS, GLIBC_TUNABLES, TMPDIR for a worker running /bin/true|no file sbx-attack-ld-* written by root anywhere
 secret-transient-sibling|trusted,standard|a sibling worker reads /run/systemd/transient/*|ENOENT/EACCES or no secret
 secret-bus-sibling|trusted,standard|a sibling worker runs systemctl show and busctl get-property Environment on the victim|no bus (ENOENT/ECONNREFUSED) or no secret
 secret-proc-sibling|trusted,standard|a sibling worker reads /proc/*/cmdline and /proc/*/environ|no secret
@@ -35,7 +37,7 @@ host-system-bus|trusted,standard|connect to /run/dbus/system_bus_socket|ENOENT, 
 host-systemd-private|trusted,standard|connect to /run/systemd/private|ENOENT, EACCES or ECONNREFUSED
 host-credentials-socket|trusted,standard|connect to /run/sandboxd/credentials.sock and read|ENOENT, EACCES or ECONNREFUSED, no secret
 host-run-sockets|trusted,standard|connect to every unix socket found under /run|none connects
-host-sandboxd-state|trusted,standard|walk /var/lib/private, sandboxd'"'"'s state (/var/lib/sandboxd, /run/sandboxd) and /run/credentials, reading every file|no other worker'"'"'s entry visible, no secret
+host-sandboxd-state|trusted,standard|walk /var/lib/private, sandboxd'"'"'s state (/var/lib/sandboxd, /run/sandboxd) and /run/credentials, reading every file|nothing of another worker opens (EACCES/ENOENT), no secret
 host-setuid|trusted,standard|run setuid su, mount, passwd, newgrp; read /etc/shadow|all fail, euid unchanged, EACCES on /etc/shadow
 host-unshare-user|trusted,standard|unshare(CLONE_NEWUSER) and mount as its root|EPERM; under gVisor a namespace of its own kernel at most, in which mount still fails EPERM
 host-unshare-net|trusted,standard|unshare(CLONE_NEWNET)|EPERM
