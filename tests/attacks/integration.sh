@@ -182,7 +182,7 @@ for class in $CLASSES; do
     if [ "$rc" = 0 ] && [ -z "$files" ]; then
         atk_ok env-privileged-helper "$class"
     else
-        atk_not_ok env-privileged-helper "$class" "exit status $rc: $out" "written by root: $(printf '%s\n' "$files" | head -n 5 | tr '\n' ' ')"
+        atk_not_ok env-privileged-helper "$class" "exit status $rc: $(printf '%s' "$out" | head -c 200)" "written by root: $(printf '%s\n' "$files" | head -n 5 | tr '\n' ' ')"
     fi
 done
 
