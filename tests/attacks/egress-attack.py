@@ -203,7 +203,7 @@ def batch():
     say("literal-v6-loopback", connect("[::1]:443"))
     say("private-answer", connect("priv.attack.test:443"))
     say("hostlocal-answer", connect("hostlocal.attack.test:443"))
-    for n in ("testnet1", "testnet2", "testnet3", "docv6"):
+    for n in ("testnet1", "testnet2", "testnet3", "docv6", "bench6"):
         say("special-" + n, connect("%s.attack.test:443" % n))
     say("rebind-mixed", connect("mixed.attack.test:443"))
     say("search-list", connect("nx.attack.test:443"))

@@ -59,11 +59,12 @@ egress-spelled-0x7f.1|trusted,standard|CONNECT 0x7f.1:443|403 ip-literal-obfusca
 egress-spelled-2130706433|trusted,standard|CONNECT 2130706433:443|403 ip-literal-obfuscated, the host listener saw nothing
 egress-literal-v6-loopback|trusted,standard|CONNECT [::1]:443|403 ip-literal, the host listener saw nothing
 egress-private-answer|trusted,standard|CONNECT an allowed name resolving to 10.77.0.10|403 private-address, the upstream saw nothing
-egress-hostlocal-answer|trusted,standard|CONNECT an allowed name resolving to the host'"'"'s own 11.0.0.1 (a service on 0.0.0.0:443)|403 private-address (host-local), the host service saw nothing at 11.0.0.1
-egress-special-testnet1|trusted,standard|CONNECT an allowed name resolving to 192.0.2.30|403 private-address, the upstream saw nothing
-egress-special-testnet2|trusted,standard|CONNECT an allowed name resolving to 198.51.100.30|403 private-address, the upstream saw nothing
-egress-special-testnet3|trusted,standard|CONNECT an allowed name resolving to 203.0.113.30|403 private-address, the upstream saw nothing
-egress-special-docv6|trusted,standard|CONNECT an allowed name resolving to 2001:db8::30|403 private-address, the upstream saw nothing
+egress-hostlocal-answer|trusted,standard|CONNECT an allowed name resolving to the host'"'"'s own 11.0.0.1 (a service on 0.0.0.0:443)|403 private-address (or a host-local reason), the host service saw nothing at 11.0.0.1
+egress-special-testnet1|trusted,standard|CONNECT an allowed name resolving to 192.0.2.30|403 private-address (or a special-purpose reason), the upstream saw nothing
+egress-special-testnet2|trusted,standard|CONNECT an allowed name resolving to 198.51.100.30|403 private-address (or a special-purpose reason), the upstream saw nothing
+egress-special-testnet3|trusted,standard|CONNECT an allowed name resolving to 203.0.113.30|403 private-address (or a special-purpose reason), the upstream saw nothing
+egress-special-docv6|trusted,standard|CONNECT an allowed name resolving to 2001:db8::30|403 private-address (or a special-purpose reason), the upstream saw nothing
+egress-special-bench6|trusted,standard|CONNECT an allowed name resolving to 2001:2::30 (IPv6 benchmarking)|403 private-address (or a special-purpose reason), the upstream saw nothing
 egress-rebind-mixed|trusted,standard|CONNECT a name answering both 11.0.0.11 and 10.77.0.11 (rebinding)|403 private-address, neither address contacted
 egress-search-list|trusted,standard|CONNECT an allowed name that does not exist while the resolver'"'"'s search list would make it nx.attack.test.evil.test|403 name-not-found, the search-list host saw nothing
 egress-sni-mismatch|trusted,standard|CONNECT sni.attack.test, then a ClientHello with SNI api.attack.test (domain fronting)|tunnel closed after the 200, reason sni-mismatch, no byte reached the upstream
