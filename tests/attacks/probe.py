@@ -98,7 +98,8 @@ for cmd in (["systemctl", "show", "--all", "sandbox-*"],
                               stdin=subprocess.DEVNULL, timeout=20).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
         out += str(e).encode()
-say("unit-properties", hits=fmt(hits_in(out)), answered=int(b"Id=sandbox-" in out))
+say("unit-properties", hits=fmt(hits_in(out)), answered=int(b"Id=sandbox-" in out),
+    said=re.sub(r"\s+", "_", out[:120].decode(errors="replace")) or "nothing")
 
 found, readable = set(), 0
 for p in os.listdir("/proc"):
