@@ -212,6 +212,7 @@ def batch():
     say("ech-outer-mismatch", tunnel_then("sni.attack.test:443", with_ech(hello("api.attack.test"))))
     say("other-port", connect("api.attack.test:22"))
     say("plain-http", raw(b"GET http://api.attack.test/ HTTP/1.1\r\nHost: api.attack.test\r\n\r\n"))
+    say("http10-not-allowed", raw(b"CONNECT noproxy.attack.test:443 HTTP/1.0\r\n\r\n"))
     say("pipelined", raw(b"CONNECT api.attack.test:443 HTTP/1.1\r\n\r\n"
                          b"CONNECT pipe.attack.test:443 HTTP/1.1\r\n\r\n"))
     # The drip's connection must be gone before the tunnels are counted.

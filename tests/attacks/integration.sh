@@ -399,6 +399,7 @@ for class in $CLASSES; do
     u egress-other-port other-port '^403 port-not-allowed$' tcp:11.0.0.10:22
     e egress-plain-http plain-http '^403 plain-http$'
     e egress-pipelined pipelined '^403 data-before-tunnel$'
+    u egress-http10 http10-not-allowed '^4[0-9][0-9]( |$)' tcp:11.0.0.15:443
     f=$(facts_of EGRESS slow-drip "$out")
     if [[ $f =~ ^(closed|answered)-after-([0-9]+)s$ ]] && [ "${BASH_REMATCH[2]}" -le 15 ]; then
         atk_ok egress-slow-drip "$class"

@@ -72,6 +72,7 @@ egress-no-sni|trusted,standard|CONNECT, then a ClientHello without SNI|tunnel cl
 egress-ech|trusted,standard|CONNECT, then an ECH ClientHello whose outer SNI is another host|tunnel closed, reason ech-outer-sni-mismatch, no byte reached the upstream
 egress-other-port|trusted,standard|CONNECT the allowed host on port 22|403 port-not-allowed, port 22 saw nothing
 egress-plain-http|trusted,standard|an absolute-form GET http://api.attack.test/|403 plain-http
+egress-http10|trusted,standard|an HTTP/1.0 CONNECT to a host outside the allow-list|refused (403 not-in-allow-list once HTTP/1.0 is parsed), the upstream saw nothing
 egress-pipelined|trusted,standard|a second CONNECT pipelined behind the first|403 data-before-tunnel
 egress-slow-drip|trusted,standard|send the request headers one byte a second|the proxy closes within 15 s (request-timeout)
 egress-tunnel-exhaustion|trusted,standard|hold MaxTunnels=3 tunnels open, then ask for one more|403 too-many-tunnels
