@@ -89,16 +89,16 @@ found, n = scan_tree("/run/systemd/transient")
 say("transient-files", read=n, hits=fmt(found))
 
 out = b""
-for cmd in (["systemctl", "show", "--all", "sandbox-*"],
-            ["busctl", "--system", "get-property", "org.freedesktop.systemd1",
+for cmd in (["busctl", "--system", "get-property", "org.freedesktop.systemd1",
              "/org/freedesktop/systemd1/unit/sandbox_2d%s_2eservice" % victim_id.replace("-", "_2d"),
-             "org.freedesktop.systemd1.Service", "Environment"]):
+             "org.freedesktop.systemd1.Service", "Environment"],
+            ["systemctl", "show", "--all", "sandbox-*"]):
     try:
         out += subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, timeout=20).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
         out += str(e).encode()
-say("unit-properties", hits=fmt(hits_in(out)), answered=int(b"Id=sandbox-" in out),
+say("unit-properties", hits=fmt(hits_in(out)), answered=int(b"Id=sandbox-" in out or out.startswith(b"as ")),
     said=re.sub(r"\s+", "_", out[:120].decode(errors="replace")) or "nothing")
 
 found, readable = set(), 0
