@@ -332,6 +332,37 @@ untouched() {
 worker_reason() {
     journal -o export SANDBOXD_WORKER_ID="$1" EGRESS_HOST="$2" EGRESS_DECISION=deny | grep -aqx "EGRESS_REASON=$3"
 }
+# The attack lines of the egress batch ($out) of worker $id in $class, and
+# the upstreams' contacts since $mark ($since).
+said() { atk_facts "$1" "$class" EGRESS "$2" "$3" "$out"; }
+# unreached ID NAME REGEX LISTENER...: the line matches and none of the listeners was contacted.
+unreached() {
+    local aid=$1 name=$2 re=$3 f
+    shift 3
+    f=$(facts_of EGRESS "$name" "$out")
+    if [ -n "$f" ] && printf '%s\n' "$f" | grep -Eq -- "$re" && untouched "$@"; then
+        atk_ok "$aid" "$class"
+    else
+        atk_not_ok "$aid" "$class" "saw: ${f:-no line EGRESS $name}" "wanted: $re" \
+            "contacts of $*: $(printf '%s\n' "$since" | grep -F -e "${1:-none}" -e "${2:-none}" | head -n 3 | tr '\n' ';')"
+    fi
+}
+# tls_closed ID NAME REASON: closed after the 200, the reason logged, no byte reached sni.attack.test.
+tls_closed() {
+    local f
+    f=$(facts_of EGRESS "$2" "$out")
+    if [ "$f" = "200 closed" ] && wait_until 15 worker_reason "$id" sni.attack.test "$3" &&
+       ! printf '%s\n' "$(log_since "$mark")" | grep -qF "data tcp:11.0.0.14:443 "; then
+        atk_ok "$1" "$class"
+    else
+        atk_not_ok "$1" "$class" "saw: ${f:-no line}" "wanted 200 closed and EGRESS_REASON=$3 for worker $id" \
+            "upstream: $(printf '%s\n' "$(log_since "$mark")" | grep -F 11.0.0.14 | head -n 3 | tr '\n' ';')"
+    fi
+}
+NOROUTE='^(ENETUNREACH|EHOSTUNREACH|EACCES|EPERM|EADDRNOTAVAIL)$'
+# The reason of a refused destination address: private-address with its
+# range today; a host-local or special-purpose range may name itself.
+NONGLOBAL='^403 [a-z-]*(private|special|reserved|global|local)'
 for class in $CLASSES; do
     mark=$(log_lines)
     # shellcheck disable=SC2086  # ALLOW is a list of options
@@ -340,38 +371,9 @@ for class in $CLASSES; do
     id=$(facts_of EGRESS id "$out")
     since=$(log_since "$mark")
     diag "upstream contacts:" "$since"
-    e() { atk_facts "$1" "$class" EGRESS "$2" "$3" "$out"; }
-    # u ID NAME REGEX LISTENER...: the line matches and none of the listeners was contacted.
-    u() {
-        local aid=$1 name=$2 re=$3 f
-        shift 3
-        f=$(facts_of EGRESS "$name" "$out")
-        if [ -n "$f" ] && printf '%s\n' "$f" | grep -Eq -- "$re" && untouched "$@"; then
-            atk_ok "$aid" "$class"
-        else
-            atk_not_ok "$aid" "$class" "saw: ${f:-no line EGRESS $name}" "wanted: $re" \
-                "contacts of $*: $(printf '%s\n' "$since" | grep -F -e "${1:-none}" -e "${2:-none}" | head -n 3 | tr '\n' ';')"
-        fi
-    }
-    # s ID NAME REASON: closed after the 200, the reason logged, no byte reached sni.attack.test.
-    s() {
-        local f
-        f=$(facts_of EGRESS "$2" "$out")
-        if [ "$f" = "200 closed" ] && wait_until 15 worker_reason "$id" sni.attack.test "$3" &&
-           ! printf '%s\n' "$(log_since "$mark")" | grep -qF "data tcp:11.0.0.14:443 "; then
-            atk_ok "$1" "$class"
-        else
-            atk_not_ok "$1" "$class" "saw: ${f:-no line}" "wanted 200 closed and EGRESS_REASON=$3 for worker $id" \
-                "upstream: $(printf '%s\n' "$(log_since "$mark")" | grep -F 11.0.0.14 | head -n 3 | tr '\n' ';')"
-        fi
-    }
-    NOROUTE='^(ENETUNREACH|EHOSTUNREACH|EACCES|EPERM|EADDRNOTAVAIL)$'
-    # The reason of a refused destination address: private-address with its
-    # range today; a host-local or special-purpose range may name itself.
-    NONGLOBAL='^403 [a-z-]*(private|special|reserved|global|local)'
-    e egress-control control-allowed '^200 tls-ok$'
-    u egress-direct-v4 direct-v4 "$NOROUTE" tcp:11.0.0.13:443
-    u egress-direct-v6 direct-v6 "$NOROUTE" 'tcp:[2a0b:1100::13]:443'
+    said egress-control control-allowed '^200 tls-ok$'
+    unreached egress-direct-v4 direct-v4 "$NOROUTE" tcp:11.0.0.13:443
+    unreached egress-direct-v6 direct-v6 "$NOROUTE" 'tcp:[2a0b:1100::13]:443'
     f=$(facts_of EGRESS dns-direct "$out")
     if [[ $f =~ ^(ENETUNREACH|EHOSTUNREACH|EPERM|EACCES),(ENETUNREACH|EHOSTUNREACH|EPERM|EACCES)$ ]] &&
        ! printf '%s\n' "$since" | grep -Eq '^udp udp:11.0.0.10:53 |^dns .* api\.attack\.test$'; then
@@ -379,34 +381,34 @@ for class in $CLASSES; do
     else
         atk_not_ok egress-dns-direct "$class" "saw: ${f:-no line}" "queries: $(printf '%s\n' "$since" | grep -E '^(udp|dns) ' | head -n 3)"
     fi
-    u egress-no-proxy-env no-proxy-env '^curl-exit=[1-9][0-9]*$' tcp:11.0.0.15:443
-    e egress-ip-literal ip-literal '^403 ip-literal$'
-    u egress-spelled-0x7f.1 spelled-0x7f.1 '^403 ip-literal-obfuscated' tcp:127.0.0.1:443
-    u egress-spelled-2130706433 spelled-2130706433 '^403 ip-literal-obfuscated' tcp:127.0.0.1:443
-    u egress-literal-v6-loopback literal-v6-loopback '^403 ip-literal' 'tcp:[::1]:443'
-    u egress-private-answer private-answer '^403 private-address' tcp:10.77.0.10:443
-    u egress-hostlocal-answer hostlocal-answer "$NONGLOBAL" tcp:11.0.0.1:443
-    u egress-special-testnet1 special-testnet1 "$NONGLOBAL" tcp:192.0.2.30:443
-    u egress-special-testnet2 special-testnet2 "$NONGLOBAL" tcp:198.51.100.30:443
-    u egress-special-testnet3 special-testnet3 "$NONGLOBAL" tcp:203.0.113.30:443
-    u egress-special-docv6 special-docv6 "$NONGLOBAL" 'tcp:[2001:db8::30]:443'
-    u egress-special-bench6 special-bench6 "$NONGLOBAL" 'tcp:[2001:2::30]:443'
-    u egress-rebind-mixed rebind-mixed '^403 private-address' tcp:11.0.0.11:443 tcp:10.77.0.11:443
-    u egress-search-list search-list '^403 (name-not-found|resolve-failed)' tcp:11.0.0.12:443
-    s egress-sni-mismatch sni-mismatch sni-mismatch
-    s egress-no-sni no-sni no-sni
-    s egress-ech ech-outer-mismatch ech-outer-sni-mismatch
-    u egress-other-port other-port '^403 port-not-allowed$' tcp:11.0.0.10:22
-    e egress-plain-http plain-http '^403 plain-http$'
-    e egress-pipelined pipelined '^403 data-before-tunnel$'
-    u egress-http10 http10-not-allowed '^4[0-9][0-9]( |$)' tcp:11.0.0.15:443
+    unreached egress-no-proxy-env no-proxy-env '^curl-exit=[1-9][0-9]*$' tcp:11.0.0.15:443
+    said egress-ip-literal ip-literal '^403 ip-literal$'
+    unreached egress-spelled-0x7f.1 spelled-0x7f.1 '^403 ip-literal-obfuscated' tcp:127.0.0.1:443
+    unreached egress-spelled-2130706433 spelled-2130706433 '^403 ip-literal-obfuscated' tcp:127.0.0.1:443
+    unreached egress-literal-v6-loopback literal-v6-loopback '^403 ip-literal' 'tcp:[::1]:443'
+    unreached egress-private-answer private-answer '^403 private-address' tcp:10.77.0.10:443
+    unreached egress-hostlocal-answer hostlocal-answer "$NONGLOBAL" tcp:11.0.0.1:443
+    unreached egress-special-testnet1 special-testnet1 "$NONGLOBAL" tcp:192.0.2.30:443
+    unreached egress-special-testnet2 special-testnet2 "$NONGLOBAL" tcp:198.51.100.30:443
+    unreached egress-special-testnet3 special-testnet3 "$NONGLOBAL" tcp:203.0.113.30:443
+    unreached egress-special-docv6 special-docv6 "$NONGLOBAL" 'tcp:[2001:db8::30]:443'
+    unreached egress-special-bench6 special-bench6 "$NONGLOBAL" 'tcp:[2001:2::30]:443'
+    unreached egress-rebind-mixed rebind-mixed '^403 private-address' tcp:11.0.0.11:443 tcp:10.77.0.11:443
+    unreached egress-search-list search-list '^403 (name-not-found|resolve-failed)' tcp:11.0.0.12:443
+    tls_closed egress-sni-mismatch sni-mismatch sni-mismatch
+    tls_closed egress-no-sni no-sni no-sni
+    tls_closed egress-ech ech-outer-mismatch ech-outer-sni-mismatch
+    unreached egress-other-port other-port '^403 port-not-allowed$' tcp:11.0.0.10:22
+    said egress-plain-http plain-http '^403 plain-http$'
+    said egress-pipelined pipelined '^403 data-before-tunnel$'
+    unreached egress-http10 http10-not-allowed '^4[0-9][0-9]( |$)' tcp:11.0.0.15:443
     f=$(facts_of EGRESS slow-drip "$out")
     if [[ $f =~ ^(closed|answered)-after-([0-9]+)s$ ]] && [ "${BASH_REMATCH[2]}" -le 15 ]; then
         atk_ok egress-slow-drip "$class"
     else
         atk_not_ok egress-slow-drip "$class" "saw: ${f:-no line}"
     fi
-    e egress-tunnel-exhaustion tunnel-exhaustion '^held=200,200,200 next=403/too-many-tunnels$'
+    said egress-tunnel-exhaustion tunnel-exhaustion '^held=200,200,200 next=403/too-many-tunnels$'
 done
 
 # The journal flood: refusals are logged within a bound, the allowed tunnel always.
