@@ -529,7 +529,7 @@ for class in $CLASSES; do
     ct timeout 15 sandboxctl attach "$id" >/dev/null 2>&1 &
     reader=$!
     answered=0
-    for i in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         ct timeout 5 sandboxctl list >/dev/null 2>&1 && answered=$((answered + 1))
     done
     dpid=$(unit_prop sandboxd.service MainPID)
