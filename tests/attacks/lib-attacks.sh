@@ -135,7 +135,7 @@ atk_facts() {
     if [ -n "$f" ] && printf '%s\n' "$f" | grep -Eq -- "$re"; then
         atk_ok "$id" "$class"
     else
-        atk_not_ok "$id" "$class" "saw: ${f:-no line '$prefix $name'}" "wanted: $re"
+        atk_not_ok "$id" "$class" "saw: ${f:-no line $prefix $name}" "wanted: $re"
     fi
 }
 
