@@ -57,6 +57,8 @@ check_output "setup: the upstream answers TLS at $UP:443, behind a veth, not on 
 
 # Each client's command for a host H, run by the worker's shell (so \$HOME and
 # \$HTTPS_PROXY are the worker's); it prints the fixture's mark on success.
+# (Python's TLS server closes without close_notify, which OpenSSL 3 reports
+# as an error unless told the body's end is the connection's.)
 client_cmd() {
     local client=$1 h=$2
     case $client in
@@ -67,7 +69,7 @@ client_cmd() {
         git) echo "git -c http.sslCAInfo=$CA clone -q https://$h/repo.git \$HOME/git-$h && cat \$HOME/git-$h/README" ;;
         node) echo "node $W/node-proxy-get.js https://$h/hello.txt $CA" ;;
         npm) echo "npm install --loglevel=error --no-audit --no-fund --no-update-notifier --fetch-retries=0 --registry=https://$h/ --cafile=$CA --https-proxy=\$HTTPS_PROXY --prefix=\$HOME/npm-$h sbx-demo-pkg && node -p 'require(process.argv[1])' \$HOME/npm-$h/node_modules/sbx-demo-pkg" ;;
-        openssl) echo "printf 'GET /hello.txt HTTP/1.0\\r\\nHost: $h\\r\\n\\r\\n' | openssl s_client -quiet -verify_return_error -proxy \${HTTPS_PROXY#http://} -connect $h:443 -servername $h -CAfile $CA" ;;
+        openssl) echo "printf 'GET /hello.txt HTTP/1.0\\r\\nHost: $h\\r\\n\\r\\n' | openssl s_client -quiet -verify_return_error -ignore_unexpected_eof -proxy \${HTTPS_PROXY#http://} -connect $h:443 -servername $h -CAfile $CA" ;;
     esac
 }
 
