@@ -100,10 +100,17 @@ static ConnectParseResult parse_authority(const uint8_t *s, size_t n, ConnectReq
         return parse_port(colon + 1, (size_t) (s + n - colon - 1), &ret->port);
 }
 
+/* HTTP/1.0 as well as 1.1: Python's http.client (urllib, pip) and OpenSSL's
+ * s_client -proxy send "CONNECT host:port HTTP/1.0". CONNECT means the same
+ * in both, and the answer (HTTP/1.1 200) is one both accept (RFC 9110 2.5:
+ * a server answers with the highest minor version it implements). */
+static bool is_accepted_version(const uint8_t *v, size_t n) {
+        return n == 9 && (memcmp(v, " HTTP/1.1", 9) == 0 || memcmp(v, " HTTP/1.0", 9) == 0);
+}
+
 static ConnectParseResult parse_request_line(const uint8_t *line, size_t n, ConnectRequest *ret) {
         static const char prefix[] = "CONNECT ";
-        static const char suffix[] = " HTTP/1.1";
-        const size_t plen = sizeof(prefix) - 1, slen = sizeof(suffix) - 1;
+        const size_t plen = sizeof(prefix) - 1;
 
         if (n < plen || memcmp(line, prefix, plen) != 0) {
                 for (size_t i = 0; i < sizeof(HTTP_METHODS) / sizeof(HTTP_METHODS[0]); i++) {
@@ -122,13 +129,9 @@ static ConnectParseResult parse_request_line(const uint8_t *line, size_t n, Conn
         /* Absolute-form ("CONNECT http://...") is a plain-HTTP proxy request in disguise. */
         if (memchr(line, '/', auth_len))
                 return CONNECT_PARSE_NOT_CONNECT;
-        if (n - auth_len != slen) {
-                if (n - auth_len > 5 && memcmp(sp, " HTTP/", 6) == 0)
-                        return CONNECT_PARSE_BAD_VERSION;
-                return CONNECT_PARSE_MALFORMED;
-        }
-        if (memcmp(sp, suffix, slen) != 0)
-                return memcmp(sp, " HTTP/", 6) == 0 ? CONNECT_PARSE_BAD_VERSION : CONNECT_PARSE_MALFORMED;
+        if (!is_accepted_version(sp, n - auth_len))
+                return n - auth_len >= 6 && memcmp(sp, " HTTP/", 6) == 0 ? CONNECT_PARSE_BAD_VERSION
+                                                                         : CONNECT_PARSE_MALFORMED;
         return parse_authority(line, auth_len, ret);
 }
 

@@ -2,7 +2,9 @@
 #pragma once
 
 /* Strict parser for the one request a tunnel may carry:
- *   CONNECT host:port HTTP/1.1 CRLF *(header CRLF) CRLF
+ *   CONNECT host:port HTTP/1.x CRLF *(header CRLF) CRLF   (x = 0 or 1)
+ * Headers (Host, Proxy-Connection, User-Agent, Proxy-Authorization, ...) are
+ * checked for syntax only and otherwise ignored.
  * It never allocates and keeps no state between calls: the caller appends
  * what it read to one buffer and calls again until the answer is not
  * "need more". */
@@ -22,7 +24,7 @@ typedef enum ConnectParseResult {
         CONNECT_PARSE_TOO_LONG = -1,       /* over a length cap */
         CONNECT_PARSE_NOT_CONNECT = -2,    /* GET/POST/... or absolute-form: plain HTTP */
         CONNECT_PARSE_MALFORMED = -3,      /* garbage, bad authority, bad header */
-        CONNECT_PARSE_BAD_VERSION = -4,    /* not HTTP/1.1 */
+        CONNECT_PARSE_BAD_VERSION = -4,    /* not HTTP/1.0 or HTTP/1.1 */
         CONNECT_PARSE_EXTRA_DATA = -5,     /* bytes after the request that are not TLS */
 } ConnectParseResult;
 

@@ -85,9 +85,53 @@ static void test_garbage(void **state) {
         assert_int_equal(parse("CONNECT example.org:443 HTTP/1.1\r\nA: \x01\r\n\r\n", &req), CONNECT_PARSE_MALFORMED);
 }
 
+/* The request forms real clients send, byte for byte (issue 14). */
+static void test_client_forms(void **state) {
+        static const char *const forms[] = {
+                /* Python 3.11 http.client (urllib, pip): HTTP/1.0, no Host */
+                "CONNECT example.org:443 HTTP/1.0\r\n\r\n",
+                /* ... with the headers urllib3 and set_tunnel() may add */
+                "CONNECT example.org:443 HTTP/1.0\r\nUser-Agent: pip/23.0.1\r\n"
+                "Proxy-Authorization: Basic dTpw\r\n\r\n",
+                /* OpenSSL s_client -proxy */
+                "CONNECT example.org:443 HTTP/1.0\r\nProxy-Connection: Keep-Alive\r\n\r\n",
+                /* curl */
+                "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\nUser-Agent: curl/7.88.1\r\n"
+                "Proxy-Connection: Keep-Alive\r\n\r\n",
+                /* wget, Node's agents: Host only, or nothing */
+                "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org\r\n\r\n",
+                "CONNECT example.org:443 HTTP/1.1\r\n\r\n",
+                /* a Host that names something else is ignored: the request line decides */
+                "CONNECT example.org:443 HTTP/1.0\r\nHost: other.example:80\r\nConnection: close\r\n\r\n",
+        };
+        for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+                ConnectRequest req;
+                assert_int_equal(parse(forms[i], &req), CONNECT_PARSE_OK);
+                assert_string_equal(req.host, "example.org");
+                assert_int_equal(req.port, 443);
+                assert_int_equal(req.request_size, strlen(forms[i]));
+        }
+        /* HTTP/1.0 is no door to what 1.1 refuses. */
+        ConnectRequest req;
+        assert_int_equal(parse("GET http://example.org/ HTTP/1.0\r\n\r\n", &req), CONNECT_PARSE_NOT_CONNECT);
+        assert_int_equal(parse("CONNECT http://example.org:443/ HTTP/1.0\r\n\r\n", &req), CONNECT_PARSE_NOT_CONNECT);
+        assert_int_equal(parse("CONNECT a.org:443 HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n", &req),
+                         CONNECT_PARSE_EXTRA_DATA);
+        assert_int_equal(parse("CONNECT a.org:443 HTTP/1.0\r\n folded\r\n\r\n", &req), CONNECT_PARSE_MALFORMED);
+        assert_int_equal(parse("CONNECT a.org:443 HTTP/1.0\n\n", &req), CONNECT_PARSE_MALFORMED);
+        const char *s = "CONNECT example.org:443 HTTP/1.0\r\n\r\n";
+        for (size_t i = 0; i < strlen(s); i++)
+                assert_int_equal(connect_request_parse((const uint8_t *) s, i, &req), CONNECT_PARSE_NEED_MORE);
+}
+
 static void test_version(void **state) {
         ConnectRequest req;
-        assert_int_equal(parse("CONNECT example.org:443 HTTP/1.0\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP/0.9\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP/1.2\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP/1.10\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP/1.0 \r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP/\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
+        assert_int_equal(parse("CONNECT example.org:443 HTTP\r\n\r\n", &req), CONNECT_PARSE_MALFORMED);
         assert_int_equal(parse("CONNECT example.org:443 HTTP/2\r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
         assert_int_equal(parse("CONNECT example.org:443 HTTP/1.1 \r\n\r\n", &req), CONNECT_PARSE_BAD_VERSION);
         assert_int_equal(parse("CONNECT example.org:443 XTTP/1.1\r\n\r\n", &req), CONNECT_PARSE_MALFORMED);
@@ -161,6 +205,7 @@ int main(void) {
                 cmocka_unit_test(test_incremental),
                 cmocka_unit_test(test_plain_http),
                 cmocka_unit_test(test_garbage),
+                cmocka_unit_test(test_client_forms),
                 cmocka_unit_test(test_version),
                 cmocka_unit_test(test_second_request),
                 cmocka_unit_test(test_caps),

@@ -7,7 +7,10 @@ set -euo pipefail
 CACHE=${SANDBOXD_TESTBED_CACHE:-/var/cache/sandboxd-testbed}
 PACKAGES=systemd,systemd-sysv,dbus,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,tinyproxy-bin,strace
 BACKPORTS_PACKAGES="runsc"
-key=$(printf '%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" | sha256sum | cut -c1-12)
+# The clients of the client matrix (tests/clients): apt inside the rootfs,
+# since debootstrap's resolver cannot configure npm's dependency tree.
+CLIENT_PACKAGES="wget git python3-pip nodejs npm"
+key=$(printf '%s|%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" "$CLIENT_PACKAGES" | sha256sum | cut -c1-12)
 ROOTFS=$CACHE/rootfs-$key
 
 if [ -f "$ROOTFS/.complete" ]; then
@@ -43,7 +46,8 @@ debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOTFS.tmp" "$mir
 # so it comes from bookworm-backports.
 echo "deb $mirror bookworm-backports main" > "$ROOTFS.tmp/etc/apt/sources.list.d/backports.list"
 cp /etc/resolv.conf "$ROOTFS.tmp/etc/resolv.conf"
-chroot "$ROOTFS.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports $BACKPORTS_PACKAGES && apt-get clean" >&2
+chroot "$ROOTFS.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports $BACKPORTS_PACKAGES &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $CLIENT_PACKAGES && apt-get clean" >&2
 
 # A plain user for access checks; a fixed machine-id keeps boots quiet.
 chroot "$ROOTFS.tmp" useradd -m -u 1500 tester >&2
