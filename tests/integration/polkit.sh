@@ -58,6 +58,9 @@ mark() {
     CURSOR=$(ct journalctl -q -n1 --show-cursor -o cat -t sbx-polkit-mark | sed -n 's/^-- cursor: //p')
 }
 no_worker_units() { [ -z "$(sbx_units)" ]; }
+departed() {
+    journal --cursor "$CURSOR" -o verbose SANDBOXD_AUTHZ_RESULT=caller-gone | grep -c "SANDBOXD_AUTHZ_RESULT=caller-gone"
+}
 started_for_tester() {
     journal --cursor "$CURSOR" -o verbose SANDBOXD_OWNER_UID=1500 MESSAGE="Starting worker" | grep -c "MESSAGE=Starting worker"
 }
@@ -67,12 +70,17 @@ ct systemctl start polkit.service sandboxd.service
 check "polkitd runs in the test bed" ct systemctl is-active --quiet polkit.service
 
 # ---- no rule: tester may create nothing --------------------------------------
+mark
 before=$(snapshot)
 denied_naming "without a rule, tester's standard CreateWorker is refused naming create-worker" \
     org.sandboxd1.create-worker tester_create standard
 denied_naming "without a rule, tester's trusted CreateWorker is refused naming create-trusted-worker" \
     org.sandboxd1.create-trusted-worker tester_create trusted
 check_eq "the refused calls created nothing" "$before" "$(snapshot)"
+# A caller that leaves once answered is not a departure while polkit decides
+# (and must not be handled as one, over and over).
+check_eq "answered callers that then exit are not counted as departed" 0 "$(departed)"
+check "sandboxd still answers after they left" sbx_call ListWorkers
 check "the refusal is logged with caller UID, action and result" journal_has 'SANDBOXD_AUTHZ_RESULT=denied' \
     -o verbose SANDBOXD_CALLER_UID=1500 SANDBOXD_ACTION=org.sandboxd1.create-worker
 
@@ -194,6 +202,7 @@ sbx_call StopWorker s "$WID"
 wait_until 30 no_worker_units
 check_eq "the departed caller left no unit and no home" "$before" "$(snapshot)"
 check_eq "only the next create started a worker for tester" 1 "$(started_for_tester)"
+check_eq "the departure is handled once" 1 "$(departed)"
 ct rm -f "$RULES/10-sbx-hold.rules"
 
 # ---- --no-ask-password -------------------------------------------------------
