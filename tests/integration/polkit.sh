@@ -242,6 +242,35 @@ fi
 check_eq "Origin=marketplace raises standard" untrusted "$(sbx_create 3 "${SLEEP[@]}" Class s standard Origin s marketplace && sbx_prop "$WID" Class; sbx_call StopWorker s "$WID")"
 check_error "an unknown origin is refused" org.sandboxd1.Error.UnknownOrigin root CreateWorker 'a{sv}' 2 "${SLEEP[@]}" Origin s ci-bot
 
+# ---- the operator's [Classes] ------------------------------------------------
+CONF=/etc/sandboxd/sandboxd.conf
+ct sh -c "cp $CONF /run/sbx-polkit-conf.orig && printf '\n[Classes]\nOrigins=scraped:hostile ci-bot:standard\nTrustedOnlyFirstParty=yes\n' >>$CONF"
+ct systemctl restart sandboxd.service
+before=$(snapshot)
+check_error "an operator origin whose floor has no runtime here is refused, not run lower" \
+    org.sandboxd1.Error.IsolationUnavailable root CreateWorker 'a{sv}' 3 "${SLEEP[@]}" Class s trusted Origin s scraped
+check_eq "... and creates nothing" "$before" "$(snapshot)"
+if sbx_create 3 "${SLEEP[@]}" Class s trusted Origin s ci-bot; then
+    check_eq "Origins=ci-bot:standard raises trusted to standard" standard "$(sbx_prop "$WID" Class)"
+    sbx_call StopWorker s "$WID"
+else
+    not_ok "Origins=ci-bot:standard raises trusted to standard" "$BUS_ERROR $BUS_ERRMSG"
+fi
+if sbx_create 3 "${SLEEP[@]}" Class s trusted Origin s user; then
+    check_eq "TrustedOnlyFirstParty: a user-origin trusted request gets standard" standard "$(sbx_prop "$WID" Class)"
+    sbx_call StopWorker s "$WID"
+else
+    not_ok "TrustedOnlyFirstParty: a user-origin trusted request gets standard" "$BUS_ERROR $BUS_ERRMSG"
+fi
+if sbx_create 2 "${SLEEP[@]}" Class s trusted; then
+    check_eq "TrustedOnlyFirstParty: first-party still gets trusted" trusted "$(sbx_prop "$WID" Class)"
+    sbx_call StopWorker s "$WID"
+else
+    not_ok "TrustedOnlyFirstParty: first-party still gets trusted" "$BUS_ERROR $BUS_ERRMSG"
+fi
+ct sh -c "cp /run/sbx-polkit-conf.orig $CONF"
+ct systemctl restart sandboxd.service
+
 # ---- polkit not running: fail closed for everyone but root -------------------
 rule 50-sbx-create org.sandboxd1.create-worker
 wait_until 30 tester_create standard && own=$WID
