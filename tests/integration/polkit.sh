@@ -233,8 +233,9 @@ if sbx_create 3 "${SLEEP[@]}" Class s trusted Origin s llm-generated; then
 else
     not_ok "Origin=llm-generated with Class=trusted is accepted" "$BUS_ERROR $BUS_ERRMSG"
 fi
-kernel=$(ct timeout 120 sandboxctl run --class trusted --origin llm-generated -- /bin/uname -r </dev/null 2>&1)
-if [ -n "$kernel" ] && [ "$kernel" != "$host_kernel" ]; then
+kernel=$(ct timeout 120 sandboxctl run --class trusted --origin llm-generated -- /bin/uname -r </dev/null 2>&1) ||
+    kernel="failed: $kernel"
+if [[ $kernel =~ ^[0-9]+\.[0-9]+ ]] && [ "$kernel" != "$host_kernel" ]; then
     ok "an llm-generated 'trusted' worker sees gVisor's kernel ($kernel), not the host's"
 else
     not_ok "an llm-generated 'trusted' worker sees gVisor's kernel" "worker: $kernel host: $host_kernel"
