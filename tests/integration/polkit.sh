@@ -155,6 +155,12 @@ if wait_until 30 tester_prop "$rootw" State; then ok "with manage-workers, teste
 check "with manage-workers, tester's ListWorkers shows root's worker" lists "$rootw"
 check "with manage-workers, tester attaches to root's worker" as_tester "$CHANNEL" read "$rootw" 300
 check "with manage-workers, tester stops root's worker" sbx_call_as tester StopWorker s "$rootw"
+if sbx_create 2 "${SLEEP[@]}" Class s trusted; then
+    check "with manage-workers, tester stops root's worker through its object (Worker.Stop)" \
+        bus_call tester "$SBX_DEST" "$SBX_PATH/worker/$WID" "$SBX_WORKER_IFACE" Stop
+else
+    not_ok "root creates a second worker" "$BUS_ERROR $BUS_ERRMSG"
+fi
 ct rm -f "$RULES/50-sbx-manage.rules"
 
 # ---- a caller that leaves while polkit decides leaves nothing ----------------
