@@ -2,12 +2,16 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus-manager.h"
+#include "bus-polkit.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
 #include "spec-bus.h"
 
-/* Reads the (s id) argument of a Manager method and finds that worker. */
+/* Reads the (s id) argument of a Manager method, finds that worker and
+ * checks that the caller may manage it. Returns 1 with the worker, 0 when
+ * polkit is deciding (the handler returns 1 and waits for the second
+ * dispatch), or a negative errno with RET_ERROR set. */
 static int read_worker_arg(sd_bus_message *msg, Manager *m, Worker **ret, sd_bus_error *ret_error) {
         const char *id;
         Worker *w;
@@ -19,13 +23,17 @@ static int read_worker_arg(sd_bus_message *msg, Manager *m, Worker **ret, sd_bus
         w = manager_find_worker(m, id);
         if (!w || !w->exported)
                 return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER, "No worker with id \"%.64s\"", id);
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
+        if (r <= 0)
+                return r;
         *ret = w;
-        return 0;
+        return 1;
 }
 
 static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(worker_spec_done) WorkerSpec spec;
         Manager *m = userdata;
-        WorkerSpec spec;
+        uid_t owner = UID_INVALID;
         SbxError e = {};
         int r;
 
@@ -35,9 +43,17 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
                 worker_spec_apply_defaults(&spec, &m->config);
                 r = worker_spec_validate(&spec, &m->config, &e);
         }
-        if (r >= 0)
-                r = manager_create_worker(m, &spec, msg, &e);
-        worker_spec_done(&spec);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        /* The class decides the action, so the spec is read first; nothing
+         * has changed yet when polkit is asked. */
+        r = bus_authorize(m, msg, authz_create_action(spec.class), UID_INVALID, NULL, true, ret_error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        r = bus_caller_uid(msg, &owner);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        r = manager_create_worker(m, &spec, owner, msg, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The reply is sent when systemd's start job has finished. */
@@ -49,28 +65,42 @@ static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *
         int r;
 
         r = read_worker_arg(msg, userdata, &w, ret_error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1;
         return sd_bus_reply_method_return(msg, "o", w->object_path);
 }
 
+/* Everyone's workers to root and to holders of manage-workers, only their
+ * own to everyone else: listing never fails for want of a right, and never
+ * asks for a password. */
 static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         Manager *m = userdata;
+        uid_t caller;
+        bool all;
         int r;
+
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+        if (r == 0)
+                return 1;
+        all = r > 0;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssssuo)");
+        r = sd_bus_message_open_container(reply, 'a', "(ssssuuo)");
         if (r < 0)
                 return r;
         for (Worker *w = m->workers; w; w = w->next) {
-                if (!w->exported)
+                if (!w->exported || (!all && w->owner != caller))
                         continue;
-                r = sd_bus_message_append(reply, "(ssssuo)", w->id, sbx_class_to_string(w->spec.class),
+                r = sd_bus_message_append(reply, "(ssssuuo)", w->id, sbx_class_to_string(w->spec.class),
                                           worker_state_to_string(w->state), w->unit, (uint32_t) w->uid,
-                                          w->object_path);
+                                          (uint32_t) w->owner, w->object_path);
                 if (r < 0)
                         return r;
         }
@@ -87,8 +117,8 @@ static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error 
         int r;
 
         r = read_worker_arg(msg, m, &w, ret_error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1;
         r = manager_stop_worker(m, w, "stopped", &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
@@ -103,8 +133,8 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
         int r;
 
         r = read_worker_arg(msg, m, &w, ret_error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1;
         r = manager_open_channel(m, w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
@@ -136,23 +166,25 @@ static int property_get_n_workers(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_append(reply, "u", (uint32_t) m->n_alive);
 }
 
-/* Mutating methods carry no SD_BUS_VTABLE_UNPRIVILEGED: sd-bus then refuses
- * callers without CAP_SYS_ADMIN before the handler runs, on top of the bus
- * policy that admits only root to them. */
+/* The bus policy lets anyone call; each handler decides from the caller's
+ * credentials and polkit (bus-polkit.h), hence SD_BUS_VTABLE_UNPRIVILEGED.
+ * Preflight re-probes every runtime and stays root's: without the flag
+ * sd-bus refuses other callers before the handler runs. */
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("DefaultIdleTimeoutUSec", "t", property_get_default_idle, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("NWorkers", "u", property_get_n_workers, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("CreateWorker", SD_BUS_ARGS("a{sv}", spec), SD_BUS_RESULT("s", id, "o", worker),
-                                method_create_worker, SD_BUS_VTABLE_SENSITIVE),
+                                method_create_worker, SD_BUS_VTABLE_SENSITIVE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetWorker", SD_BUS_ARGS("s", id), SD_BUS_RESULT("o", worker),
                                 method_get_worker, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListWorkers", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssuo)", workers),
+        SD_BUS_METHOD_WITH_ARGS("ListWorkers", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssuuo)", workers),
                                 method_list_workers, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("StopWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_stop_worker, 0),
+        SD_BUS_METHOD_WITH_ARGS("StopWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_stop_worker,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),
-                                method_open_channel, 0),
+                                method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes),
                                 method_preflight, 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),
@@ -163,6 +195,10 @@ static const sd_bus_vtable manager_vtable[] = {
 int bus_manager_install(Manager *m) {
         int r;
 
+        /* Before any vtable: every call on a worker's object is checked here. */
+        r = sd_bus_add_filter(m->bus, &m->worker_filter, bus_worker_filter, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the worker access filter: %m");
         r = sd_bus_add_object_vtable(m->bus, NULL, "/org/sandboxd1", "org.sandboxd1.Manager", manager_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the manager object: %m");

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-polkit.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -31,8 +32,50 @@ int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *
         return 1;
 }
 
-int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
+static bool is_method_call(sd_bus_message *msg) {
+        uint8_t type;
+        return msg && sd_bus_message_get_type(msg, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL;
+}
+
+/* Every method call on a worker's object (its properties, Stop,
+ * OpenChannel, even Introspect) comes here first: only root, the owner and
+ * holders of manage-workers get through. GetManagedObjects asks polkit too,
+ * without a password, to know whether to show everyone's workers. */
+int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         Manager *m = userdata;
+        const char *path = sd_bus_message_get_path(msg);
+        Worker *w;
+        int r;
+
+        if (!is_method_call(msg) || !path)
+                return 0;
+        if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")) {
+                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+                return r == 0;
+        }
+        w = worker_from_path(m, path);
+        if (!w)
+                return 0;
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
+        if (r < 0)
+                return r;
+        /* 0: polkit decides; the call comes back here with the answer. */
+        return r == 0;
+}
+
+/* Introspection and GetManagedObjects list what the caller may see; the
+ * daemon's own signals (no method call being handled) see everything. */
+static bool worker_visible(Manager *m, sd_bus_message *msg, uid_t caller, const Worker *w) {
+        if (!is_method_call(msg))
+                return true;
+        return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKERS, w->owner);
+}
+
+int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
+        sd_bus_message *msg = sd_bus_get_current_message(bus);
+        Manager *m = userdata;
+        uid_t caller = UID_INVALID;
         size_t n = 0;
         char **l;
 
@@ -42,8 +85,10 @@ int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***
         if (!l)
                 return -ENOMEM;
         n = 0;
+        if (msg)
+                (void) bus_caller_uid(msg, &caller);
         for (Worker *w = m->workers; w; w = w->next) {
-                if (!w->exported)
+                if (!w->exported || !worker_visible(m, msg, caller, w))
                         continue;
                 l[n] = strdup(w->object_path);
                 if (!l[n++]) {
@@ -73,6 +118,19 @@ static int property_get_class(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_append(reply, "s", sbx_class_to_string(w->spec.class));
 }
 
+static int property_get_requested_class(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Worker *w = userdata;
+        return sd_bus_message_append(reply, "s", sbx_class_to_string(w->spec.requested_class));
+}
+
+static int property_get_origin(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Worker *w = userdata;
+        return sd_bus_message_append(reply, "s", w->spec.origin ?: SBX_ORIGIN_DEFAULT);
+}
+
 static int property_get_runtime(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Worker *w = userdata;
@@ -91,10 +149,26 @@ static int property_get_idle_timeout(sd_bus *bus, const char *path, const char *
         return sd_bus_message_append(reply, "t", w->spec.limits.idle_timeout_usec);
 }
 
+/* bus_worker_filter() has decided already; this repeats its answer, from
+ * what it left, so that no path to a handler skips the check. */
+static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
+        uid_t caller = UID_INVALID;
+
+        (void) bus_caller_uid(msg, &caller);
+        if (bus_authorized(w->manager, msg, caller, SBX_ACTION_MANAGE_WORKERS, w->owner))
+                return 0;
+        return sd_bus_error_setf(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Access denied: this needs the polkit action %s",
+                                 sbx_action_to_string(SBX_ACTION_MANAGE_WORKERS));
+}
+
 static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = manager_stop_worker(w->manager, w, "stopped", &e);
+        int r = check_worker_access(msg, w, ret_error);
+        if (r < 0)
+                return r;
+        r = manager_stop_worker(w->manager, w, "stopped", &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, NULL);
@@ -104,7 +178,10 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;
         SbxError e = {};
-        int r = manager_open_channel(w->manager, w, &fd, &e);
+        int r = check_worker_access(msg, w, ret_error);
+        if (r < 0)
+                return r;
+        r = manager_open_channel(w->manager, w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, "h", fd);
@@ -114,6 +191,9 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Id", "s", property_get_id, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Class", "s", property_get_class, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("RequestedClass", "s", property_get_requested_class, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Origin", "s", property_get_origin, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Owner", "u", NULL, offsetof(Worker, owner), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Runtime", "s", property_get_runtime, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Unit", "s", NULL, offsetof(Worker, unit), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -123,9 +203,9 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("LastActivityUSec", "t", property_get_last_activity, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("IdleTimeoutUSec", "t", property_get_idle_timeout, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ExitStatus", "i", NULL, offsetof(Worker, exit_status), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_METHOD("Stop", NULL, NULL, method_stop, 0),
+        SD_BUS_METHOD("Stop", NULL, NULL, method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
-                                method_open_channel, 0),
+                                method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 

@@ -9,6 +9,8 @@ extern const sd_bus_vtable worker_vtable[];
 
 int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                     sd_bus_error *error);
+/* An sd-bus filter: the access check of every call on a worker's object. */
+int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error);
 
 void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */

@@ -60,6 +60,7 @@ void sbx_config_done(SbxConfig *c) {
         strv_free(c->egress_floor);
         strv_free(c->egress_deny);
         strv_free(c->egress_private_ranges);
+        strv_free(c->origin_floors);
         *c = (SbxConfig) {};
 }
 
@@ -126,6 +127,8 @@ static const ConfigKey config_keys[] = {
         K("Egress:RateBps", KEY_SIZE, egress_rate_bps),
         K("Egress:MaxTunnels", KEY_UNSIGNED, egress_max_tunnels),
         K("Egress:RequireTLS", KEY_BOOL, egress_require_tls),
+        K("Classes:Origins", KEY_STRV, origin_floors),
+        K("Classes:TrustedOnlyFirstParty", KEY_BOOL, trusted_first_party_only),
 };
 #undef K
 
@@ -199,6 +202,81 @@ static const ConfigKey *config_key_find(const char *name) {
         return NULL;
 }
 
+/* The seeds' policy: code a model wrote, or a marketplace shipped, never
+ * runs on the shared kernel or the standard wall. */
+static const struct {
+        const char *name;
+        SbxClass floor;
+} builtin_origins[] = {
+        { "first-party", SBX_CLASS_TRUSTED },
+        { "user", SBX_CLASS_TRUSTED },
+        { "llm-generated", SBX_CLASS_UNTRUSTED },
+        { "marketplace", SBX_CLASS_UNTRUSTED },
+};
+
+bool sbx_origin_name_is_valid(const char *s) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= '0' && s[i] <= '9') && s[i] != '-')
+                        return false;
+        return true;
+}
+
+static SbxClass builtin_origin_floor(const char *origin) {
+        for (size_t i = 0; i < ELEMENTSOF(builtin_origins); i++)
+                if (streq(builtin_origins[i].name, origin))
+                        return builtin_origins[i].floor;
+        return _SBX_CLASS_INVALID;
+}
+
+/* "name:class" -> the class, if the entry names ORIGIN. */
+static SbxClass origin_entry_floor(const char *entry, const char *origin) {
+        const char *colon = strchr(entry, ':');
+
+        if (!colon || (size_t) (colon - entry) != strlen(origin) || strncmp(entry, origin, strlen(origin)) != 0)
+                return _SBX_CLASS_INVALID;
+        return sbx_class_from_string(colon + 1);
+}
+
+SbxClass sbx_config_origin_floor(const SbxConfig *c, const char *origin) {
+        SbxClass floor;
+
+        if (!sbx_origin_name_is_valid(origin))
+                return _SBX_CLASS_INVALID;
+        floor = builtin_origin_floor(origin);
+        for (char * const *e = c->origin_floors; e && *e; e++)
+                floor = MAX(floor, origin_entry_floor(*e, origin));
+        if (floor == _SBX_CLASS_INVALID)
+                return floor;
+        if (c->trusted_first_party_only && !streq(origin, "first-party"))
+                floor = MAX(floor, SBX_CLASS_STANDARD);
+        return floor;
+}
+
+static int origin_floors_validate(char * const *entries, const char *path, SbxError *error) {
+        for (char * const *e = entries; e && *e; e++) {
+                const char *colon = strchr(*e, ':');
+                _cleanup_free_ char *name = colon ? strndup(*e, (size_t) (colon - *e)) : NULL;
+                SbxClass cl = colon ? sbx_class_from_string(colon + 1) : _SBX_CLASS_INVALID;
+                SbxClass builtin;
+
+                if (!name || !sbx_origin_name_is_valid(name) || cl == _SBX_CLASS_INVALID)
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "Classes:Origins in %s has \"%.64s\"; write ORIGIN:CLASS, e.g. ci-bot:standard",
+                                             path, *e);
+                builtin = builtin_origin_floor(name);
+                /* Floors only ever raise; a lower one would read as if it applied. */
+                if (builtin != _SBX_CLASS_INVALID && cl < builtin)
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "Classes:Origins in %s lowers %s below %s; its built-in floor stays",
+                                             path, name, sbx_class_to_string(builtin));
+        }
+        return 0;
+}
+
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         dictionary *d;
         int r = 0;
@@ -256,7 +334,7 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         if (c->max_workers == 0)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Limits:MaxWorkers must be positive in %s", path);
-        return 0;
+        return origin_floors_validate(c->origin_floors, path, error);
 }
 
 int syscall_names_validate(char * const *names, const char **ret_bad) {

@@ -17,6 +17,9 @@ typedef struct SbxLimits {
         uint64_t idle_timeout_usec;
 } SbxLimits;
 
+/* Where a spec's code came from, when it does not say. */
+#define SBX_ORIGIN_DEFAULT "first-party"
+
 typedef struct SbxConfig {
         SbxLimits defaults;     /* what a spec that says nothing gets */
         SbxLimits minimum;      /* below this a request is refused as too small to run */
@@ -40,6 +43,11 @@ typedef struct SbxConfig {
         uint64_t egress_rate_bps;
         unsigned egress_max_tunnels;
         bool egress_require_tls;
+
+        /* Classes: the operator's origins as "name:class" (the lowest class
+         * code of that origin gets), and whether trusted is first-party's alone */
+        char **origin_floors;
+        bool trusted_first_party_only;
 } SbxConfig;
 
 void sbx_config_init_defaults(SbxConfig *c);
@@ -50,6 +58,12 @@ void sbx_config_done(SbxConfig *c);
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error);
 
 
+/* The lowest class a worker of ORIGIN may get: the built-in floors
+ * (llm-generated and marketplace: untrusted) and the operator's, whichever is
+ * higher, and at least standard for any origin but first-party when trusted
+ * is first-party's alone. _SBX_CLASS_INVALID for an origin nobody defined. */
+SbxClass sbx_config_origin_floor(const SbxConfig *c, const char *origin);
+bool sbx_origin_name_is_valid(const char *s);
 
 /* Every entry must be a system call this machine's libseccomp knows; a typo
  * in a security allow-list is an error, not a silently ignored line. */

@@ -8,6 +8,7 @@
 #define SBX_ERROR_MISSING_ARGV          "org.sandboxd1.Error.MissingArgv"
 #define SBX_ERROR_LIMIT_OUT_OF_RANGE    "org.sandboxd1.Error.LimitOutOfRange"
 #define SBX_ERROR_UNKNOWN_CLASS         "org.sandboxd1.Error.UnknownClass"
+#define SBX_ERROR_UNKNOWN_ORIGIN        "org.sandboxd1.Error.UnknownOrigin"
 #define SBX_ERROR_INVALID_CREDENTIAL    "org.sandboxd1.Error.InvalidCredential"
 #define SBX_ERROR_INVALID_ENVIRONMENT   "org.sandboxd1.Error.InvalidEnvironment"
 #define SBX_ERROR_INVALID_EGRESS        "org.sandboxd1.Error.InvalidEgressRule"

@@ -61,6 +61,8 @@ Manager *manager_free(Manager *m) {
         }
         manager_probes_free(m);
         credential_server_free(m->credentials);
+        bus_polkit_queries_free(m);
+        sd_bus_slot_unref(m->worker_filter);
         sd_bus_slot_unref(m->job_removed_match);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
@@ -484,7 +486,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         return 0;
 }
 
-int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request, SbxError *error) {
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
         SbxRuntime runtime;
@@ -505,6 +507,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         r = worker_new(&w, m, spec, runtime);
         if (r < 0)
                 return r;
+        w->owner = owner;
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
                 goto fail;
@@ -547,10 +550,22 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request,
         m->workers = w;
         m->n_alive++;
         manager_update_status(m);
-        log_struct(LOG_INFO, "Starting worker",
-                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
-                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
-                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+        {
+                char owner_uid[16];
+                snprintf(owner_uid, sizeof(owner_uid), "%u", (unsigned) w->owner);
+                if (w->spec.class != w->spec.requested_class)
+                        log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
+                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                                   "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
+                log_struct(LOG_INFO, "Starting worker",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                           "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                           "SANDBOXD_OWNER_UID", owner_uid,
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+        }
         return 0;
 fail:
         worker_free(w);

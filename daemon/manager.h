@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "bus-polkit.h"
 #include "creds.h"
 #include "probe.h"
 #include "runtimes.h"
@@ -28,6 +29,8 @@ struct Manager {
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
         sd_bus_slot *job_removed_match;
+        sd_bus_slot *worker_filter;
+        PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);
@@ -40,9 +43,10 @@ int manager_startup(Manager *m);
 Worker *manager_find_worker(Manager *m, const char *id);
 Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
 
-/* Takes ownership of SPEC (validated, defaults applied). On success the reply
- * to REQUEST is sent later, when systemd's start job has finished. */
-int manager_create_worker(Manager *m, WorkerSpec *spec, sd_bus_message *request, SbxError *error);
+/* Takes ownership of SPEC (validated, defaults applied) for a worker owned
+ * by OWNER. On success the reply to REQUEST is sent later, when systemd's
+ * start job has finished. */
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error);
 int manager_stop_worker(Manager *m, Worker *w, const char *reason, SbxError *error);
 int manager_open_channel(Manager *m, Worker *w, int *ret_fd, SbxError *error);
 

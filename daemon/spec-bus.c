@@ -69,6 +69,21 @@ static int read_class(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         return 0;
 }
 
+static int read_origin(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        if (!sbx_origin_name_is_valid(v))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_ORIGIN,
+                                     "Origin \"%.64s\" is not an origin name: use 1-64 characters of [a-z0-9-]", v);
+        s->origin = strdup(v);
+        if (!s->origin)
+                return -ENOMEM;
+        s->set |= SPEC_HAS_ORIGIN;
+        return 0;
+}
+
 static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         const char *v;
         int r = sd_bus_message_read_basic(m, 's', &v);
@@ -162,6 +177,7 @@ static const struct {
         { "Argv", "as", read_argv },
         { "Environment", "as", read_environment },
         { "Class", "s", read_class },
+        { "Origin", "s", read_origin },
         { "Credentials", "a(say)", read_credentials },
         { "MemoryMax", "t", read_memory_max },
         { "TasksMax", "t", read_tasks_max },

@@ -8,13 +8,14 @@
 #include "spec.h"
 
 void worker_spec_init(WorkerSpec *s) {
-        *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID };
+        *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID, .requested_class = _SBX_CLASS_INVALID };
 }
 
 void worker_spec_done(WorkerSpec *s) {
         strv_free(s->argv);
         strv_free(s->environment);
         strv_free(s->egress_allow);
+        free(s->origin);
         for (size_t i = 0; i < s->n_credentials; i++) {
                 free(s->credentials[i].name);
                 erase_and_free(s->credentials[i].data, s->credentials[i].size);
@@ -24,8 +25,15 @@ void worker_spec_done(WorkerSpec *s) {
 }
 
 void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c) {
+        SbxClass floor;
+
         if (!(s->set & SPEC_HAS_CLASS))
                 s->class = c->default_class;
+        s->requested_class = s->class;
+        /* An unknown origin has no floor; validation refuses it. */
+        floor = sbx_config_origin_floor(c, s->origin ?: SBX_ORIGIN_DEFAULT);
+        if (floor != _SBX_CLASS_INVALID && s->class >= 0 && s->class < floor)
+                s->class = floor;
         if (!(s->set & SPEC_HAS_MEMORY_MAX))
                 s->limits.memory_max = c->defaults.memory_max;
         if (!(s->set & SPEC_HAS_TASKS_MAX))
@@ -205,6 +213,10 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
         if (s->class < 0 || s->class >= _SBX_CLASS_MAX)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS,
                                      "Unknown isolation class; use trusted, standard, untrusted, hostile or wasm");
+        if (sbx_config_origin_floor(c, s->origin ?: SBX_ORIGIN_DEFAULT) == _SBX_CLASS_INVALID)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_ORIGIN,
+                                     "Unknown origin \"%.64s\"; use first-party, user, llm-generated, marketplace "
+                                     "or one of the [Classes] Origins in sandboxd.conf", s->origin);
         r = check_limit("MemoryMax", s->limits.memory_max, c->minimum.memory_max, c->maximum.memory_max, error);
         if (r >= 0)
                 r = check_limit("TasksMax", s->limits.tasks_max, c->minimum.tasks_max, c->maximum.tasks_max, error);

@@ -36,6 +36,7 @@ typedef enum SbxSpecField {
         SPEC_HAS_ENVIRONMENT = 1 << 10,
         SPEC_HAS_CREDENTIALS = 1 << 11,
         SPEC_HAS_EGRESS_ALLOW = 1 << 12,
+        SPEC_HAS_ORIGIN = 1 << 13,
 } SbxSpecField;
 
 /* What a client asked for, after parsing and before defaults. */
@@ -43,7 +44,9 @@ typedef struct WorkerSpec {
         unsigned set;                   /* SbxSpecField bits */
         char **argv;
         char **environment;
-        SbxClass class;
+        SbxClass class;                 /* effective: at least the origin's floor */
+        SbxClass requested_class;       /* what the client asked for, or the default */
+        char *origin;                   /* NULL: SBX_ORIGIN_DEFAULT */
         SbxCredential *credentials;
         size_t n_credentials;
         SbxLimits limits;
@@ -56,7 +59,8 @@ typedef struct WorkerSpec {
 void worker_spec_init(WorkerSpec *s);
 void worker_spec_done(WorkerSpec *s);
 
-/* Fills in what the client left out from the configuration's defaults. */
+/* Fills in what the client left out from the configuration's defaults, and
+ * raises the class to the origin's floor (never lowers it). */
 void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c);
 
 /* Checks a spec with defaults applied. Refuses with a named error and a

@@ -28,6 +28,7 @@ int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
         w->manager = m;
         w->runtime = runtime;
         w->uid = (uid_t) -1;
+        w->owner = (uid_t) -1;
         w->exit_status = -1;
         w->created_realtime = now_usec(CLOCK_REALTIME);
         w->spec = *spec;                /* takes ownership */

@@ -45,6 +45,7 @@ struct Worker {
         SbxRuntime runtime;
         WorkerState state;
         uid_t uid;
+        uid_t owner;                    /* who created it, from the bus's credentials */
         int exit_status;                /* -1 until ended */
         uint64_t created_realtime;
         uint64_t activity_emitted;      /* monotonic time of the last LastActivityUSec signal */

@@ -250,7 +250,7 @@ integration_tests() {
 # The ASan+UBSan build, installed into a container and driven by the
 # integration scripts that exercise the most daemon, launcher, proxy and CLI
 # code; any sanitizer report in the container's journal is a failure.
-ASAN_SCRIPTS="tests/integration/core-lifecycle.sh tests/integration/core-badinput.sh
+ASAN_SCRIPTS="tests/integration/core-lifecycle.sh tests/integration/core-badinput.sh tests/integration/polkit.sh
               tests/integration/egress.sh tests/integration/classes.sh tests/cli/integration.sh"
 
 asan_stage_install() {

@@ -12,14 +12,15 @@ int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
         size_t n = 0;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssuo)");
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssuuo)");
         if (r < 0)
                 return r;
         for (;;) {
                 WorkerEntry w = {};
                 WorkerEntry *grown;
 
-                r = sd_bus_message_read(reply, "(ssssuo)", &w.id, &w.class, &w.state, &w.unit, &w.uid, &w.path);
+                r = sd_bus_message_read(reply, "(ssssuuo)", &w.id, &w.class, &w.state, &w.unit, &w.uid, &w.owner,
+                                        &w.path);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -73,6 +74,7 @@ json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
                     json_add_string(o, "state", workers[i].state) < 0 ||
                     json_add_string(o, "unit", workers[i].unit) < 0 ||
                     json_add(o, "uid", json_object_new_int64(workers[i].uid)) < 0 ||
+                    json_add(o, "owner", json_object_new_int64(workers[i].owner)) < 0 ||
                     json_add_string(o, "path", workers[i].path) < 0 ||
                     json_array_push(array, o) < 0) {
                         json_object_put(o);
@@ -83,16 +85,17 @@ json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
 }
 
 Table *worker_list_to_table(const WorkerEntry *workers, size_t n) {
-        static const char * const headers[] = { "ID", "CLASS", "STATE", "UNIT", "UID" };
+        static const char * const headers[] = { "ID", "CLASS", "STATE", "UNIT", "UID", "OWNER" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
 
         if (!t)
                 return NULL;
         for (size_t i = 0; i < n; i++) {
-                char uid[16];
+                char uid[16], owner[16];
                 snprintf(uid, sizeof(uid), "%" PRIu32, workers[i].uid);
+                snprintf(owner, sizeof(owner), "%" PRIu32, workers[i].owner);
                 const char * const cells[] = { workers[i].id, workers[i].class, workers[i].state,
-                                               workers[i].unit, uid };
+                                               workers[i].unit, uid, owner };
                 if (table_add_row(t, cells) < 0)
                         return NULL;
         }

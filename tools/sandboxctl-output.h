@@ -25,6 +25,7 @@ typedef struct WorkerEntry {
         const char *state;
         const char *unit;
         uint32_t uid;
+        uint32_t owner;
         const char *path;
 } WorkerEntry;
 
@@ -36,7 +37,7 @@ typedef struct PreflightEntry {
         const char *reason;
 } PreflightEntry;
 
-/* ListWorkers() -> a(ssssuo) */
+/* ListWorkers() -> a(ssssuuo) */
 int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
 json_object *worker_list_to_json(const WorkerEntry *workers, size_t n);
 Table *worker_list_to_table(const WorkerEntry *workers, size_t n);

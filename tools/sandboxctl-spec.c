@@ -13,6 +13,7 @@ void cli_spec_done(CliSpec *spec) {
         strv_free(spec->environment);
         strv_free(spec->egress_allow);
         free(spec->class);
+        free(spec->origin);
         free(spec->egress_mode);
         for (size_t i = 0; i < spec->n_credentials; i++) {
                 free(spec->credentials[i].name);
@@ -144,6 +145,7 @@ static int spec_add_credential(CliSpec *spec, const char *arg, SbxError *error) 
 
 enum {
         ARG_CLASS = 0x100,
+        ARG_ORIGIN,
         ARG_MEMORY,
         ARG_TASKS,
         ARG_CPU,
@@ -160,6 +162,7 @@ enum {
 static const struct option spec_options[] = {
         { "help",        no_argument,       NULL, 'h' },
         { "class",       required_argument, NULL, ARG_CLASS },
+        { "origin",      required_argument, NULL, ARG_ORIGIN },
         { "memory",      required_argument, NULL, ARG_MEMORY },
         { "tasks",       required_argument, NULL, ARG_TASKS },
         { "cpu",         required_argument, NULL, ARG_CPU },
@@ -214,6 +217,9 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
         switch (option) {
         case ARG_CLASS:
                 r = set_string(&spec->class, arg);
+                break;
+        case ARG_ORIGIN:
+                r = set_string(&spec->origin, arg);
                 break;
         case ARG_MEMORY:
                 return set_size_option(&spec->memory_max, "memory", arg, error);
@@ -381,6 +387,7 @@ int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
         if ((r = append_strv(m, "Argv", spec->argv)) < 0 ||
             (r = append_strv(m, "Environment", spec->environment)) < 0 ||
             (r = append_string(m, "Class", spec->class)) < 0 ||
+            (r = append_string(m, "Origin", spec->origin)) < 0 ||
             (r = append_credentials(m, spec)) < 0 ||
             (r = append_u64(m, "MemoryMax", spec->memory_max)) < 0 ||
             (r = append_u64(m, "TasksMax", spec->tasks_max)) < 0 ||

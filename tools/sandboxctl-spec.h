@@ -33,6 +33,7 @@ typedef struct CliSpec {
         char **environment;
         char **egress_allow;
         char *class;
+        char *origin;
         char *egress_mode;
         SpecCredential *credentials;
         size_t n_credentials;

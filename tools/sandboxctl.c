@@ -38,6 +38,8 @@ enum {
  * that was itself descheduled that long must still collect what is there. */
 #define OUTPUT_DRAIN_USEC (2 * USEC_PER_SEC)
 
+/* --no-ask-password, a global option: every call of this run carries it. */
+static bool arg_ask_password = true;
 
 _printf_(1, 2)
 static void print_error(const char *fmt, ...) {
@@ -78,7 +80,8 @@ static void help(void) {
                "            exit status. End of input is passed on as end of the worker's stdin.\n"
                "            SIGINT, SIGTERM and SIGHUP stop the worker (exit 128+N).\n"
                "  create    Create a worker and print its id; do not wait.\n"
-               "  list      List the workers: ID CLASS STATE UNIT UID.\n"
+               "  list      List the workers: ID CLASS STATE UNIT UID OWNER (everyone's to\n"
+               "            root and holders of org.sandboxd1.manage-workers, else your own).\n"
                "  status    Show every property of worker ID.\n"
                "  stop      Stop worker ID (asynchronously).\n"
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
@@ -88,6 +91,9 @@ static void help(void) {
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
                "  --class CLASS           trusted, standard, untrusted, hostile or wasm\n"
+               "  --origin ORIGIN         where the code came from: first-party (default), user,\n"
+               "                          llm-generated, marketplace or an operator's origin;\n"
+               "                          llm-generated and marketplace run at least untrusted\n"
                "  --memory SIZE           memory cap; SIZE is bytes or uses a K, M, G, T\n"
                "                          suffix (base 1024), e.g. 512M, 1.5G\n"
                "  --tasks N               cap on processes and threads\n"
@@ -110,6 +116,8 @@ static void help(void) {
                "     --version            show the version\n"
                "     --json               print JSON (list, status, preflight)\n"
                "     --no-legend          omit the header and footer (list, preflight)\n"
+               "     --no-ask-password    never let polkit ask for a password (before the\n"
+               "                          command: sandboxctl --no-ask-password run ...)\n"
                "\n"
                "ENVIRONMENT\n"
                "  SANDBOXCTL_BUS_ADDRESS  connect to this D-Bus address instead of the\n"
@@ -142,9 +150,13 @@ static int bus_connect(sd_bus **ret) {
                             strerror(-r));
                 return r;
         }
-        /* Let polkit ask the user at the terminal rather than just refusing. */
-        if (isatty(STDIN_FILENO))
-                (void) sd_bus_set_allow_interactive_authorization(bus, true);
+        /* Let polkit ask (an agent of the user's session) rather than just
+         * refuse, as systemctl does, unless --no-ask-password. */
+        r = sd_bus_set_allow_interactive_authorization(bus, arg_ask_password);
+        if (r < 0) {
+                print_error("Failed to set the interactive authorization flag: %s", strerror(-r));
+                return r;
+        }
         *ret = TAKE_PTR(bus);
         return 0;
 }
@@ -157,6 +169,7 @@ enum {
 
 enum {
         ARG_VERSION = 0x100,
+        ARG_NO_ASK_PASSWORD,
         ARG_JSON,
         ARG_NO_LEGEND,
 };
@@ -723,6 +736,7 @@ int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help",    no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
+                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
         int c;
@@ -738,6 +752,9 @@ int main(int argc, char *argv[]) {
                 case ARG_VERSION:
                         printf("sandboxctl %s\n", SANDBOXCTL_VERSION);
                         return EXIT_OK;
+                case ARG_NO_ASK_PASSWORD:
+                        arg_ask_password = false;
+                        break;
                 default:
                         print_error("Unknown option '%s'; see sandboxctl --help", argv[optind - 1]);
                         return EXIT_USAGE;

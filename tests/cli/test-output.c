@@ -40,11 +40,12 @@ static sd_bus_message *list_workers_reply(Fixture *f) {
         sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
 
         assert_non_null(m);
-        assert_true(sd_bus_message_append(m, "a(ssssuo)", 2,
+        assert_true(sd_bus_message_append(m, "a(ssssuuo)", 2,
                                           "0123456789ab", "trusted", "running", "sandbox-0123456789ab.service",
-                                          (uint32_t) 61234, "/org/sandboxd1/worker/0123456789ab",
+                                          (uint32_t) 61234, (uint32_t) 0, "/org/sandboxd1/worker/0123456789ab",
                                           "ba9876543210", "standard", "starting", "",
-                                          (uint32_t) 4000000000U, "/org/sandboxd1/worker/ba9876543210") >= 0);
+                                          (uint32_t) 4000000000U, (uint32_t) 1500,
+                                          "/org/sandboxd1/worker/ba9876543210") >= 0);
         assert_int_equal(test_message_seal(m), 0);
         return m;
 }
@@ -92,7 +93,7 @@ static void test_list_json(void **state) {
         assert_true(json_object_is_type(parsed, json_type_array));
         assert_int_equal(json_object_array_length(parsed), 2);
         first = json_object_array_get_idx(parsed, 0);
-        assert_int_equal(json_object_object_length(first), 6);
+        assert_int_equal(json_object_object_length(first), 7);
         assert_json_string(first, "id", "0123456789ab");
         assert_json_string(first, "class", "trusted");
         assert_json_string(first, "state", "running");
@@ -105,6 +106,8 @@ static void test_list_json(void **state) {
         assert_json_string(second, "unit", "");
         assert_true(json_object_object_get_ex(second, "uid", &v));
         assert_int_equal(json_object_get_int64(v), 4000000000LL);
+        assert_true(json_object_object_get_ex(second, "owner", &v));
+        assert_int_equal(json_object_get_int64(v), 1500);
         /* Paths are printed as they are, not with escaped slashes. */
         assert_non_null(strstr(text, "\"/org/sandboxd1/worker/0123456789ab\""));
         json_object_put(parsed);
@@ -119,7 +122,7 @@ static void test_list_json_empty(void **state) {
         json_object *o;
         size_t n = 99;
 
-        assert_true(sd_bus_message_append(m, "a(ssssuo)", 0) >= 0);
+        assert_true(sd_bus_message_append(m, "a(ssssuuo)", 0) >= 0);
         assert_int_equal(test_message_seal(m), 0);
         assert_int_equal(worker_list_read(m, &workers, &n), 0);
         assert_int_equal(n, 0);
@@ -171,12 +174,12 @@ static void test_list_table(void **state) {
         table_free(t);
 
         assert_string_equal(with_legend,
-                            "ID           CLASS    STATE    UNIT                         UID\n"
-                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234\n"
-                            "ba9876543210 standard starting -                            4000000000\n");
+                            "ID           CLASS    STATE    UNIT                         UID        OWNER\n"
+                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234      0\n"
+                            "ba9876543210 standard starting -                            4000000000 1500\n");
         assert_string_equal(without,
-                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234\n"
-                            "ba9876543210 standard starting -                            4000000000\n");
+                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234      0\n"
+                            "ba9876543210 standard starting -                            4000000000 1500\n");
         sd_bus_message_unref(m);
 }
 

@@ -53,6 +53,8 @@ typedef struct Fake {
         char spec_keys[256];
         char **argv;
         char *credential;
+        char *origin;
+        int interactive;    /* the CreateWorker call's ALLOW_INTERACTIVE_AUTHORIZATION flag */
         bool stop_called;
         bool channel_opened;
         bool kill_on_open;  /* SIGTERM the client once it holds the channel */
@@ -167,6 +169,7 @@ static int method_create_worker(sd_bus_message *m, void *userdata, sd_bus_error 
         Fake *f = userdata;
         int r;
 
+        f->interactive = sd_bus_message_get_allow_interactive_authorization(m);
         assert_true(sd_bus_message_enter_container(m, 'a', "{sv}") > 0);
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
                 const char *key;
@@ -179,6 +182,11 @@ static int method_create_worker(sd_bus_message *m, void *userdata, sd_bus_error 
                         assert_true(sd_bus_message_enter_container(m, 'v', "as") > 0);
                         assert_true(sd_bus_message_read_strv(m, &f->argv) > 0);
                         assert_true(sd_bus_message_exit_container(m) > 0);
+                } else if (streq(key, "Origin")) {
+                        const char *origin;
+
+                        assert_true(sd_bus_message_read(m, "v", "s", &origin) > 0);
+                        f->origin = strdup(origin);
                 } else if (streq(key, "Credentials")) {
                         const char *name;
                         const void *data;
@@ -245,8 +253,9 @@ static int method_stop_worker(sd_bus_message *m, void *userdata, sd_bus_error *e
 }
 
 static int method_list_workers(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return sd_bus_reply_method_return(m, "a(ssssuo)", 1, WORKER_ID, "trusted", "running",
-                                          "sandbox-" WORKER_ID ".service", (uint32_t) 61234, WORKER_PATH);
+        return sd_bus_reply_method_return(m, "a(ssssuuo)", 1, WORKER_ID, "trusted", "running",
+                                          "sandbox-" WORKER_ID ".service", (uint32_t) 61234, (uint32_t) 1500,
+                                          WORKER_PATH);
 }
 
 static int method_get_worker(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -263,7 +272,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("CreateWorker", "a{sv}", "so", method_create_worker, SD_BUS_VTABLE_SENSITIVE),
         SD_BUS_METHOD("OpenChannel", "s", "h", method_open_channel, 0),
         SD_BUS_METHOD("StopWorker", "s", "", method_stop_worker, 0),
-        SD_BUS_METHOD("ListWorkers", "", "a(ssssuo)", method_list_workers, 0),
+        SD_BUS_METHOD("ListWorkers", "", "a(ssssuuo)", method_list_workers, 0),
         SD_BUS_METHOD("GetWorker", "s", "o", method_get_worker, 0),
         SD_BUS_VTABLE_END
 };
@@ -458,6 +467,7 @@ static void fake_done(Fake *f) {
         unlink(socket_path);
         strv_free(f->argv);
         free(f->credential);
+        free(f->origin);
         free(f->state);
 }
 
@@ -545,6 +555,25 @@ static void test_create_prints_id_and_sends_credential(void **state) {
         fake_done(&f);
 }
 
+/* polkit may ask for a password unless --no-ask-password; --origin is the
+ * spec's Origin key. */
+static void test_origin_and_no_ask_password(void **state) {
+        Fake f;
+
+        run_client(&f, false, "", ARGS("create", "--origin", "llm-generated", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.spec_keys, "Argv,Origin");
+        assert_string_equal(f.origin, "llm-generated");
+        assert_int_equal(f.interactive, 1);
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("--no-ask-password", "create", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.spec_keys, "Argv");
+        assert_int_equal(f.interactive, 0);
+        fake_done(&f);
+}
+
 static void test_usage_error_never_connects(void **state) {
         Fake f;
 
@@ -579,12 +608,14 @@ static void test_list_json(void **state) {
         assert_string_equal(json_object_get_string(v), WORKER_ID);
         assert_true(json_object_object_get_ex(first, "uid", &v));
         assert_int_equal(json_object_get_int64(v), 61234);
+        assert_true(json_object_object_get_ex(first, "owner", &v));
+        assert_int_equal(json_object_get_int64(v), 1500);
         json_object_put(parsed);
         fake_done(&f);
 
         run_client(&f, false, "", ARGS("list", "--no-legend"));
         assert_int_equal(f.exit_code, 0);
-        assert_string_equal(f.output, WORKER_ID " trusted running sandbox-" WORKER_ID ".service 61234\n");
+        assert_string_equal(f.output, WORKER_ID " trusted running sandbox-" WORKER_ID ".service 61234 1500\n");
         fake_done(&f);
 }
 
@@ -645,6 +676,7 @@ int main(void) {
                 cmocka_unit_test(test_run_start_failure),
                 cmocka_unit_test(test_run_sigterm_stops_worker),
                 cmocka_unit_test(test_create_prints_id_and_sends_credential),
+                cmocka_unit_test(test_origin_and_no_ask_password),
                 cmocka_unit_test(test_usage_error_never_connects),
                 cmocka_unit_test(test_list_json),
                 cmocka_unit_test(test_status_and_errors),

@@ -130,34 +130,34 @@ class_case "class wasm" wasm 2 Argv as 2 /bin/sleep 1000 Class s wasm
 check_output "hostile is unavailable on this host (no Kata)" '^kata no$' runtime_of hostile
 
 # ---- a plain user ------------------------------------------------------------
-DENIED='org\.freedesktop\.DBus\.Error\.AccessDenied|org\.sandboxd1\.Error\.AccessDenied'
+# Any local user may call; without a polkit rule sandboxd itself refuses,
+# naming the action the call needed (polkit.sh covers the rules).
 denied() {
-    local name=$1
-    shift
-    if bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$@"; then
+    local name=$1 action=$2
+    shift 2
+    if bus_call tester "$SBX_DEST" "$@"; then
         not_ok "$name" "the call succeeded: $BUS_OUT"
-    elif [[ $BUS_ERROR =~ ^($DENIED)$ ]]; then
+    elif [ "$BUS_ERROR" = org.freedesktop.DBus.Error.AccessDenied ] && [[ $BUS_ERRMSG == *"$action"* ]]; then
         ok "$name"
     else
-        not_ok "$name" "expected AccessDenied, got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
+        not_ok "$name" "expected AccessDenied naming $action, got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
     fi
 }
-denied "tester calling CreateWorker gets AccessDenied" CreateWorker 'a{sv}' 2 Argv as 2 /bin/sleep 1000 Class s trusted
+denied "tester calling CreateWorker (trusted) gets AccessDenied naming create-trusted-worker" \
+    org.sandboxd1.create-trusted-worker "$SBX_PATH" "$SBX_MGR" CreateWorker 'a{sv}' 2 Argv as 2 /bin/sleep 1000 Class s trusted
+denied "tester calling CreateWorker (standard) gets AccessDenied naming create-worker" \
+    org.sandboxd1.create-worker "$SBX_PATH" "$SBX_MGR" CreateWorker 'a{sv}' 2 Argv as 2 /bin/sleep 1000 Class s standard
 nothing_new "tester's CreateWorker"
 if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
     live=$WID
     units_before=$(sbx_units)
     state_before=$(sbx_state_entries)
-    denied "tester calling StopWorker on a live worker gets AccessDenied" StopWorker s "$live"
-    denied "tester calling OpenChannel on a live worker gets AccessDenied" OpenChannel s "$live"
-    if bus_call tester "$SBX_DEST" "$SBX_PATH/worker/$live" "$SBX_WORKER_IFACE" Stop; then
-        not_ok "tester calling Worker.Stop() gets AccessDenied" "the call succeeded"
-    elif [[ $BUS_ERROR =~ ^($DENIED)$ ]]; then
-        ok "tester calling Worker.Stop() gets AccessDenied"
-    else
-        not_ok "tester calling Worker.Stop() gets AccessDenied" "got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
-    fi
-    sleep 0.5
+    denied "tester calling StopWorker on root's live worker gets AccessDenied" org.sandboxd1.manage-workers \
+        "$SBX_PATH" "$SBX_MGR" StopWorker s "$live"
+    denied "tester calling OpenChannel on root's live worker gets AccessDenied" org.sandboxd1.manage-workers \
+        "$SBX_PATH" "$SBX_MGR" OpenChannel s "$live"
+    denied "tester calling Worker.Stop() on root's worker gets AccessDenied" org.sandboxd1.manage-workers \
+        "$SBX_PATH/worker/$live" "$SBX_WORKER_IFACE" Stop
     check_eq "the worker still runs after tester's attempts" running "$(sbx_prop "$live" State)"
     nothing_new "tester's StopWorker/OpenChannel"
     sbx_call StopWorker s "$live"

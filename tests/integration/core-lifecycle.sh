@@ -34,7 +34,7 @@ while read -r member kind sig ret; do
 done <<'EOF'
 CreateWorker method a{sv} so
 GetWorker method s o
-ListWorkers method - a(ssssuo)
+ListWorkers method - a(ssssuuo)
 StopWorker method s -
 OpenChannel method s h
 Preflight method - a(sssbs)
@@ -115,8 +115,8 @@ mainpid=$(unit_prop "$unit" MainPID)
 check_output "the unit's main process runs as Worker.UID" "^ *$uid\$" ct ps -o uid= -p "$mainpid"
 check_output "the unit's main process is the Argv" '^/bin/sleep 1000$' ct ps -o args= -p "$mainpid"
 check_output "GetWorker(id) returns the worker path" "^o \"/org/sandboxd1/worker/$id\"\$" sbx_call_out GetWorker s "$id"
-check_output "ListWorkers lists (id, class, state, unit, uid, path)" \
-    "\"$id\" \"trusted\" \"running\" \"$unit\" $uid \"/org/sandboxd1/worker/$id\"" sbx_call_out ListWorkers
+check_output "ListWorkers lists (id, class, state, unit, uid, owner, path)" \
+    "\"$id\" \"trusted\" \"running\" \"$unit\" $uid 0 \"/org/sandboxd1/worker/$id\"" sbx_call_out ListWorkers
 check_output "GetManagedObjects lists the worker with its properties" \
     "\"/org/sandboxd1/worker/$id\".*\"org\.sandboxd1\.Worker\".*\"Id\".*\"$id\"" \
     ct busctl --system --json=short call org.sandboxd1 /org/sandboxd1 org.freedesktop.DBus.ObjectManager GetManagedObjects
@@ -199,7 +199,8 @@ if sbx_create 2 Argv as 1 /bin/cat Class s trusted; then
         ct "$CHANNEL" busy "$cid"
     check_output "the channel still works after a client went away" '^again$' \
         ct "$CHANNEL" roundtrip "$cid" again
-    check_fails "a plain user cannot OpenChannel" as_tester "$CHANNEL" roundtrip "$cid" x
+    check_output "a plain user cannot OpenChannel to root's worker" 'AccessDenied: .*org\.sandboxd1\.manage-workers' \
+        expect_fail as_tester "$CHANNEL" roundtrip "$cid" x
     sbx_call_out StopWorker s "$cid" >/dev/null
     expect_removed "the /bin/cat worker" "$cid" stopped 15
     check_error "OpenChannel on an ended worker is refused" org.sandboxd1.Error.NotRunning root OpenChannel s "$cid"

@@ -45,6 +45,7 @@ static void test_full_spec(void **state) {
         assert_true(sd_bus_message_append(m, "{sv}", "Argv", "as", 2, "/bin/echo", "hi") >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "Environment", "as", 1, "A=b") >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "Class", "s", "untrusted") >= 0);
+        assert_true(sd_bus_message_append(m, "{sv}", "Origin", "s", "llm-generated") >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "MemoryMax", "t", UINT64_C(1) << 27) >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "TasksMax", "t", UINT64_C(64)) >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "CPUQuotaPercent", "u", 20) >= 0);
@@ -67,6 +68,8 @@ static void test_full_spec(void **state) {
         assert_string_equal(s.argv[1], "hi");
         assert_string_equal(s.environment[0], "A=b");
         assert_int_equal(s.class, SBX_CLASS_UNTRUSTED);
+        assert_string_equal(s.origin, "llm-generated");
+        assert_true(s.set & SPEC_HAS_ORIGIN);
         assert_int_equal(s.limits.memory_max, UINT64_C(1) << 27);
         assert_int_equal(s.limits.tasks_max, 64);
         assert_int_equal(s.limits.cpu_quota_percent, 20);
@@ -113,12 +116,32 @@ static void test_refusals(void **state) {
         refused("Class", "s", SBX_ERROR_UNKNOWN_CLASS, "\"x\"");
         refused("EgressMode", "s", SBX_ERROR_INVALID_EGRESS, "enforce or report");
         refused("Class", "u", SBX_ERROR_WRONG_TYPE, "type s");
+        refused("Origin", "u", SBX_ERROR_WRONG_TYPE, "type s");
+}
+
+static void test_origin_name_refused(void **state) {
+        static const char * const bad[] = { "", "LLM", "first party", "a/b", "x\n" };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                sd_bus_message *m = new_call();
+                WorkerSpec s;
+                SbxError e = {};
+
+                assert_true(sd_bus_message_append(m, "a{sv}", 2, "Argv", "as", 1, "/bin/true",
+                                                  "Origin", "s", bad[i]) >= 0);
+                assert_true(parse(m, &s, &e) < 0);
+                assert_string_equal(e.name, SBX_ERROR_UNKNOWN_ORIGIN);
+                assert_null(s.origin);
+                worker_spec_done(&s);
+                sd_bus_message_unref(m);
+        }
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_spec),
                 cmocka_unit_test(test_refusals),
+                cmocka_unit_test(test_origin_name_refused),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

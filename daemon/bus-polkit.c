@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-polkit.h"
+#include "manager.h"
+
+#define POLKIT_DEST "org.freedesktop.PolicyKit1"
+#define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
+#define POLKIT_IFACE "org.freedesktop.PolicyKit1.Authority"
+#define POLKIT_FLAG_ALLOW_USER_INTERACTION 1u
+/* polkit may wait for a person to type a password. */
+#define POLKIT_TIMEOUT_USEC (120 * USEC_PER_SEC)
+
+/* One pending or answered CheckAuthorization for one method call. It lives
+ * until the call has been dispatched a second time with the answer. */
+struct PolkitQuery {
+        Manager *manager;
+        PolkitQuery *next;
+        sd_bus_message *request;
+        SbxAction action;
+        uid_t caller;
+        char worker_id[WORKER_ID_LEN + 1];
+        sd_bus_slot *call;
+        sd_bus_track *track;            /* notices the caller leaving while polkit decides */
+        sd_event_source *defer;
+        bool done;
+        bool allowed;
+        sd_bus_error error;
+};
+
+int bus_caller_uid(sd_bus_message *msg, uid_t *ret) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
+                return -EPERM;
+        return sd_bus_creds_get_euid(creds, ret);
+}
+
+static void log_decision(int prio, const char *what, uid_t caller, SbxAction action, const char *worker_id,
+                         const char *result) {
+        char uid[16], msg[160];
+
+        snprintf(uid, sizeof(uid), "%u", (unsigned) caller);
+        snprintf(msg, sizeof(msg), "%s: %s for UID %s: %s", what, sbx_action_to_string(action), uid, result);
+        log_struct(prio, msg, "SANDBOXD_CALLER_UID", uid, "SANDBOXD_ACTION", sbx_action_to_string(action),
+                   "SANDBOXD_AUTHZ_RESULT", result, "SANDBOXD_WORKER_ID", worker_id ?: "", NULL);
+}
+
+static int set_denied(sd_bus_error *ret_error, SbxAction action) {
+        return sd_bus_error_setf(ret_error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Access denied: this needs the polkit action %s", sbx_action_to_string(action));
+}
+
+static PolkitQuery *polkit_query_free(PolkitQuery *q) {
+        if (!q)
+                return NULL;
+        for (PolkitQuery **p = &q->manager->polkit_queries; *p; p = &(*p)->next)
+                if (*p == q) {
+                        *p = q->next;
+                        break;
+                }
+        sd_bus_slot_unref(q->call);
+        sd_bus_track_unref(q->track);
+        sd_event_source_disable_unref(q->defer);
+        sd_bus_message_unref(q->request);
+        sd_bus_error_free(&q->error);
+        free(q);
+        return NULL;
+}
+
+void bus_polkit_queries_free(Manager *m) {
+        while (m->polkit_queries)
+                polkit_query_free(m->polkit_queries);
+}
+
+static PolkitQuery *polkit_query_find(Manager *m, sd_bus_message *msg, SbxAction action) {
+        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+                if (q->request == msg && q->action == action)
+                        return q;
+        return NULL;
+}
+
+static int on_polkit_defer(sd_event_source *s, void *userdata) {
+        polkit_query_free(userdata);
+        return 0;
+}
+
+static int polkit_query_redispatch(PolkitQuery *q) {
+        int r;
+
+        q->done = true;
+        /* Idle priority: the query is freed only once the second dispatch of
+         * the request, which reads the answer, is over. */
+        r = sd_event_add_defer(q->manager->event, &q->defer, on_polkit_defer, q);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_IDLE);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_rewind(q->request, true);
+        if (r < 0)
+                return r;
+        return sd_bus_enqueue_for_read(q->manager->bus, q->request);
+}
+
+static void polkit_query_read_answer(PolkitQuery *q, sd_bus_message *reply) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int authorized = 0, challenge = 0;
+        const char *result;
+
+        if (e) {
+                /* polkit not running, or failing: fail closed. */
+                log_struct(LOG_WARNING, "polkit did not answer; refusing",
+                           "SANDBOXD_ACTION", sbx_action_to_string(q->action),
+                           "SANDBOXD_REASON", e->message ?: e->name, NULL);
+                set_denied(&q->error, q->action);
+                result = "polkit-unavailable";
+        } else if (sd_bus_message_enter_container(reply, 'r', "bba{ss}") < 0 ||
+                   sd_bus_message_read(reply, "bb", &authorized, &challenge) < 0) {
+                set_denied(&q->error, q->action);
+                result = "polkit-bad-reply";
+        } else if (authorized) {
+                q->allowed = true;
+                result = "allowed";
+        } else if (challenge) {
+                sd_bus_error_setf(&q->error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
+                                  "Interactive authentication is required for the polkit action %s",
+                                  sbx_action_to_string(q->action));
+                result = "interactive-authorization-required";
+        } else {
+                set_denied(&q->error, q->action);
+                result = "denied";
+        }
+        log_decision(q->allowed ? LOG_INFO : LOG_NOTICE, "polkit answered", q->caller, q->action,
+                     q->worker_id, result);
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PolkitQuery *q = userdata;
+        int r;
+
+        q->call = sd_bus_slot_unref(q->call);
+        q->track = sd_bus_track_unref(q->track);
+        polkit_query_read_answer(q, reply);
+        r = polkit_query_redispatch(q);
+        if (r < 0) {
+                log_error_errno(r, "Failed to dispatch a call again after polkit's answer: %m");
+                (void) sd_bus_reply_method_errorf(q->request, SD_BUS_ERROR_ACCESS_DENIED,
+                                                  "Access denied: failed to process polkit's answer for %s",
+                                                  sbx_action_to_string(q->action));
+                polkit_query_free(q);
+        }
+        return 0;
+}
+
+/* Only while polkit decides: once it answered, the second dispatch asks
+ * the bus for the caller's credentials again, which a departed caller no
+ * longer has. Returns 1: sd-bus calls a handler that returns 0 again for as
+ * long as the track stays empty. */
+static int on_caller_gone(sd_bus_track *t, void *userdata) {
+        PolkitQuery *q = userdata;
+
+        log_decision(LOG_NOTICE, "Caller left before polkit answered", q->caller, q->action, q->worker_id,
+                     "caller-gone");
+        /* Nothing was changed for it yet; the call and its query go. */
+        polkit_query_free(q);
+        return 1;
+}
+
+static int polkit_query_start(Manager *m, sd_bus_message *msg, SbxAction action, uid_t caller,
+                              const char *worker_id, bool interactive) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        const char *sender = sd_bus_message_get_sender(msg);
+        uint32_t flags = 0;
+        PolkitQuery *q;
+        int r;
+
+        if (!sender)
+                return -EBADMSG;
+        if (interactive && sd_bus_message_get_allow_interactive_authorization(msg) > 0)
+                flags |= POLKIT_FLAG_ALLOW_USER_INTERACTION;
+        r = sd_bus_message_new_method_call(m->bus, &call, POLKIT_DEST, POLKIT_PATH, POLKIT_IFACE,
+                                           "CheckAuthorization");
+        if (r < 0)
+                return r;
+        /* The subject is the caller's unique name: polkit looks up its
+         * process and user itself, nothing the caller claims is used. */
+        r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender,
+                                  sbx_action_to_string(action));
+        if (r >= 0)
+                r = sd_bus_message_append(call, "a{ss}us", worker_id ? 1 : 0, "worker", worker_id, flags, "");
+        if (r < 0)
+                return r;
+
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
+                             .caller = caller, .error = SD_BUS_ERROR_NULL };
+        snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
+        q->next = m->polkit_queries;
+        m->polkit_queries = q;
+
+        r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
+        if (r >= 0)
+                r = sd_bus_track_add_sender(q->track, msg);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, &q->call, call, on_polkit_reply, q, POLKIT_TIMEOUT_USEC);
+        if (r < 0) {
+                polkit_query_free(q);
+                return r;
+        }
+        log_decision(LOG_INFO, "Asking polkit", caller, action, worker_id,
+                     flags ? "asking-interactive" : "asking");
+        return 0;
+}
+
+int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner, const char *worker_id,
+                  bool interactive, sd_bus_error *ret_error) {
+        uid_t caller = UID_INVALID;
+        PolkitQuery *q;
+        int r;
+
+        /* Asked again on the second dispatch too: a caller that has left by
+         * then has no credentials any more and is refused. */
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                caller = UID_INVALID;
+        switch (authz_decide(caller, action, owner)) {
+        case AUTHZ_ALLOW:
+                /* Every read by root or an owner passes here: debug level. */
+                log_decision(LOG_DEBUG, "Allowed without polkit", caller, action, worker_id,
+                             caller == 0 ? "allowed-root" : "allowed-owner");
+                return 1;
+        case AUTHZ_DENY:
+                log_decision(LOG_NOTICE, "Refused", caller, action, worker_id, "no-credentials");
+                return set_denied(ret_error, action);
+        case AUTHZ_ASK_POLKIT:
+                break;
+        }
+        q = polkit_query_find(m, msg, action);
+        if (!q) {
+                r = polkit_query_start(m, msg, action, caller, worker_id, interactive);
+                if (r < 0) {
+                        log_decision(LOG_WARNING, "Cannot ask polkit; refusing", caller, action, worker_id,
+                                     strerror(-r));
+                        return set_denied(ret_error, action);
+                }
+                return 0;
+        }
+        if (!q->done)
+                return 0;
+        if (q->allowed)
+                return 1;
+        r = sd_bus_error_copy(ret_error, &q->error);
+        return r < 0 ? r : -EACCES;
+}
+
+bool bus_authorized(Manager *m, sd_bus_message *msg, uid_t caller, SbxAction action, uid_t owner) {
+        PolkitQuery *q;
+
+        switch (authz_decide(caller, action, owner)) {
+        case AUTHZ_ALLOW:
+                return true;
+        case AUTHZ_DENY:
+                return false;
+        case AUTHZ_ASK_POLKIT:
+                break;
+        }
+        q = polkit_query_find(m, msg, action);
+        return q && q->done && q->allowed;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+
+#include "authz.h"
+
+typedef struct Manager Manager;
+typedef struct PolkitQuery PolkitQuery;
+
+/* The caller's effective UID as the bus daemon recorded it when the caller
+ * connected; never a value read from /proc, which a caller could race. */
+int bus_caller_uid(sd_bus_message *msg, uid_t *ret);
+
+/* May the caller of MSG do ACTION (on a worker of OWNER, UID_INVALID for
+ * none)? Returns 1 when allowed; 0 when polkit has been asked: the message is
+ * dispatched again once it answers, so the handler must change nothing and
+ * return 1; a negative errno when refused, with RET_ERROR naming the action.
+ * With INTERACTIVE false polkit never asks for a password, whatever the
+ * caller's message allows. Must run before any state changes. */
+int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner, const char *worker_id,
+                  bool interactive, sd_bus_error *ret_error);
+
+/* The same decision for CALLER (from bus_caller_uid()) without asking
+ * anyone: root, the owner, or a polkit answer already received for MSG. */
+bool bus_authorized(Manager *m, sd_bus_message *msg, uid_t caller, SbxAction action, uid_t owner);
+
+void bus_polkit_queries_free(Manager *m);
