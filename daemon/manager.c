@@ -35,7 +35,8 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
                 goto fail;
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
-        if (!m->launcher_path || !m->egress_path) {
+        m->walls_path = strdup(getenv("SANDBOXD_WALLS") ?: SANDBOXD_LIBEXECDIR "/sandbox-walls");
+        if (!m->launcher_path || !m->egress_path || !m->walls_path) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -65,6 +66,7 @@ Manager *manager_free(Manager *m) {
         sbx_config_done(&m->config);
         free(m->launcher_path);
         free(m->egress_path);
+        free(m->walls_path);
         free(m);
         return NULL;
 }
@@ -454,6 +456,8 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .stdio = stdio,
                 .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
+                .walls_path = m->walls_path,
+                .host_ns = &m->runtimes.walls.host,
         };
         int r;
 

@@ -16,6 +16,7 @@ struct Manager {
         SbxConfig config;
         char *launcher_path;
         char *egress_path;
+        char *walls_path;
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */
         unsigned n_alive;
@@ -23,6 +24,7 @@ struct Manager {
         CredentialServer *credentials;
         RuntimeTable runtimes;
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        WallsProbe *walls_probe;
         sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
