@@ -37,7 +37,7 @@ GetWorker method s o
 ListWorkers method - a(ssssuo)
 StopWorker method s -
 OpenChannel method s h
-Preflight method - a(sssbs)
+Preflight method - a(sssbs)a(sbs)
 Version property s
 DefaultIdleTimeoutUSec property t
 NWorkers property u
