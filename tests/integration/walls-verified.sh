@@ -22,6 +22,15 @@ shared_by_dropin() {
 }
 remove_dropin() { ct sh -c "rm -f $DROPIN && systemctl daemon-reload"; }
 no_walls_probe_unit() { ! sbx_units | grep -q '^sandbox-probe-walls-'; }
+# Whether the running daemon's walls probe has found NS (network, IPC) shared,
+# from its own journal entries: a Preflight would re-probe.
+namespaces_refused() {
+    local inv
+    inv=$(ct systemctl show -P InvocationID sandboxd.service)
+    journal -o verbose _SYSTEMD_INVOCATION_ID="$inv" \
+        MESSAGE="Walls probe: a worker's namespaces are not private; every class is refused" |
+        grep -q "SANDBOXD_REASON=the $1 namespace is PID 1's"
+}
 worker_state_is() { [ "$(sbx_prop "$1" State 2>/dev/null)" = "$2" ]; }
 # The id in StartFailed's "Worker unit sandbox-ID.service failed to start ...".
 failed_id() { sed -n 's/.*Worker unit sandbox-\([0-9a-f]*\)\.service failed.*/\1/p' <<<"$1"; }
@@ -97,8 +106,7 @@ done
 
 # ---- the drop-in after start-up: the workers' own checks refuse -------------
 restart_daemon
-check_output "without the drop-in: namespaces verified again" '^namespaces: verified ' preflight
-sbx_monitor_start
+check_output "without the drop-in: namespaces verified again (before the trusted check)" '^namespaces: verified ' preflight
 shared_by_dropin PrivateNetwork=no
 # (No Preflight now: it would re-probe and close the gate before the workers' checks.)
 
@@ -121,6 +129,16 @@ else
     fi
 fi
 
+# A shared-kernel worker's failed start re-probes the walls too.
+check "after the check's refusal the daemon re-probed: every class refused" wait_until 60 namespaces_refused network
+refused_leaves_nothing "after the trusted worker's refusal" standard "the network namespace is PID 1's"
+
+# Again, for the launcher: a fresh daemon that verified its walls, then the drop-in.
+remove_dropin
+restart_daemon
+check_output "without the drop-in: namespaces verified again (before the launcher's check)" '^namespaces: verified ' preflight
+sbx_monitor_start
+shared_by_dropin PrivateNetwork=no
 if sbx_create 2 Argv as 2 /bin/echo escaped Class s standard; then
     id=$WID
     check "standard worker in PID 1's network namespace: it fails" wait_until 60 worker_state_is "$id" failed
@@ -135,8 +153,7 @@ else
     not_ok "standard worker in PID 1's network namespace: created, then refused by the launcher" "$BUS_ERROR $BUS_ERRMSG"
 fi
 # The launcher's setup failure re-probes: the walls probe sees the drop-in too.
-check "after the launcher's refusal the daemon re-probed: every class refused" wait_until 60 \
-    sh -c "nsenter -t $CT_PID -a sandboxctl preflight --no-legend | grep -q '^namespaces: NOT verified (the network namespace'"
+check "after the launcher's refusal the daemon re-probed: every class refused" wait_until 60 namespaces_refused network
 refused_leaves_nothing "after the re-probe" trusted "the network namespace is PID 1's"
 
 # ---- recovery: the drop-in gone, the next probe opens the gate --------------
