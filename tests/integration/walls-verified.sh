@@ -85,6 +85,28 @@ if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
 else
     not_ok "trusted worker with private namespaces starts" "$BUS_ERROR $BUS_ERRMSG"
 fi
+# Seen from outside, as root: a running worker's namespaces, the one with an
+# egress proxy too (it joins its socket unit's namespaces, which must ask for
+# IPC as well as network, or systemd silently gives the worker PID 1's IPC).
+ns_of() { ct stat -L -c %d:%i "/proc/$1/ns/$2"; }
+for egress in none example.org; do
+    if [ $egress = none ]; then args=(2 Argv as 2 /bin/sleep 60 Class s trusted)
+    else args=(3 Argv as 2 /bin/sleep 60 Class s trusted EgressAllow as 1 "$egress"); fi
+    if sbx_create "${args[@]}"; then
+        pid=$(unit_prop "sandbox-$WID.service" MainPID)
+        for kind in net ipc mnt; do
+            own=$(ns_of "$pid" $kind) host=$(ns_of 1 $kind)
+            if [ -n "$own" ] && [ "$own" != "$host" ]; then
+                ok "trusted worker (egress: $egress): its $kind namespace is not PID 1's ($own)"
+            else
+                not_ok "trusted worker (egress: $egress): its $kind namespace is not PID 1's" "worker $own, PID 1 $host"
+            fi
+        done
+        sbx_call StopWorker s "$WID" >/dev/null
+    else
+        not_ok "trusted worker (egress: $egress) starts" "$BUS_ERROR $BUS_ERRMSG"
+    fi
+done
 check_output "standard worker with private namespaces runs" '^ran-in-gvisor$' \
     ct timeout 120 sandboxctl run --class standard -- /bin/echo ran-in-gvisor
 
