@@ -280,7 +280,7 @@ check "... tells the client which namespace is PID 1's" \
     'in_ct grep -q "Refusing to run worker $id: the IPC namespace is PID 1.s" "$R/$id.err"' \
     "$(in_ct cat "$R/$id.err" 2>/dev/null)"
 check "... and the journal, under SANDBOXD_WORKER_ID=$id" \
-    'journal_has $id "the IPC namespace is PID 1.s"' "$(journal_of $id | tail -n 3)"
+    'journal_has $id "the IPC namespace is PID 1"' "$(journal_of $id | tail -n 3)"
 check "... and the workload never ran" '! in_ct grep -q escaped "$R/$id.out"' "$(in_ct cat "$R/$id.out" 2>/dev/null)"
 check "... and leaves nothing behind" 'no_leftovers $id'
 
