@@ -138,11 +138,8 @@ static void worker_fail_start(Worker *w, const char *why) {
         /* A shared-kernel worker's start also fails when its namespace check
          * found one of PID 1's: verify the walls again, so that the next
          * request meets the answer at the gate. */
-        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM) {
-                int r = manager_probe_walls(m);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to start the walls probe: %m");
-        }
+        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
+                (void) manager_probe_walls(m);
         manager_unlink_worker(m, w);
         worker_free(w);
         manager_update_status(m);

@@ -15,7 +15,8 @@ typedef struct RuntimeProbe RuntimeProbe;
  * worker's namespacing that reports its namespaces and PID 1's. */
 typedef struct WallsProbe WallsProbe;
 
-/* Starts the walls probe unless it is running. */
+/* Starts the walls probe unless it is running; if it cannot, the walls are
+ * refused (every class with them) until a probe answers. */
 int manager_probe_walls(Manager *m);
 /* Called for every JobRemoved; returns true if UNIT was the walls probe. */
 bool manager_walls_job_removed(Manager *m, const char *unit, const char *result);

@@ -121,7 +121,7 @@ static int walls_probe_append_properties(Manager *m, sd_bus_message *msg, int ou
         return r;
 }
 
-int manager_probe_walls(Manager *m) {
+static int walls_probe_start(Manager *m) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         _cleanup_close_ int write_fd = -1;
         WallsProbe *p;
@@ -164,6 +164,18 @@ int manager_probe_walls(Manager *m) {
         }
         m->walls_probe = p;
         return 0;
+}
+
+int manager_probe_walls(Manager *m) {
+        char reason[128];
+        int r = walls_probe_start(m);
+
+        if (r >= 0)
+                return 0;
+        snprintf(reason, sizeof(reason), "cannot start the namespace probe: %s", strerror(-r));
+        walls_status_refuse(&m->runtimes.walls, reason);
+        log_struct(LOG_ERR, "Walls probe: cannot start it; every class is refused", "SANDBOXD_REASON", reason, NULL);
+        return r;
 }
 
 void manager_walls_probe_timeout(Manager *m) {
