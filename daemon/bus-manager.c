@@ -185,7 +185,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),
                                 method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes),
+        SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes, "a(sbs)", walls),
                                 method_preflight, 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerRemoved", SD_BUS_ARGS("s", id, "o", worker, "s", reason), 0),

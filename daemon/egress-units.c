@@ -78,6 +78,11 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
          * accepts as soon as the address is usable. */
         CHECK(sd_bus_message_append(m, "(sv)", "FreeBind", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
+        /* Units joined by JoinsNamespaceOf= share the namespaces of whichever
+         * starts first, this socket: without PrivateIPC= here the worker's own
+         * PrivateIPC=yes is silently dropped and it gets PID 1's IPC
+         * namespace (found by the worker's namespace check). */
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateIPC", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));

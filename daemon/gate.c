@@ -8,6 +8,13 @@ int gate_choose(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxRu
 
         if (need < 0)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS, "Unknown isolation class");
+        /* Every runtime stands inside the unit's namespaces (gVisor's
+         * --network=host is the unit's network): where they are not private,
+         * no class holds, not even by the operator's exception below. */
+        if (!t->walls.namespaces_private)
+                return sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                                     "Isolation class %s refused: a worker's namespaces are not verified private on "
+                                     "this host: %s", sbx_class_to_string(class), t->walls.namespaces_reason);
         st = &t->status[need];
         if (st->available) {
                 *ret = need;

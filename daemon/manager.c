@@ -37,7 +37,8 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
-        if (!m->launcher_path || !m->exec_path || !m->egress_path) {
+        m->walls_path = strdup(getenv("SANDBOXD_WALLS") ?: SANDBOXD_LIBEXECDIR "/sandbox-walls");
+        if (!m->launcher_path || !m->exec_path || !m->egress_path || !m->walls_path) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -70,6 +71,7 @@ Manager *manager_free(Manager *m) {
         free(m->launcher_path);
         free(m->exec_path);
         free(m->egress_path);
+        free(m->walls_path);
         free(m);
         return NULL;
 }
@@ -138,6 +140,11 @@ static void worker_fail_start(Worker *w, const char *why) {
                                                   w->unit, why, w->unit);
         if (worker_is_alive(w) && m->n_alive > 0)
                 m->n_alive--;
+        /* A shared-kernel worker's start also fails when its namespace check
+         * found one of PID 1's: verify the walls again, so that the next
+         * request meets the answer at the gate. */
+        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
+                (void) manager_probe_walls(m);
         manager_unlink_worker(m, w);
         worker_free(w);
         manager_update_status(m);
@@ -465,6 +472,8 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .stdio = stdio,
                 .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
+                .walls_path = m->walls_path,
+                .host_ns = &m->runtimes.walls.host,
         };
         int r;
 

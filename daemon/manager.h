@@ -18,6 +18,7 @@ struct Manager {
         char *launcher_path;
         char *exec_path;                /* sandbox-exec, trusted and wasm workers' ExecStart */
         char *egress_path;
+        char *walls_path;
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */
         unsigned n_alive;
@@ -25,6 +26,7 @@ struct Manager {
         CredentialServer *credentials;
         RuntimeTable runtimes;
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        WallsProbe *walls_probe;
         sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;

@@ -1,7 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "gate.h"
 #include "manager.h"
+#include "preflight.h"
 
-/* One row per class: which runtime would serve it, and whether it can now. */
+int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sssbs)");
+        if (r < 0)
+                return r;
+        for (int k = 0; k < _SBX_CLASS_MAX; k++) {
+                SbxRuntime rt = class_required_runtime((SbxClass) k), chosen;
+                const RuntimeStatus *st = &t->status[rt];
+                SbxError e = {};
+                bool ok = gate_choose(t, c, (SbxClass) k, &chosen, &e) >= 0;
+                const char *reason = ok ? (chosen != rt ? "shared kernel allowed by AllowSharedKernelForStandard"
+                                                        : st->reason)
+                                        : e.message;
+
+                r = sd_bus_message_append(reply, "(sssbs)", sbx_class_to_string((SbxClass) k),
+                                          sbx_runtime_to_string(ok ? chosen : rt),
+                                          ok ? t->status[chosen].path : st->path, ok, reason);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        /* The walls every class stands in, as the last probe found them. */
+        r = sd_bus_message_append(reply, "a(sbs)", 2,
+                                  "namespaces", t->walls.namespaces_private, t->walls.namespaces_reason,
+                                  "ip-firewall", t->walls.ip_firewall, t->walls.ip_firewall_reason);
+        return r < 0 ? r : 0;
+}
+
+/* One row per class: which runtime would serve it, and whether it can now;
+ * then one row per wall: whether it was verified, and what was found. */
 int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -9,25 +43,9 @@ int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(sssbs)");
-        if (r < 0)
-                return r;
-        for (int c = 0; c < _SBX_CLASS_MAX; c++) {
-                SbxRuntime rt = class_required_runtime((SbxClass) c), chosen;
-                const RuntimeStatus *st = &m->runtimes.status[rt];
-                SbxError e = {};
-                bool ok = manager_choose_runtime(m, (SbxClass) c, &chosen, &e) >= 0;
-                const char *reason = ok ? (chosen != rt ? "shared kernel allowed by AllowSharedKernelForStandard"
-                                                        : st->reason)
-                                        : e.message;
-
-                r = sd_bus_message_append(reply, "(sssbs)", sbx_class_to_string((SbxClass) c),
-                                          sbx_runtime_to_string(ok ? chosen : rt),
-                                          ok ? m->runtimes.status[chosen].path : st->path, ok, reason);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
+        /* A runtime binary that vanished since its probe takes its classes with it. */
+        manager_runtimes_revalidate(m);
+        r = preflight_append_rows(reply, &m->runtimes, &m->config);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

@@ -61,10 +61,10 @@ static bool probes_pending(Manager *m) {
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                 if (m->probes[i])
                         return true;
-        return false;
+        return m->walls_probe;
 }
 
-static void probes_answer_waiters(Manager *m) {
+void manager_probes_answer_waiters(Manager *m) {
         if (probes_pending(m))
                 return;
         for (size_t i = 0; i < m->n_preflight_waiters; i++) {
@@ -85,10 +85,12 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
         m->probes[p->runtime] = probe_free(p);
-        probes_answer_waiters(m);
+        manager_probes_answer_waiters(m);
 }
 
 bool manager_probe_job_removed(Manager *m, const char *unit, const char *result) {
+        if (manager_walls_job_removed(m, unit, result))
+                return true;
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++) {
                 RuntimeProbe *p = m->probes[i];
                 char out[1024] = {}, reason[256];
@@ -192,10 +194,14 @@ static int probe_start(Manager *m, SbxRuntime rt) {
 }
 
 int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
-        int r = 0;
+        int r = 0, k;
+
+        /* Its failure is its verdict (every class refused), which Preflight
+         * reports like any other: not an error of the call. */
+        (void) manager_probe_walls(m);
 
         for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
-                int k = probe_start(m, (SbxRuntime) rt);
+                k = probe_start(m, (SbxRuntime) rt);
                 if (k < 0) {
                         char reason[128];
                         snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-k));
@@ -210,7 +216,7 @@ int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
                         return -ENOMEM;
                 m->preflight_waiters = n;
                 m->preflight_waiters[m->n_preflight_waiters++] = sd_bus_message_ref(request);
-                probes_answer_waiters(m);
+                manager_probes_answer_waiters(m);
         }
         return r;
 }
@@ -237,6 +243,7 @@ int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r;
                 if (now >= deadline) {
+                        manager_walls_probe_timeout(m);
                         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                                 if (m->probes[i])
                                         probe_finish(m->probes[i], false, "probe timed out");
@@ -268,6 +275,7 @@ void manager_probes_free(Manager *m) {
         m->reprobe_timer = sd_event_source_disable_unref(m->reprobe_timer);
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                 m->probes[i] = probe_free(m->probes[i]);
+        manager_walls_probe_free(m);
         for (size_t i = 0; i < m->n_preflight_waiters; i++)
                 sd_bus_message_unref(m->preflight_waiters[i]);
         free(m->preflight_waiters);

@@ -11,8 +11,23 @@ typedef struct Manager Manager;
  * (the daemon itself holds none of the privileges a runtime needs), whose
  * one line of output says "ok <detail>" or "unavailable <reason>". */
 typedef struct RuntimeProbe RuntimeProbe;
+/* The walls probe (walls-probe.c, verdicts in walls.h): a unit with a trusted
+ * worker's namespacing that reports its namespaces and PID 1's. */
+typedef struct WallsProbe WallsProbe;
 
-/* Starts probes of every sandboxing runtime not already being probed.
+/* Starts the walls probe unless it is running; if it cannot, the walls are
+ * refused (every class with them) until a probe answers. */
+int manager_probe_walls(Manager *m);
+/* Called for every JobRemoved; returns true if UNIT was the walls probe. */
+bool manager_walls_job_removed(Manager *m, const char *unit, const char *result);
+/* The walls probe did not answer in time: fail closed. */
+void manager_walls_probe_timeout(Manager *m);
+void manager_walls_probe_free(Manager *m);
+/* Answers the Preflight() calls waiting for probes, once none is pending. */
+void manager_probes_answer_waiters(Manager *m);
+
+/* Starts probes of every sandboxing runtime not already being probed, and the
+ * walls probe.
  * REQUEST, if given, is a Preflight() call answered once all are done. */
 int manager_probe_runtimes(Manager *m, sd_bus_message *request);
 /* Runs the event loop until no probe is pending or TIMEOUT passes. */

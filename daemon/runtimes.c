@@ -17,6 +17,7 @@ void runtime_table_init(RuntimeTable *t) {
         runtime_status_set(&t->status[SBX_RUNTIME_SYSTEMD], true, "systemd", "the unit's own sandboxing");
         for (int i = SBX_RUNTIME_RUNSC; i < _SBX_RUNTIME_MAX; i++)
                 runtime_status_set(&t->status[i], false, "", "not probed yet");
+        walls_status_init(&t->walls);
 }
 
 SbxRuntime class_required_runtime(SbxClass c) {

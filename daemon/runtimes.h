@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "class.h"
+#include "walls.h"
 
 /* What the last probe found out about each runtime. Runtimes are probed,
  * never assumed: an entry is available only after a real sandbox answered. */
@@ -17,6 +18,7 @@ typedef struct RuntimeStatus {
 
 typedef struct RuntimeTable {
         RuntimeStatus status[_SBX_RUNTIME_MAX];
+        WallsStatus walls;              /* every class needs these, whatever the runtime */
 } RuntimeTable;
 
 void runtime_table_init(RuntimeTable *t);

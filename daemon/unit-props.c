@@ -414,6 +414,29 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
         return r;
 }
 
+/* systemd runs a unit in the host's namespaces where it cannot make private
+ * ones (a container without the capability: systemd 254+ only logs a notice).
+ * An unprivileged ExecStartPre= runs inside the worker's namespaces and walls,
+ * and fails the start if any of them is PID 1's. A sandboxed runtime's
+ * launcher runs privileged ("+"), sees /proc/1 and checks its own. */
+static int append_namespace_check(sd_bus_message *m, const WorkerUnitParams *p) {
+        char id[64], ids[_NS_KIND_MAX][48];
+
+        if (p->runtime != SBX_RUNTIME_SYSTEMD && p->runtime != SBX_RUNTIME_WASM)
+                return 0;
+        /* Without PID 1's identities the check cannot be made: refuse. */
+        if (!p->walls_path || !p->host_ns || (p->host_ns->mask & WALLS_NS_MASK) != WALLS_NS_MASK)
+                return -EINVAL;
+        snprintf(id, sizeof(id), "--id=%s", p->id);
+        for (NsKind k = 0; k < _NS_KIND_MAX; k++)
+                snprintf(ids[k], sizeof(ids[k]), "--%s=%" PRIu64 ":%" PRIu64, ns_kind_to_string(k),
+                         p->host_ns->id[k].dev, p->host_ns->id[k].ino);
+        char *argv[] = { (char *) p->walls_path, (char *) "check", id, ids[NS_NET], ids[NS_IPC], ids[NS_MNT], NULL };
+        return unit_append_exec(m, "ExecStartPre", p->walls_path, argv, NULL);
+}
+
+static int append_caps(sd_bus_message *m, const WorkerUnitParams *p);
+
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
         _cleanup_free_ char *description = NULL, *state_dir = NULL;
         _cleanup_strv_free_ char **env = NULL;
@@ -469,6 +492,14 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_exec(m, p));
+        CHECK(append_namespace_check(m, p));
+        CHECK(unit_append_hardening(m, p));
+        CHECK(append_caps(m, p));
+        return sd_bus_message_close_container(m);
+}
+
+int unit_append_hardening(sd_bus_message *m, const WorkerUnitParams *p) {
+        int r;
 
         /* Hardening that holds for every class. For runsc and kata the
          * unit's commands are the launcher, run privileged ("+"): systemd
@@ -525,6 +556,12 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(append_syscall_filter(m, 0, syscall_deny));
         CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", EPERM));
         CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
+        return 0;
+}
+
+static int append_caps(sd_bus_message *m, const WorkerUnitParams *p) {
+        const WorkerSpec *s = p->spec;
+        int r;
 
         /* Caps, with accounting so an operator sees what each worker uses. */
         CHECK(append_bool(m, "CPUAccounting", 1));
@@ -538,6 +575,5 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "LimitCORE", "t", (uint64_t) 0));
         CHECK(sd_bus_message_append(m, "(sv)", "LimitCORESoft", "t", (uint64_t) 0));
 #undef CHECK
-
-        return sd_bus_message_close_container(m);
+        return 0;
 }

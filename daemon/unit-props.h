@@ -7,6 +7,7 @@
 #include "class.h"
 #include "config.h"
 #include "spec.h"
+#include "walls.h"
 
 #define SBX_SLICE "sandbox.slice"
 #define SBX_STATE_ROOT "/var/lib/sandboxd/workers"
@@ -31,11 +32,18 @@ typedef struct WorkerUnitParams {
         const ChannelWorkerFds *stdio;  /* the worker's ends of the channel's pipes */
         const char *egress_proxy_url;   /* NULL: no egress at all */
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
+        const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
+        const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.
  * M must be positioned where the array goes; this opens and closes it. */
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
+
+/* Appends the hardening and namespacing every worker's unit gets (P's
+ * runtime and config decide the details), inside the a(sv) array: the
+ * walls probe's unit is made of the very same list. */
+int unit_append_hardening(sd_bus_message *m, const WorkerUnitParams *p);
 
 /* Appends the a(sv) properties of a oneshot unit that runs the launcher's
  * cleanup of a sandboxed worker (bundle and runtime state), for when its own

@@ -135,6 +135,84 @@ int preflight_read(sd_bus_message *reply, PreflightEntry **ret, size_t *ret_n) {
         return 0;
 }
 
+int preflight_walls_read(sd_bus_message *reply, PreflightWall **ret, size_t *ret_n) {
+        _cleanup_free_ PreflightWall *walls = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_peek_type(reply, NULL, NULL);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "(sbs)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                PreflightWall w = {}, *grown;
+                int verified;
+
+                r = sd_bus_message_read(reply, "(sbs)", &w.wall, &verified, &w.detail);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                w.verified = verified;
+                grown = realloc(walls, (n + 1) * sizeof(PreflightWall));
+                if (!grown)
+                        return -ENOMEM;
+                walls = grown;
+                walls[n++] = w;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(walls);
+        *ret_n = n;
+        return 0;
+}
+
+json_object *preflight_report_to_json(const PreflightEntry *entries, size_t n, const PreflightWall *walls,
+                                      size_t n_walls) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *array = json_object_new_array();
+        json_object *classes = preflight_to_json(entries, n);
+
+        if (!o || !array || json_add(o, "classes", classes) < 0)
+                return NULL;
+        for (size_t i = 0; i < n_walls; i++) {
+                json_object *w = json_object_new_object();
+
+                if (!w)
+                        return NULL;
+                if (json_add_string(w, "wall", walls[i].wall) < 0 ||
+                    json_add(w, "verified", json_object_new_boolean(walls[i].verified)) < 0 ||
+                    json_add_string(w, "detail", walls[i].detail) < 0 ||
+                    json_array_push(array, w) < 0) {
+                        json_object_put(w);
+                        return NULL;
+                }
+        }
+        if (json_add(o, "walls", TAKE_PTR(array)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+int preflight_walls_print(const PreflightWall *walls, size_t n, FILE *f) {
+        for (size_t i = 0; i < n; i++) {
+                /* A missing wall is "unavailable"; namespaces are a check's verdict. */
+                bool check = streq(walls[i].wall, "namespaces");
+                const char *word = walls[i].verified ? (check ? "verified" : "available")
+                                                     : (check ? "NOT verified" : "unavailable");
+
+                if (fprintf(f, "%s: %s (%s)\n", walls[i].wall, word, walls[i].detail) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
 json_object *preflight_to_json(const PreflightEntry *entries, size_t n) {
         _cleanup_json_ json_object *array = json_object_new_array();
 

@@ -37,15 +37,28 @@ typedef struct PreflightEntry {
         const char *reason;
 } PreflightEntry;
 
+typedef struct PreflightWall {
+        const char *wall;               /* "namespaces", "ip-firewall" */
+        bool verified;
+        const char *detail;
+} PreflightWall;
+
 /* ListWorkers() -> a(ssssuuo) */
 int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
 json_object *worker_list_to_json(const WorkerEntry *workers, size_t n);
 Table *worker_list_to_table(const WorkerEntry *workers, size_t n);
 
-/* Preflight() -> a(sssbs) */
+/* Preflight() -> a(sssbs) classes, a(sbs) walls. preflight_walls_read reads
+ * the second array; a daemon older than it sent none: zero walls. */
 int preflight_read(sd_bus_message *reply, PreflightEntry **ret, size_t *ret_n);
+int preflight_walls_read(sd_bus_message *reply, PreflightWall **ret, size_t *ret_n);
 json_object *preflight_to_json(const PreflightEntry *entries, size_t n);
+/* {"classes": [...], "walls": [{"wall", "verified", "detail"}...]} */
+json_object *preflight_report_to_json(const PreflightEntry *entries, size_t n, const PreflightWall *walls,
+                                      size_t n_walls);
 Table *preflight_to_table(const PreflightEntry *entries, size_t n);
+/* "namespaces: verified (DETAIL)", "ip-firewall: unavailable (DETAIL)" */
+int preflight_walls_print(const PreflightWall *walls, size_t n, FILE *f);
 
 /* Properties.GetAll() -> a{sv}, basic types only (the Worker interface has no
  * others): one JSON object in reply order. */

@@ -86,7 +86,8 @@ static void help(void) {
                "  stop      Stop worker ID (asynchronously).\n"
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
                "            interrupting attach only detaches, the worker keeps running.\n"
-               "  preflight Re-probe the isolation runtimes and show which classes are usable.\n"
+               "  preflight Re-probe the isolation runtimes and the walls (namespaces, IP firewall)\n"
+               "            and show which classes are usable.\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
@@ -289,7 +290,8 @@ static int verb_preflight(int argc, char *argv[]) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ PreflightEntry *entries = NULL;
-        size_t n;
+        _cleanup_free_ PreflightWall *walls = NULL;
+        size_t n, n_walls;
         VerbArgs args;
         int r;
 
@@ -300,11 +302,13 @@ static int verb_preflight(int argc, char *argv[]) {
         if (r < 0)
                 return print_failure("Failed to run the preflight checks", &error, r);
         r = preflight_read(reply, &entries, &n);
+        if (r >= 0)
+                r = preflight_walls_read(reply, &walls, &n_walls);
         if (r < 0)
                 return print_failure("Failed to parse the preflight reply", NULL, r);
 
         if (args.json) {
-                _cleanup_(json_object_putp) json_object *o = preflight_to_json(entries, n);
+                _cleanup_(json_object_putp) json_object *o = preflight_report_to_json(entries, n, walls, n_walls);
                 if (!o || json_print(o, stdout) < 0)
                         return print_failure("Failed to print JSON", NULL, -ENOMEM);
                 return EXIT_OK;
@@ -312,6 +316,9 @@ static int verb_preflight(int argc, char *argv[]) {
         _cleanup_(table_freep) Table *t = preflight_to_table(entries, n);
         if (!t || table_print(t, stdout, args.legend) < 0)
                 return print_failure("Failed to print the table", NULL, -ENOMEM);
+        /* The walls are not classes: lines of their own below the table. */
+        if ((n_walls > 0 && args.legend && putchar('\n') == EOF) || preflight_walls_print(walls, n_walls, stdout) < 0)
+                return print_failure("Failed to print the walls", NULL, -EIO);
         return EXIT_OK;
 }
 

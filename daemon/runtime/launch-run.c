@@ -459,5 +459,9 @@ int launch_run(const LaunchArgs *a) {
                         return LAUNCH_EXIT_SETUP;
                 }
         }
+        if (launch_check_namespaces(a->id) < 0) {
+                (void) remove_bundle(a);
+                return LAUNCH_EXIT_SETUP;
+        }
         return start_runtime(a, bundle);
 }

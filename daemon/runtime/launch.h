@@ -19,5 +19,9 @@ int launch_cleanup(const LaunchArgs *a);
 int launch_probe(const LaunchArgs *a);
 int launch_probe_guest(const LaunchArgs *a);
 
+/* Whether the launcher's network and IPC namespaces are the unit's private
+ * ones, not PID 1's; logs why not and returns -EHOSTDOWN. */
+int launch_check_namespaces(const char *id);
+
 /* Creates /run/sandboxd and its private subdirectories if needed. */
 int launch_state_dirs(void);

@@ -26,7 +26,7 @@ json_check() { python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 i
 # --- preflight ---
 out=$(sctl preflight --no-legend)
 check_match "preflight lists trusted as available" "(^|$nl)trusted +systemd .* yes " "$out"
-if sctl preflight --json | json_check 'any(e["class"] == "trusted" and e["available"] is True for e in d)'; then
+if sctl preflight --json | json_check 'any(e["class"] == "trusted" and e["available"] is True for e in d["classes"])'; then
     ok "preflight --json"
 else
     not_ok "preflight --json"

@@ -222,6 +222,68 @@ static void test_preflight(void **state) {
         sd_bus_message_unref(m);
 }
 
+static int print_walls(const void *walls, FILE *f) {
+        return preflight_walls_print(walls, 2, f);
+}
+
+/* The walls the daemon verified come after the classes: a field each in
+ * --json, a "wall: verdict (detail)" line each in the table output. */
+static void test_preflight_walls(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "Preflight");
+        _cleanup_free_ PreflightEntry *entries = NULL;
+        _cleanup_free_ PreflightWall *walls = NULL;
+        _cleanup_free_ char *text = NULL, *lines = NULL;
+        json_object *o, *parsed, *v, *w;
+        size_t n, n_walls;
+
+        assert_true(sd_bus_message_append(m, "a(sssbs)", 1, "trusted", "systemd", "systemd", 0,
+                                          "Isolation class trusted refused: the network namespace is PID 1's") >= 0);
+        assert_true(sd_bus_message_append(m, "a(sbs)", 2,
+                                          "namespaces", 0, "the network namespace is PID 1's (net=4:1)",
+                                          "ip-firewall", 0, "a loopback connection got through IPAddressDeny=any") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_int_equal(preflight_read(m, &entries, &n), 0);
+        assert_int_equal(preflight_walls_read(m, &walls, &n_walls), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(n_walls, 2);
+
+        o = preflight_report_to_json(entries, n, walls, n_walls);
+        text = capture(print_json, o);
+        json_object_put(o);
+        parsed = json_tokener_parse(text);
+        assert_true(json_object_object_get_ex(parsed, "classes", &v));
+        assert_int_equal(json_object_array_length(v), 1);
+        assert_true(json_object_object_get_ex(parsed, "walls", &v));
+        assert_int_equal(json_object_array_length(v), 2);
+        w = json_object_array_get_idx(v, 1);
+        assert_json_string(w, "wall", "ip-firewall");
+        assert_true(json_object_object_get_ex(w, "verified", &v));
+        assert_true(json_object_is_type(v, json_type_boolean));
+        assert_false(json_object_get_boolean(v));
+        assert_json_string(w, "detail", "a loopback connection got through IPAddressDeny=any");
+        json_object_put(parsed);
+
+        lines = capture(print_walls, walls);
+        assert_string_equal(lines,
+                            "namespaces: NOT verified (the network namespace is PID 1's (net=4:1))\n"
+                            "ip-firewall: unavailable (a loopback connection got through IPAddressDeny=any)\n");
+        sd_bus_message_unref(m);
+
+        /* An older daemon's reply has no walls: none, not an error. */
+        m = test_message_new(f->bus, "Preflight");
+        assert_true(sd_bus_message_append(m, "a(sssbs)", 0) >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        free(entries);
+        entries = NULL;
+        assert_int_equal(preflight_read(m, &entries, &n), 0);
+        free(walls);
+        walls = NULL;
+        assert_int_equal(preflight_walls_read(m, &walls, &n_walls), 0);
+        assert_int_equal(n_walls, 0);
+        sd_bus_message_unref(m);
+}
+
 static void test_status_properties(void **state) {
         Fixture *f = *state;
         sd_bus_message *m = test_message_new(f->bus, "GetAll");
@@ -268,6 +330,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_list_wrong_shape, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_preflight_walls, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_properties, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,7 @@
 #   usage: integration.sh CONTAINER_LEADER_PID
 # Each worker is a transient unit started over the systemd bus the way the
 # daemon starts it: DynamicUser, User=sandbox-ID, a 0700 StateDirectory,
-# PrivateNetwork, limits, and sandbox-launch as the privileged (+) ExecStart
+# PrivateNetwork, PrivateIPC, limits, and sandbox-launch as the privileged (+) ExecStart
 # and ExecStopPost. Prints TAP and a final "# passed N failed M" line.
 set -u
 PID=${1:?usage: integration.sh CONTAINER_LEADER_PID}
@@ -144,13 +144,14 @@ start_worker() {
     in_ct rm -f "$R/$id.out" "$R/$id.err" "$R/$id.status"
     unit_gone "sandbox-$id.service" || echo "# sandbox-$id.service is still loaded"
     err=$(in_ct busctl -- call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
-        StartTransientUnit 'ssa(sv)a(sa(sv))' "sandbox-$id.service" fail 14 \
+        StartTransientUnit 'ssa(sv)a(sa(sv))' "sandbox-$id.service" fail 15 \
         Description s "sandboxd runtime test worker $id" \
         DynamicUser b true \
         User s "sandbox-$id" \
         StateDirectory as 1 "sandboxd/workers/$id" \
         StateDirectoryMode u 448 \
         PrivateNetwork b true \
+        PrivateIPC b "${WORKER_PRIVATE_IPC:-true}" \
         MemoryMax t 268435456 \
         TasksMax t 256 \
         RuntimeMaxUSec t 120000000 \
@@ -266,6 +267,22 @@ check "the environment is only HOME, PATH, CREDENTIALS_DIRECTORY and the spec's 
 check "the credential arrives, read-only, and not through the environment" \
     'has_line $id credential=s3cret-token && has_line $id credentials=readonly && ! out_of $id | grep -q "^env:.*s3cret"'
 check "its bundle and runsc state are gone after it stopped" 'no_leftovers $id'
+
+# 5c. a unit whose IPC namespace systemd did not make private (PID 1's): the
+# launcher refuses before runsc runs, with status 125, says which namespace to
+# the client and the journal, and leaves nothing behind
+id=rtsharedipc
+WORKER_PRIVATE_IPC=false start_worker "$id" --pids 16 --memory 64M --cpu-percent 50 -- /bin/echo escaped
+wait_worker "$id" 30
+check "a launcher in PID 1's IPC namespace refuses with status 125" '[ "$(status_of $id)" = "exit-code exited 125" ]' \
+    "status='$(status_of $id)'"
+check "... tells the client which namespace is PID 1's" \
+    'in_ct grep -q "Refusing to run worker $id: the IPC namespace is PID 1.s" "$R/$id.err"' \
+    "$(in_ct cat "$R/$id.err" 2>/dev/null)"
+check "... and the journal, under SANDBOXD_WORKER_ID=$id" \
+    'journal_has $id "the IPC namespace is PID 1"' "$(journal_of $id | tail -n 3)"
+check "... and the workload never ran" '! in_ct grep -q escaped "$R/$id.out"' "$(in_ct cat "$R/$id.out" 2>/dev/null)"
+check "... and leaves nothing behind" 'no_leftovers $id'
 
 # 3. the exit status of the workload is the unit's
 id=rtexit7
@@ -489,10 +506,10 @@ for i in range(rounds):
     if not unit_gone(60):
         print("round %d: %s is still loaded" % (i, unit), file=sys.stderr)
     subprocess.run(["busctl", "--", "call", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                    "org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))", unit, "fail", "9",
+                    "org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))", unit, "fail", "10",
                     "DynamicUser", "b", "true", "User", "s", name,
                     "StateDirectory", "as", "1", "sandboxd/workers/" + name.split("-", 1)[1],
-                    "StateDirectoryMode", "u", "448", "PrivateNetwork", "b", "true",
+                    "StateDirectoryMode", "u", "448", "PrivateNetwork", "b", "true", "PrivateIPC", "b", "true",
                     "StandardInputFile", "s", fifo_in, "StandardOutputFile", "s", fifo_out,
                     "StandardError", "s", "journal",
                     "ExecStartEx", "a(sasas)", "1", launch, str(len(run) + 1), launch, *run, "1", "privileged",
@@ -541,6 +558,7 @@ User=sandbox-$id
 StateDirectory=sandboxd/workers/$id
 StateDirectoryMode=0700
 PrivateNetwork=yes
+PrivateIPC=yes
 StandardInput=socket
 StandardOutput=socket
 StandardError=journal

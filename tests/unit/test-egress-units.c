@@ -100,6 +100,8 @@ static void test_aux_units(void **state) {
         assert_non_null(strstr(d, "\"127.0.0.1:3128\""));
         assert_non_null(strstr(d, "\"[::1]:3128\""));
         assert_non_null(strstr(d, "\"JoinsNamespaceOf\""));
+        /* The joined namespaces are the socket's: it must ask for IPC too. */
+        assert_non_null(strstr(d, "\"PrivateIPC\""));
         assert_non_null(strstr(d, "\"FreeBind\""));
         assert_non_null(strstr(d, "\"egress-policy\""));
         assert_non_null(strstr(d, "\"/run/sandboxd/credentials.sock\""));

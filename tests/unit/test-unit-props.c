@@ -12,6 +12,12 @@
 
 static SbxConfig config;
 static WorkerSpec spec;
+/* PID 1's namespaces as the walls probe reported them. */
+static const NsIdSet probed_host_ns = {
+        .id = { [NS_NET] = { 4, 4026531992 }, [NS_IPC] = { 4, 4026531839 }, [NS_MNT] = { 4, 4026531841 } },
+        .mask = NS_MASK_ALL,
+};
+static const NsIdSet *host_ns = &probed_host_ns;
 static sd_bus *bus;
 static int peer = -1;
 
@@ -60,6 +66,8 @@ static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit
                 .stdio = &(ChannelWorkerFds) { 0, 1, 2 },
                 .egress_proxy_url = proxy,
                 .egress_socket = "sandbox-0123456789ab-egress.socket",
+                .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
+                .host_ns = host_ns,
         };
         char *dump = NULL;
 
@@ -457,12 +465,63 @@ static void test_wasm_unit(void **state) {
         assert_null(strstr(d, "\"privileged\""));
 }
 
+/* A shared-kernel worker's first command checks, inside its walls, that none
+ * of its namespaces is PID 1's; it is unprivileged, and ExecStart is untouched. */
+static void test_namespace_check(void **state) {
+        static const SbxRuntime shared_kernel[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(shared_kernel); i++) {
+                _cleanup_free_ char *d = build(shared_kernel[i], NULL, &r);
+
+                assert_int_equal(r, 0);
+                assert_prop(d, "ExecStartPre", "\"/usr/libexec/sandboxd/sandbox-walls\"");
+                assert_prop(d, "ExecStartPre", "\"check\"");
+                assert_prop(d, "ExecStartPre", "\"--id=0123456789ab\"");
+                assert_prop(d, "ExecStartPre", "\"--net=4:4026531992\"");
+                assert_prop(d, "ExecStartPre", "\"--ipc=4:4026531839\"");
+                assert_prop(d, "ExecStartPre", "\"--mnt=4:4026531841\"");
+                assert_false(prop_has(d, "ExecStartPre", "privileged"));
+                assert_null(strstr(d, "ExecStartPreEx"));
+                assert_false(prop_has(d, "ExecStartEx", "sandbox-walls"));
+        }
+}
+
+/* The launcher checks its own: no ExecStartPre for sandboxed runtimes. */
+static void test_no_namespace_check_for_launcher(void **state) {
+        int r;
+        _cleanup_free_ char *d = build(SBX_RUNTIME_RUNSC, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_null(strstr(d, "ExecStartPre"));
+        assert_null(strstr(d, "sandbox-walls"));
+}
+
+/* Without PID 1's identities the check cannot be made, and the unit is not
+ * built at all rather than built without it. */
+static void test_namespace_check_fails_closed(void **state) {
+        NsIdSet partial = probed_host_ns;
+        int r;
+
+        host_ns = NULL;
+        assert_null(build(SBX_RUNTIME_SYSTEMD, NULL, &r));
+        assert_int_equal(r, -EINVAL);
+        partial.mask &= ~NS_MASK(NS_MNT);
+        host_ns = &partial;
+        assert_null(build(SBX_RUNTIME_WASM, NULL, &r));
+        assert_int_equal(r, -EINVAL);
+        host_ns = &probed_host_ns;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_trusted_hides_host_sockets),
                 cmocka_unit_test(test_every_class_has_trusted_walls),
                 cmocka_unit_test(test_operator_syscall_allow_every_class),
+                cmocka_unit_test(test_namespace_check),
+                cmocka_unit_test(test_no_namespace_check_for_launcher),
+                cmocka_unit_test(test_namespace_check_fails_closed),
                 cmocka_unit_test(test_proxy_environment),
                 cmocka_unit_test(test_runsc_unit),
                 cmocka_unit_test(test_runsc_unit_without_egress),

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "config.h"
+#include "runtimes.h"
+
+/* Appends Preflight()'s two arrays to REPLY: one (class, runtime, path,
+ * available, reason) row per class, as the gate would decide it now, then one
+ * (wall, verified, detail) row per wall ("namespaces", "ip-firewall"). */
+int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c);

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Walls are verified, not assumed (issue 8, item 2). systemd silently runs a
+# unit in the host's namespaces where it cannot make private ones; a prefix
+# drop-in for sandbox-.service with PrivateNetwork=no or PrivateIPC=no makes
+# this test bed such a host. Installed before sandboxd starts, the walls probe
+# (a unit named sandbox-probe-walls-*, so the drop-in applies to it) finds a
+# namespace that is PID 1's and every class is refused; installed after, the
+# shared-kernel worker's ExecStartPre check and the gVisor launcher refuse.
+# The BPF IP firewall has no effect here (hybrid cgroups): Preflight must say so.
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+DROPIN_DIR=/run/systemd/system/sandbox-.service.d
+DROPIN=$DROPIN_DIR/50-shared-ns.conf
+CLASSES="trusted standard untrusted hostile wasm"
+
+preflight() { ct sandboxctl preflight --no-legend 2>&1; }
+restart_daemon() { ct systemctl restart sandboxd.service; }
+# shared_by_dropin SETTING...: e.g. PrivateNetwork=no
+shared_by_dropin() {
+    ct sh -c "mkdir -p $DROPIN_DIR && printf '[Service]\n%s\n' \"\$*\" > $DROPIN && systemctl daemon-reload" sh "$@"
+}
+remove_dropin() { ct sh -c "rm -f $DROPIN && systemctl daemon-reload"; }
+no_walls_probe_unit() { ! sbx_units | grep -q '^sandbox-probe-walls-'; }
+# Whether the running daemon's walls probe has found NS (network, IPC) shared,
+# from its own journal entries: a Preflight would re-probe.
+namespaces_refused() {
+    local inv
+    inv=$(ct systemctl show -P InvocationID sandboxd.service)
+    journal -o verbose _SYSTEMD_INVOCATION_ID="$inv" \
+        MESSAGE="Walls probe: a worker's namespaces are not private; every class is refused" |
+        grep -q "SANDBOXD_REASON=the $1 namespace is PID 1's"
+}
+worker_state_is() { [ "$(sbx_prop "$1" State 2>/dev/null)" = "$2" ]; }
+# The id in StartFailed's "Worker unit sandbox-ID.service failed to start ...".
+failed_id() { sed -n 's/.*Worker unit sandbox-\([0-9a-f]*\)\.service failed.*/\1/p' <<<"$1"; }
+
+# CreateWorker of CLASS refused with IsolationUnavailable naming FRAGMENT,
+# and nothing created.
+refused_leaves_nothing() {
+    local name=$1 cls=$2 fragment=$3 before_units before_state
+    before_units=$(sbx_units)
+    before_state=$(sbx_state_entries)
+    sbx_call CreateWorker 'a{sv}' 2 Argv as 2 /bin/echo escaped Class s "$cls" >/dev/null 2>&1
+    if [ "$BUS_ERROR" = org.sandboxd1.Error.IsolationUnavailable ] && printf '%s' "$BUS_ERRMSG" | grep -q -- "$fragment"; then
+        ok "$name: $cls refused with IsolationUnavailable ($fragment)"
+    else
+        not_ok "$name: $cls refused with IsolationUnavailable ($fragment)" "error=$BUS_ERROR" "message=$BUS_ERRMSG"
+    fi
+    check_eq "$name: $cls: no unit created" "$before_units" "$(sbx_units)"
+    check_eq "$name: $cls: no home created" "$before_state" "$(sbx_state_entries)"
+}
+
+ct systemctl start sandboxd.service
+
+# ---- a normal host: verified, and the firewall's truth told -----------------
+pf=$(preflight)
+check_output "preflight: namespaces verified private" \
+    '^namespaces: verified \(net, ipc and mnt of a worker.s unit are not PID 1.s \(net=[0-9]+:[0-9]+ ipc=[0-9]+:[0-9]+ mnt=[0-9]+:[0-9]+\)\)$' \
+    echo "$pf"
+check_output "preflight: ip-firewall line says unavailable on this test bed (no cgroup BPF firewall)" \
+    '^ip-firewall: unavailable \(a loopback connection got through IPAddressDeny=any' echo "$pf"
+check_output "preflight: trusted available" '^trusted +systemd .* yes ' echo "$pf"
+check_output "preflight: standard available" '^standard +runsc .* yes ' echo "$pf"
+check_output "preflight --json: walls namespaces verified, ip-firewall not" '^true false$' sh -c \
+    "nsenter -t $CT_PID -a sandboxctl preflight --json | python3 -c 'import json,sys; w={x[\"wall\"]: x[\"verified\"] for x in json.load(sys.stdin)[\"walls\"]}; print(str(w[\"namespaces\"]).lower(), str(w[\"ip-firewall\"]).lower())'"
+check_output "Preflight over D-Bus: a second array of walls" \
+    '"namespaces" true "net, ipc and mnt.*"ip-firewall" false "a loopback connection got through' \
+    ct busctl --system call org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Preflight
+check "the walls probe's unit is collected once it answered" wait_until 10 no_walls_probe_unit
+check "journal: the walls probe's verdict, with the firewall's" journal_has \
+    'SANDBOXD_IP_FIREWALL=unavailable' -o verbose MESSAGE="Walls probe: a worker's namespaces are private"
+
+# A trusted worker carries the check, with PID 1's identities, and runs.
+host_net=$(ct stat -L -c %d:%i /proc/1/ns/net)
+if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
+    pre=$(unit_prop "sandbox-$WID.service" ExecStartPre)
+    check_output "trusted worker: ExecStartPre is sandbox-walls check with PID 1's net ($host_net)" \
+        "sandbox-walls check --id=$WID --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+" echo "$pre"
+    pre_ex=$(unit_prop "sandbox-$WID.service" ExecStartPreEx)
+    check_output "trusted worker: the check runs unprivileged (no flags, not \"+\")" \
+        '^\{ path=/usr/libexec/sandboxd/sandbox-walls ; argv\[\]=[^;]* ; flags= ;' echo "$pre_ex"
+    check_eq "trusted worker with private namespaces runs" running "$(sbx_prop "$WID" State)"
+    sbx_call StopWorker s "$WID" >/dev/null
+else
+    not_ok "trusted worker with private namespaces starts" "$BUS_ERROR $BUS_ERRMSG"
+fi
+# Seen from outside, as root: a running worker's namespaces, the one with an
+# egress proxy too (it joins its socket unit's namespaces, which must ask for
+# IPC as well as network, or systemd silently gives the worker PID 1's IPC).
+ns_of() { ct stat -L -c %d:%i "/proc/$1/ns/$2"; }
+for egress in none example.org; do
+    if [ $egress = none ]; then args=(2 Argv as 2 /bin/sleep 60 Class s trusted)
+    else args=(3 Argv as 2 /bin/sleep 60 Class s trusted EgressAllow as 1 "$egress"); fi
+    if sbx_create "${args[@]}"; then
+        pid=$(unit_prop "sandbox-$WID.service" MainPID)
+        for kind in net ipc mnt; do
+            own=$(ns_of "$pid" $kind) host=$(ns_of 1 $kind)
+            if [ -n "$own" ] && [ "$own" != "$host" ]; then
+                ok "trusted worker (egress: $egress): its $kind namespace is not PID 1's ($own)"
+            else
+                not_ok "trusted worker (egress: $egress): its $kind namespace is not PID 1's" "worker $own, PID 1 $host"
+            fi
+        done
+        sbx_call StopWorker s "$WID" >/dev/null
+    else
+        not_ok "trusted worker (egress: $egress) starts" "$BUS_ERROR $BUS_ERRMSG"
+    fi
+done
+check_output "standard worker with private namespaces runs" '^ran-in-gvisor$' \
+    ct timeout 120 sandboxctl run --class standard -- /bin/echo ran-in-gvisor
+
+# ---- the drop-in before start-up: every class refused -----------------------
+for setting in "PrivateNetwork=no:network" "PrivateIPC=no:IPC"; do
+    what=${setting%%:*} ns=${setting#*:}
+    shared_by_dropin "$what"
+    restart_daemon
+    pf=$(preflight)
+    check_output "$what before start-up: preflight says namespaces NOT verified, $ns shared" \
+        "^namespaces: NOT verified \(the $ns namespace is PID 1's" echo "$pf"
+    for cls in $CLASSES; do
+        check_output "$what before start-up: preflight refuses $cls, naming the $ns namespace" \
+            "^$cls +[a-z]+ .* no +Isolation class $cls refused: .*the $ns namespace is PID 1's" echo "$pf"
+        refused_leaves_nothing "$what before start-up" "$cls" "the $ns namespace is PID 1's"
+    done
+    remove_dropin
+done
+
+# ---- the drop-in after start-up: the workers' own checks refuse -------------
+restart_daemon
+check_output "without the drop-in: namespaces verified again (before the trusted check)" '^namespaces: verified ' preflight
+shared_by_dropin PrivateNetwork=no
+# (No Preflight now: it would re-probe and close the gate before the workers' checks.)
+
+before_state=$(sbx_state_entries)
+if sbx_create 2 Argv as 2 /bin/echo escaped Class s trusted; then
+    not_ok "trusted worker in PID 1's network namespace: StartFailed" "it started as $WID"
+    sbx_call StopWorker s "$WID" >/dev/null
+else
+    check_eq "trusted worker in PID 1's network namespace: StartFailed" org.sandboxd1.Error.StartFailed "$BUS_ERROR"
+    id=$(failed_id "$BUS_ERRMSG")
+    if [ -n "$id" ]; then
+        check "trusted worker: its unit is gone" wait_until 10 unit_gone "sandbox-$id.service"
+        check "trusted worker: its home is gone" home_absent "$id"
+        check_eq "trusted worker: no home or state left" "$before_state" "$(sbx_state_entries)"
+        # systemd's own entry, whatever the worker may reach: the check (exit 125) failed the start.
+        check "trusted worker: systemd logs its ExecStartPre check failing with status 125" journal_has \
+            'Control process exited, code=exited, status=125' -u "sandbox-$id.service"
+    else
+        not_ok "trusted worker: StartFailed names the unit" "$BUS_ERRMSG"
+    fi
+fi
+
+# A shared-kernel worker's failed start re-probes the walls too.
+check "after the check's refusal the daemon re-probed: every class refused" wait_until 60 namespaces_refused network
+refused_leaves_nothing "after the trusted worker's refusal" standard "the network namespace is PID 1's"
+
+# Again, for the launcher: a fresh daemon that verified its walls, then the drop-in.
+remove_dropin
+restart_daemon
+check_output "without the drop-in: namespaces verified again (before the launcher's check)" '^namespaces: verified ' preflight
+sbx_monitor_start
+shared_by_dropin PrivateNetwork=no
+if sbx_create 2 Argv as 2 /bin/echo escaped Class s standard; then
+    id=$WID
+    check "standard worker in PID 1's network namespace: it fails" wait_until 60 worker_state_is "$id" failed
+    check_eq "standard worker: exit status is the launcher's setup status" 125 "$(sbx_prop "$id" ExitStatus)"
+    check "standard worker: the launcher's journal entry carries SANDBOXD_WORKER_ID and the namespace" journal_has \
+        "Refusing to run worker $id: the network namespace is PID 1's \\(net=$host_net\\)" SANDBOXD_WORKER_ID="$id"
+    check "standard worker: WorkerRemoved" wait_until 30 sbx_signal_seen WorkerRemoved "$id"
+    check "standard worker: home gone" wait_until 10 home_absent "$id"
+    check "standard worker: no bundle left" wait_until 10 ct test ! -e "/run/sandboxd/bundles/$id"
+    check "standard worker: unit gone" wait_until 10 unit_gone "sandbox-$id.service"
+else
+    not_ok "standard worker in PID 1's network namespace: created, then refused by the launcher" "$BUS_ERROR $BUS_ERRMSG"
+fi
+# The launcher's setup failure re-probes: the walls probe sees the drop-in too.
+check "after the launcher's refusal the daemon re-probed: every class refused" wait_until 60 namespaces_refused network
+refused_leaves_nothing "after the re-probe" trusted "the network namespace is PID 1's"
+
+# ---- recovery: the drop-in gone, the next probe opens the gate --------------
+remove_dropin
+check_output "drop-in removed: Preflight verifies the namespaces again" '^namespaces: verified ' preflight
+check_output "drop-in removed: a trusted worker runs" '^back$' ct timeout 60 sandboxctl run --class trusted -- /bin/echo back
+
+tap_done
