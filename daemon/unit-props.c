@@ -491,8 +491,9 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio->stdin_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
-        CHECK(append_exec(m, p));
+        /* The walls are checked before anything else of the worker runs. */
         CHECK(append_namespace_check(m, p));
+        CHECK(append_exec(m, p));
         CHECK(unit_append_hardening(m, p));
         CHECK(append_caps(m, p));
         return sd_bus_message_close_container(m);

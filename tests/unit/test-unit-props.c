@@ -482,8 +482,11 @@ static void test_namespace_check(void **state) {
                 assert_prop(d, "ExecStartPre", "\"--ipc=4:4026531839\"");
                 assert_prop(d, "ExecStartPre", "\"--mnt=4:4026531841\"");
                 assert_false(prop_has(d, "ExecStartPre", "privileged"));
-                assert_null(strstr(d, "ExecStartPreEx"));
+                assert_false(prop_has(d, "ExecStartPreEx", "privileged"));
                 assert_false(prop_has(d, "ExecStartEx", "sandbox-walls"));
+                /* It runs first: before sandbox-exec's check of the command. */
+                assert_non_null(strstr(d, "\"ExecStartPreEx\""));
+                assert_true(strstr(d, "sandbox-walls") < strstr(d, "\"ExecStartPreEx\""));
         }
 }
 
