@@ -749,8 +749,10 @@ int spec_gen_append(sd_bus_message *m, SpecRng *rng, const SpecGenOptions *opts,
         int r;
 
         *ret_shape = shape;
-        if (shape == SPEC_SHAPE_WRONG_SIGNATURE)
-                return append_wrong_signature(&g);
+        if (shape == SPEC_SHAPE_WRONG_SIGNATURE) {
+                r = append_wrong_signature(&g);
+                return r < 0 ? r : 0;
+        }
         if (shape == SPEC_SHAPE_RANDOM)
                 n = plan_random_spec(rng, e);
         else {
@@ -766,5 +768,6 @@ int spec_gen_append(sd_bus_message *m, SpecRng *rng, const SpecGenOptions *opts,
                 if (r < 0)
                         return r;
         }
-        return sd_bus_message_close_container(m);
+        r = sd_bus_message_close_container(m);
+        return r < 0 ? r : 0;
 }

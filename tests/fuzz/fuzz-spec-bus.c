@@ -48,7 +48,7 @@ static bool utf8_is_sendable(const char *s) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static int peer = -1;
         sd_bus_message *m, *reply = NULL;
-        SpecGenOptions opts = { .budget = 64 * 1024, .unix_fd = -1 };
+        SpecGenOptions opts = { .budget = 16 * 1024, .unix_fd = -1 };
         SpecShape shape;
         SpecRng rng;
         WorkerSpec spec;
