@@ -12,7 +12,10 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${1:-10000000}
 shift || true
-[[ $RUNS =~ ^[0-9]+$ ]] && [ "$RUNS" -gt 0 ] || { echo "fuzz.sh: RUNS must be a positive number, not '$RUNS'" >&2; exit 2; }
+if ! [[ $RUNS =~ ^[0-9]+$ ]] || [ "$RUNS" -eq 0 ]; then
+    echo "fuzz.sh: RUNS must be a positive number, not '$RUNS'" >&2
+    exit 2
+fi
 OUT=${OUT:-$SRC/bench/results/fuzz.json}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-7200}
 BUILD=$SRC/build-fuzz

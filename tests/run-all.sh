@@ -153,8 +153,8 @@ integration_client() {
 # The other test clients meson builds (tests/busfuzz's spec fuzzer), where
 # the scripts that run them expect them; a tree without them stages none.
 stage_test_clients() {
-    local f
-    for f in "$BUILD_CI/tests/busfuzz/sbx-busfuzz"; do
+    local f clients=("$BUILD_CI/tests/busfuzz/sbx-busfuzz")
+    for f in "${clients[@]}"; do
         [ -x "$f" ] && install -D -m 0755 "$f" "$1/usr/lib/sandboxd-tests/$(basename "$f")"
     done
     return 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # the same_* checks are called through wait_until
 # Issue 8: the worker spec fuzzer for the bus. sbx-busfuzz (tests/busfuzz)
 # sends BUSFUZZ_COUNT generated specs (valid, mutated, random, wrongly typed
 # arguments; deterministic for BUSFUZZ_SEED) to CreateWorker as root and
@@ -9,6 +10,7 @@
 # behind: no sandbox-* unit, no home, no dynamic user, no extra fd in sandboxd.
 #   tests/busfuzz/integration.sh LEADER_PID STAGE_DIR   (run-all.sh runs it)
 #   BUSFUZZ_COUNT (default 3000), BUSFUZZ_SEED (default 1): bench/fuzz-bus.sh sets them
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/../integration/lib.sh"
 tap_init "$@"
 
@@ -25,6 +27,8 @@ if ! ct test -x "$FUZZER"; then
     tap_done
 fi
 
+# one_line [TEXT]: TEXT (or stdin) with its lines joined by spaces, for a diagnostic.
+one_line() { if [ $# -gt 0 ]; then printf '%s\n' "$1"; else cat; fi | paste -sd' ' -; }
 main_pid() { ct systemctl show -P MainPID sandboxd.service; }
 fd_count() { ct sh -c "ls /proc/$1/fd | wc -l"; }
 dynamic_users() {
@@ -76,17 +80,17 @@ same_fds() { [ "$(fd_count "$pid_before")" = "$fds_before" ]; }
 if wait_until 60 same_units; then
     ok "no sandbox-* unit left behind"
 else
-    not_ok "no sandbox-* unit left behind" "before: $(echo $units_before)" "after: $(echo $(sbx_units))"
+    not_ok "no sandbox-* unit left behind" "before: $(one_line "$units_before")" "after: $(sbx_units | one_line)"
 fi
 if wait_until 30 same_homes; then
     ok "no worker home left under $SBX_STATE_ROOT"
 else
-    not_ok "no worker home left under $SBX_STATE_ROOT" "after: $(echo $(sbx_state_entries))"
+    not_ok "no worker home left under $SBX_STATE_ROOT" "after: $(sbx_state_entries | one_line)"
 fi
 if wait_until 30 same_users; then
     ok "no sandbox-* dynamic user left"
 else
-    not_ok "no sandbox-* dynamic user left" "after: $(echo $(dynamic_users))"
+    not_ok "no sandbox-* dynamic user left" "after: $(dynamic_users | one_line)"
 fi
 if wait_until $LINGER_WAIT same_fds; then
     ok "sandboxd's open fds are back to $fds_before"

@@ -38,6 +38,7 @@
 #define MANAGER "org.sandboxd1.Manager"
 #define ERROR_PREFIX "org.sandboxd1.Error."
 #define FAILURES_SHOWN 20
+#define NO_CASE UINT64_MAX     /* a failure of the run, not of one case */
 
 typedef struct Options {
         uint64_t seed, first, count;
@@ -77,7 +78,10 @@ static void failure(Run *run, uint64_t i, sd_bus_message *m, const char *fmt, ..
         run->failures++;
         if (run->failures > FAILURES_SHOWN)
                 return;
-        printf("FAIL case %" PRIu64 " (seed %" PRIu64 "): ", i, run->opts->seed);
+        if (i == NO_CASE)
+                printf("FAIL (seed %" PRIu64 ", after the cases): ", run->opts->seed);
+        else
+                printf("FAIL case %" PRIu64 " (seed %" PRIu64 "): ", i, run->opts->seed);
         va_start(ap, fmt);
         vprintf(fmt, ap);
         va_end(ap);
@@ -153,7 +157,7 @@ static int wait_pending(Run *run, size_t keep) {
                 }
                 uint64_t now = now_usec();
                 if (now >= p->deadline) {
-                        failure(run, UINT64_MAX, NULL, "worker %s was not removed within %" PRIu64 " s of its stop",
+                        failure(run, NO_CASE, NULL, "worker %s was not removed within %" PRIu64 " s of its stop",
                                 p->id, run->opts->stop_timeout_usec / 1000000);
                         memmove(run->pending, run->pending + 1, (run->n_pending - 1) * sizeof(Pending));
                         run->n_pending--;
@@ -377,18 +381,18 @@ int main(int argc, char **argv) {
                 }
         }
         if (wait_pending(&run, 0) < 0)
-                failure(&run, UINT64_MAX, NULL, "the bus connection failed while waiting for removals");
+                failure(&run, NO_CASE, NULL, "the bus connection failed while waiting for removals");
         double secs = (double) (now_usec() - t0) / 1e6;
 
         if (daemon_owner(run.bus, &owner_after) < 0)
-                failure(&run, UINT64_MAX, NULL, "sandboxd no longer owns %s", DEST);
+                failure(&run, NO_CASE, NULL, "sandboxd no longer owns %s", DEST);
         else if (strcmp(owner_before, owner_after) != 0)
-                failure(&run, UINT64_MAX, NULL, "sandboxd was restarted: %s owned by %s, then by %s", DEST,
+                failure(&run, NO_CASE, NULL, "sandboxd was restarted: %s owned by %s, then by %s", DEST,
                         owner_before, owner_after);
         if (n_workers(run.bus, &workers_after) < 0)
-                failure(&run, UINT64_MAX, NULL, "sandboxd does not answer a property read");
+                failure(&run, NO_CASE, NULL, "sandboxd does not answer a property read");
         else if (workers_after != workers_before)
-                failure(&run, UINT64_MAX, NULL, "NWorkers is %u after the run, %u before", workers_after,
+                failure(&run, NO_CASE, NULL, "NWorkers is %u after the run, %u before", workers_after,
                         workers_before);
 
         printf("busfuzz: seed %" PRIu64 ", cases %" PRIu64 "..%" PRIu64 ": %" PRIu64 " sent (%" PRIu64 " valid, %" PRIu64
