@@ -135,10 +135,17 @@ static int validate_environment(char * const *env, SbxError *error) {
                 if (!environment_assignment_is_valid(env[i]))
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_ENVIRONMENT,
                                              "Environment entry \"%.64s\" is not a valid KEY=VALUE assignment", env[i]);
-                if (environment_name_is_reserved(env[i], (size_t) (strchr(env[i], '=') - env[i])))
+                size_t name_len = (size_t) (strchr(env[i], '=') - env[i]);
+                if (environment_name_is_reserved(env[i], name_len))
                         return sbx_error_set(error, -EPERM, SBX_ERROR_INVALID_ENVIRONMENT,
                                              "Environment variable %.*s is set by sandboxd and cannot be overridden",
-                                             (int) (strchr(env[i], '=') - env[i]), env[i]);
+                                             (int) name_len, env[i]);
+                /* systemd refuses an environment that assigns a name twice. */
+                for (size_t j = 0; j < i; j++)
+                        if (strncmp(env[j], env[i], name_len + 1) == 0)
+                                return sbx_error_set(error, -EEXIST, SBX_ERROR_INVALID_ENVIRONMENT,
+                                                     "Environment variable %.*s is given more than once",
+                                                     (int) name_len, env[i]);
                 bytes += strlen(env[i]) + 1;
         }
         if (bytes > SBX_STRINGS_BYTES_MAX)

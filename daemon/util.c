@@ -57,6 +57,43 @@ bool startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Bytes of the UTF-8 character at s if sd-bus would send it (shortest form,
+ * no surrogate, no noncharacter, at most U+10FFFF), else 0. */
+static size_t utf8_char_len(const unsigned char *s) {
+        size_t n;
+        uint32_t c;
+
+        if (s[0] < 0x80)
+                return 1;
+        if ((s[0] & 0xe0) == 0xc0)
+                n = 2, c = s[0] & 0x1f;
+        else if ((s[0] & 0xf0) == 0xe0)
+                n = 3, c = s[0] & 0x0f;
+        else if ((s[0] & 0xf8) == 0xf0)
+                n = 4, c = s[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;   /* also stops at the terminating NUL */
+                c = (c << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
+            (c >= 0xd800 && c <= 0xdfff) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe)
+                return 0;
+        return n;
+}
+
+void utf8_replace_invalid(char *s) {
+        while (*s) {
+                size_t n = utf8_char_len((const unsigned char *) s);
+                if (n == 0)
+                        *s++ = '?';
+                else
+                        s += n;
+        }
+}
+
 int sbx_error_set(SbxError *e, int errnum, const char *name, const char *fmt, ...) {
         if (e) {
                 va_list ap;
@@ -64,6 +101,10 @@ int sbx_error_set(SbxError *e, int errnum, const char *name, const char *fmt, ..
                 va_start(ap, fmt);
                 vsnprintf(e->message, sizeof(e->message), fmt, ap);
                 va_end(ap);
+                /* Messages quote the client's text cut to a bound ("%.64s", this
+                 * buffer); a cut inside a character would make the reply unsendable,
+                 * and the client would get no answer at all. */
+                utf8_replace_invalid(e->message);
         }
         return errnum < 0 ? errnum : -errnum;
 }

@@ -84,6 +84,10 @@ typedef struct SbxError {
 _printf_(4, 5)
 int sbx_error_set(SbxError *e, int errnum, const char *name, const char *fmt, ...);
 
+/* Replaces each byte that is not part of a UTF-8 character sd-bus would
+ * send by '?', in place: text cut to a length may end inside a character. */
+void utf8_replace_invalid(char *s);
+
 /* Logging: the journal when running under systemd, stderr otherwise. */
 _printf_(2, 3)
 void log_msg(int priority, const char *fmt, ...);

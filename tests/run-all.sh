@@ -150,12 +150,23 @@ integration_client() {
     echo "$out"
 }
 
+# The other test clients meson builds (tests/busfuzz's spec fuzzer), where
+# the scripts that run them expect them; a tree without them stages none.
+stage_test_clients() {
+    local f clients=("$BUILD_CI/tests/busfuzz/sbx-busfuzz")
+    for f in "${clients[@]}"; do
+        [ -x "$f" ] && install -D -m 0755 "$f" "$1/usr/lib/sandboxd-tests/$(basename "$f")"
+    done
+    return 0
+}
+
 stage_install() {
     local stage=$1 client
     rm -rf "$stage"
     DESTDIR="$stage" meson install -C "$BUILD_CI" --no-rebuild --quiet || return 1
     client=$(integration_client) || return 1
     install -D -m 0755 "$client" "$stage/usr/lib/sandboxd-tests/sbx-channel"
+    stage_test_clients "$stage"
 }
 
 # Counts the TAP lines of one integration log; a script that exits non-zero
@@ -259,6 +270,7 @@ asan_stage_install() {
     DESTDIR="$stage" meson install -C "$BUILD_ASAN" --no-rebuild --quiet || return 1
     client=$(integration_client) || return 1
     install -D -m 0755 "$client" "$stage/usr/lib/sandboxd-tests/sbx-channel"
+    stage_test_clients "$stage"
     # The rootfs has no compiler runtime: bring the sanitizers' along.
     for lib in $(ldd "$BUILD_ASAN/daemon/sandboxd" | awk '/lib(asan|ubsan)\.so/ {print $3}'); do
         install -D -m 0644 "$lib" "$stage/usr/lib/x86_64-linux-gnu/$(basename "$lib")" || return 1

@@ -137,11 +137,74 @@ static void test_origin_name_refused(void **state) {
         }
 }
 
+/* Builds "<n times c><multibyte><tail>" so that a cut at byte n + 1 falls
+ * inside the multibyte character. */
+static char *straddling(size_t n, char c, const char *multibyte, const char *tail) {
+        char *s = malloc(n + strlen(multibyte) + strlen(tail) + 1);
+        assert_non_null(s);
+        memset(s, c, n);
+        strcpy(s + n, multibyte);
+        strcat(s, tail);
+        return s;
+}
+
+/* A refusal quotes what the client sent, cut to a bound ("%.64s", the
+ * message buffer): the cut must not split a UTF-8 character, or sd-bus
+ * cannot send the error and the client gets no reply at all. Found by
+ * tests/busfuzz (sbx-busfuzz --seed 1: cases 61 and 74). */
+static void refusal_is_sendable(const char *key, const char *value, bool strv, const char *expected_error) {
+        sd_bus_message *m = new_call(), *reply = NULL;
+        SbxConfig c;
+        WorkerSpec s;
+        SbxError e = {};
+        int r;
+
+        assert_true(sd_bus_message_open_container(m, 'a', "{sv}") >= 0);
+        if (strcmp(key, "Argv") != 0)
+                assert_true(sd_bus_message_append(m, "{sv}", "Argv", "as", 1, "/bin/true") >= 0);
+        if (strv)
+                assert_true(sd_bus_message_append(m, "{sv}", key, "as", 1, value) >= 0);
+        else
+                assert_true(sd_bus_message_append(m, "{sv}", key, "s", value) >= 0);
+        assert_true(sd_bus_message_close_container(m) >= 0);
+        r = parse(m, &s, &e);
+        if (r >= 0) {
+                sbx_config_init_defaults(&c);
+                worker_spec_apply_defaults(&s, &c);
+                r = worker_spec_validate(&s, &c, &e);
+                sbx_config_done(&c);
+        }
+        assert_true(r < 0);
+        assert_string_equal(e.name, expected_error);
+        sd_bus_error error = SD_BUS_ERROR_MAKE_CONST(e.name, e.message);
+        assert_int_equal(sd_bus_message_new_method_error(m, &reply, &error), 0);
+        sd_bus_message_unref(reply);
+        worker_spec_done(&s);
+        sd_bus_message_unref(m);
+}
+
+static void test_refusals_with_cut_multibyte_text(void **state) {
+        _cleanup_free_ char *class = straddling(63, 'p', "\xe8\x97\xa7", "p");
+        _cleanup_free_ char *key = straddling(62, '/', "\xe8\xba\xab", "//");
+        _cleanup_free_ char *mode = straddling(63, 'e', "\xf0\x9f\x92\xa9", "");
+        _cleanup_free_ char *env = straddling(63, 'A', "\xc3\xa9", "x");
+        _cleanup_free_ char *pattern = straddling(63, 'h', "\xc3\xa9", ".org");
+        _cleanup_free_ char *argv0 = straddling(500, 'a', "\xe2\x82\xac", "b");
+
+        refusal_is_sendable("Class", class, false, SBX_ERROR_UNKNOWN_CLASS);
+        refusal_is_sendable(key, "x", false, SBX_ERROR_UNKNOWN_KEY);
+        refusal_is_sendable("EgressMode", mode, false, SBX_ERROR_INVALID_EGRESS);
+        refusal_is_sendable("Environment", env, true, SBX_ERROR_INVALID_ENVIRONMENT);
+        refusal_is_sendable("EgressAllow", pattern, true, SBX_ERROR_INVALID_EGRESS);
+        refusal_is_sendable("Argv", argv0, true, SBX_ERROR_MISSING_ARGV);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_spec),
                 cmocka_unit_test(test_refusals),
                 cmocka_unit_test(test_origin_name_refused),
+                cmocka_unit_test(test_refusals_with_cut_multibyte_text),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -137,6 +137,25 @@ static void test_environment(void **state) {
         assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "https_proxy");
 }
 
+/* Entries systemd's StartTransientUnit refuses as an "Invalid environment
+ * block" must be refused here, with the entry named, rather than reach
+ * systemd and come back as StartFailed. Found by tests/busfuzz (seed 1, case 365). */
+static void test_environment_systemd_would_refuse(void **state) {
+        WorkerSpec s;
+        spec_ok(&s);
+        s.environment = strv("K=v", "K=w");
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "K is given more than once");
+        spec_ok(&s);
+        s.environment = strv("A=b", "A=b");
+        assert_refused(&s, SBX_ERROR_INVALID_ENVIRONMENT, "A is given more than once");
+        /* A name that is a prefix of another's is no duplicate. */
+        SbxError e = {};
+        spec_ok(&s);
+        s.environment = strv("AB=1", "A=2");
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+}
+
 static void add_credential(WorkerSpec *s, const char *name, size_t size) {
         s->credentials = realloc(s->credentials, (s->n_credentials + 1) * sizeof(SbxCredential));
         s->credentials[s->n_credentials++] = (SbxCredential) {
@@ -223,6 +242,7 @@ int main(void) {
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_class_invalid),
                 cmocka_unit_test(test_environment),
+                cmocka_unit_test(test_environment_systemd_would_refuse),
                 cmocka_unit_test(test_credentials),
                 cmocka_unit_test(test_credentials_reserved),
                 cmocka_unit_test(test_egress_patterns),
