@@ -71,7 +71,7 @@ fi
 check_eq "sandboxd is the same process (no crash, no restart)" "$pid_before" "$(main_pid)"
 check_eq "sandboxd was not restarted (NRestarts)" "$restarts_before" "$(ct systemctl show -P NRestarts sandboxd.service)"
 check_output "sandboxd still answers (Version)" '^s "' ct busctl --system get-property "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" Version
-check_output "sandboxd still answers (ListWorkers)" '^a\(ssssuo\) ' sbx_call_out ListWorkers
+check_output "sandboxd still answers (ListWorkers)" '^a\(ssssuuo\) ' sbx_call_out ListWorkers
 
 same_units() { [ "$(sbx_units)" = "$units_before" ]; }
 same_homes() { [ "$(sbx_state_entries)" = "$homes_before" ]; }
