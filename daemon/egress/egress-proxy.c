@@ -25,7 +25,11 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
                 return -ENOMEM;
         p->event = sd_event_ref(event);
         r = resolver_new(event, resolv_conf, hosts_file, &p->resolver);
+        if (r >= 0)
+                r = host_addr_watch_new(event, &p->host_addrs, &p->host_watch);
         if (r < 0) {
+                resolver_free(p->resolver);
+                host_addr_set_clear(&p->host_addrs);
                 sd_event_unref(p->event);
                 free(p);
                 return r;
@@ -44,6 +48,8 @@ Proxy *proxy_free(Proxy *p) {
                 sd_event_source_disable_unref(p->listeners[i]);
         free(p->listeners);
         resolver_free(p->resolver);
+        host_addr_watch_free(p->host_watch);
+        host_addr_set_clear(&p->host_addrs);
         for (size_t i = 0; i < p->n_spare_pipes; i++) {
                 safe_close(p->spare_pipes[i][0]);
                 safe_close(p->spare_pipes[i][1]);

@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
+#include "egress-netlink.h"
 #include "egress-policy.h"
 #include "egress-resolve.h"
+#include "host-addrs.h"
 #include "token-bucket.h"
 
 #define PROXY_BUCKETS_MAX 1024
@@ -35,6 +37,8 @@ typedef struct Proxy {
         sd_event *event;
         EgressPolicy *policy;
         Resolver *resolver;
+        HostAddrSet host_addrs;      /* refused as destinations: the proxy runs in the host's namespace */
+        HostAddrWatch *host_watch;
         sd_event_source **listeners;
         size_t n_listeners;
         Tunnel *tunnels;

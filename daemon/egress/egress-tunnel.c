@@ -602,6 +602,14 @@ static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs
                         tunnel_deny(t, 403, reason);
                         return;
                 }
+                /* The proxy runs in the host's namespace: an address of the
+                 * host's own would reach whatever listens there. */
+                if (host_addr_set_contains(&t->proxy->host_addrs, (const struct sockaddr *) &addrs[i].sa,
+                                           addrs[i].len)) {
+                        format_address(&addrs[i], t->address, sizeof(t->address));
+                        tunnel_deny(t, 403, "host-local");
+                        return;
+                }
         }
         memcpy(t->hs->addrs, addrs, n_addrs * sizeof(addrs[0]));
         t->hs->n_addrs = n_addrs;
