@@ -136,6 +136,11 @@ static void tunnel_log_decision(Tunnel *t, const char *decision, const char *rea
         char port[8], message[1024];
         int prio = streq(decision, "allow") ? LOG_INFO : streq(decision, "report") ? LOG_NOTICE : LOG_WARNING;
 
+        /* Refusals are what a worker can cause without bound; allow and
+         * report decisions (and close entries) are always logged. */
+        if (streq(decision, "deny") && !proxy_refusal_log_admit(t->proxy, reason))
+                return;
+
         snprintf(port, sizeof(port), "%u", t->port);
         snprintf(message, sizeof(message), "egress %s %s:%s reason=%s sni=%s address=%s worker=%s",
                  decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",

@@ -21,10 +21,10 @@ fi
 T=$(mktemp -d)
 FAILED=0
 N=0
-PROXY_PID= UP_PID= HOSTSVC_PID= DNS_PID= UPNS_PID=
+PROXY_PID= UP_PID= HOSTSVC_PID= DNS_PID= UPNS_PID= FLOOD_PID=
 cleanup() {
     # shellcheck disable=SC2086
-    kill $PROXY_PID $UP_PID $HOSTSVC_PID $DNS_PID $UPNS_PID 2>/dev/null
+    kill $PROXY_PID $FLOOD_PID $UP_PID $HOSTSVC_PID $DNS_PID $UPNS_PID 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
 }
@@ -69,7 +69,12 @@ cat > "$T/hosts" <<'EOF'
 11.0.0.10 gone2.egress.test.corp.test
 EOF
 cat > "$T/policy.json" <<'EOF'
-{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000 }
+{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000,
+  "refusal_log_burst": 100000 }
+EOF
+# The default refusal log bound (20 per window), on a short window.
+cat > "$T/policy-flood.json" <<'EOF'
+{ "worker_id": "flood", "allow": ["api.egress.test"], "refusal_log_window_ms": 3000 }
 EOF
 # The upstream answers on every address of its namespace (11.0.0.10 and .77).
 up "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
@@ -81,10 +86,12 @@ up "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & UP_
     gone.egress.test.corp.test=11.0.0.10 & DNS_PID=$!
 printf 'nameserver 127.0.0.1\nsearch corp.test\noptions ndots:5\n' > "$T/resolv.conf"
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
+"$BIN" --policy "$T/policy-flood.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3129 \
+    2>"$T/flood.log" & FLOOD_PID=$!
 ready=no
 for i in $(seq 300); do
     [ -e "$T/dns.log" ] && "$PY" -c 'import socket
-for a in (("127.0.0.1", 3128), ("11.0.0.10", 443), ("11.0.0.1", 443)):
+for a in (("127.0.0.1", 3128), ("127.0.0.1", 3129), ("11.0.0.10", 443), ("11.0.0.1", 443)):
     socket.create_connection(a).close()' 2>/dev/null && { ready=yes; break; }
     sleep 0.1
 done
@@ -209,6 +216,26 @@ if echo "$out" | grep -q 'HTTP CONNECT failed, reason= *403' && ! echo "$out" | 
    refused_in_log private2.egress.test private-address; then
     echo "ok $N - openssl s_client -proxy to a refused host gets the 403, logged as private-address"
 else echo "not ok $N - openssl s_client -proxy to a refused host: $(echo "$out" | head -3 | tr '\n' ' ')"; FAILED=$((FAILED + 1)); fi
+
+# A worker flooding its proxy with refusals (issue 8 item 6): 300 refused
+# CONNECTs, 20 logged in full, one summary with the rest counted by reason
+# once the window ends; an allow right after is logged all the same.
+N=$((N + 1))
+flood=$("$PY" "$HERE/egress-flood.py" 127.0.0.1:3129 other.egress.test:443 300 2>&1)
+"$PY" "$HERE/egress-client.py" --proxy 127.0.0.1:3129 --target api.egress.test:443 --cafile "$T/cert.pem" > /dev/null 2>&1
+end=$((SECONDS + 15))
+until grep -q 'egress refusals not logged one by one' "$T/flood.log" || [ $SECONDS -ge $end ]; do sleep 0.1; done
+denies=$(grep -c 'egress deny other.egress.test' "$T/flood.log")
+suppressed=$(sed -n 's/.*egress refusals not logged one by one: \([0-9]*\) in .*(not-in-allow-list=\([0-9]*\)).*/\1 \2/p' "$T/flood.log" |
+             awk '{ a += $1; b += $2 } END { print a + 0, b + 0 }')
+if [ "$flood" = "300 403" ] && [ "$denies" -le 40 ] && [ "$((denies + ${suppressed%% *}))" = 300 ] &&
+   [ "${suppressed#* }" = "${suppressed%% *}" ] && grep -q 'egress allow api.egress.test:443' "$T/flood.log"; then
+    echo "ok $N - 300 refusals: $denies logged in full, ${suppressed%% *} in summaries by reason; the allow after is logged"
+else
+    echo "not ok $N - flood: client '$flood', $denies deny entries, summaries '$suppressed'"
+    grep -v 'egress deny' "$T/flood.log" | sed 's/^/# /' | tail -5
+    FAILED=$((FAILED + 1))
+fi
 
 # Hostile bytes: garbage, a truncated request left hanging, a flood.
 head -c 20000 /dev/urandom | "$PY" -c 'import socket, sys
