@@ -201,12 +201,15 @@ done
 # client gives up after 15 s), yet it also bounds how long any other p1 client
 # may be descheduled between the 200 and its ClientHello: at 2 s a stalled
 # client was refused as client-hello-timeout instead of the reason under test.
+# Every refusal of p1-p3 is a check's evidence, so their refusal log is not
+# bounded; p4 keeps the default bound (20 per 10 s) for the flood check.
 start_proxy p1 3128 '{ "worker_id": "it1", "allow": ["*.egress.test", "v6.egress.test"],
-  "deny": ["denied.egress.test"], "hello_timeout_ms": 8000 }'
+  "deny": ["denied.egress.test"], "hello_timeout_ms": 8000, "refusal_log_burst": 100000 }'
 start_proxy p2 3129 '{ "worker_id": "it2", "allow": ["api.egress.test:8443"],
-  "rate_bps": 2000000, "rate_burst": 65536 }'
+  "rate_bps": 2000000, "rate_burst": 65536, "refusal_log_burst": 100000 }'
 start_proxy p3 3130 '{ "worker_id": "it3", "mode": "report", "allow": ["api.egress.test"], "max_tunnels": 2,
-  "hello_timeout_ms": 10000 }'
+  "hello_timeout_ms": 10000, "refusal_log_burst": 100000 }'
+start_proxy p4 3131 '{ "worker_id": "it4", "allow": ["api.egress.test"] }'
 # The upstreams are Python processes that may take seconds to start on a busy
 # machine; the proxies connect to them from this namespace.
 UPSTREAMS="11.0.0.10:443 [2a01:db9::10]:443 11.0.0.10:22 11.0.0.10:8443 11.0.0.1:443"
@@ -314,6 +317,52 @@ expect_refused "deny rule wins over the allow-list" p1 "--target denied.egress.t
 out=$(wrun curl -sS --max-time 10 --proxy http://127.0.0.1:3128 http://api.egress.test/ -o /dev/null -w '%{http_code}' 2>&1)
 check "curl's plain http:// through the proxy gets 403 ($out)" [ "$out" = "403" ]
 
+# --- the host's own addresses and the special-purpose ranges (issue 8 item 5)
+expect_refused "a service on 0.0.0.0 reached through the host's own address 11.0.0.1 is refused" p1 \
+    "--target hostlocal.egress.test:443" "^403 host-local$" hostlocal.egress.test host-local
+check "... while that service does answer on 11.0.0.1 when dialled from the host" \
+    python3 -c 'import socket; socket.create_connection(("11.0.0.1", 443), timeout=5).close()'
+expect_refused "a documentation address (203.0.113.0/24) is refused" p1 "--target doc.egress.test:443" \
+    "^403 private-address documentation" doc.egress.test "private-address documentation 203.0.113.0/24"
+
+# --- real clients' CONNECT forms (issue 14): both send HTTP/1.0
+# out_and_log REGEX UNIT HOST REASON: $out matches and the deny was logged since the mark.
+out_and_log() { echo "$out" | grep -Eq "$1" && expect_log "$2" "$3" deny "$4"; }
+urllib() {   # URL: the body, or the error
+    wrun python3 - "$1" $W/cert.pem <<'EOF'
+import ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": "http://127.0.0.1:3128"}),
+                                     urllib.request.HTTPSHandler(context=ctx))
+try:
+    print(opener.open(sys.argv[1], timeout=20).read().decode())
+except OSError as e:
+    print("error", e)
+EOF
+}
+out=$(urllib https://api.egress.test/7)
+check "Python urllib (CONNECT ... HTTP/1.0, no Host) through the proxy ($out)" [ "$out" = xxxxxxx ]
+mark
+out=$(urllib https://notlisted.example.test/7)
+check "Python urllib to a host outside the allow-list gets 403, logged as not-in-allow-list ($out)" \
+    out_and_log 403 p1 notlisted.example.test not-in-allow-list
+sclient() {   # HOST
+    echo | wrun timeout 30 openssl s_client -proxy 127.0.0.1:3128 -connect "$1:443" -servername "$1" \
+        -CAfile $W/cert.pem -verify_return_error 2>&1
+}
+out=$(sclient api.egress.test)
+out_has() { echo "$out" | grep -Eq "$1"; }
+verified() { out_has '^Server certificate' && out_has 'Verify return code: 0 \(ok\)'; }
+check "openssl s_client -proxy through the proxy (server certificate verified)" verified
+mark
+out=$(sclient private.egress.test)
+# s_client prints its summary even when the CONNECT failed: what tells is
+# the failure line and that no server certificate was seen.
+check "openssl s_client -proxy to a private name gets 403, logged as private-address" \
+    out_and_log 'HTTP CONNECT failed, reason= *403' p1 private.egress.test private-address
+no_cert() { ! out_has '^Server certificate'; }
+check "... and no server certificate was seen" no_cert
+
 # --- the worker cannot go around the proxy
 direct() {   # FAMILY TYPE ADDRESS PORT: exit 0 if the packet or connection could NOT leave
     wrun python3 - "$@" <<'EOF'
@@ -388,6 +437,47 @@ kill $HOLDS 2>/dev/null
 # shellcheck disable=SC2086
 wait $HOLDS 2>/dev/null
 HOLDS=
+
+# --- a worker flooding the journal with refusals (issue 8 item 6)
+# p4 has the default bound: 20 refusals in full per 10 s window, then one
+# summary per window with counts by reason. 1000 refusals in a loop.
+mark
+flood=$(wrun python3 $W/egress-flood.py 127.0.0.1:3131 notlisted.example.test:443 1000 2>&1)
+out=$(wrun $CURL --proxy http://127.0.0.1:3131 https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "the flood: all 1000 refused ($flood), and an allowed request right after works ($out)" \
+    sh -c "[ '$flood' = '1000 403' ] && [ '$out' = 200 ]"
+# The entries: deny entries plus the summaries' counts must add up to 1000,
+# with at most 20 deny entries per window; waits for the last summary.
+flood_entries() {
+    journal_since_mark p4 | python3 -c '
+import json, sys
+deny = summaries = suppressed = allow = 0
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("EGRESS_DECISION") == "deny" and e.get("EGRESS_HOST") == "notlisted.example.test":
+        deny += 1
+    elif e.get("EGRESS_DECISION") == "allow" and e.get("EGRESS_HOST") == "api.egress.test":
+        allow += 1
+    elif "EGRESS_SUPPRESSED" in e:
+        summaries += 1
+        n = int(e["EGRESS_SUPPRESSED"])
+        suppressed += n
+        if e.get("EGRESS_SUPPRESSED_REASONS") != "not-in-allow-list=%d" % n or e.get("SANDBOXD_WORKER_ID") != "it4":
+            print("bad-summary", e.get("EGRESS_SUPPRESSED_REASONS"), e.get("SANDBOXD_WORKER_ID"))
+print(deny, summaries, suppressed, allow)'
+}
+end=$((SECONDS + 40))
+while all=$(flood_entries); read -r deny summaries suppressed allow <<< "$(echo "$all" | tail -n1)"
+      [ "$((deny + suppressed))" != 1000 ] && [ $SECONDS -lt $end ]; do
+    sleep 0.5
+done
+echo "# flood: $deny deny entries, $summaries summaries counting $suppressed, $allow allow"
+check "1000 refusals: deny entries plus the summaries' counts are exactly 1000 ($deny + $suppressed)" \
+    [ "$((deny + suppressed))" = 1000 ]
+check "... in a bounded number of entries (at most 20 per window, one summary per window)" \
+    sh -c "[ $deny -ge 20 ] && [ $deny -le $((20 * (summaries + 1))) ] && [ $summaries -ge 1 ] && [ $((deny + summaries)) -le 200 ]"
+check "... the summaries count by reason and carry the worker's id" sh -c "! echo '$all' | grep -q bad-summary"
+check "... and the allow after the flood is logged" [ "${allow:-0}" -ge 1 ]
 
 # --- confinement and restart
 PPID_=$(systemctl show -P MainPID egress-it-p1.service)
