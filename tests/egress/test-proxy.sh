@@ -77,7 +77,8 @@ cat > "$T/policy-flood.json" <<'EOF'
 { "worker_id": "flood", "allow": ["api.egress.test"], "refusal_log_window_ms": 3000 }
 EOF
 # The upstream answers on every address of its namespace (11.0.0.10 and .77).
-up "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
+# nsenter itself, not the function: $! must be the server, which nsenter execs.
+nsenter -t "$UPNS_PID" -n "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
 # A service of "the host" on 0.0.0.0: reachable through 11.0.0.1 unless the
 # proxy refuses the host's own addresses.
 "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & HOSTSVC_PID=$!
