@@ -120,7 +120,9 @@ int host_addr_set_apply_netlink(HostAddrSet *s, const void *buf, size_t len) {
                 return -EBADMSG;
         left = (int) len;
         for (const struct nlmsghdr *h = buf; left > 0; h = NLMSG_NEXT(h, left)) {
-                if (!NLMSG_OK(h, left))
+                /* NLMSG_OK(), spelled out without its signed/unsigned comparison. */
+                if ((size_t) left < sizeof(struct nlmsghdr) || h->nlmsg_len < sizeof(struct nlmsghdr) ||
+                    h->nlmsg_len > (size_t) left)
                         return -EBADMSG;
                 if (h->nlmsg_flags & NLM_F_DUMP_INTR)
                         result = HOST_ADDR_PARSE_DUMP_INTR;
@@ -130,6 +132,9 @@ int host_addr_set_apply_netlink(HostAddrSet *s, const void *buf, size_t len) {
                 case NLMSG_ERROR: {
                         const struct nlmsgerr *e = NLMSG_DATA(h);
                         if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+                                return -EBADMSG;
+                        /* The kernel sends 0 (an ACK) or a negative errno; anything else is garbage. */
+                        if (e->error > 0 || e->error < -4095)
                                 return -EBADMSG;
                         if (e->error < 0)
                                 return e->error;

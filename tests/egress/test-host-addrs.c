@@ -146,6 +146,12 @@ static void test_bad_datagrams(void **state) {
         put_control(&d, NLMSG_ERROR, 0, -EPERM);
         assert_int_equal(host_addr_set_apply_netlink(&s, d.buf, d.len), -EPERM);
         d.len = 0;
+        put_control(&d, NLMSG_ERROR, 0, -16777216);   /* not an errno (found by fuzz-host-addrs) */
+        assert_int_equal(host_addr_set_apply_netlink(&s, d.buf, d.len), -EBADMSG);
+        d.len = 0;
+        put_control(&d, NLMSG_ERROR, 0, 5);
+        assert_int_equal(host_addr_set_apply_netlink(&s, d.buf, d.len), -EBADMSG);
+        d.len = 0;
         put_control(&d, NLMSG_ERROR, 0, 0);   /* an ACK */
         assert_int_equal(host_addr_set_apply_netlink(&s, d.buf, d.len), HOST_ADDR_PARSE_MORE);
 
