@@ -1,7 +1,50 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "egress-policy.h"
 #include "egress-units.h"
 #include "errors.h"
+#include "util.h"
+
+#define RESOLVERS_MAX 8   /* glibc reads three; c-ares a few more */
+
+/* The second wall behind the proxy's own address checks, for hosts where
+ * systemd's BPF firewall works (not in every container: testbed.md).
+ * Loopback is not in it: a local stub resolver (127.0.0.53) must stay
+ * reachable, and loopback destinations are refused by the proxy itself. */
+static const char *const PROXY_DENIED_RANGES[] = {
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+        "192.168.0.0/16", "fc00::/7", "fe80::/10",
+};
+
+int egress_resolver_addresses(const char *resolv_conf, EgressCidr *ret, size_t max) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[512];
+        size_t n = 0;
+
+        assert(resolv_conf);
+        f = fopen(resolv_conf, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (n < max && fgets(line, sizeof(line), f)) {
+                char *word = strtok(line, " \t\r\n");
+                if (!word || !streq(word, "nameserver"))
+                        continue;
+                char *addr = strtok(NULL, " \t\r\n");
+                if (!addr)
+                        continue;
+                char *scope = strchr(addr, '%');   /* fe80::1%eth0 */
+                if (scope)
+                        *scope = 0;
+                if (strchr(addr, '/') || egress_cidr_parse(addr, &ret[n]) < 0)
+                        continue;
+                n++;
+        }
+        return (int) n;
+}
 
 int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const char *worker_id, char **ret,
                               SbxError *error) {
@@ -61,6 +104,78 @@ int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_servi
 
 #define CHECK(expr) do { r = (expr); if (r < 0) return r; } while (0)
 
+/* IPAddressDeny= and IPAddressAllow= take a(iayu): family, address bytes, prefix length. */
+static int append_ip_list(sd_bus_message *m, const char *name, const EgressCidr *cidrs, size_t n) {
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sv"));
+        CHECK(sd_bus_message_append(m, "s", name));
+        CHECK(sd_bus_message_open_container(m, 'v', "a(iayu)"));
+        CHECK(sd_bus_message_open_container(m, 'a', "(iayu)"));
+        for (size_t i = 0; i < n; i++) {
+                const EgressCidr *c = &cidrs[i];
+                CHECK(sd_bus_message_open_container(m, 'r', "iayu"));
+                CHECK(sd_bus_message_append(m, "i", (int32_t) c->family));
+                CHECK(sd_bus_message_append_array(m, 'y', c->family == AF_INET ? (const void *) &c->addr.in
+                                                                               : (const void *) &c->addr.in6,
+                                                  c->family == AF_INET ? 4 : 16));
+                CHECK(sd_bus_message_append(m, "u", (uint32_t) c->prefixlen));
+                CHECK(sd_bus_message_close_container(m));
+        }
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
+static int append_ip_walls(sd_bus_message *m) {
+        EgressCidr denied[ELEMENTSOF(PROXY_DENIED_RANGES)], resolvers[RESOLVERS_MAX];
+        int n, r;
+
+        for (size_t i = 0; i < ELEMENTSOF(PROXY_DENIED_RANGES); i++)
+                CHECK(egress_cidr_parse(PROXY_DENIED_RANGES[i], &denied[i]));
+        CHECK(append_ip_list(m, "IPAddressDeny", denied, ELEMENTSOF(denied)));
+        /* Read when the unit is made: a resolver that changes later is
+         * refused by the wall until the worker is recreated, and the proxy
+         * then fails closed (resolve-failed). */
+        n = egress_resolver_addresses("/etc/resolv.conf", resolvers, ELEMENTSOF(resolvers));
+        if (n <= 0)
+                return 0;
+        return append_ip_list(m, "IPAddressAllow", resolvers, (size_t) n);
+}
+
+/* What systemd-analyze security counts, kept only where the proxy still
+ * works with it: it needs sockets (INET for upstreams, UNIX for the
+ * journal, NETLINK for the host's addresses) and the host's network, so
+ * PrivateNetwork= and the address-family items stay open. Its own seccomp
+ * filter (egress-sandbox.c) is narrower still; systemd's comes first and
+ * must let seccomp() through for it. */
+static int append_proxy_hardening(sd_bus_message *m) {
+        int r;
+
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateUsers", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateMounts", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateIPC", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectProc", "s", "invisible"));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProcSubset", "s", "pid"));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectHostname", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectClock", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "ProtectKernelLogs", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "MemoryDenyWriteExecute", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "LockPersonality", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictRealtime", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictSUIDSGID", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "RemoveIPC", "b", 1));
+        CHECK(sd_bus_message_append(m, "(sv)", "UMask", "u", (uint32_t) 0077));
+        CHECK(sd_bus_message_append(m, "(sv)", "DevicePolicy", "s", "closed"));
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native"));
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 1, 2, "@system-service", "seccomp"));
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 0, 2, "@privileged", "@resources"));
+        /* Refused calls fail with EPERM rather than kill: getrlimit() and the
+         * like have fallbacks, a SIGSYS has none. */
+        CHECK(sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", (int32_t) EPERM));
+        return append_ip_walls(m);
+}
+
 static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit) {
         int r;
 
@@ -92,7 +207,9 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
 
 static int append_proxy_service(sd_bus_message *m, const char *service, const char *worker_unit,
                                 const char *egress_path, const char *credential_socket) {
-        static const char * const families[] = { "AF_INET", "AF_INET6", "AF_UNIX" };
+        /* AF_NETLINK: the proxy follows the host's addresses over rtnetlink
+         * to refuse them as destinations. */
+        static const char * const families[] = { "AF_INET", "AF_INET6", "AF_UNIX", "AF_NETLINK" };
         int r;
 
         CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
@@ -115,11 +232,12 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
         CHECK(sd_bus_message_append(m, "(sv)", "ProtectKernelModules", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "ProtectControlGroups", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "RestrictNamespaces", "t", (uint64_t) 0));
-        CHECK(sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 3,
-                                    families[0], families[1], families[2]));
+        CHECK(sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 4,
+                                    families[0], families[1], families[2], families[3]));
         /* Every decision is a journal entry an operator may need: journald's
          * default rate limit would drop them under a burst of tunnels. */
         CHECK(sd_bus_message_append(m, "(sv)", "LogRateLimitIntervalUSec", "t", (uint64_t) 0));
+        CHECK(append_proxy_hardening(m));
         CHECK(sd_bus_message_append(m, "(sv)", "MemoryMax", "t", (uint64_t) 64 << 20));
         CHECK(sd_bus_message_append(m, "(sv)", "TasksMax", "t", (uint64_t) 16));
         CHECK(sd_bus_message_close_container(m));

@@ -3,6 +3,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "addr-class.h"
 #include "config.h"
 #include "spec.h"
 
@@ -19,6 +20,12 @@ int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const cha
 static inline bool worker_wants_egress(const WorkerSpec *s) {
         return s->egress_allow && s->egress_allow[0];
 }
+
+/* The nameserver addresses of a resolv.conf, the only private addresses the
+ * proxy unit's IPAddressDeny= lets through (a resolver at 10.0.0.2 or
+ * 169.254.169.253 is common in clouds). A missing file is no resolvers.
+ * Returns the number found (at most max) or a negative errno. */
+int egress_resolver_addresses(const char *resolv_conf, EgressCidr *ret, size_t max);
 
 /* Unit names of the worker's proxy pair. */
 int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_service);

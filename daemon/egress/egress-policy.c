@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "egress-policy.h"
+#include "log-limit.h"
 
 int egress_policy_new(EgressPolicy **ret) {
         EgressPolicy *p;
@@ -25,6 +26,8 @@ int egress_policy_new(EgressPolicy **ret) {
         p->request_timeout_usec = 10 * 1000000ULL;
         p->connect_timeout_usec = 10 * 1000000ULL;
         p->hello_timeout_usec = 5 * 1000000ULL;
+        p->refusal_log_burst = LOG_LIMIT_BURST_DEFAULT;
+        p->refusal_log_window_usec = LOG_LIMIT_WINDOW_USEC_DEFAULT;
         int r = egress_policy_add_floor(p, "*");
         if (r < 0) {
                 egress_policy_free(p);
@@ -246,6 +249,8 @@ int egress_policy_to_json(const EgressPolicy *p, char **ret) {
                 { "request_timeout_ms", json_object_new_uint64(p->request_timeout_usec / 1000) },
                 { "connect_timeout_ms", json_object_new_uint64(p->connect_timeout_usec / 1000) },
                 { "hello_timeout_ms", json_object_new_uint64(p->hello_timeout_usec / 1000) },
+                { "refusal_log_burst", json_object_new_uint64(p->refusal_log_burst) },
+                { "refusal_log_window_ms", json_object_new_uint64(p->refusal_log_window_usec / 1000) },
         };
         int r = 0;
         for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
@@ -349,6 +354,15 @@ static int policy_field_from_json(EgressPolicy *p, const char *key, json_object 
                 return timeout_from_json(v, &p->connect_timeout_usec);
         if (strcmp(key, "hello_timeout_ms") == 0)
                 return timeout_from_json(v, &p->hello_timeout_usec);
+        if (strcmp(key, "refusal_log_burst") == 0) {
+                r = uint_from_json(v, 1000000, &u);
+                if (r < 0)
+                        return r;
+                p->refusal_log_burst = (unsigned) u;
+                return 0;
+        }
+        if (strcmp(key, "refusal_log_window_ms") == 0)
+                return timeout_from_json(v, &p->refusal_log_window_usec);
         return -EINVAL;   /* unknown key */
 }
 

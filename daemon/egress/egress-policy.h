@@ -47,6 +47,8 @@ typedef struct EgressPolicy {
         uint64_t request_timeout_usec;  /* to read the CONNECT request */
         uint64_t connect_timeout_usec;  /* DNS plus TCP connect */
         uint64_t hello_timeout_usec;    /* to read the ClientHello after the 200 */
+        unsigned refusal_log_burst;     /* refusals logged in full per window, then one summary */
+        uint64_t refusal_log_window_usec;
 } EgressPolicy;
 
 /* A new policy with the defaults: enforce, require TLS, nothing allowed,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -25,14 +26,74 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
                 return -ENOMEM;
         p->event = sd_event_ref(event);
         r = resolver_new(event, resolv_conf, hosts_file, &p->resolver);
+        if (r >= 0)
+                r = host_addr_watch_new(event, &p->host_addrs, &p->host_watch);
         if (r < 0) {
+                resolver_free(p->resolver);
+                host_addr_set_clear(&p->host_addrs);
                 sd_event_unref(p->event);
                 free(p);
                 return r;
         }
         p->policy = policy;
+        log_limit_init(&p->refusal_log, policy->refusal_log_burst, policy->refusal_log_window_usec);
         *ret = p;
         return 0;
+}
+
+/* One entry for the refusals of a window that were not logged one by one. */
+static void proxy_log_refusal_summary(Proxy *p) {
+        char reasons[1024], count[24], window[24], message[1200];
+        uint64_t n = log_limit_take_summary(&p->refusal_log, reasons, sizeof(reasons));
+        const char *id = p->policy->worker_id ?: "";
+
+        if (n == 0)
+                return;
+        snprintf(count, sizeof(count), "%" PRIu64, n);
+        snprintf(window, sizeof(window), "%" PRIu64, p->refusal_log.window_usec);
+        snprintf(message, sizeof(message), "egress refusals not logged one by one: %s in %" PRIu64 " s (%s) worker=%s",
+                 count, p->refusal_log.window_usec / USEC_PER_SEC, reasons, id);
+        log_struct(LOG_WARNING, message,
+                   "SANDBOXD_WORKER_ID", id,
+                   "EGRESS_SUPPRESSED", count,
+                   "EGRESS_SUPPRESSED_REASONS", reasons,
+                   "EGRESS_SUPPRESSED_WINDOW_USEC", window,
+                   NULL);
+}
+
+static int on_summary_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Proxy *p = userdata;
+
+        if (log_limit_summary_due(&p->refusal_log, now_usec(CLOCK_MONOTONIC)))
+                proxy_log_refusal_summary(p);
+        else if (p->refusal_log.suppressed > 0 &&
+                 sd_event_source_set_time(s, log_limit_window_end(&p->refusal_log)) >= 0)
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+bool proxy_refusal_log_admit(Proxy *p, const char *reason) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        assert(p);
+        if (log_limit_summary_due(&p->refusal_log, now))
+                proxy_log_refusal_summary(p);   /* the timer has not run yet: the window is over all the same */
+        if (log_limit_refusal(&p->refusal_log, reason, now))
+                return true;
+        if (p->refusal_log.suppressed == 1) {
+                /* The first one held back: the summary is due when the window ends. */
+                int r = p->summary_timer
+                        ? sd_event_source_set_time(p->summary_timer, log_limit_window_end(&p->refusal_log))
+                        : sd_event_add_time(p->event, &p->summary_timer, CLOCK_MONOTONIC,
+                                            log_limit_window_end(&p->refusal_log), 0, on_summary_timer, p);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(p->summary_timer, SD_EVENT_ONESHOT);
+                /* Without the timer the summary comes with the next refusal
+                 * after the window, or when the proxy stops. */
+                if (r < 0)
+                        log_warning_errno(r, "Failed to arm the refusal summary timer: %m");
+        }
+        return false;
 }
 
 Proxy *proxy_free(Proxy *p) {
@@ -40,10 +101,15 @@ Proxy *proxy_free(Proxy *p) {
                 return NULL;
         while (p->tunnels)
                 tunnel_end_at_shutdown(p->tunnels);
+        /* What a window held back is still reported when the proxy stops. */
+        proxy_log_refusal_summary(p);
+        sd_event_source_disable_unref(p->summary_timer);
         for (size_t i = 0; i < p->n_listeners; i++)
                 sd_event_source_disable_unref(p->listeners[i]);
         free(p->listeners);
         resolver_free(p->resolver);
+        host_addr_watch_free(p->host_watch);
+        host_addr_set_clear(&p->host_addrs);
         for (size_t i = 0; i < p->n_spare_pipes; i++) {
                 safe_close(p->spare_pipes[i][0]);
                 safe_close(p->spare_pipes[i][1]);

@@ -9,8 +9,11 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
+#include "egress-netlink.h"
 #include "egress-policy.h"
 #include "egress-resolve.h"
+#include "host-addrs.h"
+#include "log-limit.h"
 #include "token-bucket.h"
 
 #define PROXY_BUCKETS_MAX 1024
@@ -35,6 +38,10 @@ typedef struct Proxy {
         sd_event *event;
         EgressPolicy *policy;
         Resolver *resolver;
+        HostAddrSet host_addrs;      /* refused as destinations: the proxy runs in the host's namespace */
+        HostAddrWatch *host_watch;
+        LogLimit refusal_log;        /* bounds the deny entries this worker can cause */
+        sd_event_source *summary_timer;
         sd_event_source **listeners;
         size_t n_listeners;
         Tunnel *tunnels;
@@ -65,6 +72,10 @@ void proxy_release_bucket(Proxy *p, DestBucket *b);
  * reach another tunnel; always leaves fds[] at -1. */
 int proxy_take_pipe(Proxy *p, int fds[2], size_t *ret_size);
 void proxy_return_pipe(Proxy *p, int fds[2], size_t size);
+
+/* Whether a refusal is to be logged in full; if not, it is counted and a
+ * summary entry follows when the window ends (or the proxy stops). */
+bool proxy_refusal_log_admit(Proxy *p, const char *reason);
 
 void proxy_tunnel_link(Proxy *p, Tunnel *t);
 void proxy_tunnel_unlink(Proxy *p, Tunnel *t);

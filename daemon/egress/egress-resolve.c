@@ -113,7 +113,19 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
         options.lookups = (char *) "fb";            /* /etc/hosts, then DNS */
         options.timeout = 2000;
         options.tries = 2;
-        optmask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_LOOKUPS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES;
+        /* Exactly the approved name, never "name.<search domain>": a name
+         * that fails must not be retried as another host. NOSEARCH is
+         * documented for ares_search(); whether every ares_getaddrinfo()
+         * path honours it has varied between versions, so the domain list
+         * is also set explicitly empty (resolv.conf's "search"/"domain" and
+         * $LOCALDOMAIN then cannot fill it), and ndots 1 leaves no "search
+         * list first" order to play with. */
+        options.flags = ARES_FLAG_NOSEARCH;
+        options.domains = NULL;
+        options.ndomains = 0;
+        options.ndots = 1;
+        optmask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_LOOKUPS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
+                  ARES_OPT_FLAGS | ARES_OPT_DOMAINS | ARES_OPT_NDOTS;
         if (resolv_conf) {
                 options.resolvconf_path = (char *) resolv_conf;
                 optmask |= ARES_OPT_RESOLVCONF;

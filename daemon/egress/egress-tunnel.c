@@ -136,6 +136,11 @@ static void tunnel_log_decision(Tunnel *t, const char *decision, const char *rea
         char port[8], message[1024];
         int prio = streq(decision, "allow") ? LOG_INFO : streq(decision, "report") ? LOG_NOTICE : LOG_WARNING;
 
+        /* Refusals are what a worker can cause without bound; allow and
+         * report decisions (and close entries) are always logged. */
+        if (streq(decision, "deny") && !proxy_refusal_log_admit(t->proxy, reason))
+                return;
+
         snprintf(port, sizeof(port), "%u", t->port);
         snprintf(message, sizeof(message), "egress %s %s:%s reason=%s sni=%s address=%s worker=%s",
                  decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",
@@ -600,6 +605,14 @@ static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs
                         format_address(&addrs[i], t->address, sizeof(t->address));
                         snprintf(reason, sizeof(reason), "private-address %s", range);
                         tunnel_deny(t, 403, reason);
+                        return;
+                }
+                /* The proxy runs in the host's namespace: an address of the
+                 * host's own would reach whatever listens there. */
+                if (host_addr_set_contains(&t->proxy->host_addrs, (const struct sockaddr *) &addrs[i].sa,
+                                           addrs[i].len)) {
+                        format_address(&addrs[i], t->address, sizeof(t->address));
+                        tunnel_deny(t, 403, "host-local");
                         return;
                 }
         }

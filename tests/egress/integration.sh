@@ -2,16 +2,19 @@
 # End-to-end checks of sandbox-egress inside a booted testbed container
 # (see /work/shared/design/testbed.md), without sandboxd: a PrivateNetwork
 # worker unit, the proxy as a transient socket unit whose listener joins the
-# worker's namespace, TLS upstreams on addresses given to the container's
-# own interfaces, names in the container's /etc/hosts.
+# worker's namespace, TLS upstreams in a network namespace of their own
+# behind a veth (11.0.0.10, 2a01:db9::10: ordinary unicast space that exists
+# only there; testbed.md "Upstream servers that are not the host's own"),
+# names in the container's /etc/hosts.
 #
 #   integration.sh LEADER_PID STAGE_DIR
 #
 # STAGE_DIR is a DESTDIR install of the build; its sandbox-egress is copied
 # into the container. Prints TAP ("ok N - name" / "not ok N - name") and a
 # final "# passed N failed M"; exits non-zero if anything failed. It creates
-# everything it uses (units egress-it-*, addresses, /etc/hosts lines marked
-# "# egress-it", files under /run/egress-it) and removes it again, so it
+# everything it uses (units egress-it-*, the upstream namespace and veth,
+# /etc/hosts lines marked "# egress-it", files under /run/egress-it) and
+# removes it again, so it
 # can run repeatedly in the same container.
 set -u
 
@@ -26,7 +29,7 @@ if [ "${1:-}" != "--inside" ]; then
     ct mkdir -p /run/egress-it /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
-    for f in egress-client.py egress-upstream.py integration.sh; do
+    for f in egress-client.py egress-upstream.py egress-flood.py integration.sh; do
         ct sh -c "cat > /run/egress-it/$f && chmod 755 /run/egress-it/$f" < "$HERE/$f"
     done
     exec nsenter -t "$PID" -a /run/egress-it/integration.sh --inside
@@ -117,9 +120,8 @@ cleanup() {
         sleep 0.1
     done
     [ -f /etc/hosts ] && sed -i '/# egress-it$/d' /etc/hosts
-    for a in 203.0.113.10/32 10.1.2.3/32 100.64.1.1/32 169.254.169.254/32 2001:db8::10/128; do
-        ip addr del "$a" dev lo 2>/dev/null
-    done
+    ip link del v0 2>/dev/null
+    ip netns del upstream 2>/dev/null
     rm -f $W/*.pem $W/*.json $W/*.out
 }
 
@@ -137,33 +139,55 @@ start_proxy() {   # NAME PORT POLICY_JSON
 cleanup
 trap cleanup EXIT
 
-# --- the world: addresses, names, certificates, upstream servers
+# --- the world: an upstream namespace behind a veth, names, certificates, servers
+# The private destinations (10.1.2.3, 100.64.1.1, 169.254.169.254) need not
+# exist: they are refused after resolution, before any connect().
 ip link set lo up
-for a in 203.0.113.10/32 10.1.2.3/32 100.64.1.1/32 169.254.169.254/32; do ip addr add "$a" dev lo; done
-sysctl -q -w net.ipv6.conf.lo.disable_ipv6=0 2>/dev/null
-ip addr add 2001:db8::10/128 dev lo
+sysctl -q -w net.ipv6.conf.all.disable_ipv6=0 2>/dev/null
+ip netns add upstream
+ip link add v0 type veth peer name v1 netns upstream
+ip addr add 11.0.0.1/24 dev v0
+ip -6 addr add 2a01:db9::1/64 dev v0 nodad
+ip link set v0 up
+ip -n upstream link set lo up
+ip -n upstream addr add 11.0.0.2/24 dev v1
+ip -n upstream addr add 11.0.0.10/32 dev v1
+ip -n upstream -6 addr add 2a01:db9::2/64 dev v1 nodad
+ip -n upstream -6 addr add 2a01:db9::10/128 dev v1 nodad
+ip -n upstream link set v1 up
+ip -n upstream route add default via 11.0.0.1
+ip -n upstream -6 route add default via 2a01:db9::1
+ip route add 11.0.0.10/32 via 11.0.0.2
+ip -6 route add 2a01:db9::10/128 via 2a01:db9::2
 cat >> /etc/hosts <<'EOF'
-203.0.113.10 api.egress.test # egress-it
-203.0.113.10 other.egress.test # egress-it
-203.0.113.10 denied.egress.test # egress-it
-203.0.113.10 egress.test # egress-it
-203.0.113.10 evilegress.test # egress-it
-203.0.113.10 notlisted.example.test # egress-it
+11.0.0.10 api.egress.test # egress-it
+11.0.0.10 other.egress.test # egress-it
+11.0.0.10 denied.egress.test # egress-it
+11.0.0.10 egress.test # egress-it
+11.0.0.10 evilegress.test # egress-it
+11.0.0.10 notlisted.example.test # egress-it
 10.1.2.3 private.egress.test # egress-it
 100.64.1.1 cgnat.egress.test # egress-it
 169.254.169.254 metadata.egress.test # egress-it
-203.0.113.10 mixed.egress.test # egress-it
+11.0.0.10 mixed.egress.test # egress-it
 10.1.2.3 mixed.egress.test # egress-it
 ::ffff:169.254.169.254 mapped.egress.test # egress-it
-2001:db8::10 v6.egress.test # egress-it
+2a01:db9::10 v6.egress.test # egress-it
+11.0.0.1 hostlocal.egress.test # egress-it
+203.0.113.10 doc.egress.test # egress-it
 EOF
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $W/key.pem -out $W/cert.pem -subj /CN=api.egress.test \
     -addext "subjectAltName=DNS:*.egress.test,DNS:egress.test,DNS:notlisted.example.test" 2>/dev/null
-for a in 203.0.113.10 10.1.2.3 100.64.1.1 169.254.169.254 2001:db8::10; do
-    systemd-run -q --unit="egress-it-up-${a//[.:]/-}" python3 $W/egress-upstream.py "$a" 443 $W/cert.pem $W/key.pem
+for a in 11.0.0.10 2a01:db9::10; do
+    systemd-run -q --unit="egress-it-up-${a//[.:]/-}" ip netns exec upstream \
+        python3 $W/egress-upstream.py "$a" 443 $W/cert.pem $W/key.pem
 done
-systemd-run -q --unit=egress-it-up-22 python3 $W/egress-upstream.py 203.0.113.10 22 $W/cert.pem $W/key.pem
-systemd-run -q --unit=egress-it-up-bulk python3 $W/egress-upstream.py 203.0.113.10 8443 $W/cert.pem $W/key.pem
+systemd-run -q --unit=egress-it-up-22 ip netns exec upstream python3 $W/egress-upstream.py 11.0.0.10 22 $W/cert.pem $W/key.pem
+systemd-run -q --unit=egress-it-up-bulk ip netns exec upstream \
+    python3 $W/egress-upstream.py 11.0.0.10 8443 $W/cert.pem $W/key.pem
+# A service of the host's own, on 0.0.0.0: reachable through 11.0.0.1 (the
+# container-side veth address) unless the proxy refuses host-local addresses.
+systemd-run -q --unit=egress-it-hostsvc python3 $W/egress-upstream.py 0.0.0.0 443 $W/cert.pem $W/key.pem
 
 # --- the worker: nothing but loopback
 systemd-run -q --unit=egress-it-w -p PrivateNetwork=yes -p DynamicUser=yes sleep infinity
@@ -177,16 +201,18 @@ done
 # client gives up after 15 s), yet it also bounds how long any other p1 client
 # may be descheduled between the 200 and its ClientHello: at 2 s a stalled
 # client was refused as client-hello-timeout instead of the reason under test.
+# Every refusal of p1-p3 is a check's evidence, so their refusal log is not
+# bounded; p4 keeps the default bound (20 per 10 s) for the flood check.
 start_proxy p1 3128 '{ "worker_id": "it1", "allow": ["*.egress.test", "v6.egress.test"],
-  "deny": ["denied.egress.test"], "hello_timeout_ms": 8000 }'
+  "deny": ["denied.egress.test"], "hello_timeout_ms": 8000, "refusal_log_burst": 100000 }'
 start_proxy p2 3129 '{ "worker_id": "it2", "allow": ["api.egress.test:8443"],
-  "rate_bps": 2000000, "rate_burst": 65536 }'
+  "rate_bps": 2000000, "rate_burst": 65536, "refusal_log_burst": 100000 }'
 start_proxy p3 3130 '{ "worker_id": "it3", "mode": "report", "allow": ["api.egress.test"], "max_tunnels": 2,
-  "hello_timeout_ms": 10000 }'
+  "hello_timeout_ms": 10000, "refusal_log_burst": 100000 }'
+start_proxy p4 3131 '{ "worker_id": "it4", "allow": ["api.egress.test"] }'
 # The upstreams are Python processes that may take seconds to start on a busy
 # machine; the proxies connect to them from this namespace.
-UPSTREAMS="203.0.113.10:443 10.1.2.3:443 100.64.1.1:443 169.254.169.254:443 [2001:db8::10]:443
-           203.0.113.10:22 203.0.113.10:8443"
+UPSTREAMS="11.0.0.10:443 [2a01:db9::10]:443 11.0.0.10:22 11.0.0.10:8443 11.0.0.1:443"
 upstreams_down() {   # prints those that do not accept a connection yet
     # shellcheck disable=SC2086
     python3 - $UPSTREAMS <<'EOF'
@@ -229,7 +255,7 @@ for l in open(sys.argv[1]):
     if "EGRESS_DECISION" in e:
         found.append((e.get("EGRESS_DECISION"), e.get("SANDBOXD_WORKER_ID"), e.get("EGRESS_HOST"),
                       e.get("EGRESS_PORT"), e.get("EGRESS_SNI"), e.get("EGRESS_ADDRESS")))
-sys.exit(0 if found == [("allow", "it1", "api.egress.test", "443", "api.egress.test", "203.0.113.10")] else 1)' \
+sys.exit(0 if found == [("allow", "it1", "api.egress.test", "443", "api.egress.test", "11.0.0.10")] else 1)' \
     $W/allowed.json
 check "close entry carries bytes in/out and duration" \
     python3 -c '
@@ -259,7 +285,7 @@ expect_refused "slow ClientHello times out" p1 "--target api.egress.test:443 --m
     "^200 closed" api.egress.test client-hello-timeout
 
 # --- refusals before the 200, with a reason header
-expect_refused "CONNECT to an IPv4 literal" p1 "--target 203.0.113.10:443" "^403 ip-literal$" 203.0.113.10 ip-literal
+expect_refused "CONNECT to an IPv4 literal" p1 "--target 11.0.0.10:443" "^403 ip-literal$" 11.0.0.10 ip-literal
 expect_refused "CONNECT to [::ffff:169.254.169.254]" p1 "--target [::ffff:169.254.169.254]:443" "^403 ip-literal$" \
     "::ffff:169.254.169.254" ip-literal
 for spelling in 0x7f.1 017.0.0.1 2130706433 0xcb.0.113.10; do
@@ -291,6 +317,52 @@ expect_refused "deny rule wins over the allow-list" p1 "--target denied.egress.t
 out=$(wrun curl -sS --max-time 10 --proxy http://127.0.0.1:3128 http://api.egress.test/ -o /dev/null -w '%{http_code}' 2>&1)
 check "curl's plain http:// through the proxy gets 403 ($out)" [ "$out" = "403" ]
 
+# --- the host's own addresses and the special-purpose ranges (issue 8 item 5)
+expect_refused "a service on 0.0.0.0 reached through the host's own address 11.0.0.1 is refused" p1 \
+    "--target hostlocal.egress.test:443" "^403 host-local$" hostlocal.egress.test host-local
+check "... while that service does answer on 11.0.0.1 when dialled from the host" \
+    python3 -c 'import socket; socket.create_connection(("11.0.0.1", 443), timeout=5).close()'
+expect_refused "a documentation address (203.0.113.0/24) is refused" p1 "--target doc.egress.test:443" \
+    "^403 private-address documentation" doc.egress.test "private-address documentation 203.0.113.0/24"
+
+# --- real clients' CONNECT forms (issue 14): both send HTTP/1.0
+# out_and_log REGEX UNIT HOST REASON: $out matches and the deny was logged since the mark.
+out_and_log() { echo "$out" | grep -Eq "$1" && expect_log "$2" "$3" deny "$4"; }
+urllib() {   # URL: the body, or the error
+    wrun python3 - "$1" $W/cert.pem <<'EOF'
+import ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": "http://127.0.0.1:3128"}),
+                                     urllib.request.HTTPSHandler(context=ctx))
+try:
+    print(opener.open(sys.argv[1], timeout=20).read().decode())
+except OSError as e:
+    print("error", e)
+EOF
+}
+out=$(urllib https://api.egress.test/7)
+check "Python urllib (CONNECT ... HTTP/1.0, no Host) through the proxy ($out)" [ "$out" = xxxxxxx ]
+mark
+out=$(urllib https://notlisted.example.test/7)
+check "Python urllib to a host outside the allow-list gets 403, logged as not-in-allow-list ($out)" \
+    out_and_log 403 p1 notlisted.example.test not-in-allow-list
+sclient() {   # HOST
+    echo | wrun timeout 30 openssl s_client -proxy 127.0.0.1:3128 -connect "$1:443" -servername "$1" \
+        -CAfile $W/cert.pem -verify_return_error 2>&1
+}
+out=$(sclient api.egress.test)
+out_has() { echo "$out" | grep -Eq "$1"; }
+verified() { out_has '^Server certificate' && out_has 'Verify return code: 0 \(ok\)'; }
+check "openssl s_client -proxy through the proxy (server certificate verified)" verified
+mark
+out=$(sclient private.egress.test)
+# s_client prints its summary even when the CONNECT failed: what tells is
+# the failure line and that no server certificate was seen.
+check "openssl s_client -proxy to a private name gets 403, logged as private-address" \
+    out_and_log 'HTTP CONNECT failed, reason= *403' p1 private.egress.test private-address
+no_cert() { ! out_has '^Server certificate'; }
+check "... and no server certificate was seen" no_cert
+
 # --- the worker cannot go around the proxy
 direct() {   # FAMILY TYPE ADDRESS PORT: exit 0 if the packet or connection could NOT leave
     wrun python3 - "$@" <<'EOF'
@@ -309,10 +381,10 @@ except OSError:
 sys.exit(1)
 EOF
 }
-check "direct TCP over IPv4 from the worker fails" direct 4 tcp 203.0.113.10 443
-check "direct TCP over IPv6 from the worker fails" direct 6 tcp 2001:db8::10 443
-check "direct UDP over IPv4 from the worker fails" direct 4 udp 203.0.113.10 53
-check "direct UDP over IPv6 from the worker fails" direct 6 udp 2001:db8::10 53
+check "direct TCP over IPv4 from the worker fails" direct 4 tcp 11.0.0.10 443
+check "direct TCP over IPv6 from the worker fails" direct 6 tcp 2a01:db9::10 443
+check "direct UDP over IPv4 from the worker fails" direct 4 udp 11.0.0.10 53
+check "direct UDP over IPv6 from the worker fails" direct 6 udp 2a01:db9::10 53
 check "direct TCP to the metadata address fails" direct 4 tcp 169.254.169.254 443
 
 # --- throttle: 2 MB/s, 10 MB
@@ -365,6 +437,47 @@ kill $HOLDS 2>/dev/null
 # shellcheck disable=SC2086
 wait $HOLDS 2>/dev/null
 HOLDS=
+
+# --- a worker flooding the journal with refusals (issue 8 item 6)
+# p4 has the default bound: 20 refusals in full per 10 s window, then one
+# summary per window with counts by reason. 1000 refusals in a loop.
+mark
+flood=$(wrun python3 $W/egress-flood.py 127.0.0.1:3131 notlisted.example.test:443 1000 2>&1)
+out=$(wrun $CURL --proxy http://127.0.0.1:3131 https://api.egress.test/10 -o /dev/null -w '%{http_code}' 2>&1)
+check "the flood: all 1000 refused ($flood), and an allowed request right after works ($out)" \
+    sh -c "[ '$flood' = '1000 403' ] && [ '$out' = 200 ]"
+# The entries: deny entries plus the summaries' counts must add up to 1000,
+# with at most 20 deny entries per window; waits for the last summary.
+flood_entries() {
+    journal_since_mark p4 | python3 -c '
+import json, sys
+deny = summaries = suppressed = allow = 0
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("EGRESS_DECISION") == "deny" and e.get("EGRESS_HOST") == "notlisted.example.test":
+        deny += 1
+    elif e.get("EGRESS_DECISION") == "allow" and e.get("EGRESS_HOST") == "api.egress.test":
+        allow += 1
+    elif "EGRESS_SUPPRESSED" in e:
+        summaries += 1
+        n = int(e["EGRESS_SUPPRESSED"])
+        suppressed += n
+        if e.get("EGRESS_SUPPRESSED_REASONS") != "not-in-allow-list=%d" % n or e.get("SANDBOXD_WORKER_ID") != "it4":
+            print("bad-summary", e.get("EGRESS_SUPPRESSED_REASONS"), e.get("SANDBOXD_WORKER_ID"))
+print(deny, summaries, suppressed, allow)'
+}
+end=$((SECONDS + 40))
+while all=$(flood_entries); read -r deny summaries suppressed allow <<< "$(echo "$all" | tail -n1)"
+      [ "$((deny + suppressed))" != 1000 ] && [ $SECONDS -lt $end ]; do
+    sleep 0.5
+done
+echo "# flood: $deny deny entries, $summaries summaries counting $suppressed, $allow allow"
+check "1000 refusals: deny entries plus the summaries' counts are exactly 1000 ($deny + $suppressed)" \
+    [ "$((deny + suppressed))" = 1000 ]
+check "... in a bounded number of entries (at most 20 per window, one summary per window)" \
+    sh -c "[ $deny -ge 20 ] && [ $deny -le $((20 * (summaries + 1))) ] && [ $summaries -ge 1 ] && [ $((deny + summaries)) -le 200 ]"
+check "... the summaries count by reason and carry the worker's id" sh -c "! echo '$all' | grep -q bad-summary"
+check "... and the allow after the flood is logged" [ "${allow:-0}" -ge 1 ]
 
 # --- confinement and restart
 PPID_=$(systemctl show -P MainPID egress-it-p1.service)

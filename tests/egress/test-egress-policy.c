@@ -112,6 +112,10 @@ static void test_json_roundtrip(void **state) {
         p->rate_burst = 50000;
         p->max_tunnels = 7;
         p->hello_timeout_usec = 1500000;
+        assert_int_equal(p->refusal_log_burst, 20);
+        assert_int_equal(p->refusal_log_window_usec, 10000000);
+        p->refusal_log_burst = 1000;
+        p->refusal_log_window_usec = 2000000;
         assert_int_equal(egress_policy_add_allow(p, "*.example.org"), 0);
         assert_int_equal(egress_policy_add_allow(p, "example.net:8443"), 0);
         assert_int_equal(egress_policy_add_deny(p, "bad.example.org"), 0);
@@ -136,6 +140,8 @@ static void test_json_roundtrip(void **state) {
         assert_int_equal(q->rate_burst, 50000);
         assert_int_equal(q->max_tunnels, 7);
         assert_int_equal(q->hello_timeout_usec, 1500000);
+        assert_int_equal(q->refusal_log_burst, 1000);
+        assert_int_equal(q->refusal_log_window_usec, 2000000);
         assert_int_equal(q->n_allow, 2);
         assert_int_equal(q->n_deny, 1);
         assert_int_equal(q->n_floor, 1);
@@ -160,6 +166,9 @@ static void test_json_refusals(void **state) {
                 "{\"rate_bps\": \"100\"}",
                 "{\"max_tunnels\": 0}",
                 "{\"hello_timeout_ms\": 0}",
+                "{\"refusal_log_burst\": -1}",
+                "{\"refusal_log_burst\": 1000001}",
+                "{\"refusal_log_window_ms\": 0}",
                 "{\"private_ranges\": [\"10.0.0.0/99\"]}",
                 "{\"worker_id\": \"../x\"}",
                 "{} trailing",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the real sandbox-egress binary (seccomp filter on) in a private user
-# and network namespace: a TLS upstream on a "public" TEST-NET address and a
-# "private" one given to loopback, names from a hosts file, and a client
-# that misbehaves in every way the policy names. Exit 77 (skip) where
+# and network namespace standing for the host: a TLS upstream in a namespace
+# of its own behind a veth (11.0.0.10), a service of "the host" on 0.0.0.0,
+# names from a hosts file and a DNS server with a search domain, and a
+# client that misbehaves in every way the policy names. Exit 77 (skip) where
 # unprivileged namespaces are unavailable.
 #   test-proxy.sh SANDBOX_EGRESS_BINARY
 set -u
@@ -20,35 +21,83 @@ fi
 T=$(mktemp -d)
 FAILED=0
 N=0
-cleanup() { kill "$PROXY_PID" "$UP_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+PROXY_PID= UP_PID= HOSTSVC_PID= DNS_PID= UPNS_PID= FLOOD_PID=
+cleanup() {
+    # shellcheck disable=SC2086
+    kill $PROXY_PID $FLOOD_PID $UP_PID $HOSTSVC_PID $DNS_PID $UPNS_PID 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$T"
+}
 trap cleanup EXIT
 
+# This namespace stands for the host: the proxy runs here, and what listens
+# here (on 11.0.0.1, the veth's address) is "the host's own". The upstream
+# lives in a namespace of its own behind a veth, on addresses from ordinary
+# unicast space (11.0.0.0/8, 2a01:db9::/32) that exist only in there
+# (/work/shared/design/testbed.md, "Upstream servers that are not the host's own").
 ip link set lo up
-ip addr add 203.0.113.10/32 dev lo
-ip addr add 10.1.2.3/32 dev lo
+unshare -n sleep infinity & UPNS_PID=$!
+for i in $(seq 100); do
+    [ "$(readlink /proc/$UPNS_PID/ns/net 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.05
+done
+up() { nsenter -t "$UPNS_PID" -n "$@"; }
+ip link add v0 type veth peer name v1 netns "$UPNS_PID"
+ip addr add 11.0.0.1/24 dev v0
+ip -6 addr add 2a01:db9::1/64 dev v0 nodad
+ip link set v0 up
+up sh -ec 'ip link set lo up; ip addr add 11.0.0.2/24 dev v1; ip addr add 11.0.0.10/32 dev v1
+           ip addr add 11.0.0.77/32 dev v1; ip -6 addr add 2a01:db9::2/64 dev v1 nodad; ip link set v1 up
+           ip route add default via 11.0.0.1; ip -6 route add default via 2a01:db9::1'
+ip route add 11.0.0.10/32 via 11.0.0.2
+ip route add 11.0.0.77/32 via 11.0.0.2
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/key.pem" -out "$T/cert.pem" -subj /CN=api.egress.test \
     -addext "subjectAltName=DNS:*.egress.test" 2>/dev/null
 cat > "$T/hosts" <<'EOF'
-203.0.113.10 api.egress.test
-203.0.113.10 other.egress.test
+11.0.0.10 api.egress.test
+11.0.0.10 other.egress.test
 10.1.2.3 private.egress.test
-203.0.113.10 mixed.egress.test
+10.9.9.9 private2.egress.test
+11.0.0.10 mixed.egress.test
 10.1.2.3 mixed.egress.test
 ::ffff:169.254.169.254 mapped.egress.test
+203.0.113.10 doc.egress.test
+2001:db8::10 doc6.egress.test
+11.0.0.1 local.egress.test
+::ffff:11.0.0.1 local-mapped.egress.test
+11.0.0.77 late.egress.test
+11.0.0.10 gone2.egress.test.corp.test
 EOF
 cat > "$T/policy.json" <<'EOF'
-{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000 }
+{ "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000,
+  "refusal_log_burst": 100000 }
 EOF
-"$PY" "$HERE/egress-upstream.py" 203.0.113.10 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
-echo "nameserver 127.0.0.1" > "$T/resolv.conf"
+# The default refusal log bound (20 per window), on a short window.
+cat > "$T/policy-flood.json" <<'EOF'
+{ "worker_id": "flood", "allow": ["api.egress.test"], "refusal_log_window_ms": 3000 }
+EOF
+# The upstream answers on every address of its namespace (11.0.0.10 and .77).
+# nsenter itself, not the function: $! must be the server, which nsenter execs.
+nsenter -t "$UPNS_PID" -n "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & UP_PID=$!
+# A service of "the host" on 0.0.0.0: reachable through 11.0.0.1 unless the
+# proxy refuses the host's own addresses.
+"$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & HOSTSVC_PID=$!
+# A resolver with a search domain, and names that exist only under it.
+"$PY" "$HERE/egress-dns.py" 127.0.0.1 53 "$T/dns.log" dns.egress.test=11.0.0.10 \
+    gone.egress.test.corp.test=11.0.0.10 & DNS_PID=$!
+printf 'nameserver 127.0.0.1\nsearch corp.test\noptions ndots:5\n' > "$T/resolv.conf"
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
+"$BIN" --policy "$T/policy-flood.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3129 \
+    2>"$T/flood.log" & FLOOD_PID=$!
 ready=no
 for i in $(seq 300); do
-    "$PY" -c 'import socket; socket.create_connection(("127.0.0.1", 3128)).close(); socket.create_connection(("203.0.113.10", 443)).close()' 2>/dev/null && { ready=yes; break; }
+    [ -e "$T/dns.log" ] && "$PY" -c 'import socket
+for a in (("127.0.0.1", 3128), ("127.0.0.1", 3129), ("11.0.0.10", 443), ("11.0.0.1", 443)):
+    socket.create_connection(a).close()' 2>/dev/null && { ready=yes; break; }
     sleep 0.1
 done
 if [ "$ready" != yes ]; then
-    echo "Bail out! the proxy or the upstream is not listening after 30 s"
+    echo "Bail out! the proxy, the upstreams or the resolver are not up after 30 s"
     sed 's/^/# /' "$T/proxy.log" | tail -20
     exit 1
 fi
@@ -75,7 +124,7 @@ expect "oversize hello closed" "^200 closed" --target api.egress.test:443 --mode
 expect "slow hello closed" "^200 closed" --target api.egress.test:443 --mode slow-hello
 expect "ECH with the outer SNI equal to the host is forwarded" "^200 forwarded" --target api.egress.test:443 --mode ech
 expect "ECH with another outer SNI is closed" "^200 closed" --target api.egress.test:443 --mode ech --sni other.egress.test
-expect "IP literal" "^403 ip-literal$" --target 203.0.113.10:443
+expect "IP literal" "^403 ip-literal$" --target 11.0.0.10:443
 expect "hex IPv4" "^403 ip-literal-obfuscated" --target 0x7f.1:443
 expect "private name" "^403 private-address private 10.0.0.0/8" --target private.egress.test:443
 expect "mixed answers" "^403 private-address private" --target mixed.egress.test:443
@@ -83,8 +132,111 @@ expect "mapped metadata" "^403 private-address ipv4-mapped cloud-metadata" --tar
 expect "port 22" "^403 port-not-allowed" --target api.egress.test:22
 expect "plain HTTP" "^403 plain-http" --target api.egress.test:80 --mode plain-http
 expect "second request" "^403 data-before-tunnel" --target api.egress.test:443 --mode second-connect
-# No DNS server in here: a name outside the hosts file cannot resolve.
-expect "unresolvable name" "^502 (name-not-found|resolve-failed)" --target nosuch.egress.test:443
+expect "unresolvable name" "^502 name-not-found" --target nosuch.egress.test:443
+
+# The host's own addresses and the special-purpose ranges (issue 8 item 5).
+expect "a name on the host's own address (a service on 0.0.0.0) is refused" "^403 host-local$" \
+    --target local.egress.test:443
+expect "... also spelled as IPv4-mapped IPv6" "^403 host-local$" --target local-mapped.egress.test:443
+expect "a documentation address (203.0.113.0/24) is refused" \
+    "^403 private-address documentation 203.0.113.0/24" --target doc.egress.test:443
+expect "a documentation address (2001:db8::/32) is refused" \
+    "^403 private-address documentation 2001:db8::/32" --target doc6.egress.test:443
+# The set follows the host's addresses as they change (rtnetlink), in both directions.
+expect "late.egress.test (11.0.0.77) is not the host's: allowed" "^200 tls-ok" \
+    --target late.egress.test:443 --cafile "$T/cert.pem"
+expect_within() {   # NAME REGEX CLIENT_ARGS...: polls up to 10 s for the answer
+    local name=$1 want=$2 out end=$((SECONDS + 10))
+    shift 2
+    while out=$("$PY" "$HERE/egress-client.py" "$@" 2>&1); ! echo "$out" | grep -Eq "$want"; do
+        [ $SECONDS -ge $end ] && break
+        sleep 0.1
+    done
+    expect "$name" "$want" "$@"
+}
+ip addr add 11.0.0.77/32 dev lo
+expect_within "... once the host has 11.0.0.77 itself, refused as host-local" "^403 host-local$" \
+    --target late.egress.test:443
+ip addr del 11.0.0.77/32 dev lo
+expect_within "... and allowed again once the host no longer has it" "^200 tls-ok" \
+    --target late.egress.test:443 --cafile "$T/cert.pem"
+
+# Exactly the approved name is resolved (issue 8 item 8): resolv.conf has
+# "search corp.test" and ndots:5, yet NAME.corp.test is never tried.
+expect "the resolver answers (DNS, not the hosts file)" "^200 tls-ok" --target dns.egress.test:443 --cafile "$T/cert.pem"
+expect "a name that exists only under the search domain (DNS) is not found" "^502 name-not-found" \
+    --target gone.egress.test:443
+expect "... nor under the search domain in the hosts file" "^502 name-not-found" --target gone2.egress.test:443
+N=$((N + 1))
+if grep -q '^dns\.egress\.test$' "$T/dns.log" && ! grep -q 'corp\.test' "$T/dns.log"; then
+    echo "ok $N - the search domain was never queried"
+else
+    echo "not ok $N - queries seen: $(sort -u "$T/dns.log" | tr '\n' ' ')"; FAILED=$((FAILED + 1))
+fi
+
+# Real clients' CONNECT forms (issue 14): Python's urllib sends HTTP/1.0,
+# no Host; openssl s_client -proxy sends HTTP/1.0 too.
+urllib() {   # URL: prints the body or the error
+    "$PY" - "$1" "$T/cert.pem" <<'EOF'
+import ssl, sys, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": "http://127.0.0.1:3128"}),
+                                     urllib.request.HTTPSHandler(context=ctx))
+try:
+    print(opener.open(sys.argv[1], timeout=10).read().decode())
+except OSError as e:
+    print("error", e)
+EOF
+}
+N=$((N + 1))
+out=$(urllib https://api.egress.test/7)
+if [ "$out" = xxxxxxx ]; then echo "ok $N - Python urllib (CONNECT ... HTTP/1.0) through the proxy"
+else echo "not ok $N - Python urllib through the proxy: $out"; FAILED=$((FAILED + 1)); fi
+refused_in_log() {   # HOST REASON: the proxy logged a deny of HOST with REASON
+    grep -q "egress deny $1:443 reason=$2" "$T/proxy.log"
+}
+N=$((N + 1))
+out=$(urllib https://private.egress.test/7)
+if echo "$out" | grep -q '403' && refused_in_log private.egress.test private-address; then
+    echo "ok $N - Python urllib to a refused host gets the 403, logged as private-address"
+else echo "not ok $N - Python urllib to a refused host: $out"; FAILED=$((FAILED + 1)); fi
+sclient() {   # HOST: s_client through the proxy, TLS verified against the test CA
+    echo | timeout 20 openssl s_client -proxy 127.0.0.1:3128 -connect "$1:443" -servername "$1" \
+        -CAfile "$T/cert.pem" -verify_return_error 2>&1
+}
+N=$((N + 1))
+out=$(sclient api.egress.test)
+if echo "$out" | grep -q '^Server certificate' && echo "$out" | grep -q 'Verify return code: 0 (ok)'; then
+    echo "ok $N - openssl s_client -proxy through the proxy (certificate verified)"
+else echo "not ok $N - openssl s_client -proxy: $(echo "$out" | tail -5 | tr '\n' ' ')"; FAILED=$((FAILED + 1)); fi
+N=$((N + 1))
+out=$(sclient private2.egress.test)
+# s_client prints its summary even when the CONNECT failed; what tells is
+# the failure line and that no server certificate was seen.
+if echo "$out" | grep -q 'HTTP CONNECT failed, reason= *403' && ! echo "$out" | grep -q '^Server certificate' &&
+   refused_in_log private2.egress.test private-address; then
+    echo "ok $N - openssl s_client -proxy to a refused host gets the 403, logged as private-address"
+else echo "not ok $N - openssl s_client -proxy to a refused host: $(echo "$out" | head -3 | tr '\n' ' ')"; FAILED=$((FAILED + 1)); fi
+
+# A worker flooding its proxy with refusals (issue 8 item 6): 200 refused
+# CONNECTs, 20 logged in full, one summary with the rest counted by reason
+# once the window ends; an allow right after is logged all the same.
+N=$((N + 1))
+flood=$("$PY" "$HERE/egress-flood.py" 127.0.0.1:3129 other.egress.test:443 200 2>&1)
+"$PY" "$HERE/egress-client.py" --proxy 127.0.0.1:3129 --target api.egress.test:443 --cafile "$T/cert.pem" > /dev/null 2>&1
+end=$((SECONDS + 15))
+until grep -q 'egress refusals not logged one by one' "$T/flood.log" || [ $SECONDS -ge $end ]; do sleep 0.1; done
+denies=$(grep -c 'egress deny other.egress.test' "$T/flood.log")
+suppressed=$(sed -n 's/.*egress refusals not logged one by one: \([0-9]*\) in .*(not-in-allow-list=\([0-9]*\)).*/\1 \2/p' "$T/flood.log" |
+             awk '{ a += $1; b += $2 } END { print a + 0, b + 0 }')
+if [ "$flood" = "200 403" ] && [ "$denies" -le 40 ] && [ "$((denies + ${suppressed%% *}))" = 200 ] &&
+   [ "${suppressed#* }" = "${suppressed%% *}" ] && grep -q 'egress allow api.egress.test:443' "$T/flood.log"; then
+    echo "ok $N - 200 refusals: $denies logged in full, ${suppressed%% *} in summaries by reason; the allow after is logged"
+else
+    echo "not ok $N - flood: client '$flood', $denies deny entries, summaries '$suppressed'"
+    grep -v 'egress deny' "$T/flood.log" | sed 's/^/# /' | tail -5
+    FAILED=$((FAILED + 1))
+fi
 
 # Hostile bytes: garbage, a truncated request left hanging, a flood.
 head -c 20000 /dev/urandom | "$PY" -c 'import socket, sys

@@ -11,12 +11,16 @@ tap_init "$@"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W=/etc/sbx-egress-it            # readable by workers: their /tmp is private
 CONF=/etc/sandboxd/sandboxd.conf
-UP=203.0.113.20                 # TEST-NET-3 stands in for "public"
+# The "public" upstream lives in a network namespace of its own behind a
+# veth, on an address from ordinary unicast space that exists only there
+# (testbed.md, "Upstream servers that are not the host's own"): the proxy
+# refuses the host's own addresses and the documentation ranges.
+UP=11.0.0.10
 PRIV=10.9.9.9
 
 cleanup() {
     ct sh -c "systemctl stop 'sbx-egress-it-*' 2>/dev/null; sed -i '/# sbx-egress-it$/d' /etc/hosts
-              ip addr del $UP/32 dev lo 2>/dev/null; ip addr del $PRIV/32 dev lo 2>/dev/null
+              ip link del v0 2>/dev/null; ip netns del upstream 2>/dev/null; ip addr del $PRIV/32 dev lo 2>/dev/null
               [ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -24,13 +28,19 @@ trap 'cleanup; _tap_cleanup' EXIT
 ct mkdir -p "$W"
 cat "$SRC/tests/egress/egress-upstream.py" > "/proc/$CT_PID/root$W/upstream.py"
 ct sh -ec "
-    ip addr add $UP/32 dev lo; ip addr add $PRIV/32 dev lo
+    ip netns add upstream
+    ip link add v0 type veth peer name v1 netns upstream
+    ip addr add 11.0.0.1/24 dev v0; ip link set v0 up
+    ip -n upstream addr add 11.0.0.2/24 dev v1; ip -n upstream addr add $UP/32 dev v1
+    ip -n upstream link set v1 up; ip -n upstream link set lo up; ip -n upstream route add default via 11.0.0.1
+    ip route add $UP/32 via 11.0.0.2
+    ip addr add $PRIV/32 dev lo
     printf '%s\n' '$UP api.sbx-egress.test # sbx-egress-it' '$UP other.sbx-egress.test # sbx-egress-it' \
         '$PRIV internal.sbx-egress.test # sbx-egress-it' '$UP outside.example # sbx-egress-it' >> /etc/hosts
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $W/key.pem -out $W/cert.pem \
         -subj /CN=api.sbx-egress.test -addext 'subjectAltName=DNS:*.sbx-egress.test,DNS:outside.example' 2>/dev/null
     chmod 644 $W/cert.pem
-    systemd-run -q --unit=sbx-egress-it-up python3 $W/upstream.py $UP 443 $W/cert.pem $W/key.pem
+    systemd-run -q --unit=sbx-egress-it-up ip netns exec upstream python3 $W/upstream.py $UP 443 $W/cert.pem $W/key.pem
     systemd-run -q --unit=sbx-egress-it-priv python3 $W/upstream.py $PRIV 443 $W/cert.pem $W/key.pem
     cp $CONF $CONF.orig
     printf '[Egress]\nFloor=*.sbx-egress.test\n' > $CONF
@@ -60,6 +70,25 @@ done
 id=$(ct sandboxctl create --class standard --allow api.sbx-egress.test -- /bin/sleep 30)
 check_output "standard with egress: runsc shares the unit's namespace (--network=host)" '--network=host' \
     unit_prop "sandbox-$id.service" ExecStart
+ct sandboxctl stop "$id" >/dev/null 2>&1
+
+# ---- the proxy unit's own walls (issue 8 items 5 and 9) -----------------------------
+# The proxy's service is started on the worker's first connection: one it
+# holds open keeps it loaded while systemd-analyze looks at it.
+id=$(ct sandboxctl create --class trusted --allow api.sbx-egress.test -- \
+    /usr/bin/python3 -c 'import socket, time; s = socket.create_connection(("127.0.0.1", 3128)); time.sleep(60)')
+proxy_active() { [ "$(ct systemctl show -P ActiveState "sandbox-$id-egress.service")" = active ]; }
+wait_until 30 proxy_active
+check_exposure "systemd-analyze security of the proxy unit" "sandbox-$id-egress.service" 1.5
+# IPAddressDeny= has no effect in this test bed (no BPF firewall); what is
+# tested is that the unit asks for it.
+for range in 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 169.254.0.0/16 fc00::/7 fe80::/10; do
+    check_output "the proxy unit sets IPAddressDeny=$range" "(^| )${range//./\\.}( |\$)" \
+        unit_prop "sandbox-$id-egress.service" IPAddressDeny
+done
+ns=$(ct awk '$1 == "nameserver" { print $2; exit }' /etc/resolv.conf)
+[ -n "$ns" ] && check_output "... and lets the resolver $ns through (IPAddressAllow=)" "(^| )${ns//./\\.}/" \
+    unit_prop "sandbox-$id-egress.service" IPAddressAllow
 ct sandboxctl stop "$id" >/dev/null 2>&1
 
 # ---- what the proxy refuses, with its reason in a header ---------------------

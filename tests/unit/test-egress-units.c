@@ -2,6 +2,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "egress-policy.h"
@@ -109,6 +112,24 @@ static void test_aux_units(void **state) {
         assert_non_null(strstr(d, "\"LogRateLimitIntervalUSec\""));
         /* The proxy never gets the policy by value. */
         assert_null(strstr(d, "SetCredential"));
+        /* The second wall and the hardening systemd-analyze security counts
+         * (issue 8 items 5 and 9); integration holds the score itself. */
+        assert_non_null(strstr(d, "\"IPAddressDeny\""));
+        assert_non_null(strstr(d, "\"AF_NETLINK\""));
+        static const char *const hardening[] = {
+                "PrivateUsers", "PrivateMounts", "PrivateIPC", "ProtectProc", "ProcSubset", "ProtectHostname",
+                "ProtectClock", "ProtectKernelLogs", "MemoryDenyWriteExecute", "LockPersonality",
+                "RestrictRealtime", "RestrictSUIDSGID", "RemoveIPC", "UMask", "DevicePolicy",
+                "SystemCallArchitectures", "SystemCallFilter", "SystemCallErrorNumber",
+        };
+        for (size_t i = 0; i < sizeof(hardening) / sizeof(hardening[0]); i++) {
+                char quoted[64];
+                snprintf(quoted, sizeof(quoted), "\"%s\"", hardening[i]);
+                if (!strstr(d, quoted))
+                        fail_msg("proxy unit lacks %s", hardening[i]);
+        }
+        assert_non_null(strstr(d, "\"@system-service\""));
+        assert_non_null(strstr(d, "\"seccomp\""));
         sd_bus_message_unref(m);
 
         /* No destination allowed: no aux units at all. */
@@ -124,11 +145,40 @@ static void test_aux_units(void **state) {
         sd_bus_close_unref(bus);
 }
 
+static void test_resolver_addresses(void **state) {
+        char path[] = "/tmp/test-egress-units-XXXXXX";
+        EgressCidr r[8];
+        char buf[64];
+        int fd = mkstemp(path);
+        FILE *f;
+
+        assert_true(fd >= 0);
+        f = fdopen(fd, "w");
+        assert_non_null(f);
+        fputs("# a comment\nsearch corp.example\nnameserver 10.0.0.2\nnameserver\tfe80::1%eth0\n"
+              "nameserver 169.254.169.253 # trailing\nnameserver not-an-address\nnameserver 10.0.0.0/8\n"
+              "options ndots:5\nnameserver 127.0.0.53\n", f);
+        fclose(f);
+        assert_int_equal(egress_resolver_addresses(path, r, 8), 4);
+        assert_int_equal(egress_cidr_format(&r[0], buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "10.0.0.2/32");
+        assert_int_equal(egress_cidr_format(&r[1], buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "fe80::1/128");
+        assert_int_equal(egress_cidr_format(&r[2], buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "169.254.169.253/32");
+        assert_int_equal(egress_cidr_format(&r[3], buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "127.0.0.53/32");
+        assert_int_equal(egress_resolver_addresses(path, r, 2), 2);
+        unlink(path);
+        assert_int_equal(egress_resolver_addresses(path, r, 8), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_policy_json),
                 cmocka_unit_test(test_policy_refuses_bad_operator_entries),
                 cmocka_unit_test(test_aux_units),
+                cmocka_unit_test(test_resolver_addresses),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
