@@ -394,7 +394,7 @@ for class in $CLASSES; do
     unreached egress-special-docv6 special-docv6 "$NONGLOBAL" 'tcp:[2001:db8::30]:443'
     unreached egress-special-bench6 special-bench6 "$NONGLOBAL" 'tcp:[2001:2::30]:443'
     unreached egress-rebind-mixed rebind-mixed '^403 private-address' tcp:11.0.0.11:443 tcp:10.77.0.11:443
-    unreached egress-search-list search-list '^403 (name-not-found|resolve-failed)' tcp:11.0.0.12:443
+    unreached egress-search-list search-list '^502 (name-not-found|resolve-failed)' tcp:11.0.0.12:443
     tls_closed egress-sni-mismatch sni-mismatch sni-mismatch
     tls_closed egress-no-sni no-sni no-sni
     tls_closed egress-ech ech-outer-mismatch ech-outer-sni-mismatch

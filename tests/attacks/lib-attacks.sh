@@ -66,7 +66,7 @@ egress-special-testnet3|trusted,standard|CONNECT an allowed name resolving to 20
 egress-special-docv6|trusted,standard|CONNECT an allowed name resolving to 2001:db8::30|403 private-address (or a special-purpose reason), the upstream saw nothing
 egress-special-bench6|trusted,standard|CONNECT an allowed name resolving to 2001:2::30 (IPv6 benchmarking)|403 private-address (or a special-purpose reason), the upstream saw nothing
 egress-rebind-mixed|trusted,standard|CONNECT a name answering both 11.0.0.11 and 10.77.0.11 (rebinding)|403 private-address, neither address contacted
-egress-search-list|trusted,standard|CONNECT an allowed name that does not exist while the resolver'"'"'s search list would make it nx.attack.test.evil.test|403 name-not-found, the search-list host saw nothing
+egress-search-list|trusted,standard|CONNECT an allowed name that does not exist while the resolver'"'"'s search list would make it nx.attack.test.evil.test|502 name-not-found, the search-list host saw nothing
 egress-sni-mismatch|trusted,standard|CONNECT sni.attack.test, then a ClientHello with SNI api.attack.test (domain fronting)|tunnel closed after the 200, reason sni-mismatch, no byte reached the upstream
 egress-no-sni|trusted,standard|CONNECT, then a ClientHello without SNI|tunnel closed, reason no-sni, no byte reached the upstream
 egress-ech|trusted,standard|CONNECT, then an ECH ClientHello whose outer SNI is another host|tunnel closed, reason ech-outer-sni-mismatch, no byte reached the upstream
