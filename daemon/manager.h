@@ -26,7 +26,7 @@ struct Manager {
         CredentialServer *credentials;
         RuntimeTable runtimes;
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
-        WallsProbe *walls_probe;
+        ProbeUnit *walls_probe;
         sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
+#include <assert.h>
 #include <time.h>
 
 #include "manager.h"
@@ -12,9 +12,7 @@
 struct RuntimeProbe {
         Manager *manager;
         SbxRuntime runtime;
-        char unit[64];
-        int output_fd;
-        sd_bus_slot *start_call;
+        ProbeUnit *unit;
 };
 
 static const char *runtime_path(Manager *m, SbxRuntime rt) {
@@ -51,10 +49,13 @@ int probe_parse_output(const char *out, bool *ret_available, char *reason, size_
 static RuntimeProbe *probe_free(RuntimeProbe *p) {
         if (!p)
                 return NULL;
-        sd_bus_slot_unref(p->start_call);
-        safe_close(p->output_fd);
+        probe_unit_free(p->unit);
         free(p);
         return NULL;
+}
+
+static void probe_freep(RuntimeProbe **p) {
+        probe_free(*p);
 }
 
 static bool probes_pending(Manager *m) {
@@ -88,53 +89,54 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
         manager_probes_answer_waiters(m);
 }
 
+static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const char *result, const char *output,
+                          void *userdata) {
+        RuntimeProbe *p = userdata;
+        const char *unit = probe_unit_name(u);
+        char reason[256];
+        bool available = false;
+
+        if (start_error)
+                snprintf(reason, sizeof(reason), "cannot start probe unit: %s",
+                         start_error->message ?: start_error->name);
+        else if (probe_parse_output(output, &available, reason, sizeof(reason)) >= 0) {
+                /* A probe that says ok but failed as a unit is not ok. */
+                if (available && !streq(result, "done")) {
+                        available = false;
+                        snprintf(reason, sizeof(reason), "probe unit %s ended with result %s", unit, result);
+                }
+        } else
+                snprintf(reason, sizeof(reason), "probe unit %s gave no answer (job %s); see journalctl -u %s",
+                         unit, result, unit);
+        probe_finish(p, available, reason);
+}
+
 bool manager_probe_job_removed(Manager *m, const char *unit, const char *result) {
+        assert(m);
         if (manager_walls_job_removed(m, unit, result))
                 return true;
-        for (int i = 0; i < _SBX_RUNTIME_MAX; i++) {
-                RuntimeProbe *p = m->probes[i];
-                char out[1024] = {}, reason[256];
-                bool available = false;
-                ssize_t n;
-
-                if (!p || !streq(p->unit, unit))
-                        continue;
-                /* The probe has exited, so all it wrote is in the pipe. */
-                n = read(p->output_fd, out, sizeof(out) - 1);
-                if (n > 0 && probe_parse_output(out, &available, reason, sizeof(reason)) >= 0) {
-                        /* A probe that says ok but failed as a unit is not ok. */
-                        if (available && !streq(result, "done")) {
-                                available = false;
-                                snprintf(reason, sizeof(reason), "probe unit %s ended with result %s", unit, result);
-                        }
-                } else
-                        snprintf(reason, sizeof(reason), "probe unit %s gave no answer (job %s); see journalctl -u %s",
-                                 unit, result, unit);
-                probe_finish(p, available, reason);
-                return true;
-        }
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                if (m->probes[i] && probe_unit_job_removed(m->probes[i]->unit, unit, result))
+                        return true;
         return false;
 }
 
-static int on_probe_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        RuntimeProbe *p = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        char reason[256];
-
-        p->start_call = sd_bus_slot_unref(p->start_call);
-        if (e) {
-                snprintf(reason, sizeof(reason), "cannot start probe unit: %s", e->message ?: e->name);
-                probe_finish(p, false, reason);
-        }
-        return 0;
-}
-
 static int probe_start(Manager *m, SbxRuntime rt) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        _cleanup_(probe_freep) RuntimeProbe *p = NULL;
         const char *path = runtime_path(m, rt);
-        RuntimeProbe *p;
-        char id[9], reason[320];
-        int pipefd[2], r;
+        const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
+                               "--runtime-path", path,
+                               rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
+        ProbeUnitParams params = {
+                .kind = sbx_runtime_to_string(rt),
+                .description = "sandboxd runtime probe",
+                .timeout_usec = PROBE_TIMEOUT_USEC,
+                .path = m->launcher_path,
+                .argv = (char **) argv,
+                .done = on_probe_done,
+        };
+        char reason[320];
+        int r;
 
         if (m->probes[rt])
                 return 0;
@@ -145,51 +147,16 @@ static int probe_start(Manager *m, SbxRuntime rt) {
                 runtime_status_set(&m->runtimes.status[rt], false, path, reason);
                 return 0;
         }
-        r = random_hex_id(id, 8);
-        if (r < 0)
-                return r;
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
         p->manager = m;
         p->runtime = rt;
-        p->output_fd = -1;
-        snprintf(p->unit, sizeof(p->unit), "sandbox-probe-%s-%s.service", sbx_runtime_to_string(rt), id);
-        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
-                probe_free(p);
-                return -errno;
-        }
-        p->output_fd = pipefd[0];
-
-        r = sd_bus_message_new_method_call(m->bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", p->unit, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(msg, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "(sv)(sv)",
-                                          "StandardOutputFileDescriptor", "h", pipefd[1],
-                                          "StandardError", "s", "journal");
-        if (r >= 0) {
-                const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
-                                       "--runtime-path", path,
-                                       rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
-                r = unit_append_helper_oneshot(msg, "sandboxd runtime probe", PROBE_TIMEOUT_USEC, m->launcher_path,
-                                               (char **) argv);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(msg);
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
-        safe_close(pipefd[1]);
-        if (r >= 0)
-                r = sd_bus_call_async(m->bus, &p->start_call, msg, on_probe_start_reply, p, 0);
-        if (r < 0) {
-                probe_free(p);
+        params.userdata = p;
+        r = probe_unit_start(m->bus, &params, &p->unit);
+        if (r < 0)
                 return r;
-        }
-        m->probes[rt] = p;
+        m->probes[rt] = TAKE_PTR(p);
         return 0;
 }
 

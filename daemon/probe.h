@@ -4,6 +4,7 @@
 #include <systemd/sd-bus.h>
 
 #include "class.h"
+#include "probe-unit.h"
 
 typedef struct Manager Manager;
 
@@ -11,11 +12,10 @@ typedef struct Manager Manager;
  * (the daemon itself holds none of the privileges a runtime needs), whose
  * one line of output says "ok <detail>" or "unavailable <reason>". */
 typedef struct RuntimeProbe RuntimeProbe;
-/* The walls probe (walls-probe.c, verdicts in walls.h): a unit with a trusted
- * worker's namespacing that reports its namespaces and PID 1's. */
-typedef struct WallsProbe WallsProbe;
 
-/* Starts the walls probe unless it is running; if it cannot, the walls are
+/* The walls probe (walls-probe.c, verdicts in walls.h): a unit with a trusted
+ * worker's namespacing that reports its namespaces and PID 1's.
+ * Starts the walls probe unless it is running; if it cannot, the walls are
  * refused (every class with them) until a probe answers. */
 int manager_probe_walls(Manager *m);
 /* Called for every JobRemoved; returns true if UNIT was the walls probe. */
