@@ -11,7 +11,7 @@
 #
 # The world: two victim workers (trusted, standard) holding secrets; an
 # "upstream" network namespace behind a veth with ordinary unicast addresses
-# (11.0.0.0/24, 2a0b:1100::/64) and the special-purpose ones the proxy must
+# (11.0.0.0/24, 2a0b:1100::13; tests/testbed/upstream-netns.sh) and the special-purpose ones the proxy must
 # refuse, each listener logging every contact (upstream.py); a resolver on
 # the host's own 11.0.0.1 with a search list that would rewrite names.
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -49,8 +49,8 @@ log_since() { ct tail -n +"$(($1 + 1))" "$LOG" 2>/dev/null; }
 log_lines() { ct sh -c "wc -l < $LOG" 2>/dev/null || echo 0; }
 
 cleanup() {
-    ct sh -c "systemctl stop 'sbx-attacks-*' 2>/dev/null; ip netns del upstream 2>/dev/null
-              ip link del v0 2>/dev/null; sed -i '/# sbx-attacks$/d' /etc/hosts
+    ct sh -c "systemctl stop 'sbx-attacks-*' 2>/dev/null; $W/upstream-netns.sh down
+              sed -i '/# sbx-attacks$/d' /etc/hosts
               [ -f /etc/resolv.conf.sbx-attacks ] && cat /etc/resolv.conf.sbx-attacks > /etc/resolv.conf
               [ -f $CONF.sbx-attacks ] && mv $CONF.sbx-attacks $CONF
               rm -rf $W /run/sbx-attacks /root/sbx-attack-cred-*" >/dev/null 2>&1
@@ -63,23 +63,12 @@ for f in probe.py victim.py egress-attack.py upstream.py; do
     cat "$HERE/$f" > "/proc/$CT_PID/root$W/$f"
 done
 ct chmod 755 "$W" "$W"/probe.py "$W"/victim.py "$W"/egress-attack.py "$W"/upstream.py
+upstream_netns_install "$W"
 ct sh -ec "
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout /run/sbx-attacks/key.pem -out /run/sbx-attacks/cert.pem \
         -subj /CN=api.attack.test -addext 'subjectAltName=DNS:*.attack.test' 2>/dev/null
-    sysctl -q -w net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0 2>/dev/null || true
-    ip netns add upstream
-    ip link add v0 type veth peer name v1 netns upstream
-    ip netns exec upstream sysctl -q -w net.ipv6.conf.all.disable_ipv6=0 2>/dev/null || true
-    ip addr add 11.0.0.1/24 dev v0; ip -6 addr add 2a0b:1100::1/64 dev v0 nodad; ip link set v0 up
-    ip -n upstream addr add 11.0.0.2/24 dev v1
-    for a in 11.0.0.10 11.0.0.11 11.0.0.12 11.0.0.13 11.0.0.14 11.0.0.15 10.77.0.10 10.77.0.11 \
-             192.0.2.30 198.51.100.30 203.0.113.30; do ip -n upstream addr add \$a/32 dev v1; done
-    ip -n upstream -6 addr add 2a0b:1100::2/64 dev v1 nodad
-    for a in 2a0b:1100::13 2001:db8::30 2001:2::30; do ip -n upstream -6 addr add \$a/128 dev v1 nodad; done
-    ip -n upstream link set v1 up; ip -n upstream link set lo up
-    ip -n upstream route add default via 11.0.0.1; ip -n upstream -6 route add default via 2a0b:1100::1
-    for n in 10.77.0.0/24 192.0.2.30/32 198.51.100.30/32 203.0.113.30/32; do ip route add \$n via 11.0.0.2; done
-    ip -6 route add 2001:db8::30/128 via 2a0b:1100::2; ip -6 route add 2001:2::30/128 via 2a0b:1100::2
+    $W/upstream-netns.sh up 11.0.0.10 11.0.0.11 11.0.0.12 11.0.0.13 11.0.0.14 11.0.0.15 10.77.0.10 10.77.0.11 \
+        192.0.2.30 198.51.100.30 203.0.113.30 2a0b:1100::13 2001:db8::30 2001:2::30
     cat >> /etc/hosts <<'EOF'
 11.0.0.10 api.attack.test # sbx-attacks
 11.0.0.10 pipe.attack.test # sbx-attacks

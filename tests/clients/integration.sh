@@ -20,7 +20,7 @@ CA=$W/cert.pem
 MARK=sbx-client-matrix-ok       # what every fixture answers (mkfixtures.py)
 
 cleanup() {
-    ct sh -c "systemctl stop sbx-clients-up 2>/dev/null; ip netns del upstream 2>/dev/null; ip link del v0 2>/dev/null
+    ct sh -c "systemctl stop sbx-clients-up 2>/dev/null; $W/upstream-netns.sh down
               sed -i '/# sbx-clients$/d' /etc/hosts
               [ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
 }
@@ -30,13 +30,9 @@ ct mkdir -p "$W"
 for f in www-upstream.py mkfixtures.py node-proxy-get.js; do
     cat "$SRC/tests/clients/$f" > "/proc/$CT_PID/root$W/$f"
 done
+upstream_netns_install "$W"
 ct sh -ec "
-    ip netns add upstream
-    ip link add v0 type veth peer name v1 netns upstream
-    ip addr add 11.0.0.1/24 dev v0; ip link set v0 up
-    ip -n upstream addr add 11.0.0.2/24 dev v1; ip -n upstream addr add $UP/32 dev v1
-    ip -n upstream link set v1 up; ip -n upstream link set lo up; ip -n upstream route add default via 11.0.0.1
-    ip route add $UP/32 via 11.0.0.2
+    $W/upstream-netns.sh up $UP
     echo '$UP $HOST # sbx-clients' >> /etc/hosts
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout $W/key.pem -out $CA -subj /CN=$HOST \
         -addext 'subjectAltName=DNS:*.clients.test' 2>/dev/null

@@ -29,8 +29,8 @@ if [ "${1:-}" != "--inside" ]; then
     ct mkdir -p /run/egress-it /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
-    for f in egress-client.py egress-upstream.py egress-flood.py integration.sh; do
-        ct sh -c "cat > /run/egress-it/$f && chmod 755 /run/egress-it/$f" < "$HERE/$f"
+    for f in egress-client.py egress-upstream.py egress-flood.py integration.sh ../testbed/upstream-netns.sh; do
+        ct sh -c "cat > /run/egress-it/${f##*/} && chmod 755 /run/egress-it/${f##*/}" < "$HERE/$f"
     done
     exec nsenter -t "$PID" -a /run/egress-it/integration.sh --inside
 fi
@@ -120,8 +120,7 @@ cleanup() {
         sleep 0.1
     done
     [ -f /etc/hosts ] && sed -i '/# egress-it$/d' /etc/hosts
-    ip link del v0 2>/dev/null
-    ip netns del upstream 2>/dev/null
+    [ -x $W/upstream-netns.sh ] && $W/upstream-netns.sh down
     rm -f $W/*.pem $W/*.json $W/*.out
 }
 
@@ -143,22 +142,7 @@ trap cleanup EXIT
 # The private destinations (10.1.2.3, 100.64.1.1, 169.254.169.254) need not
 # exist: they are refused after resolution, before any connect().
 ip link set lo up
-sysctl -q -w net.ipv6.conf.all.disable_ipv6=0 2>/dev/null
-ip netns add upstream
-ip link add v0 type veth peer name v1 netns upstream
-ip addr add 11.0.0.1/24 dev v0
-ip -6 addr add 2a01:db9::1/64 dev v0 nodad
-ip link set v0 up
-ip -n upstream link set lo up
-ip -n upstream addr add 11.0.0.2/24 dev v1
-ip -n upstream addr add 11.0.0.10/32 dev v1
-ip -n upstream -6 addr add 2a01:db9::2/64 dev v1 nodad
-ip -n upstream -6 addr add 2a01:db9::10/128 dev v1 nodad
-ip -n upstream link set v1 up
-ip -n upstream route add default via 11.0.0.1
-ip -n upstream -6 route add default via 2a01:db9::1
-ip route add 11.0.0.10/32 via 11.0.0.2
-ip -6 route add 2a01:db9::10/128 via 2a01:db9::2
+$W/upstream-netns.sh up 11.0.0.10 2a01:db9::10
 cat >> /etc/hosts <<'EOF'
 11.0.0.10 api.egress.test # egress-it
 11.0.0.10 other.egress.test # egress-it

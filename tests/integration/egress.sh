@@ -20,20 +20,16 @@ PRIV=10.9.9.9
 
 cleanup() {
     ct sh -c "systemctl stop 'sbx-egress-it-*' 2>/dev/null; sed -i '/# sbx-egress-it$/d' /etc/hosts
-              ip link del v0 2>/dev/null; ip netns del upstream 2>/dev/null; ip addr del $PRIV/32 dev lo 2>/dev/null
+              $W/upstream-netns.sh down; ip addr del $PRIV/32 dev lo 2>/dev/null
               [ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
 
 ct mkdir -p "$W"
 cat "$SRC/tests/egress/egress-upstream.py" > "/proc/$CT_PID/root$W/upstream.py"
+upstream_netns_install "$W"
 ct sh -ec "
-    ip netns add upstream
-    ip link add v0 type veth peer name v1 netns upstream
-    ip addr add 11.0.0.1/24 dev v0; ip link set v0 up
-    ip -n upstream addr add 11.0.0.2/24 dev v1; ip -n upstream addr add $UP/32 dev v1
-    ip -n upstream link set v1 up; ip -n upstream link set lo up; ip -n upstream route add default via 11.0.0.1
-    ip route add $UP/32 via 11.0.0.2
+    $W/upstream-netns.sh up $UP
     ip addr add $PRIV/32 dev lo
     printf '%s\n' '$UP api.sbx-egress.test # sbx-egress-it' '$UP other.sbx-egress.test # sbx-egress-it' \
         '$PRIV internal.sbx-egress.test # sbx-egress-it' '$UP outside.example # sbx-egress-it' >> /etc/hosts

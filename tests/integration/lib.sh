@@ -37,6 +37,8 @@
 #   expect_removed WHAT ID REASON_RE SECS checks WorkerRemoved's reason, the home and the unit gone
 #   sbx_units / sbx_state_entries         sandbox-* units systemd knows; entries of the sessions roots
 #   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
+#   upstream_netns_install DIR            copy tests/testbed/upstream-netns.sh into the container's DIR
+#                                         (then, inside: DIR/upstream-netns.sh up ADDR... / down)
 #   unit_exposure UNIT                    systemd-analyze security's overall exposure of a loaded unit (e.g. 1.2)
 #   check_exposure NAME UNIT MAX          ok when that exposure is at most MAX; prints it either way
 #   check_no_host_sockets CLASS           a worker of CLASS reaches no host socket (journal forgery
@@ -306,6 +308,11 @@ sbx_state_entries() {
 
 unit_prop() {
     ct systemctl show -P "$2" "$1"
+}
+
+upstream_netns_install() {
+    cat "$(dirname "${BASH_SOURCE[0]}")/../testbed/upstream-netns.sh" > "/proc/$CT_PID/root$1/upstream-netns.sh" &&
+        ct chmod 755 "$1/upstream-netns.sh"
 }
 
 unit_exposure() {
