@@ -469,39 +469,9 @@ print("allocated")')
     fi
 done
 
-# CPU time the unit's cgroup used over wall time, both read in one process,
-# once the spinner has started.
-UNIT_CPU_SHARE='
-import sys, time
-unit, secs = sys.argv[1], float(sys.argv[2])
-def usage():
-    for path in ("/sys/fs/cgroup/unified/sandbox.slice/%s/cpu.stat", "/sys/fs/cgroup/sandbox.slice/%s/cpu.stat"):
-        try:
-            with open(path % unit) as f:
-                for line in f:
-                    k, v = line.split()
-                    if k == "usage_usec":
-                        return int(v) / 1e6
-        except OSError:
-            pass
-    for path in ("/sys/fs/cgroup/cpu,cpuacct/sandbox.slice/%s/cpuacct.usage",
-                 "/sys/fs/cgroup/cpuacct/sandbox.slice/%s/cpuacct.usage"):
-        try:
-            with open(path % unit) as f:
-                return int(f.read()) / 1e9
-        except OSError:
-            pass
-    sys.exit("no CPU usage counter for " + unit)
-u = usage()
-while usage() - u < 0.05:
-    time.sleep(0.05)
-t0, u0 = time.monotonic(), usage()
-time.sleep(secs)
-t1, u1 = time.monotonic(), usage()
-print(round((u1 - u0) / (t1 - t0), 3))'
 for class in $CLASSES; do
     id=$(ct sandboxctl create --class "$class" --cpu 10 -- /bin/sh -c 'while :; do :; done' 2>&1)
-    share=$(ct timeout 60 python3 -c "$UNIT_CPU_SHARE" "sandbox-$id.service" 3 2>&1)
+    share=$(unit_cpu_share "sandbox-$id.service" 3 2>&1)
     stop_worker "$id"
     if python3 -c "import sys; sys.exit(0 if 0 < float('$share') <= 0.15 else 1)" 2>/dev/null; then
         atk_ok res-cpu "$class"

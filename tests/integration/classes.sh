@@ -217,42 +217,13 @@ else
     not_ok "trusted: TasksMax is enforced" "children started: $out"
 fi
 
-# CPUQuota, measured from outside as the CPU time the unit's cgroup used, so
-# it covers the whole unit: for gVisor, sandbox and runsc. The cgroup's
-# counter and the clock are read back to back in one process, so the time the
-# CPU use is divided by is the time it was counted over, however slowly the
-# reader starts.
-UNIT_CPU_SHARE='
-import sys, time
-unit, secs = sys.argv[1], float(sys.argv[2])
-def usage():    # seconds of CPU the cgroup used so far
-    for path in ("/sys/fs/cgroup/unified/sandbox.slice/%s/cpu.stat",    # hybrid
-                 "/sys/fs/cgroup/sandbox.slice/%s/cpu.stat"):           # unified
-        try:
-            with open(path % unit) as f:
-                for line in f:
-                    k, v = line.split()
-                    if k == "usage_usec":
-                        return int(v) / 1e6
-        except OSError:
-            pass
-    for path in ("/sys/fs/cgroup/cpu,cpuacct/sandbox.slice/%s/cpuacct.usage",
-                 "/sys/fs/cgroup/cpuacct/sandbox.slice/%s/cpuacct.usage"):
-        try:
-            with open(path % unit) as f:
-                return int(f.read()) / 1e9
-        except OSError:
-            pass
-    sys.exit("no CPU usage counter for " + unit)
-t0, u0 = time.monotonic(), usage()
-time.sleep(secs)
-t1, u1 = time.monotonic(), usage()
-print(round((u1 - u0) / (t1 - t0), 3))'
+# CPUQuota, measured from outside as the CPU time the unit's cgroup used
+# (lib.sh's unit_cpu_share), so it covers the whole unit: for gVisor, sandbox
+# and runsc.
 cpu_share() {   # CLASS: share of one CPU a busy worker used with CPUQuotaPercent=10
     local id share
     id=$(ct sandboxctl create --class "$1" --cpu 10 -- /bin/sh -c 'while :; do :; done') || return 1
-    sleep 1
-    share=$(ct python3 -c "$UNIT_CPU_SHARE" "sandbox-$id.service" 3)
+    share=$(unit_cpu_share "sandbox-$id.service" 3)
     ct sandboxctl stop "$id" >/dev/null
     echo "$share"
 }

@@ -39,6 +39,8 @@
 #   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
 #   upstream_netns_install DIR            copy tests/testbed/upstream-netns.sh into the container's DIR
 #                                         (then, inside: DIR/upstream-netns.sh up ADDR... / down)
+#   unit_cpu_share UNIT SECS              the share of one CPU UNIT's cgroup used over SECS seconds,
+#                                         counted once it has begun to use CPU
 #   unit_exposure UNIT                    systemd-analyze security's overall exposure of a loaded unit (e.g. 1.2)
 #   check_exposure NAME UNIT MAX          ok when that exposure is at most MAX; prints it either way
 #   check_no_host_sockets CLASS           a worker of CLASS reaches no host socket (journal forgery
@@ -314,6 +316,40 @@ upstream_netns_install() {
     cat "$(dirname "${BASH_SOURCE[0]}")/../testbed/upstream-netns.sh" > "/proc/$CT_PID/root$1/upstream-netns.sh" &&
         ct chmod 755 "$1/upstream-netns.sh"
 }
+
+# The cgroup's counter and the clock are read back to back in one process, so
+# the time the CPU use is divided by is the time it was counted over, however
+# slowly the reader or the worker starts.
+_UNIT_CPU_SHARE_PY='
+import sys, time
+unit, secs = sys.argv[1], float(sys.argv[2])
+def usage():    # seconds of CPU the cgroup used so far
+    for path in ("/sys/fs/cgroup/unified/sandbox.slice/%s/cpu.stat",    # hybrid
+                 "/sys/fs/cgroup/sandbox.slice/%s/cpu.stat"):           # unified
+        try:
+            with open(path % unit) as f:
+                for line in f:
+                    k, v = line.split()
+                    if k == "usage_usec":
+                        return int(v) / 1e6
+        except OSError:
+            pass
+    for path in ("/sys/fs/cgroup/cpu,cpuacct/sandbox.slice/%s/cpuacct.usage",
+                 "/sys/fs/cgroup/cpuacct/sandbox.slice/%s/cpuacct.usage"):
+        try:
+            with open(path % unit) as f:
+                return int(f.read()) / 1e9
+        except OSError:
+            pass
+    sys.exit("no CPU usage counter for " + unit)
+u = usage()
+while usage() - u < 0.05:
+    time.sleep(0.05)
+t0, u0 = time.monotonic(), usage()
+time.sleep(secs)
+t1, u1 = time.monotonic(), usage()
+print(round((u1 - u0) / (t1 - t0), 3))'
+unit_cpu_share() { ct timeout 60 python3 -c "$_UNIT_CPU_SHARE_PY" "$1" "$2"; }
 
 unit_exposure() {
     ct systemd-analyze security --no-pager "$1" 2>/dev/null |
