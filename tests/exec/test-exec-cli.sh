@@ -4,15 +4,7 @@
 # credential; each failure before the workload has its own exit status and a
 # message on stderr. The credential cases need root (/run/credentials).
 EXEC=${1:?usage: test-exec-cli.sh PATH-TO-sandbox-exec}
-n=0; failed=0
-check() {   # name, expected exit, expected output regex, actual exit, actual output
-    n=$((n + 1))
-    if [ "$4" = "$2" ] && printf '%s\n' "$5" | grep -Eq -- "$3"; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1 (exit $4, output '$5')"; failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/../common/cli-check.sh"
 id=sbxexectest$$
 out=$("$EXEC" 2>&1); rc=$?
 check "no arguments: 123 and the usage" 123 'bad command line' "$rc" "$out"
@@ -71,5 +63,4 @@ else
         n=$((n + 1)); echo "ok $n - credential case $t # SKIP needs root to create $dir"
     done
 fi
-echo "# passed $((n - failed)) failed $failed"
-[ "$failed" = 0 ]
+cli_check_done

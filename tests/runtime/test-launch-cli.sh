@@ -3,15 +3,7 @@
 # exit 125 and a message on stderr when "run" is refused, and for "probe" one
 # "unavailable <reason>" line on stdout with exit 1.
 LAUNCH=${1:?usage: test-launch-cli.sh PATH-TO-sandbox-launch}
-n=0; failed=0
-check() {   # name, expected exit, expected stdout regex, actual exit, actual stdout
-    n=$((n + 1))
-    if [ "$4" = "$2" ] && printf '%s\n' "$5" | grep -Eq -- "$3"; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1 (exit $4, stdout '$5')"; failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/../common/cli-check.sh"
 # "run" refusals: nothing on stdout (the worker's channel), the reason on stderr
 out=$("$LAUNCH" run --id w1 --runtime-path /bin/true --home /h --pids 8 --memory 64M --cpu-percent 50 2>&1 >/dev/null); rc=$?
 check "run without a command exits 125 and says why" 125 'command is missing' "$rc" "$out"
@@ -36,5 +28,4 @@ out=$("$LAUNCH" probe --runtime runsc --runtime-path /bin/true --platform kvm 2>
 check "probe with bad arguments keeps the one-line contract" 1 '^unavailable bad probe arguments: --platform must be systrap or ptrace' "$rc" "$out"
 out=$("$LAUNCH" frobnicate 2>/dev/null); rc=$?
 check "unknown verb" 2 '^$' "$rc" "$out"
-echo "# passed $((n - failed)) failed $failed"
-[ "$failed" = 0 ]
+cli_check_done

@@ -4,15 +4,7 @@
 # be), 0 when none is, 2 on a bad command line; "probe" prints the lines the
 # daemon parses (daemon/walls.h).
 WALLS=${1:?usage: test-walls-cli.sh PATH-TO-sandbox-walls}
-n=0; failed=0
-check() {   # name, expected exit, expected output regex, actual exit, actual output
-    n=$((n + 1))
-    if [ "$4" = "$2" ] && printf '%s\n' "$5" | grep -Eq -- "$3"; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1 (exit $4, output '$5')"; failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/../common/cli-check.sh"
 # This shell's namespaces are the checker's: given as "PID 1's", they are shared.
 net=$(stat -L -c %d:%i /proc/self/ns/net) ipc=$(stat -L -c %d:%i /proc/self/ns/ipc) mnt=$(stat -L -c %d:%i /proc/self/ns/mnt)
 out=$("$WALLS" check --id=w1 --net="$net" --ipc=0:1 --mnt=0:2 2>&1); rc=$?
@@ -33,5 +25,4 @@ check "probe: its own identities" 0 "^unit net=$net ipc=$ipc mnt=$mnt\$" "$rc" "
 check "probe: an ip-firewall verdict line" 0 '^ip-firewall (ok|unavailable) .+' "$rc" "$out"
 out=$("$WALLS" frobnicate 2>&1); rc=$?
 check "unknown verb" 2 'Usage:' "$rc" "$out"
-echo "# passed $((n - failed)) failed $failed"
-[ "$failed" = 0 ]
+cli_check_done
