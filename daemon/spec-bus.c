@@ -214,7 +214,7 @@ int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
                                 break;
                 if (i == ELEMENTSOF(spec_keys))
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_KEY,
-                                             "Unknown spec key \"%.64s\"; see docs/dbus-api.md for the supported keys", key);
+                                             "Unknown spec key \"%.64s\"; see org.sandboxd1(5) for the supported keys", key);
                 if (seen & (UINT64_C(1) << i))
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
                                              "Spec key %s is given more than once", key);

@@ -38,7 +38,7 @@ LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
-      systemd-container debootstrap clang libclang-rt-14-dev"
+      systemd-container debootstrap clang libclang-rt-14-dev scdoc man-db groff-base bash-completion"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
@@ -332,7 +332,8 @@ main() {
         run_integration=0
     fi
 
-    local opts=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true)
+    # -Dman=enabled: CI must render and check the man pages, never skip them.
+    local opts=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true -Dman=enabled)
     local stage=$BUILD_CI/stage
     if build "$BUILD_CI" "${opts[@]}"; then
         mkdir -p "$LOGDIR"

@@ -2,7 +2,7 @@
 /* The sandboxctl binary end to end against a fake org.sandboxd1: a direct
  * sd-bus server connection on a private socket that answers the bus-driver
  * calls a client makes (Hello, AddMatch) and implements the Manager and one
- * Worker object from docs/dbus-api.md enough to drive the CLI. The daemon's
+ * Worker object from org.sandboxd1(5) enough to drive the CLI. The daemon's
  * own tests use the real daemon under a real systemd; this one checks what
  * the CLI sends, prints and exits with. */
 #include <setjmp.h>
