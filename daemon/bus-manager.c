@@ -6,6 +6,7 @@
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
+#include "preflight.h"
 #include "spec-bus.h"
 
 /* Reads the (s id) argument of a Manager method, finds that worker and
@@ -166,6 +167,19 @@ static int property_get_n_workers(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_append(reply, "u", (uint32_t) m->n_alive);
 }
 
+/* The last probe's answer, not a new one: Preflight re-probes and is root's,
+ * this is for everyone's cheap questions. No PropertiesChanged: a probe
+ * finishing is not worth a signal to every client. */
+static int property_get_classes(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        /* A runtime binary that vanished since its probe takes its classes
+         * with it, as CreateWorker would find. */
+        manager_runtimes_revalidate(m);
+        return preflight_append_classes(reply, &m->runtimes, &m->config);
+}
+
 /* The bus policy lets anyone call; each handler decides from the caller's
  * credentials and polkit (bus-polkit.h), hence SD_BUS_VTABLE_UNPRIVILEGED.
  * Preflight re-probes every runtime and stays root's: without the flag
@@ -175,6 +189,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("DefaultIdleTimeoutUSec", "t", property_get_default_idle, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("NWorkers", "u", property_get_n_workers, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Classes", "a(sb)", property_get_classes, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("CreateWorker", SD_BUS_ARGS("a{sv}", spec), SD_BUS_RESULT("s", id, "o", worker),
                                 method_create_worker, SD_BUS_VTABLE_SENSITIVE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetWorker", SD_BUS_ARGS("s", id), SD_BUS_RESULT("o", worker),

@@ -34,6 +34,23 @@ int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const Sb
         return r < 0 ? r : 0;
 }
 
+int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sb)");
+        if (r < 0)
+                return r;
+        for (int k = 0; k < _SBX_CLASS_MAX; k++) {
+                SbxRuntime chosen;
+
+                r = sd_bus_message_append(reply, "(sb)", sbx_class_to_string((SbxClass) k),
+                                          gate_choose(t, c, (SbxClass) k, &chosen, NULL) >= 0);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 /* One row per class: which runtime would serve it, and whether it can now;
  * then one row per wall: whether it was verified, and what was found. */
 int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) {

@@ -3,7 +3,7 @@
 # `sandboxctl --help` prints is documented in sandboxctl.1, and every key in
 # config.c's table (the keys the daemon parses) has its own entry in the right
 # section of sandboxd.conf.5.
-#   usage: test-man-drift.sh SANDBOXCTL sANDBOXCTL_1 CONFIG_C SANDBOXD_CONF_5
+#   usage: test-man-drift.sh SANDBOXCTL SANDBOXCTL_1 CONFIG_C SANDBOXD_CONF_5
 set -uo pipefail
 
 sandboxctl=${1:?usage: $0 SANDBOXCTL SANDBOXCTL_1 CONFIG_C SANDBOXD_CONF_5}
@@ -13,10 +13,10 @@ conf_5=${4:?}
 failed=0
 
 help=$("$sandboxctl" --help) || { echo "not ok - sandboxctl --help failed"; exit 1; }
-# Options as the help spells them: a dash after a space, '[', '|' or ',';
-# "--" alone (the argument separator) is not an option.
-mapfile -t options < <(grep -oE '(^|[][ |,(])--?[a-zA-Z][a-zA-Z-]*' <<<"$help" | sed -E 's/^[][ |,(]//' | sort -u)
-mapfile -t verbs < <(sed -nE 's/^ *sandboxctl ([a-z]+)( .*)?$/\1/p' <<<"$help" | sort -u)
+# shellcheck source=../common/help-words.sh
+. "$(dirname "$0")/../common/help-words.sh"
+mapfile -t options < <(help_options "$help")
+mapfile -t verbs < <(help_verbs "$help")
 if [ "${#options[@]}" -lt 10 ] || [ "${#verbs[@]}" -lt 5 ]; then
     echo "not ok - found only ${#options[@]} options and ${#verbs[@]} verbs in sandboxctl --help; has its layout changed?"
     exit 1

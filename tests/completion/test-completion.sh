@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# tools/completion/sandboxctl against stub `sandboxctl` and `busctl` commands:
+# verbs, each verb's options, option values, worker ids from `list
+# --no-legend`, classes from the Manager's Classes property (and never from
+# Preflight, which probes), files after --credential NAME:.
+#   usage: test-completion.sh COMPLETION_FILE
+set -uo pipefail
+
+COMPLETION=${1:?usage: $0 COMPLETION_FILE}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+if [ ! -r "$BASH_COMPLETION_MAIN" ]; then
+    echo "bash-completion is not installed ($BASH_COMPLETION_MAIN); skipping"
+    exit 77
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/bin" "$tmp/files" "$tmp/files/sub"
+touch "$tmp/files/token" "$tmp/files/tls.pem"
+calls=$tmp/calls
+
+# A sandboxctl that knows two live workers and one ended one; STUB_OLD=1 plays
+# a sandboxctl without list --all.
+cat >"$tmp/bin/sandboxctl" <<STUB
+#!/bin/bash
+echo "sandboxctl \$*" >>"$calls"
+case " \$* " in
+    *" list --all "*)
+        [ "\${STUB_OLD-}" = 1 ] && { echo "sandboxctl: list: unknown option '--all'" >&2; exit 64; }
+        printf '%s\n' '0123456789ab trusted  running  -          root  5min  1min  12M' \\
+                      'aaaabbbbcccc standard running  -          alice 1h    2min  40M' \\
+                      'deadbeef0000 trusted  ended    exited 0   root  2h    -     -' ;;
+    *" list "*)
+        printf '%s\n' '0123456789ab trusted  running  -          root  5min  1min  12M' \\
+                      'aaaabbbbcccc standard running  -          alice 1h    2min  40M' ;;
+    *) echo "unexpected call" >&2; exit 70 ;;
+esac
+STUB
+# A busctl serving Classes: trusted and standard usable; STUB_NO_DAEMON=1 fails
+# as busctl does when nobody owns the name.
+cat >"$tmp/bin/busctl" <<STUB
+#!/bin/bash
+echo "busctl \$*" >>"$calls"
+[ "\${STUB_NO_DAEMON-}" = 1 ] && { echo "Failed to get property Classes: Unit not found" >&2; exit 1; }
+case " \$* " in
+    *" get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes "*)
+        echo 'a(sb) 5 "trusted" true "standard" true "untrusted" false "hostile" false "wasm" false' ;;
+    *) exit 1 ;;
+esac
+STUB
+chmod +x "$tmp/bin/sandboxctl" "$tmp/bin/busctl"
+export PATH="$tmp/bin:$PATH" calls
+
+completion_load "$COMPLETION" || { echo "Bail out! cannot load $COMPLETION"; exit 1; }
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+# expect NAME LINE EXPECTED...  (the exact set COMPREPLY must hold)
+expect() {
+    local name=$1 line=$2 got want
+    shift 2
+    got=$(complete_line "$line" | tr '\n' ' ')
+    want=$( (($#)) && printf '%s\n' "$@" | sort | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
+}
+
+expect "verbs" "sandboxctl " attach create list logs preflight run status stop
+expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop
+expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
+
+spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode'
+# shellcheck disable=SC2086
+expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --help --no-ask-password --no-pager
+# shellcheck disable=SC2086
+expect "create's options" "sandboxctl create --" $spec --help --no-ask-password --no-pager --json
+expect "list's options" "sandboxctl list -" --all --state= --json --no-legend --help --no-ask-password --no-pager
+expect "status's options" "sandboxctl status -" --json --help --no-ask-password --no-pager
+expect "stop's options" "sandboxctl stop -" --json --help --no-ask-password --no-pager
+expect "attach's options" "sandboxctl attach -" --help --no-ask-password --no-pager
+expect "logs' options" "sandboxctl logs -" -f --follow --egress -n --lines --json --no-legend --help --no-ask-password --no-pager
+expect "preflight's options" "sandboxctl preflight -" --json --no-legend --help --no-ask-password --no-pager
+expect "options of a verb after its argument" "sandboxctl logs 0123456789ab --e" --egress
+
+expect "--class: the classes this host serves (Classes property)" "sandboxctl run --class " standard trusted
+expect "--class=: the same" "sandboxctl create --class=t" trusted
+export STUB_NO_DAEMON=1
+expect "--class: every class when no daemon answers" "sandboxctl run --class " trusted standard untrusted hostile wasm
+unset STUB_NO_DAEMON
+expect "--origin values" "sandboxctl run --origin " first-party user llm-generated marketplace
+expect "--egress-mode values" "sandboxctl run --egress-mode " enforce report
+expect "--egress-mode=: the same" "sandboxctl create --egress-mode=r" report
+expect "--state= values" "sandboxctl list --state=" starting running stopping ended
+expect "--state= with a prefix" "sandboxctl list --state=st" starting stopping
+expect "--state= completes the last element of a list" "sandboxctl list --all --state=running,s" running,starting running,stopping
+expect "--state with a space" "sandboxctl list --state e" ended
+expect "nothing for a free value (--memory)" "sandboxctl run --memory "
+
+expect "--credential: nothing before the colon" "sandboxctl run --credential tok"
+# readline replaces only what follows the last ':', so that is what COMPREPLY holds.
+expect "--credential NAME:PATH: files after the colon" "sandboxctl run --credential tok:$tmp/files/t" \
+    "$tmp/files/tls.pem" "$tmp/files/token"
+expect "--credential NAME:PATH: a directory gets its slash" "sandboxctl run --credential tok:$tmp/files/su" \
+    "$tmp/files/sub/"
+
+expect "stop: live worker ids (list --no-legend, first column)" "sandboxctl stop " 0123456789ab aaaabbbbcccc
+expect "attach: live worker ids, by prefix" "sandboxctl attach 01" 0123456789ab
+expect "status: ended workers too (list --all)" "sandboxctl status " 0123456789ab aaaabbbbcccc deadbeef0000
+expect "logs: ended workers too" "sandboxctl logs --egress d" deadbeef0000
+export STUB_OLD=1
+expect "status: live ids from a sandboxctl without list --all" "sandboxctl status " 0123456789ab aaaabbbbcccc
+unset STUB_OLD
+expect "only one id" "sandboxctl stop 0123456789ab "
+expect "no ids for list" "sandboxctl list "
+
+expect "the command after --" "sandboxctl run --class trusted -- sandboxct" sandboxctl
+expect "the command without --" "sandboxctl create --memory 1G sandboxct" sandboxctl
+
+if grep -qi "preflight" "$calls"; then
+    not_ok "completion never runs Preflight (it probes)" "$(grep -i preflight "$calls")"
+else
+    ok "completion never runs Preflight (it probes)"
+fi
+if grep '^busctl' "$calls" | grep -qv -- '--auto-start=no'; then
+    not_ok "busctl never bus-activates sandboxd" "$(grep '^busctl' "$calls" | grep -v -- '--auto-start=no')"
+else
+    ok "busctl never bus-activates sandboxd"
+fi
+if grep '^sandboxctl' "$calls" | grep -qv -- '^sandboxctl --no-ask-password list'; then
+    not_ok "sandboxctl is only asked to list, without a password prompt" "$(grep '^sandboxctl' "$calls")"
+else
+    ok "sandboxctl is only asked to list, without a password prompt"
+fi
+
+echo "1..$n"
+exit $((failed > 0))
