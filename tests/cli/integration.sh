@@ -136,5 +136,60 @@ for _ in $(seq 300); do
 done
 check "... and stops the worker" 0 "$running"
 
+# --- the Classes property: what the gate says now, without probing ---
+# Each runtime probe's result is one journal entry of sandboxd's with
+# SANDBOXD_RUNTIME_PATH; reading Classes must add none, Preflight must.
+probe_entries() { in_ct journalctl --output=export _SYSTEMD_UNIT=sandboxd.service 2>/dev/null | grep -c '^SANDBOXD_RUNTIME_PATH=' || true; }
+classes=$(in_ct busctl get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes 2>&1)
+check_match "Classes lists every class with whether it is usable" \
+    '^a\(sb\) 5 "trusted" (true|false) "standard" (true|false) "untrusted" (true|false) "hostile" (true|false) "wasm" (true|false)$' "$classes"
+usable=$(sctl preflight --json | python3 -c 'import json,sys; print(" ".join(e["class"] for e in json.load(sys.stdin)["classes"] if e["available"]))')
+from_prop=$(read -r -a w <<<"$classes"; for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do [ "${w[i + 1]}" = true ] && printf '%s ' "${w[i]//\"/}"; done)
+check "... and agrees with Preflight" "$usable" "${from_prop% }"
+before=$(probe_entries)
+for _ in 1 2 3 4 5; do in_ct busctl get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes >/dev/null; done
+sctl list >/dev/null
+check "reading Classes starts no probe" "$before" "$(probe_entries)"
+sctl preflight >/dev/null
+after=$before
+for _ in $(seq 100); do after=$(probe_entries); [ "$after" -gt "$before" ] && break; sleep 0.1; done
+if [ "$after" -gt "$before" ]; then ok "... while Preflight does (the count above would have seen one)"; else not_ok "... while Preflight does" "probe entries stayed at $before"; fi
+as_tester=$(in_ct runuser -u tester -- busctl get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes 2>&1)
+check "Classes is readable to anyone (Preflight is root's)" "$classes" "$as_tester"
+
+# --- man pages and completion, as installed ---
+if in_ct test -s /usr/share/man/man1/sandboxctl.1 && in_ct test -s /usr/share/man/man5/org.sandboxd1.5; then
+    ok "the man pages are installed"
+else
+    not_ok "the man pages are installed" "$(in_ct ls -l /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 2>&1 | grep -i sandbox)"
+fi
+if in_ct sh -c 'command -v man' >/dev/null; then
+    out=$(in_ct env MANWIDTH=80 LC_ALL=C.UTF-8 man sandboxctl 2>&1)
+    check_match "man sandboxctl shows the page" "EXIT STATUS" "$out"
+else
+    echo "# man-db is not in the test-bed rootfs; skipped: man sandboxctl shows the page"
+fi
+
+COMPLETION_FILE=/usr/share/bash-completion/completions/sandboxctl
+if ! in_ct test -r /usr/share/bash-completion/bash_completion; then
+    echo "# bash-completion is not in the test-bed rootfs; skipped: worker ids and classes complete"
+elif ! in_ct test -r "$COMPLETION_FILE"; then
+    not_ok "the completion is installed at $COMPLETION_FILE"
+else
+    cid=$(sctl create --class trusted -- /bin/sleep 1000)
+    # lib.sh drives the completion as readline would; it goes in on stdin.
+    complete_in_ct() {
+        { cat "$(dirname "$0")/../completion/lib.sh"
+          printf 'completion_load %q || exit 1\ncomplete_line %q\n' "$COMPLETION_FILE" "$1"; } | in_ct bash -s 2>&1
+    }
+    out=$(complete_in_ct "sandboxctl stop ${cid:0:4}")
+    check "a live worker's id completes after stop" "$cid" "$out"
+    out=$(complete_in_ct "sandboxctl status ")
+    check_match "... and after status" "(^|$nl)$cid($nl|$)" "$out"
+    out=$(complete_in_ct "sandboxctl run --class ")
+    check "--class completes the classes Preflight calls available" "$(tr ' ' '\n' <<<"$usable" | sort | xargs)" "$(sort <<<"$out" | xargs)"
+    sctl stop "$cid" >/dev/null
+fi
+
 echo "# passed $((n - failed)) failed $failed"
 [ "$failed" = 0 ]
