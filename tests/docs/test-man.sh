@@ -24,6 +24,9 @@ for page in "$@"; do
     else
         echo "ok - $name formats without warnings"
     fi
+    if grep -qE '@[A-Z_]+@' "$page"; then
+        echo "not ok - $name: an unsubstituted build variable: $(grep -oE '@[A-Z_]+@' "$page" | head -1)"; failed=1
+    fi
     # lexgrog prints PAGE: "name - description" and fails without a NAME section.
     whatis=$(lexgrog "$page" 2>&1)
     stem=${name%.*}
