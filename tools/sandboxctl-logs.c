@@ -230,9 +230,9 @@ static int logs_emit(LogsState *s, const LogEntry *e) {
 
         if (!line)
                 return -ENOMEM;
-        s->printed++;
         if (s->tailing)
                 return log_tail_push(&s->tail, line);
+        s->printed++;
         fprintf(s->out, "%s\n", line);
         free(line);
         return out_error(s->out);
@@ -292,6 +292,7 @@ static int logs_loop(sd_bus *bus, LogsState *s, int signal_fd, sd_bus_error *err
                         return r;
                 if (s->tailing) {
                         s->tailing = false;
+                        s->printed += s->tail.n;
                         r = log_tail_flush(&s->tail, s->out);
                         if (r < 0)
                                 return out_error(s->out) ?: r;
