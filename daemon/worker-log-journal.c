@@ -47,8 +47,9 @@ static int add_match(sd_journal *j, const char *field, const char *prefix, const
         return sd_journal_add_match(j, m, 0);
 }
 
-/* The journal's own index narrows the search to the three kinds of
- * candidates; worker_log_classify() decides each entry again. */
+/* The journal's own index narrows the search to the candidates: entries
+ * naming ID (root's only, unless EGRESS: the proxy's UID is a dynamic one)
+ * and root's in the worker's units; worker_log_classify() decides each. */
 static int journal_open_for(const char *id, bool egress, bool daemon_only, sd_journal **ret) {
         _cleanup_(sd_journal_closep) sd_journal *j = NULL;
         int r;
@@ -57,9 +58,9 @@ static int journal_open_for(const char *id, bool egress, bool daemon_only, sd_jo
         if (r < 0)
                 return r;
         r = add_match(j, "SANDBOXD_WORKER_ID", "", id, "");
-        if (r >= 0)
+        if (r >= 0 && daemon_only)
                 r = add_match(j, "_SYSTEMD_UNIT", "", WORKER_LOG_DAEMON_UNIT, "");
-        if (r >= 0)
+        if (r >= 0 && !egress)
                 r = add_match(j, "_UID", "", "0", "");
         if (r >= 0 && !daemon_only) {
                 r = sd_journal_add_disjunction(j);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 
+#include "parse-util.h"
 #include "util.h"
 #include "worker-log.h"
 #include "worker.h"
@@ -22,19 +23,29 @@ static bool unit_is(const char *unit, const char *id, const char *suffix) {
         return streq_ptr(unit, want);
 }
 
+static bool uid_is_dynamic(const char *uid) {
+        uint64_t u;
+
+        return uid && parse_uint64(uid, &u) >= 0 && u >= WORKER_LOG_DYNAMIC_UID_MIN && u <= WORKER_LOG_DYNAMIC_UID_MAX;
+}
+
 WorkerLogSource worker_log_classify(const char *id, const WorkerLogFields *f, bool egress) {
-        bool root;
+        bool root, names_id, unit_lost;
 
         if (!worker_log_id_valid(id) || !f)
                 return WORKER_LOG_SOURCE_UNTRUSTED;
         root = streq_ptr(f->uid, "0");
-        if (root && streq_ptr(f->systemd_unit, WORKER_LOG_DAEMON_UNIT) && streq_ptr(f->worker_id, id))
+        names_id = streq_ptr(f->worker_id, id);
+        unit_lost = !f->systemd_unit;
+        if (root && names_id && streq_ptr(f->systemd_unit, WORKER_LOG_DAEMON_UNIT))
                 return WORKER_LOG_SOURCE_SANDBOXD;
-        if (root && (unit_is(f->systemd_unit, id, ".service") || unit_is(f->systemd_unit, id, "-cleanup.service")))
+        if (root && (unit_is(f->systemd_unit, id, ".service") || unit_is(f->systemd_unit, id, "-cleanup.service") ||
+                     (unit_lost && names_id)))
                 return WORKER_LOG_SOURCE_LAUNCHER;
         /* The proxy runs under a dynamic UID of its own: its unit is what
          * identifies it, and only systemd puts a process in that cgroup. */
-        if (egress && f->uid && unit_is(f->systemd_unit, id, "-egress.service"))
+        if (egress && f->uid && (unit_is(f->systemd_unit, id, "-egress.service") ||
+                                 (unit_lost && names_id && uid_is_dynamic(f->uid))))
                 return WORKER_LOG_SOURCE_EGRESS;
         return WORKER_LOG_SOURCE_UNTRUSTED;
 }

@@ -19,6 +19,9 @@
 #define WORKER_LOG_CURSOR_MAX 512u
 /* The one unit sandboxd runs as (units/sandboxd.service). */
 #define WORKER_LOG_DAEMON_UNIT "sandboxd.service"
+/* systemd's DynamicUser= range: the proxy's UID, and no login user's. */
+#define WORKER_LOG_DYNAMIC_UID_MIN 61184u
+#define WORKER_LOG_DYNAMIC_UID_MAX 65519u
 
 typedef enum WorkerLogSource {
         WORKER_LOG_SOURCE_SANDBOXD,     /* the daemon's lifecycle entries about the worker */
@@ -41,7 +44,15 @@ typedef struct WorkerLogFields {
  * WORKER_LOG_SOURCE_UNTRUSTED. sandboxd's entries count only when they name
  * ID; the launcher's only when root wrote them from sandbox-ID.service (the
  * workload runs there under its dynamic UID) or sandbox-ID-cleanup.service;
- * the proxy's only from sandbox-ID-egress.service, and only with EGRESS. */
+ * the proxy's only from sandbox-ID-egress.service, and only with EGRESS.
+ *
+ * journald reads _SYSTEMD_UNIT from /proc when it gets to a datagram: a
+ * sender that exited by then (the launcher reporting a kill, the proxy
+ * stopped just after a decision) leaves it unset. _UID comes with the
+ * datagram (SCM_CREDENTIALS) and is always there. Such an entry still counts
+ * when it names ID and its _UID is root's (launcher: root may write anything
+ * anyway) or a dynamic one (egress: no login user has one, and no worker
+ * reaches journald's socket). A known unit that is not the worker's never counts. */
 WorkerLogSource worker_log_classify(const char *id, const WorkerLogFields *f, bool egress);
 
 /* Exactly WORKER_ID_LEN lowercase hex digits, as worker_new() makes them. */

@@ -41,6 +41,13 @@ print("ok")'
 not_entries() { ct sandboxctl logs --no-pager "$@" | grep -v ' sandboxd: '; true; }
 # egress_lines ID: how many lines sandboxctl logs ID (without --egress) has from the proxy.
 egress_lines() { ct sandboxctl logs --no-pager "$1" | grep -c ' egress: '; true; }
+# forged_lines_re REGEX CMD...: how many lines of CMD (in the container) match REGEX.
+forged_lines_re() {
+    local re=$1
+    shift
+    ct "$@" | grep -c -- "$re"
+    true
+}
 id_of() { [[ $1 =~ ^[0-9a-f]{12}$ ]] && printf '%s' "$1"; }
 
 # ---- a trusted worker's lifecycle -------------------------------------------
@@ -78,6 +85,18 @@ check_output "... though sandboxd's entries are there" ' sandboxd: Worker ended$
 check_output "--json --egress carries the decision as its event" '"source":"egress","priority":[0-9],"event":"deny"' \
     ct sandboxctl logs --json --egress "$eid"
 
+# ---- root in the worker's unit (the launcher's place), not the workload -------------
+# sandbox-launch writes only on trouble (a memory kill, a refused setup), so
+# the worker's unit name, free again after it ended, stands in: root's output
+# there is the launcher's; the same unit under a dynamic UID is a workload's.
+ct systemd-run --wait -q --unit="sandbox-$wid.service" /bin/sh -c 'echo ROOT-IN-THE-UNIT'
+ct systemd-run --wait -q --unit="sandbox-$wid.service" -p DynamicUser=yes /bin/sh -c 'echo WORKLOAD-IN-THE-UNIT'
+journal_has ROOT-IN-THE-UNIT -u "sandbox-$wid.service"
+journal_has WORKLOAD-IN-THE-UNIT -u "sandbox-$wid.service"
+check_output "root's entries in sandbox-ID.service are the launcher's" ' launcher: ROOT-IN-THE-UNIT$' logs "$wid"
+check_output "... a dynamic UID's there (the workload's) are not in the log" '^0$' \
+    forged_lines_re WORKLOAD-IN-THE-UNIT sandboxctl logs --no-pager --egress "$wid"
+
 # ---- who may read: owner, root, nobody else -----------------------------------
 tid=$(id_of "$(as_tester sandboxctl create --class trusted -- /bin/sleep 600)")
 check "tester creates a trusted worker" test -n "$tid"
@@ -102,7 +121,7 @@ import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendto(sys.argv[1].encode(), "/run/systemd/journal/socket")' "$fields"
 }
-forged_lines() { ct "$@" | grep -c FORGED; true; }
+forged_lines() { forged_lines_re FORGED "$@"; }
 forge tester "MESSAGE=FORGED-BY-TESTER
 SANDBOXD_WORKER_ID=$tid
 SANDBOXD_EVENT=ended
@@ -120,6 +139,7 @@ journal_has FORGED-OWNER SANDBOXD_WORKER_ID="$tid"
 check_output "a forged entry naming the worker is not in its log (as the owner)" '^0$' \
     forged_lines runuser -u tester -- sandboxctl logs --no-pager "$tid"
 check_output "... nor as root" '^0$' forged_lines sandboxctl logs --no-pager "$tid"
+check_output "... nor with --egress (which looks at more)" '^0$' forged_lines sandboxctl logs --no-pager --egress "$tid"
 
 # ---- -f follows until the worker ends -------------------------------------------
 ct sh -c "timeout 90 runuser -u tester -- sandboxctl logs -f $tid >/run/sbx-logs-follow.out 2>&1; echo \$? >/run/sbx-logs-follow.rc" &

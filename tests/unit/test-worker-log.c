@@ -36,7 +36,15 @@ static void test_forged_entries(void **state) {
         assert_int_equal(classify(NULL, "1500", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
         /* Root, but not from sandboxd or the worker's units. */
         assert_int_equal(classify("cron.service", "0", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
-        assert_int_equal(classify(NULL, "0", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        /* A login user whose datagram journald got to after it exited (no
+         * _SYSTEMD_UNIT), and a dynamic UID in a unit that is not the proxy's. */
+        assert_int_equal(classify(NULL, "1500", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "1500", ID, false), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, NULL, ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify("session-1.scope", "61300", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "61183", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "65520", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "61300x", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
         /* The workload, in the worker's own unit under its dynamic UID. */
         assert_int_equal(classify("sandbox-" ID ".service", "61234", ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
         assert_int_equal(classify("sandbox-" ID ".service", NULL, ID, true), WORKER_LOG_SOURCE_UNTRUSTED);
@@ -56,6 +64,23 @@ static void test_launcher_entries(void **state) {
         assert_int_equal(classify("sandbox-" ID ".service", "0", NULL, false), WORKER_LOG_SOURCE_LAUNCHER);
         assert_int_equal(classify("sandbox-" ID "-cleanup.service", "0", ID, false), WORKER_LOG_SOURCE_LAUNCHER);
         assert_int_equal(classify("sandbox-" ID "-cleanup.service", "61234", ID, false), WORKER_LOG_SOURCE_UNTRUSTED);
+}
+
+/* journald leaves _SYSTEMD_UNIT out when the sender exited before it read
+ * the datagram; _UID is always there. */
+static void test_unit_lost(void **state) {
+        /* Root naming the worker: the launcher reporting and exiting. */
+        assert_int_equal(classify(NULL, "0", ID, false), WORKER_LOG_SOURCE_LAUNCHER);
+        assert_int_equal(classify(NULL, "0", ID, true), WORKER_LOG_SOURCE_LAUNCHER);
+        assert_int_equal(classify(NULL, "0", OTHER, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "0", NULL, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        /* A dynamic UID naming the worker: its proxy, stopped just after a decision. */
+        assert_int_equal(classify(NULL, "61300", ID, true), WORKER_LOG_SOURCE_EGRESS);
+        assert_int_equal(classify(NULL, "61184", ID, true), WORKER_LOG_SOURCE_EGRESS);
+        assert_int_equal(classify(NULL, "65519", ID, true), WORKER_LOG_SOURCE_EGRESS);
+        assert_int_equal(classify(NULL, "61300", ID, false), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "61300", OTHER, true), WORKER_LOG_SOURCE_UNTRUSTED);
+        assert_int_equal(classify(NULL, "61300", NULL, true), WORKER_LOG_SOURCE_UNTRUSTED);
 }
 
 static void test_egress_entries(void **state) {
@@ -140,6 +165,7 @@ int main(void) {
                 cmocka_unit_test(test_daemon_entries),
                 cmocka_unit_test(test_forged_entries),
                 cmocka_unit_test(test_launcher_entries),
+                cmocka_unit_test(test_unit_lost),
                 cmocka_unit_test(test_egress_entries),
                 cmocka_unit_test(test_bad_id_matches_nothing),
                 cmocka_unit_test(test_source_names),
