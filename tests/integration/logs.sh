@@ -169,6 +169,18 @@ check_output "... and root" ' sandboxd: Worker ended$' logs "$tid"
 check_output "the intruder, despite its forged SANDBOXD_OWNER_UID, is still refused" \
     'org\.sandboxd1\.Error\.NoSuchWorker' expect_fail as_intruder sandboxctl logs --no-pager "$tid"
 
+# Holders of manage-workers read anyone's, as with ListWorkers.
+ct sh -c "cat >$RULES/50-sbx-logs-manage.rules" <<'JS'
+polkit.addRule(function(action, subject) {
+    if (subject.user == "intruder" && action.id == "org.sandboxd1.manage-workers")
+        return polkit.Result.YES;
+});
+JS
+intruder_reads() { as_intruder sandboxctl --no-ask-password logs --no-pager "$1" | grep -q ' sandboxd: Worker ended$'; }
+wait_until 30 intruder_reads "$tid"
+check "a holder of org.sandboxd1.manage-workers reads another's ended worker's log" intruder_reads "$tid"
+ct rm -f "$RULES/50-sbx-logs-manage.rules"
+
 # ---- ReadWorkerLog itself -------------------------------------------------------
 sbx_call ReadWorkerLog ssbu "$wid" "" false 1
 check_output "ReadWorkerLog pages: max_entries 1 gives one entry and a cursor" '^a\(tsuss\)s 1 [0-9]+ "sandboxd" [0-9] "[a-z-]*" ".*" "s=[^"]+"$' \
