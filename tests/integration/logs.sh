@@ -213,6 +213,12 @@ check_output "... and prints directly" 'sandboxd: Worker ended' echo "$out"
 out=$(ct env SANDBOXCTL_PAGER='true' script -qec "sandboxctl logs $wid; echo rc=\$?" /dev/null)
 check_output "a pager that quits at once ends sandboxctl quietly (exit 0)" '^rc=0' echo "${out//$'\r'/}"
 check_fails "... with nothing on stderr" grep -q 'sandboxctl:' <<<"$out"
+# Neither variable: less -FRX, which prints a short log and exits; or, where
+# less is not installed (the test bed has none), the log printed directly.
+out=$(ct timeout 30 env -u PAGER -u SANDBOXCTL_PAGER script -qec "sandboxctl logs $wid; echo rc=\$?" /dev/null)
+check_output "no pager variable: the default pager or none, and the entries reach the terminal" \
+    'sandboxd: Worker ended' echo "$out"
+check_output "... exit 0" 'rc=0' echo "${out//$'\r'/}"
 check_output "not a terminal: no pager" 'sandboxd: Worker ended' \
     ct env SANDBOXCTL_PAGER='cat >/run/sbx-paged-never' sandboxctl logs "$wid"
 check_fails "... (it never ran)" ct test -e /run/sbx-paged-never
