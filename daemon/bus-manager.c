@@ -8,6 +8,7 @@
 #include "manager.h"
 #include "preflight.h"
 #include "spec-bus.h"
+#include "worker-log.h"
 
 /* Reads the (s id) argument of a Manager method, finds that worker and
  * checks that the caller may manage it. Returns 1 with the worker, 0 when
@@ -142,6 +143,90 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_reply_method_return(msg, "h", fd);
 }
 
+/* Who owns worker ID: the live object's owner, else the one sandboxd's own
+ * journal entries recorded, so an ended worker's log stays its owner's. */
+static int worker_log_owner(Manager *m, const char *id, uid_t *ret) {
+        Worker *w = manager_find_worker(m, id);
+
+        if (w) {
+                *ret = w->owner;
+                return 0;
+        }
+        return worker_log_find_owner(id, ret);
+}
+
+static int reply_worker_log(sd_bus_message *msg, const WorkerLogPage *page) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(tsuss)");
+        for (size_t i = 0; r >= 0 && i < page->n; i++) {
+                const WorkerLogEntry *e = &page->entries[i];
+                r = sd_bus_message_append(reply, "(tsuss)", e->realtime_usec, worker_log_source_to_string(e->source),
+                                          e->priority, e->event, e->message);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", page->next_cursor);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* A worker's log, to its owner, root and holders of manage-workers. To
+ * anyone else, a worker that exists and one that never did are the same
+ * NoSuchWorker, and polkit is asked (never interactively: a password prompt
+ * would tell them it exists) before the answer is known either way. */
+static int method_read_worker_log(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(worker_log_page_done) WorkerLogPage page = {};
+        Manager *m = userdata;
+        const char *id, *cursor;
+        uid_t caller, owner = UID_INVALID;
+        uint32_t max;
+        int egress, r;
+
+        r = sd_bus_message_read(msg, "ssbu", &id, &cursor, &egress, &max);
+        if (r < 0)
+                return r;
+        if (!worker_log_id_valid(id))
+                return sd_bus_error_setf(ret_error, SBX_ERROR_INVALID_ARGUMENT,
+                                         "\"%.64s\" is not a worker id (%d lowercase hex digits)", id, WORKER_ID_LEN);
+        if (!worker_log_cursor_valid(cursor))
+                return sd_bus_error_set(ret_error, SBX_ERROR_INVALID_ARGUMENT, "Malformed journal cursor");
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+
+        r = worker_log_owner(m, id, &owner);
+        if (r < 0 && r != -ENOENT)
+                return sd_bus_error_set_errnof(ret_error, -r, "Failed to read the journal: %s", strerror(-r));
+        if (caller != 0 && caller != owner) {
+                _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, owner, id, false, &refused);
+                if (r == 0)
+                        return 1;
+                if (r < 0)
+                        owner = UID_INVALID;
+        }
+        if (owner == UID_INVALID)
+                return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER,
+                                         "No worker with id \"%s\" whose log you may read", id);
+
+        r = worker_log_read(id, cursor, egress, max, &page);
+        if (r == -EINVAL)
+                return sd_bus_error_set(ret_error, SBX_ERROR_INVALID_ARGUMENT, "The journal cannot parse this cursor");
+        if (r < 0)
+                return sd_bus_error_set_errnof(ret_error, -r, "Failed to read the journal: %s", strerror(-r));
+        r = reply_worker_log(msg, &page);
+        if (r < 0)
+                return sd_bus_error_set_errnof(ret_error, -r, "Failed to send the log: %s", strerror(-r));
+        return 1;
+}
+
 static int method_preflight(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         /* Re-probes every runtime; the reply follows when all have answered. */
         int r = manager_probe_runtimes(userdata, msg);
@@ -200,6 +285,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),
                                 method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadWorkerLog",
+                                SD_BUS_ARGS("s", id, "s", after_cursor, "b", egress, "u", max_entries),
+                                SD_BUS_RESULT("a(tsuss)", entries, "s", next_cursor),
+                                method_read_worker_log, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes, "a(sbs)", walls),
                                 method_preflight, 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),

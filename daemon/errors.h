@@ -18,4 +18,6 @@
 #define SBX_ERROR_CHANNEL_BUSY          "org.sandboxd1.Error.ChannelBusy"
 #define SBX_ERROR_NOT_RUNNING           "org.sandboxd1.Error.NotRunning"
 #define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
+/* A malformed argument that is not a spec: a worker id, a journal cursor. */
+#define SBX_ERROR_INVALID_ARGUMENT      "org.sandboxd1.Error.InvalidArgument"
 #define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"

@@ -123,12 +123,21 @@ static void worker_reply_created(Worker *w) {
                 log_warning_errno(r, "Failed to reply to CreateWorker for %s: %m", w->id);
 }
 
+/* SANDBOXD_OWNER_UID goes into every lifecycle entry: once the worker's
+ * object is gone, it is what ReadWorkerLog decides its owner by. */
+static void worker_owner_field(const Worker *w, char buf[static 16]) {
+        snprintf(buf, 16, "%u", (unsigned) w->owner);
+}
+
 static void worker_fail_start(Worker *w, const char *why) {
         Manager *m = w->manager;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        char owner_uid[16];
 
+        worker_owner_field(w, owner_uid);
         log_struct(LOG_ERR, "Worker failed to start",
-                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why, NULL);
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why,
+                   "SANDBOXD_EVENT", "start-failed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
         /* systemd may already have made the home and started the proxy's
          * socket; nothing may outlive the attempt, and the caller, told of
          * the failure, must not find the home still there. */
@@ -212,13 +221,15 @@ static void worker_started(Worker *w) {
         if (r < 0)
                 log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
         {
-                char uid[16];
+                char uid[16], owner_uid[16];
                 snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);
+                worker_owner_field(w, owner_uid);
                 log_struct(LOG_INFO, "Worker started",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
                            "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
                            "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
-                           "SANDBOXD_WORKER_UID", uid, NULL);
+                           "SANDBOXD_WORKER_UID", uid, "SANDBOXD_EVENT", "started",
+                           "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }
         worker_reply_created(w);
         bus_worker_emit_new(w);
@@ -323,7 +334,7 @@ static void worker_stop_egress(Worker *w) {
  * object lingers briefly so the result can still be read. */
 static void worker_finalize(Worker *w) {
         Manager *m = w->manager;
-        char status[16];
+        char status[16], owner_uid[16];
 
         if (!worker_is_alive(w))
                 return;
@@ -339,10 +350,12 @@ static void worker_finalize(Worker *w) {
         worker_cleanup_leftovers(w);
 
         snprintf(status, sizeof(status), "%d", w->exit_status);
+        worker_owner_field(w, owner_uid);
         log_struct(LOG_INFO, "Worker ended",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
                    "SANDBOXD_REASON", w->end_reason, "SANDBOXD_EXIT_STATUS", status,
-                   "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", NULL);
+                   "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", "SANDBOXD_EVENT", "ended",
+                   "SANDBOXD_OWNER_UID", owner_uid, NULL);
         bus_worker_emit_ended(w);
         manager_update_status(m);
         /* sandbox-launch exits 125 when the runtime failed before the workload
@@ -561,7 +574,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         manager_update_status(m);
         {
                 char owner_uid[16];
-                snprintf(owner_uid, sizeof(owner_uid), "%u", (unsigned) w->owner);
+                worker_owner_field(w, owner_uid);
                 if (w->spec.class != w->spec.requested_class)
                         log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
                                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
@@ -572,7 +585,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                            "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
                            "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
                            "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_OWNER_UID", owner_uid,
+                           "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
                            "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
         }
         return 0;

@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "errors.h"
+#include "pager.h"
+#include "sandboxctl-logs.h"
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
 #include "sandboxctl-spec.h"
@@ -73,6 +75,7 @@ static void help(void) {
                "  sandboxctl stop ID\n"
                "  sandboxctl attach ID\n"
                "  sandboxctl preflight [--json] [--no-legend]\n"
+               "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
                "\n"
                "COMMANDS\n"
                "  run       Create a worker running COMMAND (an absolute path), connect this\n"
@@ -88,6 +91,12 @@ static void help(void) {
                "            interrupting attach only detaches, the worker keeps running.\n"
                "  preflight Re-probe the isolation runtimes and the walls (namespaces, IP firewall)\n"
                "            and show which classes are usable.\n"
+               "  logs      Show worker ID's journal entries: sandboxd's about it and its\n"
+               "            launcher's (to its owner, root and holders of manage-workers;\n"
+               "            also after it ended). -f/--follow prints new ones until the\n"
+               "            worker has ended; --egress adds its proxy's decisions;\n"
+               "            -n/--lines N only the last N; --no-pager: do not page through\n"
+               "            $SANDBOXCTL_PAGER, $PAGER or less -FRX on a terminal.\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
@@ -115,14 +124,15 @@ static void help(void) {
                "OTHER OPTIONS\n"
                "  -h --help               show this help\n"
                "     --version            show the version\n"
-               "     --json               print JSON (list, status, preflight)\n"
-               "     --no-legend          omit the header and footer (list, preflight)\n"
+               "     --json               print JSON (list, status, preflight, logs)\n"
+               "     --no-legend          omit the header and footer (list, preflight, logs)\n"
                "     --no-ask-password    never let polkit ask for a password (before the\n"
                "                          command: sandboxctl --no-ask-password run ...)\n"
                "\n"
                "ENVIRONMENT\n"
                "  SANDBOXCTL_BUS_ADDRESS  connect to this D-Bus address instead of the\n"
                "                          system bus\n"
+               "  SANDBOXCTL_PAGER, PAGER the pager of logs (default less -FRX; \"\" or cat: none)\n"
                "\n"
                "EXIT STATUS\n"
                "  0 on success, 1 when sandboxd or the bus reported a failure (the error\n"
@@ -724,6 +734,47 @@ static int verb_create(int argc, char *argv[]) {
         return verb_run_or_create(argc, argv, false);
 }
 
+static int verb_logs(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_close_ int signal_fd = -1;
+        Pager pager = { .saved_stdout = -1 };
+        LogsArgs args;
+        char err[256];
+        int r;
+
+        r = logs_parse_args(argc, argv, &args, err, sizeof(err));
+        if (r > 0) {
+                help();
+                return EXIT_OK;
+        }
+        if (r < 0) {
+                print_error("%s", err);
+                return EXIT_USAGE;
+        }
+        if (args.follow) {
+                /* Ctrl-C ends following cleanly (exit 0), as with journalctl -f. */
+                signal_fd = stop_signals_to_fd();
+                if (signal_fd < 0)
+                        return print_failure("Failed to set up signal handling", NULL, signal_fd);
+        }
+        if (bus_connect(&bus) < 0)
+                return EXIT_FAILED;
+        if (args.pager && !args.follow) {
+                r = pager_open(&pager);
+                if (r < 0)
+                        print_error("Failed to start the pager, printing directly: %s", strerror(-r));
+        }
+        r = logs_run(bus, &args, stdout, signal_fd, &error);
+        pager_close(&pager);
+        /* The reader (a pager the user quit, head) went away: not a failure. */
+        if (r == -EPIPE)
+                return EXIT_OK;
+        if (r < 0)
+                return print_failure("Failed to read the worker's log", &error, r);
+        return EXIT_OK;
+}
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char *argv[]);
@@ -737,6 +788,7 @@ static const Verb verbs[] = {
         { "stop",      verb_stop },
         { "attach",    verb_attach },
         { "preflight", verb_preflight },
+        { "logs",      verb_logs },
 };
 
 int main(int argc, char *argv[]) {
