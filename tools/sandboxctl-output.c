@@ -614,7 +614,7 @@ int properties_print(json_object *properties, FILE *f) {
                  * timestamps are the ones named for a moment. */
                 if (endswith(name, "USec") && json_object_is_type(value, json_type_int)) {
                         uint64_t usec = json_object_get_uint64(value);
-                        if (startswith(name, "Created") || startswith(name, "Last"))
+                        if (startswith(name, "Created") || startswith(name, "Last") || startswith(name, "Ended"))
                                 format_timestamp(pretty, sizeof(pretty), usec);
                         else
                                 format_duration(pretty, sizeof(pretty), usec);

@@ -158,15 +158,23 @@ check_match "an idle-reaped worker (--idle 2) is listed by --all as ended, resul
     "^$idle_id +trusted +ended +idle +root " "$row"
 if [[ $row == *failed* ]]; then not_ok "... and never as failed" "$row"; else ok "... and never as failed"; fi
 # Its object lingers 30 s after the end: read while it is there.
-check "... its bus State is ended" test "$(in_ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$idle_id" org.sandboxd1.Worker State 2>&1)" = 's "ended"'
+check "... its bus State is ended" 's "ended"' \
+    "$(in_ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$idle_id" org.sandboxd1.Worker State 2>&1)"
 check_match "a worker that exits 3 shows exited 3" "^$exit3_id +trusted +ended +exited 3 +root " \
     "$(wait_listed "$exit3_id" " ended ")"
-check_match "a worker past its --memory cap shows oom" "^$oom_id +trusted +ended +oom +root " \
-    "$(wait_listed "$oom_id" " ended ")"
+if [ "$(in_ct stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+    check_match "a worker past its --memory cap shows oom" "^$oom_id +trusted +ended +oom +root " \
+        "$(wait_listed "$oom_id" " ended ")"
+else
+    # systemd learns of an OOM kill from cgroup v2's memory.events only; on
+    # v1 (this test bed) it sees a SIGKILL, and the result says just that.
+    check_match "a worker past its --memory cap on cgroup v1 shows killed by signal 9 # SKIP oom needs cgroup v2" \
+        "^$oom_id +trusted +ended +killed by signal 9 +root " "$(wait_listed "$oom_id" " ended ")"
+fi
 out=$(sctl list --no-legend)
-check "the default list leaves the ended workers out" test -z "$(grep -E "^($idle_id|$exit3_id|$oom_id) " <<<"$out" || true)"
+check "the default list leaves the ended workers out" "" "$(grep -E "^($idle_id|$exit3_id|$oom_id) " <<<"$out" || true)"
 out=$(sctl list --state=ended --no-legend)
-check "--state=ended shows only ended workers" test -z "$(awk '$3 != "ended"' <<<"$out")"
+check "--state=ended shows only ended workers" "" "$(awk '$3 != "ended"' <<<"$out")"
 check_match "... the reaped one among them" "(^|$nl)$idle_id +trusted +ended +idle " "$out"
 if sctl list --all --json | json_check "any(w['id'] == '$exit3_id' and w['state'] == 'ended' and w['result'] == 'exited 3' and w['exit_status'] == 3 and isinstance(w['ended_usec'], int) and w['idle_usec'] is None for w in d)"; then
     ok "list --all --json: an ended worker's result, exit status and end"
@@ -195,7 +203,7 @@ for _ in $(seq 300); do
     sleep 0.1
 done
 check_match "tester's list --all shows tester's ended worker" "(^|$nl)$tester_id +trusted +ended +exited 4 +tester " "$out"
-check "... and nothing of root's" test -z "$(grep -v "^$tester_id " <<<"$out" || true)"
+check "... and nothing of root's" "" "$(grep -v "^$tester_id " <<<"$out" || true)"
 check_match "root's list --all shows tester's worker too" "(^|$nl)$tester_id +trusted +ended +exited 4 +tester " \
     "$(sctl list --all --no-legend)"
 in_ct rm -f /etc/polkit-1/rules.d/50-sbx-cli-list.rules

@@ -450,9 +450,11 @@ static void test_status_properties(void **state) {
         json_object *o = NULL, *v;
         FILE *out;
 
-        assert_true(sd_bus_message_append(m, "a{sv}", 6,
+        assert_true(sd_bus_message_append(m, "a{sv}", 8,
                                           "Id", "s", "0123456789ab",
-                                          "State", "s", "exited",
+                                          "State", "s", "ended",
+                                          "Result", "s", "idle",
+                                          "EndedUSec", "t", (uint64_t) 0,
                                           "UID", "u", (uint32_t) 61234,
                                           "ExitStatus", "i", (int32_t) -1,
                                           "IdleTimeoutUSec", "t", (uint64_t) 600 * USEC_PER_SEC,
@@ -460,7 +462,8 @@ static void test_status_properties(void **state) {
         assert_int_equal(test_message_seal(m), 0);
         assert_int_equal(properties_to_json(m, &o), 0);
 
-        assert_json_string(o, "State", "exited");
+        assert_json_string(o, "State", "ended");
+        assert_json_string(o, "Result", "idle");
         assert_true(json_object_object_get_ex(o, "ExitStatus", &v));
         assert_int_equal(json_object_get_int64(v), -1);
         assert_true(json_object_object_get_ex(o, "IdleTimeoutUSec", &v));
@@ -473,7 +476,10 @@ static void test_status_properties(void **state) {
         fclose(out);
         text = buf;
         assert_non_null(strstr(text, "             Id: 0123456789ab\n"));
-        assert_non_null(strstr(text, "          State: exited\n"));
+        assert_non_null(strstr(text, "          State: ended\n"));
+        assert_non_null(strstr(text, "         Result: idle\n"));
+        /* A moment, not a duration. */
+        assert_non_null(strstr(text, "      EndedUSec: 0 (n/a)\n"));
         assert_non_null(strstr(text, "     ExitStatus: -1\n"));
         assert_non_null(strstr(text, "IdleTimeoutUSec: 600000000 (10min)\n"));
         json_object_put(o);
