@@ -32,7 +32,7 @@ static int wait_ended(sd_bus *bus, const char *path, int fd) {
                 char *state = NULL;
                 int r = sd_bus_get_property_string(bus, "org.sandboxd1", path, "org.sandboxd1.Worker", "State",
                                                    NULL, &state);
-                bool ended = r < 0 || strcmp(state, "exited") == 0 || strcmp(state, "failed") == 0;
+                bool ended = r < 0 || strcmp(state, "ended") == 0;
                 free(state);
                 if (ended)
                         return 0;

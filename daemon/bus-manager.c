@@ -112,6 +112,157 @@ static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* ListWorkersEx's options: "States" (as), the states to list; without it the
+ * workers still alive. */
+static int read_list_options(sd_bus_message *msg, bool states[static _WORKER_STATE_MAX], sd_bus_error *ret_error) {
+        int r;
+
+        for (WorkerState i = 0; i < _WORKER_STATE_MAX; i++)
+                states[i] = i != WORKER_ENDED;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                _cleanup_strv_free_ char **names = NULL;
+                const char *key, *contents;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (!streq(key, "States"))
+                        return sd_bus_error_setf(ret_error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Unknown ListWorkersEx option \"%.64s\"", key);
+                r = sd_bus_message_peek_type(msg, NULL, &contents);
+                if (r < 0)
+                        return r;
+                if (!streq(contents, "as"))
+                        return sd_bus_error_set(ret_error, SD_BUS_ERROR_INVALID_ARGS, "States must be of type as");
+                r = sd_bus_message_enter_container(msg, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_read_strv(msg, &names);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+                for (WorkerState i = 0; i < _WORKER_STATE_MAX; i++)
+                        states[i] = false;
+                for (char **n = names; n && *n; n++) {
+                        WorkerState st = worker_state_from_string(*n);
+                        if (st == _WORKER_STATE_MAX)
+                                return sd_bus_error_setf(ret_error, SD_BUS_ERROR_INVALID_ARGS,
+                                                         "Unknown worker state \"%.64s\"", *n);
+                        states[st] = true;
+                }
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+static int append_live_worker(sd_bus_message *reply, const Worker *w, uint64_t now_monotonic) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+                                          "Id", "s", w->id,
+                                          "Class", "s", sbx_class_to_string(w->spec.class),
+                                          "RequestedClass", "s", sbx_class_to_string(w->spec.requested_class),
+                                          "State", "s", worker_state_to_string(w->state),
+                                          "Result", "s", "",
+                                          "Owner", "u", (uint32_t) w->owner,
+                                          "UID", "u", (uint32_t) w->uid,
+                                          "Unit", "s", w->unit,
+                                          "CreatedUSec", "t", w->created_realtime,
+                                          "IdleUSec", "t", worker_idle_usec(w, now_monotonic),
+                                          "ExitStatus", "i", (int32_t) -1);
+        /* A starting worker's object is not on the bus yet. */
+        if (r >= 0 && w->exported)
+                r = sd_bus_message_append(reply, "{sv}", "Path", "o", w->object_path);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+static int append_ended_worker(sd_bus_message *reply, const WorkerRecord *rec) {
+        char unit[sizeof("sandbox-.service") + sizeof(rec->id)];
+        int r;
+
+        snprintf(unit, sizeof(unit), "sandbox-%s.service", rec->id);
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}{sv}",
+                                          "Id", "s", rec->id,
+                                          "Class", "s", sbx_class_to_string(rec->class),
+                                          "RequestedClass", "s", sbx_class_to_string(rec->requested_class),
+                                          "State", "s", worker_state_to_string(WORKER_ENDED),
+                                          "Result", "s", rec->result,
+                                          "Owner", "u", (uint32_t) rec->owner,
+                                          "UID", "u", (uint32_t) rec->uid,
+                                          "Unit", "s", unit,
+                                          "CreatedUSec", "t", rec->created_realtime,
+                                          "EndedUSec", "t", rec->ended_realtime,
+                                          "ExitStatus", "i", (int32_t) rec->exit_status);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* ListWorkers with more to say and ended workers too: alive ones from the
+ * worker list, ended ones from the history (a lingering object is listed
+ * once, from its record). The same visibility as ListWorkers. */
+static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+        bool states[_WORKER_STATE_MAX];
+        Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        uid_t caller;
+        bool all;
+        int r;
+
+        r = read_list_options(msg, states, ret_error);
+        if (r < 0)
+                return r;
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+        if (r == 0)
+                return 1;
+        all = r > 0;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+        if (r < 0)
+                return r;
+        for (Worker *w = m->workers; w; w = w->next) {
+                if (!worker_is_alive(w) || !states[w->state] || (!all && w->owner != caller))
+                        continue;
+                r = append_live_worker(reply, w, now);
+                if (r < 0)
+                        return r;
+        }
+        worker_history_prune(&m->history, now);
+        for (size_t i = 0; states[WORKER_ENDED] && i < m->history.n; i++) {
+                const WorkerRecord *rec = &m->history.records[i];
+                if (!all && rec->owner != caller)
+                        continue;
+                r = append_ended_worker(reply, rec);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         SbxError e = {};
@@ -281,6 +432,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_get_worker, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListWorkers", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssuuo)", workers),
                                 method_list_workers, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListWorkersEx", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("aa{sv}", workers),
+                                method_list_workers_ex, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("StopWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_stop_worker,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),

@@ -112,6 +112,12 @@ static int property_get_state(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_append(reply, "s", worker_state_to_string(w->state));
 }
 
+static int property_get_result(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Worker *w = userdata;
+        return sd_bus_message_append(reply, "s", w->result ?: "");
+}
+
 static int property_get_class(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Worker *w = userdata;
@@ -203,6 +209,8 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("LastActivityUSec", "t", property_get_last_activity, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("IdleTimeoutUSec", "t", property_get_idle_timeout, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ExitStatus", "i", NULL, offsetof(Worker, exit_status), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Stop", NULL, NULL, method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
                                 method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -229,7 +237,8 @@ void bus_worker_emit_activity(Worker *w) {
 
 void bus_worker_emit_ended(Worker *w) {
         sd_bus *bus = w->manager->bus;
-        (void) sd_bus_emit_properties_changed(bus, w->object_path, WORKER_IFACE, "State", "ExitStatus", NULL);
+        (void) sd_bus_emit_properties_changed(bus, w->object_path, WORKER_IFACE, "State", "ExitStatus", "Result",
+                                              "EndedUSec", NULL);
         (void) sd_bus_emit_signal(bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved", "sos",
                                   w->id, w->object_path, w->end_reason ?: "exited");
         (void) sd_bus_emit_properties_changed(bus, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers", NULL);

@@ -25,6 +25,8 @@ typedef struct SbxConfig {
         SbxLimits minimum;      /* below this a request is refused as too small to run */
         SbxLimits maximum;      /* above this a request is refused as absurd */
         unsigned max_workers;
+        unsigned ended_workers_max;             /* how many ended workers ListWorkersEx remembers */
+        uint64_t ended_workers_max_age_usec;    /* and for how long */
         SbxClass default_class;
 
         /* Isolation */

@@ -34,6 +34,7 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         r = sbx_config_load(&m->config, config_path, error);
         if (r < 0)
                 goto fail;
+        worker_history_init(&m->history, m->config.ended_workers_max, m->config.ended_workers_max_age_usec);
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
@@ -60,6 +61,7 @@ Manager *manager_free(Manager *m) {
                 m->workers = w->next;
                 worker_free(w);
         }
+        worker_history_done(&m->history);
         manager_probes_free(m);
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
@@ -102,6 +104,27 @@ static void manager_update_status(Manager *m) {
         bus_manager_notify_status(m);
 }
 
+/* An ended worker's record outlives its object on the bus (ListWorkersEx). */
+static void manager_remember_worker(Manager *m, const Worker *w) {
+        WorkerRecord record = {
+                .class = w->spec.class,
+                .requested_class = w->spec.requested_class,
+                .owner = w->owner,
+                .uid = w->uid,
+                .created_realtime = w->created_realtime,
+                .ended_realtime = w->ended_realtime,
+                .ended_monotonic = now_usec(CLOCK_MONOTONIC),
+                .exit_status = w->exit_status,
+                .result = w->result,
+        };
+        int r;
+
+        memcpy(record.id, w->id, sizeof(record.id));
+        r = worker_history_add(&m->history, &record, record.ended_monotonic);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember the end of worker %s: %m", w->id);
+}
+
 /* ---- the gate ---------------------------------------------------------- */
 
 int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error) {
@@ -133,6 +156,7 @@ static void worker_fail_start(Worker *w, const char *why) {
         Manager *m = w->manager;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
         char owner_uid[16];
+        int r;
 
         worker_owner_field(w, owner_uid);
         log_struct(LOG_ERR, "Worker failed to start",
@@ -149,6 +173,11 @@ static void worker_fail_start(Worker *w, const char *why) {
                                                   w->unit, why, w->unit);
         if (worker_is_alive(w) && m->n_alive > 0)
                 m->n_alive--;
+        w->state = WORKER_ENDED;
+        w->ended_realtime = now_usec(CLOCK_REALTIME);
+        r = worker_result_format_failed(why, &w->result);
+        if (r >= 0)
+                manager_remember_worker(m, w);
         /* A shared-kernel worker's start also fails when its namespace check
          * found one of PID 1's: verify the walls again, so that the next
          * request meets the answer at the gate. */
@@ -335,14 +364,22 @@ static void worker_stop_egress(Worker *w) {
 static void worker_finalize(Worker *w) {
         Manager *m = w->manager;
         char status[16], owner_uid[16];
+        int r;
 
         if (!worker_is_alive(w))
                 return;
         w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
         w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
-        w->state = w->exit_status == 0 ? WORKER_EXITED : WORKER_FAILED;
+        r = worker_result_format(w->stop_reason, w->unit_result, w->exec_main_code, w->exec_main_status,
+                                 w->runtime == SBX_RUNTIME_RUNSC || w->runtime == SBX_RUNTIME_KATA, &w->result);
+        if (r < 0)
+                log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
+        /* Ended, however it ended: the result tells an idle reap from a failure. */
+        w->state = WORKER_ENDED;
+        w->ended_realtime = now_usec(CLOCK_REALTIME);
         if (m->n_alive > 0)
                 m->n_alive--;
+        manager_remember_worker(m, w);
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
         channel_worker_ended(w->channel);
         worker_delete_home(w);
@@ -353,7 +390,8 @@ static void worker_finalize(Worker *w) {
         worker_owner_field(w, owner_uid);
         log_struct(LOG_INFO, "Worker ended",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
-                   "SANDBOXD_REASON", w->end_reason, "SANDBOXD_EXIT_STATUS", status,
+                   "SANDBOXD_REASON", w->end_reason, "SANDBOXD_RESULT", w->result ?: "",
+                   "SANDBOXD_EXIT_STATUS", status,
                    "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", "SANDBOXD_EVENT", "ended",
                    "SANDBOXD_OWNER_UID", owner_uid, NULL);
         bus_worker_emit_ended(w);
@@ -441,8 +479,11 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 return 0;
         if (streq(result, "done"))
                 worker_started(w);
-        else
-                worker_fail_start(w, result);
+        else {
+                char why[64];
+                snprintf(why, sizeof(why), "start job %s", result);
+                worker_fail_start(w, why);
+        }
         return 0;
 }
 
@@ -608,8 +649,8 @@ int manager_stop_worker(Manager *m, Worker *w, const char *reason, SbxError *err
         int r;
 
         if (!worker_is_alive(w) || w->state == WORKER_STARTING)
-                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING,
-                                     "Worker %s is %s, not running", w->id, worker_state_to_string(w->state));
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
+                                     w->state == WORKER_ENDED ? "ended" : "still starting");
         if (!w->stop_reason)
                 w->stop_reason = reason;
         r = sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",

@@ -9,6 +9,7 @@
 #include "creds.h"
 #include "probe.h"
 #include "runtimes.h"
+#include "worker-history.h"
 #include "worker.h"
 
 struct Manager {
@@ -22,6 +23,7 @@ struct Manager {
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */
         unsigned n_alive;
+        WorkerHistory history;          /* ended workers, for ListWorkersEx */
 
         CredentialServer *credentials;
         RuntimeTable runtimes;

@@ -10,12 +10,18 @@ static const char * const state_table[_WORKER_STATE_MAX] = {
         [WORKER_STARTING] = "starting",
         [WORKER_RUNNING] = "running",
         [WORKER_STOPPING] = "stopping",
-        [WORKER_EXITED] = "exited",
-        [WORKER_FAILED] = "failed",
+        [WORKER_ENDED] = "ended",
 };
 
 const char *worker_state_to_string(WorkerState s) {
         return s < _WORKER_STATE_MAX ? state_table[s] : "unknown";
+}
+
+WorkerState worker_state_from_string(const char *s) {
+        for (WorkerState i = 0; i < _WORKER_STATE_MAX; i++)
+                if (streq(state_table[i], s))
+                        return i;
+        return _WORKER_STATE_MAX;
 }
 
 int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
@@ -73,6 +79,7 @@ Worker *worker_free(Worker *w) {
         free(w->home);
         free(w->object_path);
         free(w->unit_result);
+        free(w->result);
         free(w);
         return NULL;
 }
@@ -85,6 +92,15 @@ uint64_t worker_last_activity_realtime(const Worker *w) {
         mono_now = now_usec(CLOCK_MONOTONIC);
         last = channel_last_activity(w->channel);
         return now_usec(CLOCK_REALTIME) - (mono_now > last ? mono_now - last : 0);
+}
+
+uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic) {
+        uint64_t last;
+
+        if (!w->channel)
+                return 0;
+        last = channel_last_activity(w->channel);
+        return now_monotonic > last ? now_monotonic - last : 0;
 }
 
 bool worker_is_alive(const Worker *w) {
@@ -112,4 +128,32 @@ const char *worker_end_reason(const char *stop_reason, const char *unit_result, 
                 return "oom";
         /* Any exit code is the worker's own answer; a signal is not. */
         return exec_main_code == 1 ? "exited" : "failed";
+}
+
+int worker_result_format(const char *stop_reason, const char *unit_result, int exec_main_code,
+                         int exec_main_status, bool launcher, char **ret) {
+        int r;
+
+        /* What we stopped it for comes first: an idle reap or a Stop kills
+         * with SIGTERM, which is not the worker failing. */
+        if (stop_reason)
+                r = asprintf(ret, "%s", stop_reason);
+        else if (unit_result && streq(unit_result, "timeout"))
+                r = asprintf(ret, "timeout");
+        else if (unit_result && streq(unit_result, "oom-kill"))
+                r = asprintf(ret, "oom");
+        else if (exec_main_code == 1 && launcher && exec_main_status == SBX_LAUNCH_EXIT_SETUP)
+                r = asprintf(ret, "failed: the sandbox could not be set up (sandbox-launch exit status %d)",
+                             SBX_LAUNCH_EXIT_SETUP);
+        else if (exec_main_code == 1)
+                r = asprintf(ret, "exited %d", exec_main_status & 0xff);
+        else if (exec_main_code == 2 || exec_main_code == 3)
+                r = asprintf(ret, "killed by signal %d", exec_main_status & 0x7f);
+        else
+                r = asprintf(ret, "failed: unit result %s", unit_result ?: "unknown");
+        return r < 0 ? -ENOMEM : 0;
+}
+
+int worker_result_format_failed(const char *reason, char **ret) {
+        return asprintf(ret, "failed: %s", reason ?: "unknown") < 0 ? -ENOMEM : 0;
 }

@@ -15,8 +15,7 @@ typedef enum WorkerState {
         WORKER_STARTING,
         WORKER_RUNNING,
         WORKER_STOPPING,
-        WORKER_EXITED,
-        WORKER_FAILED,
+        WORKER_ENDED,                   /* whatever the end was: the result says which */
         _WORKER_STATE_MAX,
 } WorkerState;
 
@@ -48,6 +47,7 @@ struct Worker {
         uid_t owner;                    /* who created it, from the bus's credentials */
         int exit_status;                /* -1 until ended */
         uint64_t created_realtime;
+        uint64_t ended_realtime;        /* 0 until ended */
         uint64_t activity_emitted;      /* monotonic time of the last LastActivityUSec signal */
 
         Channel *channel;
@@ -66,9 +66,12 @@ struct Worker {
         char *unit_result;
         const char *stop_reason;        /* set when we asked for the stop */
         const char *end_reason;
+        char *result;                   /* worker_result_format(); NULL until ended */
 };
 
 const char *worker_state_to_string(WorkerState s);
+/* _WORKER_STATE_MAX for a name that is not a state. */
+WorkerState worker_state_from_string(const char *s);
 
 int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime);
 Worker *worker_free(Worker *w);
@@ -80,3 +83,16 @@ bool worker_is_alive(const Worker *w);
 int worker_exit_status_from_exec(int code, int status);
 /* Picks the WorkerRemoved reason from what we asked and what systemd saw. */
 const char *worker_end_reason(const char *stop_reason, const char *unit_result, int exec_main_code);
+
+/* The result people read, from the same facts: "exited N", "killed by
+ * signal N", "idle", "timeout", "oom", "stopped" (or another reason we
+ * stopped it for), or "failed: REASON" when the command never ran.
+ * LAUNCHER: the unit's main process is sandbox-launch, whose setup status
+ * means the sandbox never ran the workload. */
+int worker_result_format(const char *stop_reason, const char *unit_result, int exec_main_code,
+                         int exec_main_status, bool launcher, char **ret);
+/* "failed: REASON" for a worker whose start failed. */
+int worker_result_format_failed(const char *reason, char **ret);
+
+/* Idle time as the reaper sees it (monotonic), 0 for a worker without a channel. */
+uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);

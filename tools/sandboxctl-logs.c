@@ -9,25 +9,21 @@
 #include <unistd.h>
 
 #include "parse-util.h"
+#include "sandboxctl-args.h"
 #include "sandboxctl-logs.h"
 #include "util.h"
 
 enum {
         ARG_EGRESS = 0x100,
-        ARG_JSON,
-        ARG_NO_LEGEND,
-        ARG_NO_PAGER,
 };
 
-int logs_parse_args(int argc, char *argv[], LogsArgs *ret, char *err, size_t err_size) {
+int logs_parse_args(int argc, char *argv[], CliGlobalOption global, LogsArgs *ret, char *err, size_t err_size) {
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h' },
                 { "follow",    no_argument,       NULL, 'f' },
                 { "lines",     required_argument, NULL, 'n' },
                 { "egress",    no_argument,       NULL, ARG_EGRESS },
-                { "json",      no_argument,       NULL, ARG_JSON },
-                { "no-legend", no_argument,       NULL, ARG_NO_LEGEND },
-                { "no-pager",  no_argument,       NULL, ARG_NO_PAGER },
+                SANDBOXCTL_GLOBAL_OPTIONS,
                 {}
         };
         LogsArgs a = { .legend = true, .pager = true, .lines = UINT64_MAX };
@@ -64,6 +60,11 @@ int logs_parse_args(int argc, char *argv[], LogsArgs *ret, char *err, size_t err
                         snprintf(err, err_size, "logs: option '%s' needs an argument", argv[optind - 1]);
                         return -EINVAL;
                 default:
+                        if (is_global_option(c) && global) {
+                                if (global(c) > 0)
+                                        return 2;
+                                break;
+                        }
                         snprintf(err, err_size, "logs: unknown option '%s'", argv[optind - 1]);
                         return -EINVAL;
                 }

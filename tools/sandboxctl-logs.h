@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 
+#include "sandboxctl-spec.h"
+
 /* Entries asked for per call (the daemon serves at most this many). */
 #define LOGS_PAGE_SIZE 1000u
 /* How often -f asks for new entries. */
@@ -25,8 +27,11 @@ typedef struct LogsArgs {
         uint64_t lines;                 /* UINT64_MAX: all */
 } LogsArgs;
 
-/* Returns 0, 1 when --help was asked for, or -EINVAL with a message in ERR. */
-int logs_parse_args(int argc, char *argv[], LogsArgs *ret, char *err, size_t err_size);
+/* --json, --no-legend and --no-pager after the verb land in *RET; GLOBAL
+ * (may be NULL: then they are unknown) takes the other global options.
+ * Returns 0, 1 when --help was asked for, 2 when GLOBAL said the program is
+ * done (--version), or -EINVAL with a message in ERR. */
+int logs_parse_args(int argc, char *argv[], CliGlobalOption global, LogsArgs *ret, char *err, size_t err_size);
 
 /* One entry of ReadWorkerLog's a(tsuss); the strings point into the message. */
 typedef struct LogEntry {

@@ -7,38 +7,6 @@
 
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
-int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
-        _cleanup_free_ WorkerEntry *workers = NULL;
-        size_t n = 0;
-        int r;
-
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssuuo)");
-        if (r < 0)
-                return r;
-        for (;;) {
-                WorkerEntry w = {};
-                WorkerEntry *grown;
-
-                r = sd_bus_message_read(reply, "(ssssuuo)", &w.id, &w.class, &w.state, &w.unit, &w.uid, &w.owner,
-                                        &w.path);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                grown = realloc(workers, (n + 1) * sizeof(WorkerEntry));
-                if (!grown)
-                        return -ENOMEM;
-                workers = grown;
-                workers[n++] = w;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(workers);
-        *ret_n = n;
-        return 0;
-}
-
 /* Takes V, also on failure. */
 static int json_add(json_object *o, const char *key, json_object *v) {
         if (!v)
@@ -59,24 +27,253 @@ static int json_array_push(json_object *array, json_object *v) {
         return json_object_array_add(array, v) < 0 ? -ENOMEM : 0;
 }
 
+const char * const worker_state_names[] = { "starting", "running", "stopping", "ended", NULL };
+
+bool worker_states_match(unsigned mask, const char *state) {
+        for (size_t i = 0; worker_state_names[i]; i++)
+                if (streq_ptr(state, worker_state_names[i]))
+                        return mask & (1u << i);
+        return false;
+}
+
+int worker_states_parse(const char *arg, unsigned *ret_mask, char **ret_bad) {
+        _cleanup_free_ char *copy = strdup(arg);
+        unsigned mask = 0;
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+                size_t i;
+
+                for (i = 0; worker_state_names[i]; i++)
+                        if (streq(w, worker_state_names[i]))
+                                break;
+                if (!worker_state_names[i]) {
+                        *ret_bad = strdup(w);
+                        return *ret_bad ? -EINVAL : -ENOMEM;
+                }
+                mask |= 1u << i;
+        }
+        if (mask == 0) {
+                *ret_bad = strdup(arg);
+                return *ret_bad ? -EINVAL : -ENOMEM;
+        }
+        *ret_mask = mask;
+        return 0;
+}
+
+static int worker_entries_push(WorkerEntry **workers, size_t *n, const WorkerEntry *w) {
+        WorkerEntry *grown = realloc(*workers, (*n + 1) * sizeof(WorkerEntry));
+
+        if (!grown)
+                return -ENOMEM;
+        *workers = grown;
+        grown[(*n)++] = *w;
+        return 0;
+}
+
+static WorkerEntry worker_entry_unknown(void) {
+        return (WorkerEntry) { .uid = UINT32_MAX, .owner = UINT32_MAX, .idle_usec = UINT64_MAX,
+                               .memory_bytes = UINT64_MAX, .exit_status = -1 };
+}
+
+/* One a{sv} of ListWorkersEx; keys it does not know are skipped, so a newer
+ * daemon may add some. */
+static int worker_entry_read(sd_bus_message *m, WorkerEntry *w) {
+        int r;
+
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                static const struct {
+                        const char *key;
+                        char type;
+                        size_t offset;
+                } fields[] = {
+                        { "Id", 's', offsetof(WorkerEntry, id) },
+                        { "Class", 's', offsetof(WorkerEntry, class) },
+                        { "RequestedClass", 's', offsetof(WorkerEntry, requested_class) },
+                        { "State", 's', offsetof(WorkerEntry, state) },
+                        { "Result", 's', offsetof(WorkerEntry, result) },
+                        { "Unit", 's', offsetof(WorkerEntry, unit) },
+                        { "Path", 'o', offsetof(WorkerEntry, path) },
+                        { "UID", 'u', offsetof(WorkerEntry, uid) },
+                        { "Owner", 'u', offsetof(WorkerEntry, owner) },
+                        { "CreatedUSec", 't', offsetof(WorkerEntry, created_usec) },
+                        { "EndedUSec", 't', offsetof(WorkerEntry, ended_usec) },
+                        { "IdleUSec", 't', offsetof(WorkerEntry, idle_usec) },
+                        { "ExitStatus", 'i', offsetof(WorkerEntry, exit_status) },
+                };
+                const char *key, *contents;
+                bool known = false;
+
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                        if (!streq(key, fields[i].key) || strlen(contents) != 1 || contents[0] != fields[i].type)
+                                continue;
+                        r = sd_bus_message_enter_container(m, 'v', contents);
+                        if (r >= 0)
+                                r = sd_bus_message_read_basic(m, fields[i].type, (uint8_t *) w + fields[i].offset);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(m);
+                        if (r < 0)
+                                return r;
+                        known = true;
+                        break;
+                }
+                if (!known) {
+                        r = sd_bus_message_skip(m, "v");
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return w->id && w->state ? 0 : -EBADMSG;
+}
+
+int worker_list_ex_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "a{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'a', "{sv}")) > 0) {
+                WorkerEntry w = worker_entry_unknown();
+
+                r = worker_entry_read(reply, &w);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+                if (isempty(w.result))
+                        w.result = NULL;
+                r = worker_entries_push(&workers, &n, &w);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(workers);
+        *ret_n = n;
+        return 0;
+}
+
+int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssuuo)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                WorkerEntry w = worker_entry_unknown();
+
+                r = sd_bus_message_read(reply, "(ssssuuo)", &w.id, &w.class, &w.state, &w.unit, &w.uid, &w.owner,
+                                        &w.path);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (streq(w.state, "exited") || streq(w.state, "failed"))
+                        w.state = "ended";
+                r = worker_entries_push(&workers, &n, &w);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(workers);
+        *ret_n = n;
+        return 0;
+}
+
+static int worker_entry_compare(const void *a, const void *b) {
+        const WorkerEntry *x = a, *y = b;
+
+        if (x->created_usec != y->created_usec)
+                return x->created_usec < y->created_usec ? -1 : 1;
+        return strcmp(x->id, y->id);
+}
+
+void worker_list_sort(WorkerEntry *workers, size_t n) {
+        if (n > 1)
+                qsort(workers, n, sizeof(WorkerEntry), worker_entry_compare);
+}
+
+static const char *worker_owner_string(const WorkerEntry *w, char *buf, size_t size) {
+        if (w->owner_name)
+                return w->owner_name;
+        snprintf(buf, size, "%" PRIu32, w->owner);
+        return buf;
+}
+
+static json_object *json_u64_or_null(uint64_t v, uint64_t unknown) {
+        return v == unknown ? json_object_new_null() : json_object_new_uint64(v);
+}
+
+static json_object *json_string_or_null(const char *s) {
+        return isempty(s) ? json_object_new_null() : json_object_new_string(s);
+}
+
+/* Takes V, also on failure; a NULL V is JSON null (json-c's own null). */
+static int json_add_nullable(json_object *o, const char *key, json_object *v) {
+        return json_object_object_add(o, key, v) < 0 ? (json_object_put(v), -ENOMEM) : 0;
+}
+
+static json_object *worker_entry_to_json(const WorkerEntry *w) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        bool ended = streq_ptr(w->state, "ended");
+        char owner[16];
+
+        if (!o)
+                return NULL;
+        if (json_add_string(o, "id", w->id) < 0 ||
+            json_add_string(o, "class", w->class) < 0 ||
+            json_add_nullable(o, "requested_class", json_string_or_null(w->requested_class)) < 0 ||
+            json_add_string(o, "state", w->state) < 0 ||
+            json_add_nullable(o, "result", json_string_or_null(w->result)) < 0 ||
+            json_add_string(o, "owner", worker_owner_string(w, owner, sizeof(owner))) < 0 ||
+            json_add(o, "owner_uid", json_object_new_int64(w->owner)) < 0 ||
+            json_add_nullable(o, "uid", w->uid == UINT32_MAX ? NULL : json_object_new_int64(w->uid)) < 0 ||
+            json_add_string(o, "unit", w->unit) < 0 ||
+            json_add_nullable(o, "path", json_string_or_null(w->path)) < 0 ||
+            json_add_nullable(o, "created_usec", json_u64_or_null(w->created_usec, 0)) < 0 ||
+            json_add_nullable(o, "ended_usec", json_u64_or_null(w->ended_usec, 0)) < 0 ||
+            json_add_nullable(o, "idle_usec", ended ? NULL : json_u64_or_null(w->idle_usec, UINT64_MAX)) < 0 ||
+            json_add_nullable(o, "memory_bytes", json_u64_or_null(w->memory_bytes, UINT64_MAX)) < 0 ||
+            json_add_nullable(o, "exit_status",
+                              w->exit_status < 0 ? NULL : json_object_new_int64(w->exit_status)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
         _cleanup_json_ json_object *array = json_object_new_array();
 
         if (!array)
                 return NULL;
         for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_new_object();
+                json_object *o = worker_entry_to_json(&workers[i]);
 
                 if (!o)
                         return NULL;
-                if (json_add_string(o, "id", workers[i].id) < 0 ||
-                    json_add_string(o, "class", workers[i].class) < 0 ||
-                    json_add_string(o, "state", workers[i].state) < 0 ||
-                    json_add_string(o, "unit", workers[i].unit) < 0 ||
-                    json_add(o, "uid", json_object_new_int64(workers[i].uid)) < 0 ||
-                    json_add(o, "owner", json_object_new_int64(workers[i].owner)) < 0 ||
-                    json_add_string(o, "path", workers[i].path) < 0 ||
-                    json_array_push(array, o) < 0) {
+                if (json_array_push(array, o) < 0) {
                         json_object_put(o);
                         return NULL;
                 }
@@ -84,18 +281,58 @@ json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
         return TAKE_PTR(array);
 }
 
-Table *worker_list_to_table(const WorkerEntry *workers, size_t n) {
-        static const char * const headers[] = { "ID", "CLASS", "STATE", "UNIT", "UID", "OWNER" };
+void format_short_duration(char *buf, size_t size, uint64_t usec) {
+        uint64_t sec = usec / USEC_PER_SEC;
+
+        if (sec < 60)
+                snprintf(buf, size, "%" PRIu64 "s", sec);
+        else if (sec < 3600)
+                snprintf(buf, size, "%" PRIu64 "min", sec / 60);
+        else if (sec < 24 * 3600)
+                snprintf(buf, size, "%" PRIu64 "h", sec / 3600);
+        else
+                snprintf(buf, size, "%" PRIu64 "d", sec / (24 * 3600));
+}
+
+void format_bytes(char *buf, size_t size, uint64_t bytes) {
+        static const char suffixes[] = "KMGTPE";
+        uint64_t unit = 1024;
+        size_t i = 0;
+
+        if (bytes < 1024) {
+                snprintf(buf, size, "%" PRIu64 "B", bytes);
+                return;
+        }
+        while (i + 1 < sizeof(suffixes) - 1 && bytes / unit >= 1024) {
+                unit *= 1024;
+                i++;
+        }
+        if (bytes / unit < 10)
+                snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", bytes / unit, (bytes % unit) * 10 / unit,
+                         suffixes[i]);
+        else
+                snprintf(buf, size, "%" PRIu64 "%c", bytes / unit, suffixes[i]);
+}
+
+Table *worker_list_to_table(const WorkerEntry *workers, size_t n, uint64_t now) {
+        static const char * const headers[] = { "ID", "CLASS", "STATE", "RESULT", "OWNER", "AGE", "IDLE", "MEMORY" };
         _cleanup_(table_freep) Table *t = table_new(ELEMENTSOF(headers), headers);
 
         if (!t)
                 return NULL;
         for (size_t i = 0; i < n; i++) {
-                char uid[16], owner[16];
-                snprintf(uid, sizeof(uid), "%" PRIu32, workers[i].uid);
-                snprintf(owner, sizeof(owner), "%" PRIu32, workers[i].owner);
-                const char * const cells[] = { workers[i].id, workers[i].class, workers[i].state,
-                                               workers[i].unit, uid, owner };
+                const WorkerEntry *w = &workers[i];
+                bool ended = streq_ptr(w->state, "ended");
+                char owner[16], age[16] = "", idle[16] = "", memory[16] = "";
+
+                if (w->created_usec > 0 && now >= w->created_usec)
+                        format_short_duration(age, sizeof(age), now - w->created_usec);
+                if (!ended && w->idle_usec != UINT64_MAX)
+                        format_short_duration(idle, sizeof(idle), w->idle_usec);
+                if (!ended && w->memory_bytes != UINT64_MAX)
+                        format_bytes(memory, sizeof(memory), w->memory_bytes);
+                const char * const cells[] = { w->id, w->class, w->state, w->result,
+                                               worker_owner_string(w, owner, sizeof(owner)), age, idle, memory };
                 if (table_add_row(t, cells) < 0)
                         return NULL;
         }
@@ -377,7 +614,7 @@ int properties_print(json_object *properties, FILE *f) {
                  * timestamps are the ones named for a moment. */
                 if (endswith(name, "USec") && json_object_is_type(value, json_type_int)) {
                         uint64_t usec = json_object_get_uint64(value);
-                        if (startswith(name, "Created") || startswith(name, "Last"))
+                        if (startswith(name, "Created") || startswith(name, "Last") || startswith(name, "Ended"))
                                 format_timestamp(pretty, sizeof(pretty), usec);
                         else
                                 format_duration(pretty, sizeof(pretty), usec);

@@ -19,15 +19,34 @@ static inline void json_object_putp(json_object **o) {
                 json_object_put(*o);
 }
 
+/* One row of `sandboxctl list`. Strings point into the reply message, except
+ * owner_name, which the caller resolves and owns. */
 typedef struct WorkerEntry {
         const char *id;
         const char *class;
-        const char *state;
+        const char *requested_class;    /* NULL: not known (an older daemon) */
+        const char *state;              /* starting, running, stopping, ended */
+        const char *result;             /* NULL or "" while alive */
         const char *unit;
-        uint32_t uid;
+        const char *path;               /* NULL: no object on the bus */
+        const char *owner_name;         /* NULL: show the UID */
+        uint32_t uid;                   /* UINT32_MAX: not known yet */
         uint32_t owner;
-        const char *path;
+        uint64_t created_usec;          /* CLOCK_REALTIME; 0: not known */
+        uint64_t ended_usec;            /* 0: alive */
+        uint64_t idle_usec;             /* UINT64_MAX: not known */
+        uint64_t memory_bytes;          /* UINT64_MAX: not known */
+        int32_t exit_status;            /* -1: none */
 } WorkerEntry;
+
+/* The states `list --state=` takes, as a bit mask of 1 << index. */
+extern const char * const worker_state_names[];
+#define WORKER_STATES_ALIVE 0x7u        /* starting, running, stopping */
+#define WORKER_STATES_ALL   0xfu
+/* Parses "running,ended": 0, or -EINVAL with *ret_bad the unknown word
+ * (pointing into ARG). */
+int worker_states_parse(const char *arg, unsigned *ret_mask, char **ret_bad);
+bool worker_states_match(unsigned mask, const char *state);
 
 typedef struct PreflightEntry {
         const char *class;
@@ -43,10 +62,21 @@ typedef struct PreflightWall {
         const char *detail;
 } PreflightWall;
 
-/* ListWorkers() -> a(ssssuuo) */
+/* ListWorkersEx(a{sv}) -> aa{sv} (docs/dbus-api.md) */
+int worker_list_ex_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
+/* ListWorkers() -> a(ssssuuo), a daemon older than ListWorkersEx: its
+ * exited and failed become ended, without a result. */
 int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
+/* Oldest first. */
+void worker_list_sort(WorkerEntry *workers, size_t n);
 json_object *worker_list_to_json(const WorkerEntry *workers, size_t n);
-Table *worker_list_to_table(const WorkerEntry *workers, size_t n);
+/* ID CLASS STATE RESULT OWNER AGE IDLE MEMORY, ages measured at NOW (CLOCK_REALTIME). */
+Table *worker_list_to_table(const WorkerEntry *workers, size_t n, uint64_t now);
+
+/* "5s", "3min", "2h", "4d": the unit a person reads at a glance, rounded down. */
+void format_short_duration(char *buf, size_t size, uint64_t usec);
+/* "512B", "1.5K", "12M", "2.0G": base 1024, one decimal below 10. */
+void format_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* Preflight() -> a(sssbs) classes, a(sbs) walls. preflight_walls_read reads
  * the second array; a daemon older than it sent none: zero walls. */

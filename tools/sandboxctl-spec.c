@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
+#include "sandboxctl-args.h"
 #include "sandboxctl-spec.h"
 
 void cli_spec_done(CliSpec *spec) {
@@ -174,6 +175,7 @@ static const struct option spec_options[] = {
         { "allow",       required_argument, NULL, ARG_ALLOW },
         { "egress-rate", required_argument, NULL, ARG_EGRESS_RATE },
         { "egress-mode", required_argument, NULL, ARG_EGRESS_MODE },
+        SANDBOXCTL_GLOBAL_OPTIONS,
         {}
 };
 
@@ -264,7 +266,7 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
         return 0;
 }
 
-int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], SbxError *error) {
+int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], CliGlobalOption global, SbxError *error) {
         int c, r;
 
         /* '+': the command's own options (sh -c ...) are not ours even without "--";
@@ -278,8 +280,16 @@ int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], SbxError *error) 
                         return sbx_error_set(error, EINVAL, NULL, "Option '%s' requires an argument",
                                              argv[optind - 1]);
                 case '?':
+                unknown:
                         return sbx_error_set(error, EINVAL, NULL, "Unknown option '%s'", argv[optind - 1]);
                 default:
+                        if (is_global_option(c)) {
+                                if (!global)
+                                        goto unknown;
+                                if (global(c) > 0)
+                                        return 2;
+                                continue;
+                        }
                         r = spec_apply_option(spec, c, optarg, error);
                         if (r < 0)
                                 return r;

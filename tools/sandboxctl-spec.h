@@ -52,12 +52,17 @@ void cli_spec_done(CliSpec *spec);
 /* Reads a credential file with the caller's own permissions. */
 int credential_read_file(const char *path, uint8_t **ret_data, size_t *ret_size);
 
+/* Applies one of sandboxctl's global options (sandboxctl-args.h): 0 when
+ * applied, 1 when it printed something and the program is done (--version). */
+typedef int (*CliGlobalOption)(int option);
+
 /* Parses the options of `run`/`create` (getopt_long, stopping at "--" or the
- * first non-option) and the command after them. Returns 0 on success, 1 when
- * --help was asked for, -EINVAL for a usage error and another negative errno
- * when e.g. a credential file cannot be read; a message for the user is in
- * *error in both failure cases. */
-int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], SbxError *error);
+ * first non-option) and the command after them; GLOBAL, when not NULL, takes
+ * the global options found among them. Returns 0 on success, 1 when --help
+ * was asked for, 2 when GLOBAL said the program is done, -EINVAL for a usage
+ * error and another negative errno when e.g. a credential file cannot be
+ * read; a message for the user is in *error in both failure cases. */
+int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], CliGlobalOption global, SbxError *error);
 
 /* Appends the spec as one a{sv} to a message being built. */
 int cli_spec_append(sd_bus_message *m, const CliSpec *spec);

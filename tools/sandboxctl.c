@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sandboxctl: the command-line client of sandboxd's org.sandboxd1 bus API.
- * Exit codes: 0 success, 1 a failure reported by the daemon or the bus,
- * 2 a usage error found before anything was sent; `run` exits with the
- * worker's own exit status. */
+ * Exit codes: sandboxctl-exit.h; `run` exits with the worker's own status. */
 
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <systemd/sd-bus.h>
@@ -14,6 +13,8 @@
 
 #include "errors.h"
 #include "pager.h"
+#include "sandboxctl-args.h"
+#include "sandboxctl-exit.h"
 #include "sandboxctl-logs.h"
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
@@ -26,12 +27,6 @@
 #define WORKER_INTERFACE  "org.sandboxd1.Worker"
 #define WORKER_PATH_PREFIX "/org/sandboxd1/worker"
 
-enum {
-        EXIT_OK = 0,
-        EXIT_FAILED = 1,
-        EXIT_USAGE = 2,
-};
-
 /* CreateWorker replies once the unit's start job is done; starting a VM-backed
  * class can take far longer than sd-bus's 25 s default. */
 #define CREATE_TIMEOUT_USEC (300 * USEC_PER_SEC)
@@ -40,8 +35,13 @@ enum {
  * that was itself descheduled that long must still collect what is there. */
 #define OUTPUT_DRAIN_USEC (2 * USEC_PER_SEC)
 
-/* --no-ask-password, a global option: every call of this run carries it. */
-static bool arg_ask_password = true;
+/* The global options (sandboxctl-args.h), before or after the verb. */
+static struct {
+        bool ask_password;      /* every call of this run may let polkit ask */
+        bool json;
+        bool legend;
+        bool pager;             /* for the verbs that page (logs) */
+} arg = { .ask_password = true, .legend = true, .pager = true };
 
 _printf_(1, 2)
 static void print_error(const char *fmt, ...) {
@@ -54,13 +54,14 @@ static void print_error(const char *fmt, ...) {
         fputc('\n', stderr);
 }
 
-/* What the daemon said, as "name: message", when it said anything. */
+/* What the daemon said, as "name: message", when it said anything; returns
+ * the exit status that failure gets. */
 static int print_failure(const char *what, const sd_bus_error *error, int r) {
         if (error && sd_bus_error_is_set(error))
                 print_error("%s: %s", error->name, error->message ?: what);
         else
                 print_error("%s: %s", what, strerror(r < 0 ? -r : r));
-        return EXIT_FAILED;
+        return exit_code_from_bus_error(error, r);
 }
 
 static void help(void) {
@@ -70,7 +71,7 @@ static void help(void) {
                "  sandboxctl [--help|--version]\n"
                "  sandboxctl run [OPTIONS] [--] COMMAND [ARGUMENTS...]\n"
                "  sandboxctl create [OPTIONS] [--] COMMAND [ARGUMENTS...]\n"
-               "  sandboxctl list [--json] [--no-legend]\n"
+               "  sandboxctl list [--all] [--state=STATE[,STATE...]] [--json] [--no-legend]\n"
                "  sandboxctl status ID [--json]\n"
                "  sandboxctl stop ID\n"
                "  sandboxctl attach ID\n"
@@ -82,9 +83,16 @@ static void help(void) {
                "            terminal's stdin/stdout to it, wait until it ends and exit with its\n"
                "            exit status. End of input is passed on as end of the worker's stdin.\n"
                "            SIGINT, SIGTERM and SIGHUP stop the worker (exit 128+N).\n"
-               "  create    Create a worker and print its id; do not wait.\n"
-               "  list      List the workers: ID CLASS STATE UNIT UID OWNER (everyone's to\n"
-               "            root and holders of org.sandboxd1.manage-workers, else your own).\n"
+               "  create    Create a worker and print its id (--json: {\"id\", \"path\"}); do not\n"
+               "            wait.\n"
+               "  list      List the workers: ID CLASS STATE RESULT OWNER AGE IDLE MEMORY\n"
+               "            (everyone's to root and holders of org.sandboxd1.manage-workers,\n"
+               "            else your own). STATE is starting, running, stopping or ended;\n"
+               "            RESULT says how an ended worker ended: exited N, killed by signal N,\n"
+               "            idle, timeout, oom, stopped or failed: REASON.\n"
+               "            Alive workers only, unless:\n"
+               "    -a --all              also the ended workers sandboxd still remembers\n"
+               "       --state=STATES     only workers in these states (comma-separated)\n"
                "  status    Show every property of worker ID.\n"
                "  stop      Stop worker ID (asynchronously).\n"
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
@@ -121,13 +129,14 @@ static void help(void) {
                "  --egress-rate SIZE      egress bytes per second per destination\n"
                "  --egress-mode MODE      enforce (default) or report\n"
                "\n"
-               "OTHER OPTIONS\n"
+               "GLOBAL OPTIONS (before or after the command)\n"
                "  -h --help               show this help\n"
                "     --version            show the version\n"
-               "     --json               print JSON (list, status, preflight, logs)\n"
+               "     --json               print JSON (list, status, preflight, logs, create;\n"
+               "                          stop prints nothing; not with run or attach)\n"
                "     --no-legend          omit the header and footer (list, preflight, logs)\n"
-               "     --no-ask-password    never let polkit ask for a password (before the\n"
-               "                          command: sandboxctl --no-ask-password run ...)\n"
+               "     --no-pager           do not pipe output into a pager (logs)\n"
+               "     --no-ask-password    never let polkit ask for a password\n"
                "\n"
                "ENVIRONMENT\n"
                "  SANDBOXCTL_BUS_ADDRESS  connect to this D-Bus address instead of the\n"
@@ -135,9 +144,16 @@ static void help(void) {
                "  SANDBOXCTL_PAGER, PAGER the pager of logs (default: less; \"\" or cat: none)\n"
                "\n"
                "EXIT STATUS\n"
-               "  0 on success, 1 when sandboxd or the bus reported a failure (the error\n"
-               "  name and message are printed), 2 on a usage error; run exits with the\n"
-               "  worker's exit status (128+N for a worker killed by signal N).\n");
+               "  0   success\n"
+               "  64  usage error (a bad option, a missing argument)\n"
+               "  65  sandboxd refused the request as invalid (InvalidSpec, Invalid*, ...)\n"
+               "  66  not found: no such worker, executable or input file\n"
+               "  69  the bus or sandboxd is unavailable, or did not reply\n"
+               "  70  any other failure\n"
+               "  77  refused: not authorized, isolation unavailable, a quota\n"
+               "  run exits with the worker's own exit status (128+N when it was killed by\n"
+               "  signal N), which can be any of the above: the message on stderr\n"
+               "  (\"sandboxctl: ...\") tells a failure of sandboxctl apart.\n");
 }
 
 static int bus_connect(sd_bus **ret) {
@@ -163,7 +179,7 @@ static int bus_connect(sd_bus **ret) {
         }
         /* Let polkit ask (an agent of the user's session) rather than just
          * refuse, as systemctl does, unless --no-ask-password. */
-        r = sd_bus_set_allow_interactive_authorization(bus, arg_ask_password);
+        r = sd_bus_set_allow_interactive_authorization(bus, arg.ask_password);
         if (r < 0) {
                 print_error("Failed to set the interactive authorization flag: %s", strerror(-r));
                 return r;
@@ -172,76 +188,111 @@ static int bus_connect(sd_bus **ret) {
         return 0;
 }
 
-/* Options the listing verbs share. */
 enum {
-        FLAG_JSON = 1 << 0,
-        FLAG_NO_LEGEND = 1 << 1,
+        ARG_ALL = 0x100,
+        ARG_STATE,
 };
 
-enum {
-        ARG_VERSION = 0x100,
-        ARG_NO_ASK_PASSWORD,
-        ARG_JSON,
-        ARG_NO_LEGEND,
-};
+/* Applies a global option found before or after the verb: 0, or 1 when it
+ * printed what was asked and the program is done. */
+static int apply_global_option(int c) {
+        switch (c) {
+        case ARG_VERSION:
+                printf("sandboxctl %s\n", SANDBOXCTL_VERSION);
+                return 1;
+        case ARG_NO_ASK_PASSWORD:
+                arg.ask_password = false;
+                return 0;
+        case ARG_JSON:
+                arg.json = true;
+                return 0;
+        case ARG_NO_LEGEND:
+                arg.legend = false;
+                return 0;
+        case ARG_NO_PAGER:
+                arg.pager = false;
+                return 0;
+        default:
+                return 0;
+        }
+}
 
-typedef struct VerbArgs {
-        bool json;
-        bool legend;
-        char **positional;
-        int n_positional;
-} VerbArgs;
+/* The verbs' getopt loop around their own handler OWN (NULL: none of their
+ * own). Returns 0 on success, 1 when --help or --version printed what was
+ * asked, -EINVAL after printing a usage error. */
+static int parse_verb_options(int argc, char *argv[], const char *short_options, const struct option *options,
+                              int (*own)(int c, const char *value, void *userdata), void *userdata) {
+        int c, r;
 
-/* Returns 0 on success, 1 when --help was printed, -EINVAL after printing a usage error. */
-static int parse_verb_args(int argc, char *argv[], unsigned allowed, int n_positional, VerbArgs *args) {
-        static const struct option options[] = {
-                { "help",      no_argument, NULL, 'h' },
-                { "json",      no_argument, NULL, ARG_JSON },
-                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
-                {}
-        };
-        int c;
-
-        *args = (VerbArgs) { .legend = true };
         optind = 0;
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
+        while ((c = getopt_long(argc, argv, short_options, options, NULL)) >= 0) {
+                if (c == 'h') {
                         help();
                         return 1;
-                case ARG_JSON:
-                        if (!(allowed & FLAG_JSON))
-                                goto unknown;
-                        args->json = true;
-                        break;
-                case ARG_NO_LEGEND:
-                        if (!(allowed & FLAG_NO_LEGEND))
-                                goto unknown;
-                        args->legend = false;
-                        break;
-                default:
-                unknown:
+                }
+                if (is_global_option(c)) {
+                        if (apply_global_option(c) > 0)
+                                return 1;
+                        continue;
+                }
+                if (c == ':') {
+                        print_error("%s: option '%s' requires an argument", argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+                if (c == '?' || !own) {
                         print_error("%s: unknown option '%s'", argv[0], argv[optind - 1]);
                         return -EINVAL;
                 }
+                r = own(c, optarg, userdata);
+                if (r < 0)
+                        return r;
         }
-        if (argc - optind != n_positional) {
-                print_error("%s: expected %s, got %d argument%s", argv[0],
-                            n_positional == 0 ? "no arguments" : "one worker ID", argc - optind,
-                            argc - optind == 1 ? "" : "s");
-                return -EINVAL;
-        }
-        args->positional = argv + optind;
-        args->n_positional = n_positional;
         return 0;
 }
 
-#define PARSE_VERB_ARGS_OR_RETURN(argc, argv, allowed, n, args)                   \
+static int check_positional(int argc, char *argv[], int n_positional) {
+        if (argc - optind == n_positional)
+                return 0;
+        print_error("%s: expected %s, got %d argument%s", argv[0],
+                    n_positional == 0 ? "no arguments" : "one worker ID", argc - optind,
+                    argc - optind == 1 ? "" : "s");
+        return -EINVAL;
+}
+
+/* The verbs with no options of their own: N_POSITIONAL arguments, left in
+ * *ret_positional. */
+static int parse_verb_args(int argc, char *argv[], int n_positional, char ***ret_positional) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        int r;
+
+        r = parse_verb_options(argc, argv, ":h", options, NULL, NULL);
+        if (r != 0)
+                return r;
+        r = check_positional(argc, argv, n_positional);
+        if (r < 0)
+                return r;
+        *ret_positional = argv + optind;
+        return 0;
+}
+
+#define PARSE_OR_RETURN(expr)                                                     \
         do {                                                                       \
-                int _p = parse_verb_args(argc, argv, allowed, n, args);            \
+                int _p = (expr);                                                   \
                 if (_p != 0)                                                       \
                         return _p > 0 ? EXIT_OK : EXIT_USAGE;                      \
         } while (0)
+
+/* --json for the verbs that relay the worker's own bytes: nothing to format. */
+static int refuse_json(const char *verb) {
+        if (!arg.json)
+                return 0;
+        print_error("%s: --json does not apply: %s relays the worker's own output", verb, verb);
+        return -EINVAL;
+}
 
 static int call_manager(sd_bus *bus, const char *method, sd_bus_error *error, sd_bus_message **reply,
                         const char *types, ...) {
@@ -262,36 +313,169 @@ static int call_manager(sd_bus *bus, const char *method, sd_bus_error *error, sd
         return sd_bus_call(bus, m, 0, error, reply);
 }
 
+typedef struct ListArgs {
+        unsigned states;
+        bool all;
+        bool states_given;
+} ListArgs;
+
+static int list_option(int c, const char *value, void *userdata) {
+        _cleanup_free_ char *bad = NULL;
+        ListArgs *a = userdata;
+        int r;
+
+        switch (c) {
+        case 'a':
+        case ARG_ALL:
+                a->all = true;
+                return 0;
+        case ARG_STATE:
+                r = worker_states_parse(value, &a->states, &bad);
+                if (r == -EINVAL) {
+                        print_error("list: unknown state '%s' (expected starting, running, stopping or ended)", bad);
+                        return r;
+                }
+                if (r < 0) {
+                        print_error("list: %s", strerror(-r));
+                        return r;
+                }
+                a->states_given = true;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+static int append_list_options(sd_bus_message *m, unsigned states) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'e', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "States");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "s");
+        for (size_t i = 0; r >= 0 && worker_state_names[i]; i++)
+                if (states & (1u << i))
+                        r = sd_bus_message_append(m, "s", worker_state_names[i]);
+        for (int depth = 0; r >= 0 && depth < 4; depth++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* ListWorkersEx, or ListWorkers from a daemon that predates it (a running
+ * daemon is not restarted by an upgrade): the rows in STATES, in *ret_reply's
+ * strings. */
+static int list_workers(sd_bus *bus, unsigned states, sd_bus_message **ret_reply, WorkerEntry **ret, size_t *ret_n,
+                        sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n = 0, kept = 0;
+        bool legacy = false;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "ListWorkersEx");
+        if (r < 0)
+                return r;
+        r = append_list_options(m, states);
+        if (r < 0)
+                return r;
+        r = sd_bus_call(bus, m, 0, error, &reply);
+        if (r < 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+                sd_bus_error_free(error);
+                legacy = true;
+                r = call_manager(bus, "ListWorkers", error, &reply, NULL);
+        }
+        if (r < 0)
+                return r;
+        r = legacy ? worker_list_read(reply, &workers, &n) : worker_list_ex_read(reply, &workers, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (worker_states_match(states, workers[i].state))
+                        workers[kept++] = workers[i];
+        *ret_reply = TAKE_PTR(reply);
+        *ret = TAKE_PTR(workers);
+        *ret_n = kept;
+        return 0;
+}
+
+static char *owner_name(uid_t uid) {
+        struct passwd pw, *found = NULL;
+        char buf[4096];
+
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || !found)
+                return NULL;
+        return strdup(found->pw_name);
+}
+
+/* systemd's MemoryCurrent of a live worker's unit, readable by anyone;
+ * UINT64_MAX when it cannot say (no accounting, the unit gone). */
+static uint64_t unit_memory(sd_bus *bus, const char *unit) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL;
+        uint64_t v = UINT64_MAX;
+
+        if (!unit || sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
+                return UINT64_MAX;
+        if (sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Service",
+                                        "MemoryCurrent", &e, 't', &v) < 0)
+                return UINT64_MAX;
+        return v;
+}
+
 static int verb_list(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",  no_argument,       NULL, 'h' },
+                { "all",   no_argument,       NULL, ARG_ALL },
+                { "state", required_argument, NULL, ARG_STATE },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ WorkerEntry *workers = NULL;
-        size_t n;
-        VerbArgs args;
+        _cleanup_free_ char **names = NULL;
+        ListArgs args = {};
+        size_t n = 0;
         int r;
 
-        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON | FLAG_NO_LEGEND, 0, &args);
+        PARSE_OR_RETURN(parse_verb_options(argc, argv, ":ha", options, list_option, &args));
+        PARSE_OR_RETURN(check_positional(argc, argv, 0));
+        if (!args.states_given)
+                args.states = args.all ? WORKER_STATES_ALL : WORKER_STATES_ALIVE;
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
-        r = call_manager(bus, "ListWorkers", &error, &reply, NULL);
+                return EXIT_UNAVAILABLE;
+        r = list_workers(bus, args.states, &reply, &workers, &n, &error);
         if (r < 0)
                 return print_failure("Failed to list workers", &error, r);
-        r = worker_list_read(reply, &workers, &n);
-        if (r < 0)
-                return print_failure("Failed to parse the worker list", NULL, r);
-
-        if (args.json) {
-                _cleanup_(json_object_putp) json_object *o = worker_list_to_json(workers, n);
-                if (!o || json_print(o, stdout) < 0)
-                        return print_failure("Failed to print JSON", NULL, -ENOMEM);
-                return EXIT_OK;
+        worker_list_sort(workers, n);
+        names = calloc(MAX(n, 1u), sizeof(char *));
+        if (!names)
+                return print_failure("Failed to list workers", NULL, -ENOMEM);
+        for (size_t i = 0; i < n; i++) {
+                workers[i].owner_name = names[i] = owner_name(workers[i].owner);
+                if (!streq(workers[i].state, "ended"))
+                        workers[i].memory_bytes = unit_memory(bus, workers[i].unit);
         }
-        _cleanup_(table_freep) Table *t = worker_list_to_table(workers, n);
-        if (!t || table_print(t, stdout, args.legend) < 0)
-                return print_failure("Failed to print the table", NULL, -ENOMEM);
-        if (args.legend)
-                printf("\n%zu worker%s listed.\n", n, n == 1 ? "" : "s");
+
+        if (arg.json) {
+                _cleanup_(json_object_putp) json_object *o = worker_list_to_json(workers, n);
+                r = o ? json_print(o, stdout) : -ENOMEM;
+        } else {
+                _cleanup_(table_freep) Table *t = worker_list_to_table(workers, n, now_usec(CLOCK_REALTIME));
+                r = t ? table_print(t, stdout, arg.legend) : -ENOMEM;
+                if (r >= 0 && arg.legend && printf("\n%zu worker%s listed.\n", n, n == 1 ? "" : "s") < 0)
+                        r = -EIO;
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        if (r < 0)
+                return print_failure("Failed to print the list", NULL, r);
         return EXIT_OK;
 }
 
@@ -302,12 +486,12 @@ static int verb_preflight(int argc, char *argv[]) {
         _cleanup_free_ PreflightEntry *entries = NULL;
         _cleanup_free_ PreflightWall *walls = NULL;
         size_t n, n_walls;
-        VerbArgs args;
+        char **positional;
         int r;
 
-        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON | FLAG_NO_LEGEND, 0, &args);
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 0, &positional));
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
+                return EXIT_UNAVAILABLE;
         r = call_manager(bus, "Preflight", &error, &reply, NULL);
         if (r < 0)
                 return print_failure("Failed to run the preflight checks", &error, r);
@@ -317,17 +501,17 @@ static int verb_preflight(int argc, char *argv[]) {
         if (r < 0)
                 return print_failure("Failed to parse the preflight reply", NULL, r);
 
-        if (args.json) {
+        if (arg.json) {
                 _cleanup_(json_object_putp) json_object *o = preflight_report_to_json(entries, n, walls, n_walls);
                 if (!o || json_print(o, stdout) < 0)
                         return print_failure("Failed to print JSON", NULL, -ENOMEM);
                 return EXIT_OK;
         }
         _cleanup_(table_freep) Table *t = preflight_to_table(entries, n);
-        if (!t || table_print(t, stdout, args.legend) < 0)
+        if (!t || table_print(t, stdout, arg.legend) < 0)
                 return print_failure("Failed to print the table", NULL, -ENOMEM);
         /* The walls are not classes: lines of their own below the table. */
-        if ((n_walls > 0 && args.legend && putchar('\n') == EOF) || preflight_walls_print(walls, n_walls, stdout) < 0)
+        if ((n_walls > 0 && arg.legend && putchar('\n') == EOF) || preflight_walls_print(walls, n_walls, stdout) < 0)
                 return print_failure("Failed to print the walls", NULL, -EIO);
         return EXIT_OK;
 }
@@ -338,13 +522,13 @@ static int verb_status(int argc, char *argv[]) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(json_object_putp) json_object *o = NULL;
         const char *path;
-        VerbArgs args;
+        char **positional;
         int r;
 
-        PARSE_VERB_ARGS_OR_RETURN(argc, argv, FLAG_JSON, 1, &args);
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
-        r = call_manager(bus, "GetWorker", &error, &reply, "s", args.positional[0]);
+                return EXIT_UNAVAILABLE;
+        r = call_manager(bus, "GetWorker", &error, &reply, "s", positional[0]);
         if (r < 0)
                 return print_failure("Failed to look up the worker", &error, r);
         r = sd_bus_message_read(reply, "o", &path);
@@ -357,20 +541,21 @@ static int verb_status(int argc, char *argv[]) {
         r = properties_to_json(properties, &o);
         if (r < 0)
                 return print_failure("Failed to parse the worker's properties", NULL, r);
-        r = args.json ? json_print(o, stdout) : properties_print(o, stdout);
+        r = arg.json ? json_print(o, stdout) : properties_print(o, stdout);
         return r < 0 ? print_failure("Failed to print the properties", NULL, r) : EXIT_OK;
 }
 
 static int verb_stop(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        VerbArgs args;
+        char **positional;
         int r;
 
-        PARSE_VERB_ARGS_OR_RETURN(argc, argv, 0, 1, &args);
+        /* --json is accepted: stop prints nothing, in JSON as in text. */
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
-        r = call_manager(bus, "StopWorker", &error, NULL, "s", args.positional[0]);
+                return EXIT_UNAVAILABLE;
+        r = call_manager(bus, "StopWorker", &error, NULL, "s", positional[0]);
         if (r < 0)
                 return print_failure("Failed to stop the worker", &error, r);
         return EXIT_OK;
@@ -397,13 +582,14 @@ static int verb_attach(int argc, char *argv[]) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ Relay *relay = NULL;
         _cleanup_close_ int channel = -1;
-        VerbArgs args;
+        char **positional;
         int r;
 
-        PARSE_VERB_ARGS_OR_RETURN(argc, argv, 0, 1, &args);
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
+        PARSE_OR_RETURN(refuse_json("attach"));
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
-        channel = open_channel(bus, args.positional[0], &error);
+                return EXIT_UNAVAILABLE;
+        channel = open_channel(bus, positional[0], &error);
         if (channel < 0)
                 return print_failure("Failed to open the worker's channel", &error, channel);
         /* The channel is all we need: the bus connection has nothing more to say. */
@@ -430,7 +616,8 @@ typedef struct RunState {
 } RunState;
 
 static void run_state_note_state(RunState *s, const char *state) {
-        if (streq(state, "exited") || streq(state, "failed"))
+        /* "exited" and "failed": a daemon older than State=ended. */
+        if (streq(state, "ended") || streq(state, "exited") || streq(state, "failed"))
                 s->ended = true;
 }
 
@@ -574,7 +761,7 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                         ;
                 if (r < 0) {
                         print_error("Lost the bus connection: %s", strerror(-r));
-                        return EXIT_FAILED;
+                        return EXIT_UNAVAILABLE;
                 }
                 if (relay && !output_done && relay_output_done(relay))
                         output_done = true;
@@ -583,7 +770,7 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                         r = run_state_refresh(s, bus);
                         if (r < 0) {
                                 print_error("Failed to read the state of worker %s: %s", s->id, strerror(-r));
-                                return EXIT_FAILED;
+                                return exit_code_from_bus_error(NULL, r);
                         }
                 }
                 if (s->ended) {
@@ -659,6 +846,18 @@ static int stop_signals_to_fd(void) {
         return fd < 0 ? -errno : fd;
 }
 
+static int print_created(const char *id, const char *path) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+
+        if (!arg.json)
+                return printf("%s\n", id) < 0 ? print_failure("Failed to print the id", NULL, -EIO) : EXIT_OK;
+        o = json_object_new_object();
+        if (!o || json_object_object_add(o, "id", json_object_new_string(id)) < 0 ||
+            json_object_object_add(o, "path", json_object_new_string(path)) < 0 || json_print(o, stdout) < 0)
+                return print_failure("Failed to print JSON", NULL, -ENOMEM);
+        return EXIT_OK;
+}
+
 static int verb_run_or_create(int argc, char *argv[], bool run) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -671,15 +870,18 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         SbxError spec_error = {};
         int r;
 
-        r = cli_spec_parse_args(&spec, argc, argv, &spec_error);
-        if (r > 0) {
+        r = cli_spec_parse_args(&spec, argc, argv, apply_global_option, &spec_error);
+        if (r == 1)
                 help();
+        if (r > 0)
                 return EXIT_OK;
-        }
         if (r < 0) {
                 print_error("%s", spec_error.message);
-                return r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
+                /* A credential file that is not there or not readable is input not found. */
+                return r == -EINVAL ? EXIT_USAGE : exit_code_from_errno(r);
         }
+        if (run && refuse_json("run") < 0)
+                return EXIT_USAGE;
 
         if (run) {
                 signal_fd = stop_signals_to_fd();
@@ -687,7 +889,7 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
                         return print_failure("Failed to set up signal handling", NULL, signal_fd);
         }
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
+                return EXIT_UNAVAILABLE;
         if (run) {
                 /* Before CreateWorker, so even an immediate end is seen. */
                 r = add_worker_matches(bus, &state, &changed_slot, &removed_slot);
@@ -702,18 +904,16 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
         r = sd_bus_message_read(reply, "so", &state.id, &state.path);
         if (r < 0)
                 return print_failure("Failed to parse the CreateWorker reply", NULL, r);
-        if (!run) {
-                printf("%s\n", state.id);
-                return EXIT_OK;
-        }
+        if (!run)
+                return print_created(state.id, state.path);
 
         channel = open_channel(bus, state.id, &error);
         if (channel < 0) {
                 /* A worker that already finished has no channel; its result still counts. */
                 if (!sd_bus_error_has_name(&error, SBX_ERROR_NOT_RUNNING)) {
-                        print_failure("Failed to open the worker's channel", &error, channel);
+                        r = print_failure("Failed to open the worker's channel", &error, channel);
                         (void) call_manager(bus, "StopWorker", NULL, NULL, "s", state.id);
-                        return EXIT_FAILED;
+                        return r;
                 }
         } else {
                 relay = malloc(sizeof(Relay));
@@ -743,15 +943,19 @@ static int verb_logs(int argc, char *argv[]) {
         char err[256];
         int r;
 
-        r = logs_parse_args(argc, argv, &args, err, sizeof(err));
-        if (r > 0) {
+        r = logs_parse_args(argc, argv, apply_global_option, &args, err, sizeof(err));
+        if (r == 1)
                 help();
+        if (r > 0)
                 return EXIT_OK;
-        }
         if (r < 0) {
                 print_error("%s", err);
                 return EXIT_USAGE;
         }
+        /* The same options given before the verb. */
+        args.json = args.json || arg.json;
+        args.legend = args.legend && arg.legend;
+        args.pager = args.pager && arg.pager;
         if (args.follow) {
                 /* Ctrl-C ends following cleanly (exit 0), as with journalctl -f. */
                 signal_fd = stop_signals_to_fd();
@@ -759,7 +963,7 @@ static int verb_logs(int argc, char *argv[]) {
                         return print_failure("Failed to set up signal handling", NULL, signal_fd);
         }
         if (bus_connect(&bus) < 0)
-                return EXIT_FAILED;
+                return EXIT_UNAVAILABLE;
         if (args.pager && !args.follow) {
                 r = pager_open(&pager);
                 if (r < 0)
@@ -793,9 +997,8 @@ static const Verb verbs[] = {
 
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
-                { "help",    no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+                { "help", no_argument, NULL, 'h' },
+                SANDBOXCTL_GLOBAL_OPTIONS,
                 {}
         };
         int c;
@@ -803,21 +1006,20 @@ int main(int argc, char *argv[]) {
         /* Output to a closed pipe is handled where it is written. */
         signal(SIGPIPE, SIG_IGN);
 
-        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
+        /* '+': the verb ends the global options; each verb parses the rest,
+         * the global options among them. */
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
+                if (c == 'h') {
                         help();
                         return EXIT_OK;
-                case ARG_VERSION:
-                        printf("sandboxctl %s\n", SANDBOXCTL_VERSION);
-                        return EXIT_OK;
-                case ARG_NO_ASK_PASSWORD:
-                        arg_ask_password = false;
-                        break;
-                default:
+                }
+                if (!is_global_option(c)) {
                         print_error("Unknown option '%s'; see sandboxctl --help", argv[optind - 1]);
                         return EXIT_USAGE;
                 }
+                if (apply_global_option(c) > 0)
+                        return EXIT_OK;
+        }
         if (optind >= argc) {
                 print_error("Missing command; see sandboxctl --help");
                 return EXIT_USAGE;

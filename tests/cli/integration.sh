@@ -69,33 +69,50 @@ out=$(sctl run --class trusted --credential tok:/root/tok -- /bin/sh -c \
     'cat "$CREDENTIALS_DIRECTORY/tok"; echo; if env | grep -q topsecret; then echo LEAKED; fi' </dev/null)
 check "--credential arrives in \$CREDENTIALS_DIRECTORY and not in the environment" "topsecret" "$out"
 rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --credential tok:/root/tok -- /bin/true 2>&1) || rc=$?
-check "a credential the caller cannot read is refused client-side" 1 "$rc"
+check "a credential the caller cannot read is refused client-side (exit 66)" 66 "$rc"
 check_match "... saying so" "Failed to read credential 'tok' from /root/tok: Permission denied" "$err"
 
-# --- errors: the daemon's name and message, exit 1; usage errors exit 2 ---
+# --- errors: the daemon's name and message; exit codes per sandboxctl(1) ---
 rc=0; err=$(sctl run --class hostile -- /bin/true 2>&1 </dev/null) || rc=$?
-check "an unavailable class fails with exit 1" 1 "$rc"
+check "an unavailable class (IsolationUnavailable) exits 77" 77 "$rc"
 check_match "... printing the D-Bus error" "^sandboxctl: org\.sandboxd1\.Error\.IsolationUnavailable: " "$err"
-rc=0; err=$(sctl run --class trusted -- bin/true 2>&1 </dev/null) || rc=$?
-check_match "a relative Argv[0] is the daemon's MissingArgv" "^sandboxctl: org\.sandboxd1\.Error\.MissingArgv: " "$err"
 rc=0; err=$(sctl create --class trusted --memory 0 -- /bin/true 2>&1) || rc=$?
 check_match "--memory 0 is the daemon's LimitOutOfRange" "^sandboxctl: org\.sandboxd1\.Error\.LimitOutOfRange: " "$err"
+check "... an invalid spec exits 65" 65 "$rc"
 rc=0; err=$(sctl run --memory 12Q -- /bin/true 2>&1) || rc=$?
-check "a malformed size is a usage error (exit 2)" 2 "$rc"
+check "a malformed size is a usage error (exit 64)" 64 "$rc"
+rc=0; err=$(sctl list --frobnicate 2>&1) || rc=$?
+check "an unknown option after the verb is a usage error (exit 64)" 64 "$rc"
+rc=0; err=$(sctl list --state=running,failed 2>&1) || rc=$?
+check "list --state= with an unknown state is a usage error (exit 64)" 64 "$rc"
+check_match "... naming it" "unknown state 'failed'" "$err"
 rc=0; err=$(sctl status ffffffffffff 2>&1) || rc=$?
 check_match "status of an unknown id" "^sandboxctl: org\.sandboxd1\.Error\.NoSuchWorker: " "$err"
+check "... exits 66" 66 "$rc"
+rc=0; err=$(in_ct env DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent sandboxctl list 2>&1) || rc=$?
+check "no system bus to connect to exits 69" 69 "$rc"
 rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --class trusted -- /bin/true 2>&1) || rc=$?
-check "an unprivileged caller cannot create workers" 1 "$rc"
+check "an unprivileged caller cannot create workers (exit 77)" 77 "$rc"
 check_match "... and is told by the bus or the daemon" "^sandboxctl: org\.freedesktop\.DBus\.Error\.AccessDenied: |^sandboxctl: org\.sandboxd1\.Error\.AccessDenied: " "$err"
 
 # --- create, list, status, attach, stop ---
 id=$(sctl create --class trusted --idle 5min -- /bin/sh -c 'while read l; do echo "re:$l"; done; exit 5')
 check_match "create prints the new id" '^[0-9a-f]{12}$' "$id"
-check_match "list shows it running" "(^|$nl)$id +trusted +running +sandbox-$id\.service +[0-9]+" "$(sctl list --no-legend)"
-if sctl list --json | json_check "any(w['id'] == '$id' and w['state'] == 'running' and w['path'] == '/org/sandboxd1/worker/$id' and isinstance(w['uid'], int) for w in d)"; then
-    ok "list --json"
+out=$(sctl list)
+check_match "list has the columns ID CLASS STATE RESULT OWNER AGE IDLE MEMORY" \
+    "^ID +CLASS +STATE +RESULT +OWNER +AGE +IDLE +MEMORY$nl" "$out"
+check_match "list shows it running, owned by root, with its age, idle time and memory" \
+    "(^|$nl)$id +trusted +running +- +root +[0-9]+(s|min) +[0-9]+(s|min) +[0-9.]+[BKMG]($nl|$)" "$out"
+check_match "list ends with the count" "${nl}[0-9]+ workers? listed\.$" "$out"
+if sctl list --json | json_check "any(w['id'] == '$id' and w['state'] == 'running' and w['result'] is None and w['path'] == '/org/sandboxd1/worker/$id' and w['owner'] == 'root' and w['owner_uid'] == 0 and isinstance(w['uid'], int) and isinstance(w['created_usec'], int) and isinstance(w['idle_usec'], int) and isinstance(w['memory_bytes'], int) and w['memory_bytes'] > 0 for w in d)"; then
+    ok "list --json: the fields, numbers as numbers, memory in use > 0"
 else
-    not_ok "list --json"
+    not_ok "list --json: the fields, numbers as numbers, memory in use > 0" "$(sctl list --json)"
+fi
+if sctl --json list | json_check "any(w['id'] == '$id' for w in d)"; then
+    ok "--json before the verb"
+else
+    not_ok "--json before the verb"
 fi
 check_match "status shows its properties" "State: running" "$(sctl status "$id")"
 rc=0; out=$(echo ping | sctl attach "$id") || rc=$?
@@ -103,11 +120,11 @@ check "attach relays until the channel closes" "re:ping" "$out"
 check "attach exits 0" 0 "$rc"
 status=
 for _ in $(seq 300); do
-    status=$(sctl status "$id" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["State"], d["ExitStatus"])')
-    [ "${status#* }" != -1 ] && break
+    status=$(sctl status "$id" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["State"], d["ExitStatus"], d["Result"])')
+    [ "${status#* }" != "-1 " ] && break
     sleep 0.1
 done
-check_match "status --json shows the exit status after attach ended its stdin" "^(exited|failed) 5$" "$status"
+check_match "status --json shows the end after attach ended its stdin" "^ended 5 exited 5$" "$status"
 
 id2=$(sctl create --class trusted -- /bin/sleep 1000)
 rc=0; sctl stop "$id2" || rc=$?
@@ -118,7 +135,78 @@ for _ in $(seq 300); do
     [ "$state" != running ] && [ "$state" != stopping ] && break
     sleep 0.1
 done
-check_match "a stopped worker ends" "^(exited|failed|gone)$" "$state"
+check_match "a stopped worker ends" "^(ended|gone)$" "$state"
+check_match "list --all shows it ended, stopped" "(^|$nl)$id2 +trusted +ended +stopped +root " "$(sctl list --all --no-legend)"
+
+# --- ended workers: list --all, --state=, their results ---
+# wait_listed ID REGEX: poll `list --all --no-legend` until ID's row matches.
+wait_listed() {
+    local row=
+    for _ in $(seq 300); do
+        row=$(sctl list --all --no-legend | grep "^$1 " || true)
+        [[ $row =~ $2 ]] && break
+        sleep 0.1
+    done
+    printf '%s\n' "$row"
+}
+idle_id=$(sctl create --class trusted --idle 2 -- /bin/sleep 1000)
+exit3_id=$(sctl create --class trusted -- /bin/sh -c 'exit 3')
+# A string that doubles until the 16M cap: the kernel's OOM killer ends it.
+oom_id=$(sctl create --class trusted --memory 16M -- /bin/sh -c 'x=x; while :; do x=$x$x; done')
+row=$(wait_listed "$idle_id" " ended ")
+check_match "an idle-reaped worker (--idle 2) is listed by --all as ended, result idle" \
+    "^$idle_id +trusted +ended +idle +root " "$row"
+if [[ $row == *failed* ]]; then not_ok "... and never as failed" "$row"; else ok "... and never as failed"; fi
+# Its object lingers 30 s after the end: read while it is there.
+check "... its bus State is ended" 's "ended"' \
+    "$(in_ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$idle_id" org.sandboxd1.Worker State 2>&1)"
+check_match "a worker that exits 3 shows exited 3" "^$exit3_id +trusted +ended +exited 3 +root " \
+    "$(wait_listed "$exit3_id" " ended ")"
+if [ "$(in_ct stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+    check_match "a worker past its --memory cap shows oom" "^$oom_id +trusted +ended +oom +root " \
+        "$(wait_listed "$oom_id" " ended ")"
+else
+    # systemd learns of an OOM kill from cgroup v2's memory.events only; on
+    # v1 (this test bed) it sees a SIGKILL, and the result says just that.
+    check_match "a worker past its --memory cap on cgroup v1 shows killed by signal 9 # SKIP oom needs cgroup v2" \
+        "^$oom_id +trusted +ended +killed by signal 9 +root " "$(wait_listed "$oom_id" " ended ")"
+fi
+out=$(sctl list --no-legend)
+check "the default list leaves the ended workers out" "" "$(grep -E "^($idle_id|$exit3_id|$oom_id) " <<<"$out" || true)"
+out=$(sctl list --state=ended --no-legend)
+check "--state=ended shows only ended workers" "" "$(awk '$3 != "ended"' <<<"$out")"
+check_match "... the reaped one among them" "(^|$nl)$idle_id +trusted +ended +idle " "$out"
+if sctl list --all --json | json_check "any(w['id'] == '$exit3_id' and w['state'] == 'ended' and w['result'] == 'exited 3' and w['exit_status'] == 3 and isinstance(w['ended_usec'], int) and w['idle_usec'] is None for w in d)"; then
+    ok "list --all --json: an ended worker's result, exit status and end"
+else
+    not_ok "list --all --json: an ended worker's result, exit status and end" "$(sctl list --all --json)"
+fi
+
+# A plain user's history is their own: tester may create trusted workers
+# for this, and sees neither root's workers nor their ends.
+in_ct systemctl start polkit.service
+in_ct sh -c 'cat >/etc/polkit-1/rules.d/50-sbx-cli-list.rules' <<'JS'
+polkit.addRule(function(action, subject) {
+    if (subject.user == "tester" && action.id == "org.sandboxd1.create-trusted-worker")
+        return polkit.Result.YES;
+});
+JS
+tester_id=
+for _ in $(seq 100); do
+    tester_id=$(in_ct runuser -u tester -- sandboxctl --no-ask-password create --class trusted -- /bin/sh -c 'exit 4' 2>/dev/null) && break
+    sleep 0.1
+done
+check_match "tester creates a worker once polkit allows it" '^[0-9a-f]{12}$' "$tester_id"
+for _ in $(seq 300); do
+    out=$(in_ct runuser -u tester -- sandboxctl list --all --no-legend)
+    [[ $out == *"exited 4"* ]] && break
+    sleep 0.1
+done
+check_match "tester's list --all shows tester's ended worker" "(^|$nl)$tester_id +trusted +ended +exited 4 +tester " "$out"
+check "... and nothing of root's" "" "$(grep -v "^$tester_id " <<<"$out" || true)"
+check_match "root's list --all shows tester's worker too" "(^|$nl)$tester_id +trusted +ended +exited 4 +tester " \
+    "$(sctl list --all --no-legend)"
+in_ct rm -f /etc/polkit-1/rules.d/50-sbx-cli-list.rules
 
 # --- Ctrl-C stops the worker ---
 # A background job of a non-interactive shell starts with SIGINT ignored, so

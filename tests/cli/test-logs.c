@@ -23,7 +23,7 @@ static int parse(LogsArgs *a, char *err, size_t n, ...) {
                 argv[argc++] = s;
         va_end(ap);
         argv[argc] = NULL;
-        return logs_parse_args(argc, argv, a, err, n);
+        return logs_parse_args(argc, argv, NULL, a, err, n);
 }
 
 static void test_parse_args(void **state) {

@@ -61,6 +61,17 @@ static char *capture(int (*print)(const void *what, FILE *f), const void *what) 
         return buf;
 }
 
+static char *print_table(const Table *t, bool legend) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        assert_int_equal(table_print(t, f, legend), 0);
+        fclose(f);
+        return buf;
+}
+
 static int print_json(const void *o, FILE *f) {
         return json_print((json_object *) o, f);
 }
@@ -72,7 +83,8 @@ static void assert_json_string(json_object *o, const char *key, const char *expe
         assert_string_equal(json_object_get_string(v), expected);
 }
 
-static void test_list_json(void **state) {
+/* The legacy ListWorkers reply (a daemon older than ListWorkersEx). */
+static void test_list_legacy_json(void **state) {
         Fixture *f = *state;
         sd_bus_message *m = list_workers_reply(f);
         _cleanup_free_ WorkerEntry *workers = NULL;
@@ -93,7 +105,6 @@ static void test_list_json(void **state) {
         assert_true(json_object_is_type(parsed, json_type_array));
         assert_int_equal(json_object_array_length(parsed), 2);
         first = json_object_array_get_idx(parsed, 0);
-        assert_int_equal(json_object_object_length(first), 7);
         assert_json_string(first, "id", "0123456789ab");
         assert_json_string(first, "class", "trusted");
         assert_json_string(first, "state", "running");
@@ -102,16 +113,198 @@ static void test_list_json(void **state) {
         assert_true(json_object_object_get_ex(first, "uid", &v));
         assert_true(json_object_is_type(v, json_type_int));
         assert_int_equal(json_object_get_int64(v), 61234);
+        /* What an old daemon cannot say is null, not made up. */
+        assert_true(json_object_object_get_ex(first, "created_usec", &v));
+        assert_null(v);
+        assert_true(json_object_object_get_ex(first, "result", &v));
+        assert_null(v);
         second = json_object_array_get_idx(parsed, 1);
         assert_json_string(second, "unit", "");
         assert_true(json_object_object_get_ex(second, "uid", &v));
         assert_int_equal(json_object_get_int64(v), 4000000000LL);
-        assert_true(json_object_object_get_ex(second, "owner", &v));
+        assert_json_string(second, "owner", "1500");
+        assert_true(json_object_object_get_ex(second, "owner_uid", &v));
         assert_int_equal(json_object_get_int64(v), 1500);
         /* Paths are printed as they are, not with escaped slashes. */
         assert_non_null(strstr(text, "\"/org/sandboxd1/worker/0123456789ab\""));
         json_object_put(parsed);
         sd_bus_message_unref(m);
+}
+
+#define NOW (UINT64_C(1800000000) * USEC_PER_SEC)
+
+/* A ListWorkersEx reply: a running worker, an idle-reaped one, one that
+ * exited 3, and a key this client does not know. */
+static sd_bus_message *list_workers_ex_reply(Fixture *f) {
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+
+        assert_non_null(m);
+        assert_true(sd_bus_message_open_container(m, 'a', "a{sv}") >= 0);
+        assert_true(sd_bus_message_append(m, "a{sv}", 12,
+                                          "Id", "s", "0123456789ab", "Class", "s", "trusted",
+                                          "RequestedClass", "s", "trusted", "State", "s", "running",
+                                          "Result", "s", "", "Owner", "u", (uint32_t) 0, "UID", "u", (uint32_t) 61234,
+                                          "Unit", "s", "sandbox-0123456789ab.service",
+                                          "Path", "o", "/org/sandboxd1/worker/0123456789ab",
+                                          "CreatedUSec", "t", NOW - 190 * USEC_PER_SEC,
+                                          "IdleUSec", "t", 5 * USEC_PER_SEC + 999999,
+                                          "FutureKey", "as", 1, "x") >= 0);
+        assert_true(sd_bus_message_append(m, "a{sv}", 9,
+                                          "Id", "s", "ba9876543210", "Class", "s", "untrusted",
+                                          "State", "s", "ended", "Result", "s", "idle",
+                                          "Owner", "u", (uint32_t) 1500, "Unit", "s", "sandbox-ba9876543210.service",
+                                          "CreatedUSec", "t", NOW - 2 * 3600 * USEC_PER_SEC,
+                                          "EndedUSec", "t", NOW - 3600 * USEC_PER_SEC,
+                                          "ExitStatus", "i", (int32_t) 143) >= 0);
+        assert_true(sd_bus_message_append(m, "a{sv}", 6,
+                                          "Id", "s", "cccccccccccc", "Class", "s", "standard",
+                                          "State", "s", "ended", "Result", "s", "exited 3",
+                                          "Owner", "u", (uint32_t) 1500, "CreatedUSec", "t", NOW - 3 * 86400 * USEC_PER_SEC) >= 0);
+        assert_true(sd_bus_message_close_container(m) >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        return m;
+}
+
+static void test_list_ex(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = list_workers_ex_reply(f);
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        _cleanup_free_ char *text = NULL, *table = NULL;
+        json_object *o, *parsed, *e, *v;
+        Table *t;
+        size_t n;
+
+        assert_int_equal(worker_list_ex_read(m, &workers, &n), 0);
+        assert_int_equal(n, 3);
+        assert_string_equal(workers[0].state, "running");
+        assert_null(workers[0].result);
+        assert_int_equal(workers[0].idle_usec, 5 * USEC_PER_SEC + 999999);
+        assert_int_equal(workers[1].uid, UINT32_MAX);
+        assert_int_equal(workers[1].idle_usec, UINT64_MAX);
+        assert_string_equal(workers[1].result, "idle");
+        workers[0].memory_bytes = 12 * 1024 * 1024 + 300 * 1024;
+        workers[0].owner_name = "root";
+        workers[1].owner_name = "tester";
+        worker_list_sort(workers, n);
+        assert_string_equal(workers[0].id, "cccccccccccc");
+
+        t = worker_list_to_table(workers, n, NOW);
+        assert_non_null(t);
+        table = print_table(t, true);
+        table_free(t);
+        assert_string_equal(table,
+                            "ID           CLASS     STATE   RESULT   OWNER  AGE  IDLE MEMORY\n"
+                            "cccccccccccc standard  ended   exited 3 1500   3d   -    -\n"
+                            "ba9876543210 untrusted ended   idle     tester 2h   -    -\n"
+                            "0123456789ab trusted   running -        root   3min 5s   12M\n");
+
+        o = worker_list_to_json(workers, n);
+        assert_non_null(o);
+        text = capture(print_json, o);
+        json_object_put(o);
+        parsed = json_tokener_parse(text);
+        assert_non_null(parsed);
+        assert_int_equal(json_object_array_length(parsed), 3);
+        e = json_object_array_get_idx(parsed, 1);
+        assert_json_string(e, "state", "ended");
+        assert_json_string(e, "result", "idle");
+        assert_json_string(e, "owner", "tester");
+        assert_true(json_object_object_get_ex(e, "exit_status", &v));
+        assert_int_equal(json_object_get_int64(v), 143);
+        assert_true(json_object_object_get_ex(e, "ended_usec", &v));
+        assert_true(json_object_is_type(v, json_type_int));
+        assert_true(json_object_object_get_ex(e, "idle_usec", &v));
+        assert_null(v);
+        assert_true(json_object_object_get_ex(e, "uid", &v));
+        assert_null(v);
+        e = json_object_array_get_idx(parsed, 2);
+        assert_json_string(e, "state", "running");
+        assert_true(json_object_object_get_ex(e, "result", &v));
+        assert_null(v);
+        assert_true(json_object_object_get_ex(e, "memory_bytes", &v));
+        assert_int_equal(json_object_get_int64(v), 12 * 1024 * 1024 + 300 * 1024);
+        assert_true(json_object_object_get_ex(e, "idle_usec", &v));
+        assert_int_equal(json_object_get_int64(v), 5999999);
+        assert_true(json_object_object_get_ex(e, "created_usec", &v));
+        assert_int_equal((uint64_t) json_object_get_int64(v), NOW - 190 * USEC_PER_SEC);
+        assert_true(json_object_object_get_ex(e, "uid", &v));
+        assert_int_equal(json_object_get_int64(v), 61234);
+        json_object_put(parsed);
+        sd_bus_message_unref(m);
+}
+
+static void test_list_ex_wrong_shape(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+        WorkerEntry *workers = NULL;
+        size_t n;
+
+        /* An entry without Id or State is no worker. */
+        assert_true(sd_bus_message_append(m, "aa{sv}", 1, 1, "Class", "s", "trusted") >= 0);
+        assert_int_equal(test_message_seal(m), 0);
+        assert_true(worker_list_ex_read(m, &workers, &n) < 0);
+        assert_null(workers);
+        sd_bus_message_unref(m);
+}
+
+static void assert_duration(uint64_t usec, const char *expected) {
+        char buf[16];
+        format_short_duration(buf, sizeof(buf), usec);
+        assert_string_equal(buf, expected);
+}
+
+static void assert_bytes(uint64_t bytes, const char *expected) {
+        char buf[16];
+        format_bytes(buf, sizeof(buf), bytes);
+        assert_string_equal(buf, expected);
+}
+
+static void test_formats(void **state) {
+        assert_duration(0, "0s");
+        assert_duration(999999, "0s");
+        assert_duration(5 * USEC_PER_SEC, "5s");
+        assert_duration(59 * USEC_PER_SEC + 999999, "59s");
+        assert_duration(60 * USEC_PER_SEC, "1min");
+        assert_duration(3599 * USEC_PER_SEC, "59min");
+        assert_duration(3600 * USEC_PER_SEC, "1h");
+        assert_duration(86399 * USEC_PER_SEC, "23h");
+        assert_duration(86400 * USEC_PER_SEC * 400, "400d");
+        assert_duration(UINT64_MAX, "213503982d");
+
+        assert_bytes(0, "0B");
+        assert_bytes(1023, "1023B");
+        assert_bytes(1024, "1.0K");
+        assert_bytes(1536, "1.5K");
+        assert_bytes(10 * 1024 - 1, "9.9K");
+        assert_bytes(10 * 1024, "10K");
+        assert_bytes(1024 * 1024 - 1, "1023K");
+        assert_bytes(256 * 1024 * 1024, "256M");
+        assert_bytes(UINT64_C(3) << 30, "3.0G");
+        assert_bytes(UINT64_C(5) << 40, "5.0T");
+        assert_bytes(UINT64_MAX, "15E");
+}
+
+static void test_states(void **state) {
+        char *bad = NULL;
+        unsigned mask = 0;
+
+        assert_int_equal(worker_states_parse("running", &mask, &bad), 0);
+        assert_int_equal(mask, 1u << 1);
+        assert_int_equal(worker_states_parse("ended,starting", &mask, &bad), 0);
+        assert_true(worker_states_match(mask, "ended"));
+        assert_true(worker_states_match(mask, "starting"));
+        assert_false(worker_states_match(mask, "running"));
+        assert_false(worker_states_match(mask, NULL));
+        assert_false(worker_states_match(WORKER_STATES_ALL, "failed"));
+        assert_true(worker_states_match(WORKER_STATES_ALIVE, "stopping"));
+        assert_false(worker_states_match(WORKER_STATES_ALIVE, "ended"));
+
+        assert_int_equal(worker_states_parse("running,failed", &mask, &bad), -EINVAL);
+        assert_string_equal(bad, "failed");
+        free(bad);
+        bad = NULL;
+        assert_int_equal(worker_states_parse(",", &mask, &bad), -EINVAL);
+        free(bad);
 }
 
 static void test_list_json_empty(void **state) {
@@ -146,42 +339,6 @@ static void test_list_wrong_shape(void **state) {
         sd_bus_message_unref(m);
 }
 
-static char *print_table(const Table *t, bool legend) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
-
-        assert_non_null(f);
-        assert_int_equal(table_print(t, f, legend), 0);
-        fclose(f);
-        return buf;
-}
-
-static void test_list_table(void **state) {
-        Fixture *f = *state;
-        sd_bus_message *m = list_workers_reply(f);
-        _cleanup_free_ WorkerEntry *workers = NULL;
-        _cleanup_free_ char *with_legend = NULL, *without = NULL;
-        Table *t;
-        size_t n;
-
-        assert_int_equal(worker_list_read(m, &workers, &n), 0);
-        t = worker_list_to_table(workers, n);
-        assert_non_null(t);
-        assert_int_equal(table_n_rows(t), 2);
-        with_legend = print_table(t, true);
-        without = print_table(t, false);
-        table_free(t);
-
-        assert_string_equal(with_legend,
-                            "ID           CLASS    STATE    UNIT                         UID        OWNER\n"
-                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234      0\n"
-                            "ba9876543210 standard starting -                            4000000000 1500\n");
-        assert_string_equal(without,
-                            "0123456789ab trusted  running  sandbox-0123456789ab.service 61234      0\n"
-                            "ba9876543210 standard starting -                            4000000000 1500\n");
-        sd_bus_message_unref(m);
-}
 
 static void test_preflight(void **state) {
         Fixture *f = *state;
@@ -293,9 +450,11 @@ static void test_status_properties(void **state) {
         json_object *o = NULL, *v;
         FILE *out;
 
-        assert_true(sd_bus_message_append(m, "a{sv}", 6,
+        assert_true(sd_bus_message_append(m, "a{sv}", 8,
                                           "Id", "s", "0123456789ab",
-                                          "State", "s", "exited",
+                                          "State", "s", "ended",
+                                          "Result", "s", "idle",
+                                          "EndedUSec", "t", (uint64_t) 0,
                                           "UID", "u", (uint32_t) 61234,
                                           "ExitStatus", "i", (int32_t) -1,
                                           "IdleTimeoutUSec", "t", (uint64_t) 600 * USEC_PER_SEC,
@@ -303,7 +462,8 @@ static void test_status_properties(void **state) {
         assert_int_equal(test_message_seal(m), 0);
         assert_int_equal(properties_to_json(m, &o), 0);
 
-        assert_json_string(o, "State", "exited");
+        assert_json_string(o, "State", "ended");
+        assert_json_string(o, "Result", "idle");
         assert_true(json_object_object_get_ex(o, "ExitStatus", &v));
         assert_int_equal(json_object_get_int64(v), -1);
         assert_true(json_object_object_get_ex(o, "IdleTimeoutUSec", &v));
@@ -316,7 +476,10 @@ static void test_status_properties(void **state) {
         fclose(out);
         text = buf;
         assert_non_null(strstr(text, "             Id: 0123456789ab\n"));
-        assert_non_null(strstr(text, "          State: exited\n"));
+        assert_non_null(strstr(text, "          State: ended\n"));
+        assert_non_null(strstr(text, "         Result: idle\n"));
+        /* A moment, not a duration. */
+        assert_non_null(strstr(text, "      EndedUSec: 0 (n/a)\n"));
         assert_non_null(strstr(text, "     ExitStatus: -1\n"));
         assert_non_null(strstr(text, "IdleTimeoutUSec: 600000000 (10min)\n"));
         json_object_put(o);
@@ -325,10 +488,13 @@ static void test_status_properties(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_list_json, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_legacy_json, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_list_json_empty, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_list_wrong_shape, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_ex, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_list_ex_wrong_shape, setup, teardown),
+                cmocka_unit_test(test_formats),
+                cmocka_unit_test(test_states),
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preflight_walls, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_properties, setup, teardown),

@@ -58,6 +58,8 @@ typedef struct Fake {
         bool stop_called;
         bool channel_opened;
         bool kill_on_open;  /* SIGTERM the client once it holds the channel */
+        char list_states[128]; /* the States option of ListWorkersEx */
+        bool list_called;
 
         /* The client. */
         pid_t pid;
@@ -258,6 +260,39 @@ static int method_list_workers(sd_bus_message *m, void *userdata, sd_bus_error *
                                           WORKER_PATH);
 }
 
+/* A running worker and one the idle reaper ended, whatever States asked:
+ * the client filters too. */
+static int method_list_workers_ex(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **states = NULL;
+        Fake *f = userdata;
+        const char *key;
+
+        f->list_called = true;
+        assert_true(sd_bus_message_enter_container(m, 'a', "{sv}") > 0);
+        assert_true(sd_bus_message_enter_container(m, 'e', "sv") > 0);
+        assert_true(sd_bus_message_read(m, "s", &key) > 0);
+        assert_string_equal(key, "States");
+        assert_true(sd_bus_message_enter_container(m, 'v', "as") > 0);
+        assert_true(sd_bus_message_read_strv(m, &states) > 0);
+        for (char **st = states; *st; st++) {
+                if (*f->list_states)
+                        strcat(f->list_states, ",");
+                strcat(f->list_states, *st);
+        }
+
+        assert_true(sd_bus_message_new_method_return(m, &reply) >= 0);
+        assert_true(sd_bus_message_append(reply, "aa{sv}", 2,
+                                          8, "Id", "s", WORKER_ID, "Class", "s", "trusted", "State", "s", "running",
+                                          "Result", "s", "", "Owner", "u", (uint32_t) 0, "UID", "u", (uint32_t) 61234,
+                                          "Unit", "s", "sandbox-" WORKER_ID ".service",
+                                          "IdleUSec", "t", 2 * USEC_PER_SEC,
+                                          6, "Id", "s", "ffffffffffff", "Class", "s", "standard", "State", "s", "ended",
+                                          "Result", "s", "idle", "Owner", "u", (uint32_t) 0,
+                                          "ExitStatus", "i", (int32_t) 143) >= 0);
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static int method_get_worker(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         const char *id;
 
@@ -274,6 +309,14 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("StopWorker", "s", "", method_stop_worker, 0),
         SD_BUS_METHOD("ListWorkers", "", "a(ssssuuo)", method_list_workers, 0),
         SD_BUS_METHOD("GetWorker", "s", "o", method_get_worker, 0),
+        SD_BUS_VTABLE_END
+};
+
+/* What a daemon newer than ListWorkers adds; off: one that predates it. */
+static bool fake_has_list_ex = true;
+static const sd_bus_vtable manager_ex_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("ListWorkersEx", "a{sv}", "aa{sv}", method_list_workers_ex, 0),
         SD_BUS_VTABLE_END
 };
 
@@ -306,6 +349,9 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                                              driver_vtable, f) >= 0);
         assert_true(sd_bus_add_object_vtable(f->bus, NULL, "/org/sandboxd1", "org.sandboxd1.Manager",
                                              manager_vtable, f) >= 0);
+        if (fake_has_list_ex)
+                assert_true(sd_bus_add_object_vtable(f->bus, NULL, "/org/sandboxd1", "org.sandboxd1.Manager",
+                                                     manager_ex_vtable, f) >= 0);
         assert_true(sd_bus_add_object_vtable(f->bus, NULL, WORKER_PATH, "org.sandboxd1.Worker", worker_vtable, f) >=
                     0);
         assert_true(sd_bus_start(f->bus) >= 0);
@@ -523,7 +569,7 @@ static void test_run_start_failure(void **state) {
         Fake f;
 
         run_client(&f, false, "", ARGS("run", "--", "/fail"));
-        assert_int_equal(f.exit_code, 1);
+        assert_int_equal(f.exit_code, 70);
         assert_string_equal(f.errors,
                             "sandboxctl: org.sandboxd1.Error.StartFailed: Unit sandbox-" WORKER_ID
                             ".service failed: exit-code\n");
@@ -578,18 +624,47 @@ static void test_usage_error_never_connects(void **state) {
         Fake f;
 
         run_client(&f, false, "", ARGS("run", "--memory", "12Q", "--", "/bin/true"));
-        assert_int_equal(f.exit_code, 2);
+        assert_int_equal(f.exit_code, 64);
         assert_int_equal(f.n_connections, 0);
         assert_non_null(strstr(f.errors, "--memory"));
         fake_done(&f);
 
         run_client(&f, false, "", ARGS("frobnicate"));
-        assert_int_equal(f.exit_code, 2);
+        assert_int_equal(f.exit_code, 64);
         assert_int_equal(f.n_connections, 0);
         fake_done(&f);
 
         run_client(&f, false, "", ARGS("stop"));
-        assert_int_equal(f.exit_code, 2);
+        assert_int_equal(f.exit_code, 64);
+        assert_int_equal(f.n_connections, 0);
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("list", "--bogus"));
+        assert_int_equal(f.exit_code, 64);
+        assert_int_equal(f.n_connections, 0);
+        fake_done(&f);
+
+        /* An unknown state is named, and nothing is asked. */
+        run_client(&f, false, "", ARGS("list", "--state=running,failed"));
+        assert_int_equal(f.exit_code, 64);
+        assert_int_equal(f.n_connections, 0);
+        assert_non_null(strstr(f.errors, "unknown state 'failed'"));
+        fake_done(&f);
+
+        /* run relays raw bytes: --json is a usage error, before or after the verb. */
+        run_client(&f, false, "", ARGS("run", "--json", "--", "/bin/true"));
+        assert_int_equal(f.exit_code, 64);
+        assert_int_equal(f.n_connections, 0);
+        assert_non_null(strstr(f.errors, "--json"));
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("--json", "run", "/bin/true"));
+        assert_int_equal(f.exit_code, 64);
+        assert_int_equal(f.n_connections, 0);
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("attach", WORKER_ID, "--json"));
+        assert_int_equal(f.exit_code, 64);
         assert_int_equal(f.n_connections, 0);
         fake_done(&f);
 }
@@ -598,10 +673,13 @@ static void test_list_json(void **state) {
         json_object *parsed, *first, *v;
         Fake f;
 
+        /* --json after the verb as before it. */
         run_client(&f, false, "", ARGS("list", "--json"));
         assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.list_states, "starting,running,stopping");
         parsed = json_tokener_parse(f.output);
         assert_non_null(parsed);
+        /* The fake's ended worker is not asked for: the client filters too. */
         assert_int_equal(json_object_array_length(parsed), 1);
         first = json_object_array_get_idx(parsed, 0);
         assert_true(json_object_object_get_ex(first, "id", &v));
@@ -609,13 +687,86 @@ static void test_list_json(void **state) {
         assert_true(json_object_object_get_ex(first, "uid", &v));
         assert_int_equal(json_object_get_int64(v), 61234);
         assert_true(json_object_object_get_ex(first, "owner", &v));
-        assert_int_equal(json_object_get_int64(v), 1500);
+        assert_string_equal(json_object_get_string(v), "root");
+        assert_true(json_object_object_get_ex(first, "owner_uid", &v));
+        assert_int_equal(json_object_get_int64(v), 0);
+        assert_true(json_object_object_get_ex(first, "idle_usec", &v));
+        assert_int_equal(json_object_get_int64(v), 2 * USEC_PER_SEC);
+        /* No systemd behind the fake: memory is not known, and says so. */
+        assert_true(json_object_object_get_ex(first, "memory_bytes", &v));
+        assert_null(v);
         json_object_put(parsed);
         fake_done(&f);
 
-        run_client(&f, false, "", ARGS("list", "--no-legend"));
+        run_client(&f, false, "", ARGS("--json", "list", "--all"));
         assert_int_equal(f.exit_code, 0);
-        assert_string_equal(f.output, WORKER_ID " trusted running sandbox-" WORKER_ID ".service 61234 1500\n");
+        assert_string_equal(f.list_states, "starting,running,stopping,ended");
+        parsed = json_tokener_parse(f.output);
+        assert_non_null(parsed);
+        assert_int_equal(json_object_array_length(parsed), 2);
+        json_object_put(parsed);
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("list", "--state=ended", "--no-legend"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.list_states, "ended");
+        assert_string_equal(f.output, "ffffffffffff standard ended idle root - - -\n");
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("--no-legend", "list"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.output, WORKER_ID " trusted running - root - 2s -\n");
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("list", "--no-pager"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.output, "ID           CLASS   STATE   RESULT OWNER AGE IDLE MEMORY\n"
+                                      WORKER_ID " trusted running -      root  -   2s   -\n"
+                                      "\n1 worker listed.\n");
+        fake_done(&f);
+}
+
+/* A daemon that predates ListWorkersEx (still running after an upgrade). */
+static void test_list_legacy_daemon(void **state) {
+        Fake f;
+
+        fake_has_list_ex = false;
+        run_client(&f, false, "", ARGS("list", "--no-legend"));
+        fake_has_list_ex = true;
+        assert_int_equal(f.exit_code, 0);
+        assert_false(f.list_called);
+        assert_string_equal(f.output, WORKER_ID " trusted running - 1500 - - -\n");
+        fake_done(&f);
+}
+
+static void test_create_json(void **state) {
+        json_object *parsed, *v;
+        Fake f;
+
+        run_client(&f, false, "", ARGS("create", "--json", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        parsed = json_tokener_parse(f.output);
+        assert_non_null(parsed);
+        assert_true(json_object_object_get_ex(parsed, "id", &v));
+        assert_string_equal(json_object_get_string(v), WORKER_ID);
+        assert_true(json_object_object_get_ex(parsed, "path", &v));
+        assert_string_equal(json_object_get_string(v), WORKER_PATH);
+        json_object_put(parsed);
+        fake_done(&f);
+
+        /* stop --json is accepted and prints nothing, as stop does. */
+        run_client(&f, false, "", ARGS("stop", "--json", WORKER_ID));
+        assert_int_equal(f.exit_code, 0);
+        assert_true(f.stop_called);
+        assert_string_equal(f.output, "");
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("status", WORKER_ID, "--json"));
+        assert_int_equal(f.exit_code, 0);
+        parsed = json_tokener_parse(f.output);
+        assert_non_null(parsed);
+        assert_true(json_object_object_get_ex(parsed, "State", &v));
+        json_object_put(parsed);
         fake_done(&f);
 }
 
@@ -629,7 +780,7 @@ static void test_status_and_errors(void **state) {
         fake_done(&f);
 
         run_client(&f, false, "", ARGS("status", "ffffffffffff"));
-        assert_int_equal(f.exit_code, 1);
+        assert_int_equal(f.exit_code, 66);
         assert_string_equal(f.errors, "sandboxctl: org.sandboxd1.Error.NoSuchWorker: No worker 'ffffffffffff'\n");
         fake_done(&f);
 
@@ -679,6 +830,8 @@ int main(void) {
                 cmocka_unit_test(test_origin_and_no_ask_password),
                 cmocka_unit_test(test_usage_error_never_connects),
                 cmocka_unit_test(test_list_json),
+                cmocka_unit_test(test_list_legacy_daemon),
+                cmocka_unit_test(test_create_json),
                 cmocka_unit_test(test_status_and_errors),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

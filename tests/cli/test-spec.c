@@ -16,7 +16,7 @@
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 #define ARGC(...) ((int) (sizeof((char *[]) { __VA_ARGS__ }) / sizeof(char *)))
-#define PARSE(spec, error, ...) cli_spec_parse_args(spec, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), error)
+#define PARSE(spec, error, ...) cli_spec_parse_args(spec, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), NULL, error)
 
 static char credential_path[] = "/tmp/test-sandboxctl-cred-XXXXXX";
 static const uint8_t credential_bytes[] = { 's', 'e', 'c', 0, 'r', 'e', 't', '\n', 0xff };
@@ -251,7 +251,7 @@ static void test_help(void **state) {
 static void assert_usage_error(int argc, char **argv, const char *message_part) {
         CliSpec spec = {};
         SbxError error = {};
-        int r = cli_spec_parse_args(&spec, argc, argv, &error);
+        int r = cli_spec_parse_args(&spec, argc, argv, NULL, &error);
 
         cli_spec_done(&spec);
         if (r != -EINVAL)

@@ -35,6 +35,7 @@ done <<'EOF'
 CreateWorker method a{sv} so
 GetWorker method s o
 ListWorkers method - a(ssssuuo)
+ListWorkersEx method a{sv} aa{sv}
 StopWorker method s -
 OpenChannel method s h
 Preflight method - a(sssbs)a(sbs)
@@ -80,6 +81,8 @@ CreatedUSec property t
 LastActivityUSec property t
 IdleTimeoutUSec property t
 ExitStatus property i
+Result property s
+EndedUSec property t
 Stop method - -
 OpenChannel method - h
 EOF
@@ -124,7 +127,20 @@ check_output "Manager.NWorkers counts the worker" '^1$' sbx_mgr_prop NWorkers
 
 check "StopWorker(id) succeeds" sbx_call_out StopWorker s "$id"
 expect_removed "StopWorker" "$id" stopped 15
-check_output "a stopped worker's object stays in a final state" '^(exited|failed)$' sbx_prop "$id" State
+check_output "a stopped worker's object stays in its final state: ended" '^ended$' sbx_prop "$id" State
+check_eq "Worker.Result of a stopped worker" stopped "$(sbx_prop "$id" Result)"
+ended=$(sbx_prop "$id" EndedUSec)
+if [[ $ended =~ ^[0-9]+$ ]] && [ "$ended" -ge "$created" ]; then
+    ok "Worker.EndedUSec is set at the end ($ended)"
+else
+    not_ok "Worker.EndedUSec is set at the end" "got: $ended, created $created"
+fi
+check_output "ListWorkersEx lists the stopped worker as ended, stopped, with its owner" \
+    "\"Id\" s \"$id\".*\"State\" s \"ended\".*\"Result\" s \"stopped\".*\"Owner\" u 0" \
+    sbx_call_out ListWorkersEx 'a{sv}' 1 States as 1 ended
+check_output "ListWorkersEx without options lists only workers alive" '^aa\{sv\} 0$' sbx_call_out ListWorkersEx 'a{sv}' 0
+check_error "ListWorkersEx refuses an unknown state by name" org.freedesktop.DBus.Error.InvalidArgs \
+    root ListWorkersEx 'a{sv}' 1 States as 1 failed
 check "PropertiesChanged was emitted for the worker's State" test -n "$(sbx_props_changed "/org/sandboxd1/worker/$id" State)"
 check_output "Manager.NWorkers is 0 again" '^0$' sbx_mgr_prop NWorkers
 
@@ -133,7 +149,8 @@ if sbx_create 2 Argv as 1 /bin/true Class s trusted; then
     ok "CreateWorker of a trusted /bin/true succeeds"
     expect_removed "a worker that exits 0" "$WID" exited 15
     check_eq "ExitStatus of a worker that exits 0" 0 "$(sbx_prop "$WID" ExitStatus)"
-    check_eq "State of a worker that exits 0" exited "$(sbx_prop "$WID" State)"
+    check_eq "State of a worker that exits 0" ended "$(sbx_prop "$WID" State)"
+    check_eq "Result of a worker that exits 0" "exited 0" "$(sbx_prop "$WID" Result)"
 else
     not_ok "CreateWorker of a trusted /bin/true succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
@@ -142,6 +159,8 @@ if sbx_create 2 Argv as 3 /bin/sh -c 'exit 3' Class s trusted; then
     ok "CreateWorker of a trusted 'sh -c exit 3' succeeds"
     expect_removed "a worker that exits 3" "$WID" 'exited|failed' 15
     check_eq "ExitStatus of a worker that exits 3" 3 "$(sbx_prop "$WID" ExitStatus)"
+    check_eq "State of a worker that exits 3 is ended, not failed" ended "$(sbx_prop "$WID" State)"
+    check_eq "Result of a worker that exits 3" "exited 3" "$(sbx_prop "$WID" Result)"
     check "PropertiesChanged was emitted for ExitStatus" test -n "$(sbx_props_changed "/org/sandboxd1/worker/$WID" ExitStatus)"
 else
     not_ok "CreateWorker of a trusted 'sh -c exit 3' succeeds" "$BUS_ERROR $BUS_ERRMSG"
@@ -150,6 +169,7 @@ fi
 if sbx_create 2 Argv as 3 /bin/sh -c 'kill -TERM $$' Class s trusted; then
     expect_removed "a worker killed by SIGTERM" "$WID" 'exited|failed' 15
     check_eq "ExitStatus of a worker killed by SIGTERM is 128+15" 143 "$(sbx_prop "$WID" ExitStatus)"
+    check_eq "Result of a worker killed by SIGTERM" "killed by signal 15" "$(sbx_prop "$WID" Result)"
 else
     not_ok "CreateWorker of a trusted self-killing shell succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
@@ -157,6 +177,7 @@ fi
 # RuntimeMaxUSec ends a worker that runs too long.
 if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s trusted RuntimeMaxUSec t 2000000; then
     expect_removed "a worker past RuntimeMaxUSec=2s" "$WID" timeout 10
+    check_eq "Result of a worker past its runtime" timeout "$(sbx_prop "$WID" Result)"
 else
     not_ok "CreateWorker with RuntimeMaxUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi

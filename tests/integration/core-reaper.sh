@@ -40,6 +40,11 @@ if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; th
     # loaded host.
     removed_between "the idle worker is reaped at its deadline (2 s), not before, within 10 s" \
         $((start + 2000000 - 100000)) $((start + 12000000))
+    # Reaped is not failed: the state is ended, the result says why.
+    check_eq "the reaped worker's State is ended" ended "$(sbx_prop "$id" State)"
+    check_eq "the reaped worker's Result is idle" idle "$(sbx_prop "$id" Result)"
+    check_fails "no PropertiesChanged ever said the reaped worker failed" \
+        grep -qx failed <<<"$(sbx_props_changed "/org/sandboxd1/worker/$id" State)"
 else
     not_ok "CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi

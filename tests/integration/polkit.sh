@@ -128,8 +128,11 @@ check "tester attaches to its own worker" as_tester "$CHANNEL" read "$own" 300
 check "tester stops its own worker (Worker.Stop)" \
     bus_call tester "$SBX_DEST" "$SBX_PATH/worker/$own" "$SBX_WORKER_IFACE" Stop
 check "tester stops its other worker (StopWorker)" sbx_call_as tester StopWorker s "$own2"
-check_output "sandboxctl list as root shows the owner column" "^$rootw +trusted +running +[^ ]+ +[0-9]+ +0\$" \
+check_output "sandboxctl list as root shows the owner column (a user name)" "^$rootw +trusted +running +- +root " \
     ct sandboxctl list --no-legend
+listed_ended_stopped() { ct sandboxctl list --all --no-legend | grep -Eq "^$1 +standard +ended +stopped +tester "; }
+check "sandboxctl list --all as root shows tester's stopped worker as ended, stopped, owner tester" \
+    wait_until 30 listed_ended_stopped "$own"
 
 # ---- create-trusted-worker ---------------------------------------------------
 rule 50-sbx-trusted org.sandboxd1.create-trusted-worker

@@ -163,8 +163,10 @@ sbx_monitor_start
 shared_by_dropin PrivateNetwork=no
 if sbx_create 2 Argv as 2 /bin/echo escaped Class s standard; then
     id=$WID
-    check "standard worker in PID 1's network namespace: it fails" wait_until 60 worker_state_is "$id" failed
+    check "standard worker in PID 1's network namespace: it ends" wait_until 60 worker_state_is "$id" ended
     check_eq "standard worker: exit status is the launcher's setup status" 125 "$(sbx_prop "$id" ExitStatus)"
+    check_output "standard worker: its result is a failure of the sandbox's setup, not an exit" \
+        '^failed: the sandbox could not be set up' sbx_prop "$id" Result
     check "standard worker: the launcher's journal entry carries SANDBOXD_WORKER_ID and the namespace" journal_has \
         "Refusing to run worker $id: the network namespace is PID 1's \\(net=$host_net\\)" SANDBOXD_WORKER_ID="$id"
     check "standard worker: WorkerRemoved" wait_until 30 sbx_signal_seen WorkerRemoved "$id"

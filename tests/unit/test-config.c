@@ -42,7 +42,7 @@ static void test_values(void **state) {
         SbxError e = {};
         assert_int_equal(load("[Defaults]\nMemoryMax=512M\nTasksMax=100\nCPUQuotaPercent=150\n"
                               "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
-                              "[Limits]\nMaxWorkers=7\n"
+                              "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\n"
                               "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\n"
                               "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
         assert_int_equal(c.defaults.memory_max, 512u << 20);
@@ -52,6 +52,8 @@ static void test_values(void **state) {
         assert_int_equal(c.defaults.runtime_max_usec, 7200 * USEC_PER_SEC);
         assert_int_equal(c.default_class, SBX_CLASS_UNTRUSTED);
         assert_int_equal(c.max_workers, 7);
+        assert_int_equal(c.ended_workers_max, 9);
+        assert_int_equal(c.ended_workers_max_age_usec, 600 * USEC_PER_SEC);
         assert_true(c.allow_shared_kernel_for_standard);
         assert_string_equal(c.runsc_platform, "ptrace");
         assert_int_equal(strv_length(c.egress_floor), 2);

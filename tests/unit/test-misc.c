@@ -90,6 +90,50 @@ static void test_exit_status_and_reason(void **state) {
         assert_string_equal(worker_end_reason("stopped", "success", 2), "stopped");
 }
 
+/* RESULT of a worker that ended the way the arguments say. */
+static void assert_result(const char *stop_reason, const char *unit_result, int code, int status, bool launcher,
+                          const char *expected) {
+        _cleanup_free_ char *s = NULL;
+
+        assert_int_equal(worker_result_format(stop_reason, unit_result, code, status, launcher, &s), 0);
+        assert_string_equal(s, expected);
+}
+
+static void test_result_strings(void **state) {
+        assert_result(NULL, "success", 1, 0, false, "exited 0");
+        assert_result(NULL, "exit-code", 1, 3, false, "exited 3");
+        assert_result(NULL, "signal", 2, 9, false, "killed by signal 9");
+        assert_result(NULL, "core-dump", 3, 11, false, "killed by signal 11");
+        assert_result(NULL, "timeout", 2, 15, false, "timeout");
+        assert_result(NULL, "oom-kill", 2, 9, true, "oom");
+        /* The idle reaper and Stop end a worker with SIGTERM: that is their
+         * result, never a failure of the worker. */
+        assert_result("idle", "success", 2, 15, false, "idle");
+        assert_result("idle", "signal", 2, 15, true, "idle");
+        assert_result("stopped", "success", 2, 15, false, "stopped");
+        /* The launcher's setup status: the workload never ran. A trusted
+         * worker's own 125 is its own answer. */
+        assert_result(NULL, "exit-code", 1, 125, true,
+                      "failed: the sandbox could not be set up (sandbox-launch exit status 125)");
+        assert_result(NULL, "exit-code", 1, 125, false, "exited 125");
+        assert_result(NULL, "resources", 0, 0, false, "failed: unit result resources");
+
+        _cleanup_free_ char *f = NULL;
+        assert_int_equal(worker_result_format_failed("start job failed", &f), 0);
+        assert_string_equal(f, "failed: start job failed");
+}
+
+static void test_state_names(void **state) {
+        assert_string_equal(worker_state_to_string(WORKER_STARTING), "starting");
+        assert_string_equal(worker_state_to_string(WORKER_RUNNING), "running");
+        assert_string_equal(worker_state_to_string(WORKER_STOPPING), "stopping");
+        assert_string_equal(worker_state_to_string(WORKER_ENDED), "ended");
+        for (WorkerState s = 0; s < _WORKER_STATE_MAX; s++)
+                assert_int_equal(worker_state_from_string(worker_state_to_string(s)), s);
+        assert_int_equal(worker_state_from_string("failed"), _WORKER_STATE_MAX);
+        assert_int_equal(worker_state_from_string("exited"), _WORKER_STATE_MAX);
+}
+
 static void test_class_runtime_map(void **state) {
         assert_int_equal(class_required_runtime(SBX_CLASS_TRUSTED), SBX_RUNTIME_SYSTEMD);
         assert_int_equal(class_required_runtime(SBX_CLASS_STANDARD), SBX_RUNTIME_RUNSC);
@@ -105,6 +149,8 @@ int main(void) {
                 cmocka_unit_test(test_rm_rf_does_not_follow_symlinks),
                 cmocka_unit_test(test_rm_rf_children),
                 cmocka_unit_test(test_exit_status_and_reason),
+                cmocka_unit_test(test_result_strings),
+                cmocka_unit_test(test_state_names),
                 cmocka_unit_test(test_class_runtime_map),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
