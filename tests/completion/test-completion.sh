@@ -76,7 +76,7 @@ spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --creden
 expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
 expect "create's options" "sandboxctl create --" $spec --help --no-ask-password --no-pager --json
-expect "list's options" "sandboxctl list -" --all --state= --json --no-legend --help --no-ask-password --no-pager
+expect "list's options" "sandboxctl list -" -a --all --state= --json --no-legend --help --no-ask-password --no-pager
 expect "status's options" "sandboxctl status -" --json --help --no-ask-password --no-pager
 expect "stop's options" "sandboxctl stop -" --json --help --no-ask-password --no-pager
 expect "attach's options" "sandboxctl attach -" --help --no-ask-password --no-pager
