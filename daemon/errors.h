@@ -18,4 +18,5 @@
 #define SBX_ERROR_CHANNEL_BUSY          "org.sandboxd1.Error.ChannelBusy"
 #define SBX_ERROR_NOT_RUNNING           "org.sandboxd1.Error.NotRunning"
 #define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
+#define SBX_ERROR_EXECUTABLE_NOT_FOUND  "org.sandboxd1.Error.ExecutableNotFound"
 #define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"

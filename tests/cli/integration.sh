@@ -77,7 +77,7 @@ rc=0; err=$(sctl run --class hostile -- /bin/true 2>&1 </dev/null) || rc=$?
 check "an unavailable class fails with exit 1" 1 "$rc"
 check_match "... printing the D-Bus error" "^sandboxctl: org\.sandboxd1\.Error\.IsolationUnavailable: " "$err"
 rc=0; err=$(sctl run --class trusted -- bin/true 2>&1 </dev/null) || rc=$?
-check_match "a relative Argv[0] is the daemon's MissingArgv" "^sandboxctl: org\.sandboxd1\.Error\.MissingArgv: " "$err"
+check_match "a relative Argv[0] is the daemon's InvalidSpec" "^sandboxctl: org\.sandboxd1\.Error\.InvalidSpec: .*relative path" "$err"
 rc=0; err=$(sctl create --class trusted --memory 0 -- /bin/true 2>&1) || rc=$?
 check_match "--memory 0 is the daemon's LimitOutOfRange" "^sandboxctl: org\.sandboxd1\.Error\.LimitOutOfRange: " "$err"
 rc=0; err=$(sctl run --memory 12Q -- /bin/true 2>&1) || rc=$?
@@ -87,6 +87,35 @@ check_match "status of an unknown id" "^sandboxctl: org\.sandboxd1\.Error\.NoSuc
 rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --class trusted -- /bin/true 2>&1) || rc=$?
 check "an unprivileged caller cannot create workers" 1 "$rc"
 check_match "... and is told by the bus or the daemon" "^sandboxctl: org\.freedesktop\.DBus\.Error\.AccessDenied: |^sandboxctl: org\.sandboxd1\.Error\.AccessDenied: " "$err"
+
+# --- bare command names: searched by the daemon in the worker's view ---
+# sandboxctl sends Argv as typed; the daemon finds sh in /usr/local/bin:/usr/bin:/bin
+# as the worker sees them, whatever the caller's PATH says.
+for cls in trusted standard; do
+    rc=0; out=$(in_ct env PATH=/nonexistent /usr/bin/sandboxctl run --class $cls -- sh -c 'id -u; echo "$0"' 2>&1 </dev/null) || rc=$?
+    check_match "run -- sh -c 'id -u' works for a $cls worker" "^[0-9]+$nl/usr/bin/sh$" "$out"
+    check "... and exits 0" 0 "$rc"
+    out=$(printf 'line1\nline2\n' | sctl run --class $cls -- cat 2>&1)
+    check "run -- cat relays stdin for a $cls worker" "$(printf 'line1\nline2')" "$out"
+done
+units_before=$(in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort)
+homes_before=$(in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null)
+rc=0; err=$(sctl run --class trusted -- nosuchcmd 2>&1 </dev/null) || rc=$?
+check_match "run -- nosuchcmd is ExecutableNotFound naming it" \
+    "^sandboxctl: org\.sandboxd1\.Error\.ExecutableNotFound: executable 'nosuchcmd' not found in /usr/local/bin:/usr/bin:/bin" "$err"
+if [ "$rc" -ne 0 ]; then ok "... with a non-zero exit ($rc)"; else not_ok "... with a non-zero exit" "exit 0"; fi
+check "... and leaves no unit" "$units_before" \
+    "$(in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort)"
+check "... and no home" "$homes_before" "$(in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null)"
+# The trusted unit shows the host's /etc read-only; gVisor's bundle masks /etc/sandboxd.
+in_ct sh -c 'mkdir -p /usr/local/bin && printf "#!/bin/sh\necho host-only\n" >/etc/sandboxd/sbx-hostonly &&
+    chmod 0755 /etc/sandboxd/sbx-hostonly && ln -sf /etc/sandboxd/sbx-hostonly /usr/local/bin/sbx-hostonly'
+out=$(sctl run --class trusted -- sbx-hostonly 2>&1 </dev/null)
+check "a name behind a link to /etc/sandboxd runs for trusted, which sees /etc" "host-only" "$out"
+rc=0; err=$(sctl run --class standard -- sbx-hostonly 2>&1 </dev/null) || rc=$?
+check_match "... and is not found for standard, whose sandbox masks /etc/sandboxd" \
+    "^sandboxctl: org\.sandboxd1\.Error\.ExecutableNotFound: executable 'sbx-hostonly'" "$err"
+in_ct rm -f /usr/local/bin/sbx-hostonly /etc/sandboxd/sbx-hostonly
 
 # --- create, list, status, attach, stop ---
 id=$(sctl create --class trusted --idle 5min -- /bin/sh -c 'while read l; do echo "re:$l"; done; exit 5')
