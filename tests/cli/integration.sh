@@ -165,5 +165,24 @@ for _ in $(seq 300); do
 done
 check "... and stops the worker" 0 "$running"
 
+# --- the empty-floor hint: advice on stderr; the daemon still decides ---
+hint="sandboxctl: hint: the operator's egress floor is empty, so every --allow is refused; see [Egress] in /etc/sandboxd/sandboxd.conf"
+check "the daemon reports its (default, empty) egress floor as EgressFloor" "as 0" \
+    "$(in_ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager EgressFloor)"
+errf=$(mktemp)
+rc=0; out=$(sctl run --class trusted --allow example.org -- /bin/sh -c 'echo ran' 2>"$errf" </dev/null) || rc=$?
+check "run --allow with an empty floor prints the one-line hint on stderr" "$hint" "$(cat "$errf")"
+check "... and the worker runs all the same" "0 ran" "$rc $out"
+rm -f "$errf"
+err=$(sctl run --class trusted -- /bin/true 2>&1 >/dev/null </dev/null)
+check "no hint without --allow" "" "$err"
+in_ct sh -c 'cp /etc/sandboxd/sandboxd.conf /etc/sandboxd/sandboxd.conf.orig &&
+    printf "[Egress]\nFloor=*.example.org\n" >/etc/sandboxd/sandboxd.conf && systemctl restart sandboxd'
+check "EgressFloor shows the operator's floor" 'as 1 "*.example.org"' \
+    "$(in_ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager EgressFloor)"
+err=$(sctl run --class trusted --allow api.example.org -- /bin/true 2>&1 >/dev/null </dev/null)
+check "no hint when the floor is not empty" "" "$err"
+in_ct sh -c 'mv /etc/sandboxd/sandboxd.conf.orig /etc/sandboxd/sandboxd.conf && systemctl restart sandboxd'
+
 echo "# passed $((n - failed)) failed $failed"
 [ "$failed" = 0 ]
