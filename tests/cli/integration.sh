@@ -97,6 +97,8 @@ for cls in trusted standard; do
     check "... and exits 0" 0 "$rc"
     out=$(printf 'line1\nline2\n' | sctl run --class $cls -- cat 2>&1)
     check "run -- cat relays stdin for a $cls worker" "$(printf 'line1\nline2')" "$out"
+    out=$(sctl run --class $cls -- python3 -c 'import sys; print(6 * 7, sys.argv[0])' 2>&1 </dev/null)
+    check "run -- python3 -c works for a $cls worker" "42 -c" "$out"
 done
 units_before=$(in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort)
 homes_before=$(in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null)
