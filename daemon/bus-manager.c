@@ -416,6 +416,15 @@ static int property_get_classes(sd_bus *bus, const char *path, const char *inter
         return preflight_append_classes(reply, &m->runtimes, &m->config);
 }
 
+/* The operator's floor is policy, not a secret: any worker learns it from
+ * its proxy's refusals (outside-operator-floor). Clients read it to warn
+ * that, empty, it refuses every EgressAllow. */
+static int property_get_egress_floor(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append_strv(reply, m->config.egress_floor);
+}
+
 /* The bus policy lets anyone call; each handler decides from the caller's
  * credentials and polkit (bus-polkit.h), hence SD_BUS_VTABLE_UNPRIVILEGED.
  * Preflight re-probes every runtime and stays root's: without the flag
@@ -424,6 +433,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("DefaultIdleTimeoutUSec", "t", property_get_default_idle, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("EgressFloor", "as", property_get_egress_floor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("NWorkers", "u", property_get_n_workers, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Classes", "a(sb)", property_get_classes, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("CreateWorker", SD_BUS_ARGS("a{sv}", spec), SD_BUS_RESULT("s", id, "o", worker),

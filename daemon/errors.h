@@ -20,4 +20,5 @@
 #define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
 /* A malformed argument that is not a spec: a worker id, a journal cursor. */
 #define SBX_ERROR_INVALID_ARGUMENT      "org.sandboxd1.Error.InvalidArgument"
+#define SBX_ERROR_EXECUTABLE_NOT_FOUND  "org.sandboxd1.Error.ExecutableNotFound"
 #define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"

@@ -12,6 +12,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-view.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
@@ -549,6 +550,30 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         return 0;
 }
 
+/* A bare Argv[0] is looked for as the worker of RUNTIME will see it, never
+ * in the caller's $PATH, and the unit is given the path found: argv[0] is
+ * that path for every runtime, because an OCI process has no separate
+ * program path to keep a typed name beside. */
+static int manager_resolve_command(Manager *m, WorkerSpec *spec, SbxRuntime runtime, SbxError *error) {
+        _cleanup_free_ char *path = NULL;
+        WorkerView view;
+        int r;
+
+        if (!exec_name_is_bare(spec->argv[0]))
+                return 0;
+        r = worker_view_for_runtime(runtime, &m->config, &view);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                                     "The %s runtime has no file system view to search for '%.255s' in",
+                                     sbx_runtime_to_string(runtime), spec->argv[0]);
+        r = worker_view_find_executable(&view, spec->argv[0], &path, error);
+        if (r < 0)
+                return r;
+        free(spec->argv[0]);
+        spec->argv[0] = TAKE_PTR(path);
+        return 0;
+}
+
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
@@ -564,6 +589,10 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 return r;
         r = gate_check_features(runtime, spec->set & SPEC_HAS_DISK_MAX, error);
+        if (r < 0)
+                return r;
+        /* Before anything exists: a command that is not there creates nothing. */
+        r = manager_resolve_command(m, spec, runtime, error);
         if (r < 0)
                 return r;
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 
 #include "egress-host.h"
 #include "env-cred.h"
 #include "errors.h"
 #include "spec.h"
+#include "worker-view.h"
 
 void worker_spec_init(WorkerSpec *s) {
         *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID, .requested_class = _SBX_CLASS_INVALID };
@@ -111,9 +113,19 @@ static int validate_argv(char * const *argv, SbxError *error) {
         if (n == 0)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_MISSING_ARGV,
                                      "Argv is missing or empty: give the command to run, e.g. Argv=[\"/bin/sh\"]");
-        if (argv[0][0] != '/')
+        if (isempty(argv[0]))
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_MISSING_ARGV,
-                                     "Argv[0] \"%s\" must be an absolute path: workers get no $PATH lookup", argv[0]);
+                                     "Argv[0] is empty: give a command name or an absolute path");
+        /* A worker starts in its own new home: nothing of the caller's
+         * directory is there for a relative path to name. */
+        if (argv[0][0] != '/' && !exec_name_is_bare(argv[0]))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "Argv[0] \"%.255s\" is a relative path: give an absolute path, or a bare name "
+                                     "to search in " SBX_EXEC_SEARCH_PATH " as the worker sees it", argv[0]);
+        if (exec_name_is_bare(argv[0]) && strlen(argv[0]) > NAME_MAX)
+                return sbx_error_set(error, -ENAMETOOLONG, SBX_ERROR_INVALID_SPEC,
+                                     "Argv[0] is a name of %zu bytes; a file name has at most %d", strlen(argv[0]),
+                                     NAME_MAX);
         if (n > SBX_ARGV_MAX)
                 return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SPEC,
                                      "Argv has %zu entries; at most %d are allowed", n, SBX_ARGV_MAX);

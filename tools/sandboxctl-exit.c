@@ -3,8 +3,7 @@
 #include "sandboxctl-exit.h"
 #include "util.h"
 
-/* The daemon's own errors first; ExecutableNotFound is named here as the
- * contract spells it, whichever errors.h defines it. */
+/* The daemon's own errors first. */
 static const struct {
         const char *name;
         int code;
@@ -21,7 +20,7 @@ static const struct {
         { SBX_ERROR_INVALID_EGRESS,                             EXIT_INVALID },
         { SBX_ERROR_ISOLATION_UNAVAILABLE,                      EXIT_REFUSED },
         { SBX_ERROR_NO_SUCH_WORKER,                             EXIT_NOT_FOUND },
-        { "org.sandboxd1.Error.ExecutableNotFound",             EXIT_NOT_FOUND },
+        { SBX_ERROR_EXECUTABLE_NOT_FOUND,                       EXIT_NOT_FOUND },
         { SBX_ERROR_START_FAILED,                               EXIT_FAILED },
         { SBX_ERROR_CHANNEL_BUSY,                               EXIT_FAILED },
         { SBX_ERROR_NOT_RUNNING,                                EXIT_FAILED },

@@ -79,9 +79,11 @@ static void help(void) {
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
                "\n"
                "COMMANDS\n"
-               "  run       Create a worker running COMMAND (an absolute path), connect this\n"
-               "            terminal's stdin/stdout to it, wait until it ends and exit with its\n"
-               "            exit status. End of input is passed on as end of the worker's stdin.\n"
+               "  run       Create a worker running COMMAND, connect this terminal's\n"
+               "            stdin/stdout to it, wait until it ends and exit with its exit\n"
+               "            status. COMMAND is an absolute path or a name sandboxd finds in\n"
+               "            /usr/local/bin:/usr/bin:/bin as the worker sees them (not in PATH).\n"
+               "            End of input is passed on as end of the worker's stdin.\n"
                "            SIGINT, SIGTERM and SIGHUP stop the worker (exit 128+N).\n"
                "  create    Create a worker and print its id (--json: {\"id\", \"path\"}); do not\n"
                "            wait.\n"
@@ -725,6 +727,19 @@ static int create_worker(sd_bus *bus, const CliSpec *spec, sd_bus_error *error, 
         return sd_bus_call(bus, m, CREATE_TIMEOUT_USEC, error, ret_reply);
 }
 
+/* Advice, not a refusal: the daemon decides, and with an empty floor its
+ * proxy refuses every destination as outside-operator-floor. A daemon that
+ * does not say what its floor is gets no hint. */
+static void hint_empty_egress_floor(sd_bus *bus) {
+        _cleanup_strv_free_ char **floor = NULL;
+
+        if (sd_bus_get_property_strv(bus, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "EgressFloor", NULL, &floor) < 0)
+                return;
+        if (strv_length(floor) == 0)
+                fprintf(stderr, "sandboxctl: hint: the operator's egress floor is empty, so every --allow is refused; "
+                        "see [Egress] in " SANDBOXD_CONFIG_FILE "\n");
+}
+
 static int run_exit_code(const RunState *s) {
         if (!isempty(s->reason) && !streq(s->reason, "exited"))
                 print_error("Worker %s ended: %s (exit status %i)", s->id, s->reason, s->exit_status);
@@ -897,6 +912,8 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
                         return print_failure("Failed to subscribe to worker signals", NULL, r);
         }
 
+        if (spec.egress_allow)
+                hint_empty_egress_floor(bus);
         r = create_worker(bus, &spec, &error, &reply);
         cli_spec_done(&spec);
         if (r < 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "connect-request.h"
+#include "egress-refusal.h"
 #include "egress-tunnel.h"
 #include "tls-hello.h"
 #include "util.h"
@@ -186,17 +187,15 @@ void tunnel_end_at_shutdown(Tunnel *t) {
 /* ---- refusing ---- */
 
 static void send_best_effort(int fd, const char *s) {
-        /* A refusal is a few dozen bytes into an empty socket buffer; if even
+        /* A refusal is a few hundred bytes into an empty socket buffer; if even
          * that does not fit, the client gets a plain close. */
         (void) send(fd, s, strlen(s), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void send_status(Tunnel *t, int code, const char *text, const char *reason) {
-        char buf[512];
-        snprintf(buf, sizeof(buf),
-                 "HTTP/1.1 %d %s\r\nX-Sandbox-Egress-Reason: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                 code, text, reason);
-        send_best_effort(t->client_fd, buf);
+static void send_status(Tunnel *t, int code, const char *reason) {
+        char buf[1024];
+        if (egress_refusal_format(buf, sizeof(buf), code, t->host, t->port, reason) > 0)
+                send_best_effort(t->client_fd, buf);
 }
 
 /* Refuses and ends the tunnel. Before the 200 the client gets a status
@@ -204,8 +203,7 @@ static void send_status(Tunnel *t, int code, const char *text, const char *reaso
  * because the client is already speaking TLS. */
 static void tunnel_deny(Tunnel *t, int code, const char *reason) {
         if (!t->established && t->state < TUNNEL_READ_HELLO)
-                send_status(t, code, code == 403 ? "Forbidden" : code == 408 ? "Request Timeout" :
-                                     code == 504 ? "Gateway Timeout" : "Bad Gateway", reason);
+                send_status(t, code, reason);
         tunnel_log_decision(t, "deny", reason);
         tunnel_free(t);
 }

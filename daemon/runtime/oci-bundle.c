@@ -24,16 +24,6 @@ OciProfile oci_profile_from_string(const char *s) {
         return _OCI_PROFILE_INVALID;
 }
 
-const char * const oci_masked_host_paths[] = {
-        "/etc/sandboxd",
-        "/var/lib/sandboxd",
-        "/var/lib/private",     /* where DynamicUser StateDirectories really live */
-        "/root",
-        "/home",
-        "/run",                 /* sockets, credentials of other units, bundles */
-        NULL,
-};
-
 /* Kernel interfaces a worker has no business reading or writing; the same
  * list runc and containerd use. gVisor synthesises its own /proc, Kata's
  * guest kernel is real, so both get it. */

@@ -65,7 +65,8 @@ typedef struct OciBundleSpec {
         uint64_t nofile;                /* 0: OCI_DEFAULT_NOFILE */
 } OciBundleSpec;
 
-/* The paths hidden from every worker. */
+/* The paths hidden from every worker; defined in daemon/worker-view.c, whose
+ * command search must not find what the bundle hides. */
 extern const char * const oci_masked_host_paths[];
 
 /* Validates the spec and builds config.json's object. On a caller's mistake

@@ -76,6 +76,8 @@ check_match "... saying so" "Failed to read credential 'tok' from /root/tok: Per
 rc=0; err=$(sctl run --class hostile -- /bin/true 2>&1 </dev/null) || rc=$?
 check "an unavailable class (IsolationUnavailable) exits 77" 77 "$rc"
 check_match "... printing the D-Bus error" "^sandboxctl: org\.sandboxd1\.Error\.IsolationUnavailable: " "$err"
+rc=0; err=$(sctl run --class trusted -- bin/true 2>&1 </dev/null) || rc=$?
+check_match "a relative Argv[0] is the daemon's InvalidSpec" "^sandboxctl: org\.sandboxd1\.Error\.InvalidSpec: .*relative path" "$err"
 rc=0; err=$(sctl create --class trusted --memory 0 -- /bin/true 2>&1) || rc=$?
 check_match "--memory 0 is the daemon's LimitOutOfRange" "^sandboxctl: org\.sandboxd1\.Error\.LimitOutOfRange: " "$err"
 check "... an invalid spec exits 65" 65 "$rc"
@@ -94,6 +96,37 @@ check "no system bus to connect to exits 69" 69 "$rc"
 rc=0; err=$(in_ct runuser -u tester -- sandboxctl create --class trusted -- /bin/true 2>&1) || rc=$?
 check "an unprivileged caller cannot create workers (exit 77)" 77 "$rc"
 check_match "... and is told by the bus or the daemon" "^sandboxctl: org\.freedesktop\.DBus\.Error\.AccessDenied: |^sandboxctl: org\.sandboxd1\.Error\.AccessDenied: " "$err"
+
+# --- bare command names: searched by the daemon in the worker's view ---
+# sandboxctl sends Argv as typed; the daemon finds sh in /usr/local/bin:/usr/bin:/bin
+# as the worker sees them, whatever the caller's PATH says.
+for cls in trusted standard; do
+    rc=0; out=$(in_ct env PATH=/nonexistent /usr/bin/sandboxctl run --class $cls -- sh -c 'id -u; echo "$0"' 2>&1 </dev/null) || rc=$?
+    check_match "run -- sh -c 'id -u' works for a $cls worker" "^[0-9]+$nl/usr/bin/sh$" "$out"
+    check "... and exits 0" 0 "$rc"
+    out=$(printf 'line1\nline2\n' | sctl run --class $cls -- cat 2>&1)
+    check "run -- cat relays stdin for a $cls worker" "$(printf 'line1\nline2')" "$out"
+    out=$(sctl run --class $cls -- python3 -c 'import sys; print(6 * 7, sys.argv[0])' 2>&1 </dev/null)
+    check "run -- python3 -c works for a $cls worker" "42 -c" "$out"
+done
+units_before=$(in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort)
+homes_before=$(in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null)
+rc=0; err=$(sctl run --class trusted -- nosuchcmd 2>&1 </dev/null) || rc=$?
+check_match "run -- nosuchcmd is ExecutableNotFound naming it" \
+    "^sandboxctl: org\.sandboxd1\.Error\.ExecutableNotFound: executable 'nosuchcmd' not found in /usr/local/bin:/usr/bin:/bin" "$err"
+check "... exits 66 (not found)" 66 "$rc"
+check "... and leaves no unit" "$units_before" \
+    "$(in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort)"
+check "... and no home" "$homes_before" "$(in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null)"
+# The trusted unit shows the host's /etc read-only; gVisor's bundle masks /etc/sandboxd.
+in_ct sh -c 'mkdir -p /usr/local/bin && printf "#!/bin/sh\necho host-only\n" >/etc/sandboxd/sbx-hostonly &&
+    chmod 0755 /etc/sandboxd/sbx-hostonly && ln -sf /etc/sandboxd/sbx-hostonly /usr/local/bin/sbx-hostonly'
+out=$(sctl run --class trusted -- sbx-hostonly 2>&1 </dev/null)
+check "a name behind a link to /etc/sandboxd runs for trusted, which sees /etc" "host-only" "$out"
+rc=0; err=$(sctl run --class standard -- sbx-hostonly 2>&1 </dev/null) || rc=$?
+check_match "... and is not found for standard, whose sandbox masks /etc/sandboxd" \
+    "^sandboxctl: org\.sandboxd1\.Error\.ExecutableNotFound: executable 'sbx-hostonly'" "$err"
+in_ct rm -f /usr/local/bin/sbx-hostonly /etc/sandboxd/sbx-hostonly
 
 # --- create, list, status, attach, stop ---
 id=$(sctl create --class trusted --idle 5min -- /bin/sh -c 'while read l; do echo "re:$l"; done; exit 5')
@@ -282,6 +315,25 @@ else
     check "--class completes the classes Preflight calls available" "$(tr ' ' '\n' <<<"$usable" | sort | xargs)" "$(sort <<<"$out" | xargs)"
     sctl stop "$cid" >/dev/null
 fi
+
+# --- the empty-floor hint: advice on stderr; the daemon still decides ---
+hint="sandboxctl: hint: the operator's egress floor is empty, so every --allow is refused; see [Egress] in /etc/sandboxd/sandboxd.conf"
+check "the daemon reports its (default, empty) egress floor as EgressFloor" "as 0" \
+    "$(in_ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager EgressFloor)"
+errf=$(mktemp)
+rc=0; out=$(sctl run --class trusted --allow example.org -- /bin/sh -c 'echo ran' 2>"$errf" </dev/null) || rc=$?
+check "run --allow with an empty floor prints the one-line hint on stderr" "$hint" "$(cat "$errf")"
+check "... and the worker runs all the same" "0 ran" "$rc $out"
+rm -f "$errf"
+err=$(sctl run --class trusted -- /bin/true 2>&1 >/dev/null </dev/null)
+check "no hint without --allow" "" "$err"
+in_ct sh -c 'cp /etc/sandboxd/sandboxd.conf /etc/sandboxd/sandboxd.conf.orig &&
+    printf "[Egress]\nFloor=*.example.org\n" >/etc/sandboxd/sandboxd.conf && systemctl restart sandboxd'
+check "EgressFloor shows the operator's floor" 'as 1 "*.example.org"' \
+    "$(in_ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager EgressFloor)"
+err=$(sctl run --class trusted --allow api.example.org -- /bin/true 2>&1 >/dev/null </dev/null)
+check "no hint when the floor is not empty" "" "$err"
+in_ct sh -c 'mv /etc/sandboxd/sandboxd.conf.orig /etc/sandboxd/sandboxd.conf && systemctl restart sandboxd'
 
 echo "# passed $((n - failed)) failed $failed"
 [ "$failed" = 0 ]

@@ -29,7 +29,7 @@ static const struct {
         { SBX_ERROR_INVALID_ARGUMENT, 65 },
         { SBX_ERROR_ISOLATION_UNAVAILABLE, 77 },
         { SBX_ERROR_NO_SUCH_WORKER, 66 },
-        { "org.sandboxd1.Error.ExecutableNotFound", 66 },
+        { SBX_ERROR_EXECUTABLE_NOT_FOUND, 66 },
         { SBX_ERROR_START_FAILED, 70 },
         { SBX_ERROR_CHANNEL_BUSY, 70 },
         { SBX_ERROR_NOT_RUNNING, 70 },

@@ -302,6 +302,17 @@ static int method_get_worker(sd_bus_message *m, void *userdata, sd_bus_error *er
         return sd_bus_reply_method_return(m, "o", WORKER_PATH);
 }
 
+/* The operator's egress floor the fake daemon reports; NULL: a daemon
+ * without the EgressFloor property. */
+static char **fake_floor;
+
+static int property_get_egress_floor(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        if (!fake_floor)
+                return sd_bus_error_set(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "No EgressFloor here");
+        return sd_bus_message_append_strv(reply, fake_floor);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("CreateWorker", "a{sv}", "so", method_create_worker, SD_BUS_VTABLE_SENSITIVE),
@@ -309,6 +320,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("StopWorker", "s", "", method_stop_worker, 0),
         SD_BUS_METHOD("ListWorkers", "", "a(ssssuuo)", method_list_workers, 0),
         SD_BUS_METHOD("GetWorker", "s", "o", method_get_worker, 0),
+        SD_BUS_PROPERTY("EgressFloor", "as", property_get_egress_floor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_VTABLE_END
 };
 
@@ -620,6 +632,41 @@ static void test_origin_and_no_ask_password(void **state) {
         fake_done(&f);
 }
 
+#define FLOOR_HINT "sandboxctl: hint: the operator's egress floor is empty, so every --allow is refused; " \
+        "see [Egress] in /etc/sandboxd/sandboxd.conf\n"
+
+/* Only with --allow and an empty floor; the worker is created all the
+ * same, since the daemon decides. */
+static void test_empty_floor_hint(void **state) {
+        char *empty[] = { NULL }, *some[] = { (char *) "*.example.org", NULL };
+        Fake f;
+
+        fake_floor = empty;
+        run_client(&f, false, "", ARGS("create", "--allow", "example.org", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.spec_keys, "Argv,EgressAllow");
+        assert_string_equal(f.errors, FLOOR_HINT);
+        assert_string_equal(f.output, WORKER_ID "\n");
+        fake_done(&f);
+
+        run_client(&f, false, "", ARGS("create", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.errors, "");
+        fake_done(&f);
+
+        fake_floor = some;
+        run_client(&f, false, "", ARGS("create", "--allow", "example.org", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.errors, "");
+        fake_done(&f);
+
+        fake_floor = NULL;
+        run_client(&f, false, "", ARGS("create", "--allow", "example.org", "/bin/true"));
+        assert_int_equal(f.exit_code, 0);
+        assert_string_equal(f.errors, "");
+        fake_done(&f);
+}
+
 static void test_usage_error_never_connects(void **state) {
         Fake f;
 
@@ -828,6 +875,7 @@ int main(void) {
                 cmocka_unit_test(test_run_sigterm_stops_worker),
                 cmocka_unit_test(test_create_prints_id_and_sends_credential),
                 cmocka_unit_test(test_origin_and_no_ask_password),
+                cmocka_unit_test(test_empty_floor_hint),
                 cmocka_unit_test(test_usage_error_never_connects),
                 cmocka_unit_test(test_list_json),
                 cmocka_unit_test(test_list_legacy_daemon),

@@ -38,7 +38,8 @@ bad() {
 bad "empty spec"                  $E.MissingArgv 0
 bad "missing Argv"                $E.MissingArgv 1 Class s trusted
 bad "empty Argv"                  $E.MissingArgv 2 Argv as 0 Class s trusted
-bad "relative Argv[0]"            "$E.MissingArgv|$E.InvalidSpec" 2 Argv as 1 true Class s trusted
+bad "relative Argv[0] ./true"     $E.InvalidSpec 2 Argv as 1 ./true Class s trusted
+bad "relative Argv[0] bin/true"   $E.InvalidSpec 2 Argv as 1 bin/true Class s trusted
 bad "unknown spec key"            $E.UnknownSpecKey 3 Argv as 1 /bin/true Class s trusted Bogus s x
 bad "Argv as a string"            $E.WrongType 2 Argv s /bin/true Class s trusted
 bad "Class as an array"           $E.WrongType 2 Argv as 1 /bin/true Class as 1 trusted
@@ -69,6 +70,33 @@ bad "duplicate credential name"   $E.InvalidCredential 3 Argv as 1 /bin/true Cla
 bad "reserved credential sandboxd.environment" $E.InvalidCredential 4 Argv as 1 /bin/true Class s trusted \
     Environment as 1 A=b Credentials 'a(say)' 1 sandboxd.environment 4 65 61 61 0
 bad "reserved credential prefix sandboxd."   $E.InvalidCredential 3 Argv as 1 /bin/true Class s standard Credentials 'a(say)' 1 sandboxd.x 1 65
+
+# ---- bare command names ------------------------------------------------------
+# A name is searched in /usr/local/bin:/usr/bin:/bin as the worker will see
+# them; one that is not there is ExecutableNotFound naming it, and nothing is
+# made. A name whose file the host has but the gVisor sandbox masks
+# (/etc/sandboxd, through a link in /usr/local/bin) is not found for a
+# gVisor worker; a trusted worker sees /etc and runs it (tests/cli/integration.sh).
+not_found() {
+    local name=$1 cmd=$2 cls=$3
+    check_error "$name: ExecutableNotFound" $E.ExecutableNotFound root CreateWorker 'a{sv}' 2 Argv as 1 "$cmd" Class s "$cls"
+    if [[ $BUS_ERRMSG == *"executable '$cmd' not found in /usr/local/bin:/usr/bin:/bin"* ]]; then
+        ok "$name: the message names it and the search path"
+    else
+        not_ok "$name: the message names it and the search path" "got: $BUS_ERRMSG"
+    fi
+    nothing_new "$name"
+}
+not_found "nosuchcmd (trusted)" nosuchcmd trusted
+not_found "nosuchcmd (standard)" nosuchcmd standard
+ct sh -c 'mkdir -p /usr/local/bin && printf "#!/bin/sh\necho host-only\n" >/etc/sandboxd/sbx-hostonly &&
+    chmod 0755 /etc/sandboxd/sbx-hostonly && ln -sf /etc/sandboxd/sbx-hostonly /usr/local/bin/sbx-hostonly'
+not_found "a name only the host's /etc/sandboxd has (standard)" sbx-hostonly standard
+ct sh -c 'printf "#!/bin/sh\n" >/usr/local/bin/sbx-noexec && chmod 0644 /usr/local/bin/sbx-noexec'
+not_found "a file without execute permission (trusted)" sbx-noexec trusted
+ct sh -c 'mkdir -p /usr/local/bin/sbx-dir'
+not_found "a directory (trusted)" sbx-dir trusted
+ct rm -rf /usr/local/bin/sbx-hostonly /etc/sandboxd/sbx-hostonly /usr/local/bin/sbx-noexec /usr/local/bin/sbx-dir
 
 # ---- unknown workers -------------------------------------------------------
 for id in 000000000000 ../../../etc nonexistent; do

@@ -98,6 +98,30 @@ check_output "an IP literal is refused" 'X-Sandbox-Egress-Reason: ip-literal' \
 check_output "a port the rule does not name is refused" 'X-Sandbox-Egress-Reason: port-not-allowed' \
     hdr api.sbx-egress.test https://api.sbx-egress.test:8443/1
 
+# ---- ... and in a one-line body, for a client that shows only the body -----------
+# curl reports only "CONNECT tunnel failed, response 403"; http.client reads
+# the body as a worker's program would.
+nl=$'\n'
+BODY_PY='
+import http.client, os, sys, urllib.parse
+u = urllib.parse.urlsplit(os.environ["https_proxy"])
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=20)
+c.request("CONNECT", sys.argv[1])
+r = c.getresponse()
+print(r.status, r.getheader("Content-Type"), r.getheader("X-Sandbox-Egress-Reason"))
+sys.stdout.write(r.read().decode("ascii"))'
+for class in trusted standard; do
+    out=$(run --class "$class" --allow api.sbx-egress.test -- /usr/bin/python3 -c "$BODY_PY" other.sbx-egress.test:443)
+    check_eq "$class: the 403 body says why (not in the allow-list)" \
+        "403 text/plain; charset=us-ascii not-in-allow-list${nl}sandbox-egress: refused CONNECT to other.sbx-egress.test:443: not-in-allow-list" "$out"
+done
+out=$(run --class trusted --allow outside.example -- /usr/bin/python3 -c "$BODY_PY" outside.example:443)
+check_eq "trusted: the 403 body names the operator's floor" \
+    "403 text/plain; charset=us-ascii outside-operator-floor${nl}sandbox-egress: refused CONNECT to outside.example:443: outside-operator-floor" "$out"
+out=$(run --class trusted --allow api.sbx-egress.test -- /usr/bin/python3 -c "$BODY_PY" 'Api.SBX-egress.test:22')
+check_eq "trusted: the body quotes the host as the proxy normalised it" \
+    "403 text/plain; charset=us-ascii port-not-allowed${nl}sandbox-egress: refused CONNECT to api.sbx-egress.test:22: port-not-allowed" "$out"
+
 # ---- report mode: logged, not enforced -----------------------------------------
 out=$(run --class trusted --allow api.sbx-egress.test --egress-mode report -- \
     /bin/sh -c "$CURL https://other.sbx-egress.test/3")

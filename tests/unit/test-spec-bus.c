@@ -189,14 +189,15 @@ static void test_refusals_with_cut_multibyte_text(void **state) {
         _cleanup_free_ char *mode = straddling(63, 'e', "\xf0\x9f\x92\xa9", "");
         _cleanup_free_ char *env = straddling(63, 'A', "\xc3\xa9", "x");
         _cleanup_free_ char *pattern = straddling(63, 'h', "\xc3\xa9", ".org");
-        _cleanup_free_ char *argv0 = straddling(500, 'a', "\xe2\x82\xac", "b");
+        /* A relative path is quoted with "%.255s". */
+        _cleanup_free_ char *argv0 = straddling(254, 'a', "\xe2\x82\xac", "/b");
 
         refusal_is_sendable("Class", class, false, SBX_ERROR_UNKNOWN_CLASS);
         refusal_is_sendable(key, "x", false, SBX_ERROR_UNKNOWN_KEY);
         refusal_is_sendable("EgressMode", mode, false, SBX_ERROR_INVALID_EGRESS);
         refusal_is_sendable("Environment", env, true, SBX_ERROR_INVALID_ENVIRONMENT);
         refusal_is_sendable("EgressAllow", pattern, true, SBX_ERROR_INVALID_EGRESS);
-        refusal_is_sendable("Argv", argv0, true, SBX_ERROR_MISSING_ARGV);
+        refusal_is_sendable("Argv", argv0, true, SBX_ERROR_INVALID_SPEC);
 }
 
 int main(void) {

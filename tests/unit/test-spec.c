@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <limits.h>
 
 #include "errors.h"
 #include "spec.h"
@@ -74,8 +75,38 @@ static void test_argv(void **state) {
         assert_refused(&s, SBX_ERROR_MISSING_ARGV, "missing or empty");
         spec_ok(&s);
         strv_free(s.argv);
-        s.argv = strv("sh", NULL);
-        assert_refused(&s, SBX_ERROR_MISSING_ARGV, "absolute path");
+        s.argv = strv("", NULL);
+        assert_refused(&s, SBX_ERROR_MISSING_ARGV, "empty");
+        /* The worker's cwd is its new home: nothing relative to name there. */
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = strv("./x.py", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_SPEC, "relative path");
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = strv("bin/sh", NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_SPEC, "relative path");
+}
+
+/* A bare name is searched for later, in the worker's view, once the
+ * runtime is known: validation lets it through. */
+static void test_argv_bare_name(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+        char longname[NAME_MAX + 2];
+
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = strv("sh", "-c");
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        worker_spec_done(&s);
+
+        memset(longname, 'a', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = 0;
+        spec_ok(&s);
+        strv_free(s.argv);
+        s.argv = strv(longname, NULL);
+        assert_refused(&s, SBX_ERROR_INVALID_SPEC, "at most");
 }
 
 static void test_limits(void **state) {
@@ -239,6 +270,7 @@ int main(void) {
                 cmocka_unit_test(test_defaults_apply),
                 cmocka_unit_test(test_explicit_values_win),
                 cmocka_unit_test(test_argv),
+                cmocka_unit_test(test_argv_bare_name),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_class_invalid),
                 cmocka_unit_test(test_environment),
