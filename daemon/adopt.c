@@ -145,19 +145,37 @@ bool manager_stop_is_final(Manager *m) {
 
 /* ---- start-up ---------------------------------------------------------- */
 
+/* The service's ProcSubset=pid hides /proc/sys: its ExecStartPre= copies
+ * the boot ID where the daemon can read it. */
+static int read_current_boot_id(sd_id128_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[64];
+
+        if (sd_id128_get_boot(ret) >= 0)
+                return 0;
+        f = fopen(SBX_CURRENT_BOOT_ID_FILE, "re");
+        if (!f)
+                return -errno;
+        if (!fgets(line, sizeof(line), f))
+                return -EBADMSG;
+        line[strcspn(line, "\n")] = 0;
+        return sd_id128_from_string(line, ret);
+}
+
 static int read_boot_ids(char current[static 33], char recorded[static 33]) {
         _cleanup_fclose_ FILE *f = NULL;
         sd_id128_t boot;
         int r;
 
         recorded[0] = 0;
-        r = sd_id128_get_boot(&boot);
+        r = read_current_boot_id(&boot);
         if (r < 0)
                 return r;
         sd_id128_to_string(boot, current);
         f = fopen(SBX_BOOT_ID_FILE, "re");
         if (f && !fgets(recorded, 33, f))
                 recorded[0] = 0;
+        recorded[strcspn(recorded, "\n")] = 0;
         return 0;
 }
 

@@ -21,7 +21,8 @@
  * as a worker with defaults. Keys this version does not know are skipped: a
  * field added later must not make an older daemon drop running workers. */
 #define SBX_WORKER_STATE_DIR "/run/sandboxd/workers"
-#define SBX_BOOT_ID_FILE "/run/sandboxd/boot-id"
+#define SBX_BOOT_ID_FILE "/run/sandboxd/boot-id"                 /* the boot the state is from */
+#define SBX_CURRENT_BOOT_ID_FILE "/run/sandboxd/current-boot-id"  /* sandboxd.service's ExecStartPre= */
 #define WORKER_RECORD_MAGIC "sandboxd-worker-state"
 #define WORKER_RECORD_VERSION 1
 #define WORKER_RECORD_SIZE_MAX (UINT64_C(2) * 1024 * 1024)

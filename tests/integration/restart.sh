@@ -14,12 +14,11 @@ CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
 RUNDIR=/run/sandboxd
 W=/etc/sbx-restart-it
 CONF=/etc/sandboxd/sandboxd.conf
-DROPIN=/run/systemd/system/sandboxd.service.d/sbx-restart-it.conf
 UP=11.0.0.11
 
 cleanup() {
     ct sh -c "systemctl stop 'sbx-restart-it-*' 2>/dev/null; sed -i '/# sbx-restart-it$/d' /etc/hosts
-              $W/upstream-netns.sh down; rm -f $DROPIN; systemctl daemon-reload
+              $W/upstream-netns.sh down
               [ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -38,7 +37,7 @@ ct sh -ec "
     cp $CONF $CONF.orig
     printf '[Egress]\nFloor=*.sbx-restart.test\n' > $CONF
     systemctl restart sandboxd"
-check "the upstream answers" wait_until 10 ct sh -c "exec 3<>/dev/tcp/$UP/443"
+check "the upstream answers" wait_until 10 ct bash -c "exec 3<>/dev/tcp/$UP/443"
 check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
 check_output "sandboxd.service keeps a file descriptor store" '^[1-9][0-9]*$' unit_prop sandboxd.service FileDescriptorStoreMax
 sbx_monitor_start || not_ok "busctl monitor records the Manager's signals"
@@ -194,10 +193,11 @@ else
     not_ok "a worker to lose runs" "$BUS_ERROR $BUS_ERRMSG"
 fi
 record "$S"
-# The drop-in deletes it between the old daemon's exit and the new one's start.
-ct sh -c "mkdir -p ${DROPIN%/*} && printf '[Service]\nExecStartPre=/bin/rm -f $RUNDIR/workers/$D\n' >$DROPIN &&
-          systemctl daemon-reload && systemctl restart sandboxd && rm -f $DROPIN && systemctl daemon-reload"
-check_output "lost state: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
+# The daemon is frozen while the file goes, then killed: systemd restarts it.
+old_pid=$(unit_prop sandboxd.service MainPID)
+check "lost state: the state file is deleted while sandboxd is stopped" \
+    ct sh -c "kill -STOP $old_pid && rm $RUNDIR/workers/$D && kill -KILL $old_pid"
+check "lost state: systemd restarted sandboxd" wait_until 60 _restarted "$old_pid"
 check "lost state: the worker's unit is stopped" wait_until 15 unit_gone "sandbox-$D.service"
 check "lost state: its home is wiped" home_absent "$D"
 check_output "lost state: WorkerRemoved for it says lost" '^lost ' sbx_wait_removed "$D" 15
