@@ -196,7 +196,7 @@ record "$S"
 # The daemon is frozen while the file goes, then killed: systemd restarts it.
 old_pid=$(unit_prop sandboxd.service MainPID)
 check "lost state: the state file is deleted while sandboxd is stopped" \
-    ct sh -c "kill -STOP $old_pid && rm $RUNDIR/workers/$D && kill -KILL $old_pid"
+    ct sh -c "kill -STOP $old_pid; rm $RUNDIR/workers/$D; rc=\$?; kill -KILL $old_pid; exit \$rc"
 check "lost state: systemd restarted sandboxd" wait_until 60 _restarted "$old_pid"
 check "lost state: the worker's unit is stopped" wait_until 15 unit_gone "sandbox-$D.service"
 check "lost state: its home is wiped" home_absent "$D"
