@@ -99,6 +99,7 @@ else
     not_ok "a standard (gVisor) cat worker runs" "$BUS_ERROR $BUS_ERRMSG"
 fi
 # A counter every 0.5 s: what it prints while no daemon runs waits in its pipe.
+# shellcheck disable=SC2016  # the worker's shell expands it
 if sbx_create 2 Argv as 3 /bin/sh -c 'i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.5; done' Class s trusted; then
     K=$WID; ids+=("$K"); ok "a counting worker runs"
 else
