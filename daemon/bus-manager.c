@@ -187,7 +187,7 @@ static int append_live_worker(sd_bus_message *reply, const Worker *w, uint64_t n
         return r;
 }
 
-static int append_ended_worker(sd_bus_message *reply, const WorkerRecord *rec) {
+static int append_ended_worker(sd_bus_message *reply, const EndedWorkerRecord *rec) {
         char unit[sizeof("sandbox-.service") + sizeof(rec->id)];
         int r;
 
@@ -250,7 +250,7 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
         }
         worker_history_prune(&m->history, now);
         for (size_t i = 0; states[WORKER_ENDED] && i < m->history.n; i++) {
-                const WorkerRecord *rec = &m->history.records[i];
+                const EndedWorkerRecord *rec = &m->history.records[i];
                 if (!all && rec->owner != caller)
                         continue;
                 r = append_ended_worker(reply, rec);

@@ -37,6 +37,7 @@ struct Channel {
         uint64_t last_activity;
         uint64_t bytes_in, bytes_out;
         ChannelActivityFn on_activity;
+        ChannelActivityFn on_stdin_closed;
         void *userdata;
 };
 
@@ -97,9 +98,15 @@ static void channel_detach(Channel *c) {
 
 /* No more input for the worker: closing our end is its EOF. */
 static void channel_close_worker_stdin(Channel *c) {
+        bool was_open = c->worker_stdin >= 0;
+
         c->stdin_source = sd_event_source_disable_unref(c->stdin_source);
         c->worker_stdin = safe_close(c->worker_stdin);
         c->worker_write_shut = true;
+        /* Another copy of our end (systemd's fd store holds one) would keep
+         * the worker from ever seeing its EOF. */
+        if (was_open && c->on_stdin_closed)
+                c->on_stdin_closed(c, c->userdata);
 }
 
 static void channel_update_events(Channel *c) {
@@ -223,16 +230,11 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, ChannelActivityFn on_activity,
-                void *userdata) {
-        _cleanup_close_ int stdin_read = -1, stdout_write = -1, stderr_write = -1;
-        int pipe_fds[2];
-        Channel *c;
-        int r;
+static Channel *channel_alloc(sd_event *event, ChannelActivityFn on_activity, void *userdata) {
+        Channel *c = calloc(1, sizeof(*c));
 
-        c = calloc(1, sizeof(*c));
         if (!c)
-                return -ENOMEM;
+                return NULL;
         *c = (Channel) {
                 .event = sd_event_ref(event),
                 .worker_stdin = -1,
@@ -244,20 +246,53 @@ int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, Ch
                 .on_activity = on_activity,
                 .userdata = userdata,
         };
-        if (!c->to_client.data || !c->to_worker.data) {
-                channel_free(c);
-                return -ENOMEM;
+        if (!c->to_client.data || !c->to_worker.data)
+                return channel_free(c);
+        return c;
+}
+
+/* Watches our ends, which are set in C already. */
+static int channel_add_sources(Channel *c) {
+        int r;
+
+        if (c->worker_stdin >= 0) {
+                r = fd_nonblock(c->worker_stdin, true);
+                if (r < 0)
+                        return r;
+                r = sd_event_add_io(c->event, &c->stdin_source, c->worker_stdin, EPOLLOUT, on_worker_stdin, c);
+                if (r < 0)
+                        return r;
+        } else
+                c->worker_write_shut = true;
+        for (size_t i = 0; i < N_WORKER_OUTPUTS; i++) {
+                r = fd_nonblock(c->out[i].fd, true);
+                if (r < 0)
+                        return r;
+                r = sd_event_add_io(c->event, &c->out[i].source, c->out[i].fd, EPOLLIN, on_worker_output, c);
+                if (r < 0)
+                        return r;
         }
+        channel_update_events(c);
+        return 0;
+}
+
+int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, ChannelActivityFn on_activity,
+                void *userdata) {
+        _cleanup_close_ int stdin_read = -1, stdout_write = -1, stderr_write = -1;
+        int pipe_fds[2];
+        Channel *c;
+        int r;
+
+        c = channel_alloc(event, on_activity, userdata);
+        if (!c)
+                return -ENOMEM;
         r = 0;
         if (pipe2(pipe_fds, O_CLOEXEC) < 0)
                 r = -errno;
         else {
                 stdin_read = pipe_fds[0];
                 c->worker_stdin = pipe_fds[1];
-                r = fd_nonblock(c->worker_stdin, true);
         }
-        if (r >= 0)
-                r = sd_event_add_io(event, &c->stdin_source, c->worker_stdin, EPOLLOUT, on_worker_stdin, c);
         for (size_t i = 0; r >= 0 && i < N_WORKER_OUTPUTS; i++) {
                 if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
                         r = -errno;
@@ -268,15 +303,13 @@ int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, Ch
                         stdout_write = pipe_fds[1];
                 else
                         stderr_write = pipe_fds[1];
-                r = fd_nonblock(c->out[i].fd, true);
-                if (r >= 0)
-                        r = sd_event_add_io(event, &c->out[i].source, c->out[i].fd, EPOLLIN, on_worker_output, c);
         }
+        if (r >= 0)
+                r = channel_add_sources(c);
         if (r < 0) {
                 channel_free(c);
                 return r;
         }
-        channel_update_events(c);
         *ret_worker = (ChannelWorkerFds) {
                 .stdin_fd = TAKE_FD(stdin_read),
                 .stdout_fd = TAKE_FD(stdout_write),
@@ -284,6 +317,44 @@ int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, Ch
         };
         *ret = c;
         return 0;
+}
+
+int channel_new_from_fds(Channel **ret, sd_event *event, const ChannelDaemonFds *fds, uint64_t last_activity,
+                         ChannelActivityFn on_activity, void *userdata) {
+        Channel *c;
+        int r;
+
+        if (fds->stdout_fd < 0 || fds->stderr_fd < 0)
+                return -EBADF;
+        c = channel_alloc(event, on_activity, userdata);
+        if (!c)
+                return -ENOMEM;
+        c->worker_stdin = fds->stdin_fd;
+        c->out[WORKER_STDOUT].fd = fds->stdout_fd;
+        c->out[WORKER_STDERR].fd = fds->stderr_fd;
+        c->last_activity = last_activity;
+        r = channel_add_sources(c);
+        if (r < 0) {
+                /* The fds are the caller's again: only ours are closed. */
+                c->worker_stdin = -1;
+                c->out[WORKER_STDOUT].fd = c->out[WORKER_STDERR].fd = -1;
+                channel_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+ChannelDaemonFds channel_daemon_fds(const Channel *c) {
+        return (ChannelDaemonFds) {
+                .stdin_fd = c->worker_stdin,
+                .stdout_fd = c->out[WORKER_STDOUT].fd,
+                .stderr_fd = c->out[WORKER_STDERR].fd,
+        };
+}
+
+void channel_set_stdin_closed_callback(Channel *c, ChannelActivityFn fn) {
+        c->on_stdin_closed = fn;
 }
 
 void channel_worker_fds_close(ChannelWorkerFds *fds) {

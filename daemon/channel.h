@@ -43,6 +43,22 @@ typedef struct ChannelWorkerFds {
 int channel_new(Channel **ret, sd_event *event, ChannelWorkerFds *ret_worker, ChannelActivityFn on_activity,
                 void *userdata);
 void channel_worker_fds_close(ChannelWorkerFds *fds);
+
+/* The daemon's ends: the write end of the worker's stdin (-1 once closed)
+ * and the read ends of its stdout and stderr. */
+typedef struct ChannelDaemonFds {
+        int stdin_fd, stdout_fd, stderr_fd;
+} ChannelDaemonFds;
+
+/* A channel over ends kept across a restart of the daemon (systemd's fd
+ * store), with the idle clock at LAST_ACTIVITY (CLOCK_MONOTONIC). Takes the
+ * fds on success only. Output the worker wrote meanwhile waits in the pipes
+ * and reaches the next client. STDIN_FD -1: the worker's stdin was closed. */
+int channel_new_from_fds(Channel **ret, sd_event *event, const ChannelDaemonFds *fds, uint64_t last_activity,
+                         ChannelActivityFn on_activity, void *userdata);
+ChannelDaemonFds channel_daemon_fds(const Channel *c);
+/* Called once when the daemon closes its end of the worker's stdin. */
+void channel_set_stdin_closed_callback(Channel *c, ChannelActivityFn fn);
 Channel *channel_free(Channel *c);
 
 /* Makes a new socketpair, keeps one end and returns the other, which the

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "adopt.h"
 #include "bus-manager.h"
 #include "bus-worker.h"
 #include "egress-units.h"
@@ -13,6 +14,7 @@
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-view.h"
+#include "worker-state-file.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
@@ -66,6 +68,7 @@ Manager *manager_free(Manager *m) {
         manager_probes_free(m);
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
+        strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
         sd_bus_slot_unref(m->job_removed_match);
         sd_bus_flush_close_unref(m->bus);
@@ -107,7 +110,7 @@ static void manager_update_status(Manager *m) {
 
 /* An ended worker's record outlives its object on the bus (ListWorkersEx). */
 static void manager_remember_worker(Manager *m, const Worker *w) {
-        WorkerRecord record = {
+        EndedWorkerRecord record = {
                 .class = w->spec.class,
                 .requested_class = w->spec.requested_class,
                 .owner = w->owner,
@@ -168,6 +171,7 @@ static void worker_fail_start(Worker *w, const char *why) {
          * the failure, must not find the home still there. */
         worker_delete_home(w);
         worker_stop_egress(w);
+        worker_forget(w);
         if (req)
                 (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
                                                   "Worker unit %s failed to start (%s); see journalctl -u %s",
@@ -261,6 +265,12 @@ static void worker_started(Worker *w) {
                            "SANDBOXD_WORKER_UID", uid, "SANDBOXD_EVENT", "started",
                            "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }
+        /* Before the reply: a daemon killed right after it must find the
+         * worker again (adopt.h). */
+        r = worker_persist(w);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to persist the worker's state; it will not survive a restart of sandboxd",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
         worker_reply_created(w);
         bus_worker_emit_new(w);
         if (w->unit_ended)
@@ -386,6 +396,7 @@ static void worker_finalize(Worker *w) {
         worker_delete_home(w);
         worker_stop_egress(w);
         worker_cleanup_leftovers(w);
+        worker_forget(w);
 
         snprintf(status, sizeof(status), "%d", w->exit_status);
         worker_owner_field(w, owner_uid);
@@ -509,7 +520,14 @@ static void on_channel_activity(Channel *c, void *userdata) {
         if (w->exported && now - w->activity_emitted >= USEC_PER_SEC) {
                 w->activity_emitted = now;
                 bus_worker_emit_activity(w);
+                /* The idle clock must continue from here after a restart. */
+                if (worker_is_alive(w))
+                        (void) worker_save_state(w);
         }
+}
+
+static void on_channel_stdin_closed(Channel *c, void *userdata) {
+        worker_forget_stdin(userdata);
 }
 
 static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorkerFds *stdio, sd_bus_message **ret) {
@@ -617,6 +635,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = channel_new(&w->channel, m->event, &worker_stdio, on_channel_activity, w);
         if (r < 0)
                 goto fail;
+        channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);
         r = sd_bus_match_signal_async(m->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
                                       "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                       on_unit_properties_changed, NULL, w);
@@ -664,6 +683,55 @@ fail:
         if (error && !error->name)
                 sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
         return r;
+}
+
+int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity) {
+        _cleanup_free_ char *state = NULL;
+        ChannelDaemonFds own = *fds;
+        int r;
+
+        r = channel_new_from_fds(&w->channel, m->event, fds, last_activity, on_channel_activity, w);
+        if (r < 0) {
+                safe_close(own.stdin_fd);
+                safe_close(own.stdout_fd);
+                safe_close(own.stderr_fd);
+                worker_free(w);
+                return r;
+        }
+        channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);
+        r = sd_bus_match_signal_async(m->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
+                                      "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                      on_unit_properties_changed, NULL, w);
+        if (r < 0) {
+                worker_free(w);
+                return r;
+        }
+        /* Running, and known to clients already: no second WorkerNew. */
+        w->state = WORKER_RUNNING;
+        w->exported = true;
+        w->unit_seen_active = true;
+        w->next = m->workers;
+        m->workers = w;
+        m->n_alive++;
+        /* A deadline that passed while the daemon was down fires at once. */
+        r = worker_arm_idle_timer(w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        log_struct(LOG_INFO, "Worker re-adopted after a restart of sandboxd",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+        /* The unit may have ended between the listing and the subscription;
+         * systemd's limits (RuntimeMaxSec= among them) are the unit's own and
+         * ran on meanwhile. */
+        r = sd_bus_get_property_string(m->bus, SYSTEMD_DEST, w->unit_path, "org.freedesktop.systemd1.Unit",
+                                       "ActiveState", NULL, &state);
+        if (r < 0 || streq(state, "inactive") || streq(state, "failed")) {
+                w->unit_ended = true;
+                worker_finalize(w);
+        }
+        manager_update_status(m);
+        return 0;
 }
 
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -732,6 +800,31 @@ static int unit_is_gone(sd_bus *bus, const char *unit) {
         return streq(state, "inactive") || streq(state, "failed");
 }
 
+int manager_stop_units(Manager *m, char **units) {
+        size_t n = strv_length(units);
+
+        for (size_t i = 0; i < n; i++) {
+                log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
+                           "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
+                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                          NULL, NULL, "ss", units[i], "replace");
+        }
+        /* Homes may only go once nothing can write to them any more. */
+        for (unsigned tries = 0; tries < 200; tries++) {
+                bool all_gone = true;
+                for (size_t i = 0; i < n; i++)
+                        if (unit_is_gone(m->bus, units[i]) == 0)
+                                all_gone = false;
+                if (all_gone)
+                        break;
+                usleep(50 * 1000);
+        }
+        for (size_t i = 0; i < n; i++)
+                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
+                                          NULL, NULL, "s", units[i]);
+        return 0;
+}
+
 int manager_wipe_leftovers(Manager *m) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -760,25 +853,9 @@ int manager_wipe_leftovers(Manager *m) {
                 if (!units[n - 1])
                         return -ENOMEM;
         }
-        for (size_t i = 0; i < n; i++) {
-                log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
-                           "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
-                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                          NULL, NULL, "ss", units[i], "replace");
-        }
-        /* Homes may only go once nothing can write to them any more. */
-        for (unsigned tries = 0; tries < 200; tries++) {
-                bool all_gone = true;
-                for (size_t i = 0; i < n; i++)
-                        if (unit_is_gone(m->bus, units[i]) == 0)
-                                all_gone = false;
-                if (all_gone)
-                        break;
-                usleep(50 * 1000);
-        }
-        for (size_t i = 0; i < n; i++)
-                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
-                                          NULL, NULL, "s", units[i]);
+        r = manager_stop_units(m, units);
+        if (r < 0)
+                return r;
 
         r = rm_rf_children(SBX_PRIVATE_STATE_ROOT);
         if (r < 0)
@@ -789,6 +866,9 @@ int manager_wipe_leftovers(Manager *m) {
         r = rm_rf_children(SBX_BUNDLE_ROOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_BUNDLE_ROOT ": %m");
+        r = rm_rf_children(SBX_WORKER_STATE_DIR);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
         if (n > 0)
                 log_info("Wiped %zu leftover sandbox units and the sessions root", n);
         return 0;
@@ -842,12 +922,10 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %m");
 
-        r = manager_wipe_leftovers(m);
+        /* A restart re-adopts what it can account for, a boot wipes. */
+        r = manager_restore(m);
         if (r < 0)
                 return r;
-
-        if (mkdir(SBX_RUNTIME_DIR, 0700) < 0 && errno != EEXIST)
-                return log_error_errno(errno, "Failed to create " SBX_RUNTIME_DIR ": %m");
         r = credential_server_new(&m->credentials, m->event, SBX_CREDENTIAL_SOCKET, lookup_credential, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on " SBX_CREDENTIAL_SOCKET ": %m");
@@ -870,5 +948,6 @@ int manager_startup(Manager *m) {
         r = sd_bus_request_name(m->bus, "org.sandboxd1", 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the name org.sandboxd1: %m");
+        manager_restore_announce(m);
         return 0;
 }

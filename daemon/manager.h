@@ -35,6 +35,7 @@ struct Manager {
         sd_bus_slot *job_removed_match;
         sd_bus_slot *worker_filter;
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
+        char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);
@@ -61,6 +62,12 @@ int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError
 
 /* Stops every sandbox-* unit and empties the sessions root. */
 int manager_wipe_leftovers(Manager *m);
+/* Stops UNITS and waits (bounded) until they are gone. */
+int manager_stop_units(Manager *m, char **units);
+
+/* Takes W, rebuilt from its state file, and the daemon's ends of its pipes
+ * (closed on failure): it runs again as before the restart. */
+int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
 
 /* Replies to Preflight() with one row per class. */
 int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error);

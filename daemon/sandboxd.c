@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
+#include "adopt.h"
 #include "config.h"
 #include "manager.h"
 
@@ -13,14 +14,23 @@ static void help(void) {
                "  --check-config   parse the configuration, report errors and exit\n");
 }
 
-/* A worker without its daemon has no channel and no reaper: stopping
- * sandboxd stops its workers and wipes their homes, as a restart would. This
- * runs before the loop exits, while the bus is still connected. */
+/* A restart of sandboxd is not the end of its workers: they keep running,
+ * their state and stdio pipes are kept (adopt.h), and the next start
+ * re-adopts them. A stop for good (systemd's stop job: "systemctl stop", a
+ * package's removal, which stops the service in prerm, shutdown) still stops
+ * every worker and wipes their homes, as nothing may outlive the daemon that
+ * accounts for it: the fd store goes with a stopped service, so nothing could
+ * be re-adopted anyway. Deciding here, from the job systemd runs, keeps that
+ * true whoever stops the service, without a helper in the package. This runs
+ * before the loop exits, while the bus is still connected. */
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
         (void) sd_notify(false, "STOPPING=1");
-        (void) manager_wipe_leftovers(m);
+        if (manager_stop_is_final(m))
+                (void) manager_wipe_leftovers(m);
+        else
+                manager_save_all(m);
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 

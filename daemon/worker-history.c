@@ -18,7 +18,7 @@ static void history_drop_oldest(WorkerHistory *h, size_t n) {
         n = MIN(n, h->n);
         for (size_t i = 0; i < n; i++)
                 free(h->records[i].result);
-        memmove(h->records, h->records + n, (h->n - n) * sizeof(WorkerRecord));
+        memmove(h->records, h->records + n, (h->n - n) * sizeof(EndedWorkerRecord));
         h->n -= n;
 }
 
@@ -34,8 +34,8 @@ void worker_history_prune(WorkerHistory *h, uint64_t now_monotonic) {
                 history_drop_oldest(h, h->n - h->max);
 }
 
-int worker_history_add(WorkerHistory *h, const WorkerRecord *record, uint64_t now_monotonic) {
-        WorkerRecord copy = *record;
+int worker_history_add(WorkerHistory *h, const EndedWorkerRecord *record, uint64_t now_monotonic) {
+        EndedWorkerRecord copy = *record;
 
         if (h->max == 0)
                 return 0;
@@ -45,7 +45,7 @@ int worker_history_add(WorkerHistory *h, const WorkerRecord *record, uint64_t no
         if (h->n == h->max)
                 history_drop_oldest(h, 1);
         else {
-                WorkerRecord *grown = realloc(h->records, (h->n + 1) * sizeof(WorkerRecord));
+                EndedWorkerRecord *grown = realloc(h->records, (h->n + 1) * sizeof(EndedWorkerRecord));
                 if (!grown) {
                         free(copy.result);
                         return -ENOMEM;

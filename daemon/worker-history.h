@@ -12,7 +12,7 @@
 
 #include "class.h"
 
-typedef struct WorkerRecord {
+typedef struct EndedWorkerRecord {
         char id[13];
         SbxClass class;
         SbxClass requested_class;
@@ -23,10 +23,10 @@ typedef struct WorkerRecord {
         uint64_t ended_monotonic;       /* what the age bound is measured on */
         int exit_status;                /* -1: none (a start that failed) */
         char *result;
-} WorkerRecord;
+} EndedWorkerRecord;
 
 typedef struct WorkerHistory {
-        WorkerRecord *records;          /* oldest first */
+        EndedWorkerRecord *records;          /* oldest first */
         size_t n;
         size_t max;                     /* 0: remember nothing */
         uint64_t max_age_usec;
@@ -40,4 +40,4 @@ void worker_history_prune(WorkerHistory *h, uint64_t now_monotonic);
 
 /* Copies RECORD (its result string too) in as the newest, then prunes by
  * age and count. */
-int worker_history_add(WorkerHistory *h, const WorkerRecord *record, uint64_t now_monotonic);
+int worker_history_add(WorkerHistory *h, const EndedWorkerRecord *record, uint64_t now_monotonic);

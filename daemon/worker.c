@@ -25,6 +25,16 @@ WorkerState worker_state_from_string(const char *s) {
 }
 
 int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
+        char id[WORKER_ID_LEN + 1];
+        int r;
+
+        r = random_hex_id(id, WORKER_ID_LEN);
+        if (r < 0)
+                return r;
+        return worker_new_with_id(ret, m, spec, runtime, id);
+}
+
+int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime, const char *id) {
         Worker *w;
         int r;
 
@@ -40,9 +50,7 @@ int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
         w->spec = *spec;                /* takes ownership */
         worker_spec_init(spec);
 
-        r = random_hex_id(w->id, WORKER_ID_LEN);
-        if (r < 0)
-                goto fail;
+        snprintf(w->id, sizeof(w->id), "%s", id);
         r = -ENOMEM;
         if (asprintf(&w->unit, "sandbox-%s.service", w->id) < 0 ||
             asprintf(&w->user, "sandbox-%s", w->id) < 0 ||

@@ -74,6 +74,8 @@ const char *worker_state_to_string(WorkerState s);
 WorkerState worker_state_from_string(const char *s);
 
 int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime);
+/* The same for a worker whose ID is known already: one re-adopted after a restart. */
+int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime, const char *id);
 Worker *worker_free(Worker *w);
 
 uint64_t worker_last_activity_realtime(const Worker *w);

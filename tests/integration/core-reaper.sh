@@ -2,8 +2,9 @@
 # sandboxd core (issue 2): nothing outlives a worker. The idle reaper stops a
 # worker whose channel was silent for its IdleTimeoutUSec, never before the
 # deadline, and traffic postpones it; wipe-on-boot stops leftover sandbox-*
-# units and empties the sessions root when sandboxd starts, after a crash as
-# after a restart.
+# units and empties the sessions root when sandboxd starts after a boot (a
+# new boot ID); after a crash or a restart it stops and wipes only what it
+# cannot account for, and its own workers run on (issue 11; restart.sh).
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
@@ -107,6 +108,18 @@ check_wiped() {
     check_output "$tag: NWorkers is 0" '^0$' sbx_mgr_prop NWorkers
 }
 
+# After a crash or restart: the stray unit and home are gone, the daemon's own
+# worker was re-adopted.
+check_cleaned() {
+    local tag=$1
+    check "$tag: the stray sandbox-* unit is stopped" wait_until 15 unit_gone "$STRAY_UNIT"
+    check "$tag: the stray home is wiped" ct test ! -e "$SBX_STATE_ROOT/stray-$tag"
+    check "$tag: ... and its link" ct test ! -L "$SBX_STATE_LINK_ROOT/stray-$tag"
+    [ -n "$LEFT_ID" ] && check_output "$tag: the daemon's own worker runs on" '^active$' \
+        unit_prop "sandbox-$LEFT_ID.service" ActiveState
+    [ -n "$LEFT_ID" ] && check "$tag: the new daemon knows it" sbx_call GetWorker s "$LEFT_ID"
+}
+
 _restarted() {
     local pid
     pid=$(unit_prop sandboxd.service MainPID)
@@ -126,12 +139,20 @@ else
 fi
 check_fails "crash: the old sandboxd process is gone" ct kill -0 "$old_pid"
 check_output "crash: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
-check_wiped crash
+check_cleaned crash
 
 # A plain restart.
 plant_leftovers restart
 ct systemctl restart sandboxd.service
 check_output "restart: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
-check_wiped restart
+check_cleaned restart
+
+# A boot: another boot ID than the one recorded wipes everything, the
+# workers of the earlier daemons included.
+plant_leftovers boot
+ct sh -c 'echo 00000000000000000000000000000000 >/run/sandboxd/boot-id'
+ct systemctl restart sandboxd.service
+check_output "boot: sandboxd is active again" '^active$' ct systemctl is-active sandboxd.service
+check_wiped boot
 
 tap_done

@@ -286,12 +286,68 @@ static void test_worker_closed_stdin(void **state) {
         close(client);
 }
 
+static void on_stdin_closed(Channel *c, void *userdata) {
+        ((Fixture *) userdata)->activity += 1000;
+}
+
+/* A channel rebuilt from the daemon's ends after a restart: what the worker
+ * wrote meanwhile reaches the next client, the idle clock is the one given,
+ * input reaches the worker, and closing its stdin is reported once. */
+static void test_new_from_fds(void **state) {
+        Fixture *f = *state;
+        ChannelDaemonFds daemon = channel_daemon_fds(f->channel);
+        ChannelDaemonFds kept = { dup(daemon.stdin_fd), dup(daemon.stdout_fd), dup(daemon.stderr_fd) };
+        Channel *c = NULL;
+        char buf[64];
+        int client;
+
+        /* The old daemon goes away; its copies with it. */
+        f->channel = channel_free(f->channel);
+        assert_int_equal(write(f->worker_out, "while down\n", 11), 11);
+        assert_int_equal(channel_new_from_fds(&c, f->event, &kept, 12345, on_activity, f), 0);
+        f->channel = c;
+        channel_set_stdin_closed_callback(c, on_stdin_closed);
+        assert_int_equal(channel_last_activity(c), 12345);
+        assert_int_equal(channel_daemon_fds(c).stdout_fd, kept.stdout_fd);
+
+        assert_int_equal(channel_attach(c, &client), 0);
+        spin(f);
+        assert_int_equal(read_some(client, buf, sizeof(buf)), 11);
+        assert_memory_equal(buf, "while down\n", 11);
+        assert_true(channel_last_activity(c) > 12345);
+        assert_int_equal(write(client, "in", 2), 2);
+        spin(f);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 2);
+        f->activity = 0;
+        assert_int_equal(shutdown(client, SHUT_WR), 0);
+        spin(f);
+        assert_int_equal(f->activity / 1000, 1);
+        assert_int_equal(channel_daemon_fds(c).stdin_fd, -1);
+        assert_int_equal(read_some(f->worker_in, buf, sizeof(buf)), 0);
+        close(client);
+}
+
+/* Without its stdout or stderr there is nothing to relay: refused, and the
+ * fds stay the caller's. */
+static void test_new_from_fds_refuses_missing_output(void **state) {
+        Fixture *f = *state;
+        ChannelDaemonFds fds = { -1, -1, dup(channel_daemon_fds(f->channel).stderr_fd) };
+        Channel *c = NULL;
+
+        assert_int_equal(channel_new_from_fds(&c, f->event, &fds, 1, NULL, NULL), -EBADF);
+        assert_null(c);
+        assert_int_equal(fcntl(fds.stderr_fd, F_GETFD) >= 0, 1);
+        close(fds.stderr_fd);
+}
+
 int main(void) {
         /* as the daemon does: a closed stdin pipe is EPIPE, not a signal */
         signal(SIGPIPE, SIG_IGN);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_worker_ends_are_separate_blocking_descriptions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_worker_closed_stdin, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_new_from_fds, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_new_from_fds_refuses_missing_output, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stderr_merged_and_eof_after_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_both_directions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_buffered_until_attach, setup, teardown),

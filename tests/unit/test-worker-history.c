@@ -10,7 +10,7 @@
 #include "worker-history.h"
 
 static void add(WorkerHistory *h, const char *id, uint64_t ended, const char *result) {
-        WorkerRecord r = { .owner = 1000, .ended_monotonic = ended, .exit_status = -1, .result = (char *) result };
+        EndedWorkerRecord r = { .owner = 1000, .ended_monotonic = ended, .exit_status = -1, .result = (char *) result };
 
         snprintf(r.id, sizeof(r.id), "%s", id);
         assert_int_equal(worker_history_add(h, &r, ended), 0);

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-id128.h>
+#include <systemd/sd-login.h>
+#include <time.h>
+
+#include "adopt.h"
+#include "fdstore.h"
+#include "rmrf.h"
+#include "unit-props.h"
+#include "worker-state-file.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+static const char * const stdio_names[] = { "stdin", "stdout", "stderr" };
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+static void daemon_fds_close(ChannelDaemonFds *fds) {
+        fds->stdin_fd = safe_close(fds->stdin_fd);
+        fds->stdout_fd = safe_close(fds->stdout_fd);
+        fds->stderr_fd = safe_close(fds->stderr_fd);
+}
+
+static void fd_name(char *buf, size_t size, const char *id, size_t i) {
+        snprintf(buf, size, "%s-%s", id, stdio_names[i]);
+}
+
+static void worker_to_record(const Worker *w, WorkerRecord *r) {
+        uint64_t mono = now_usec(CLOCK_MONOTONIC), real = now_usec(CLOCK_REALTIME);
+        uint64_t age = real > w->created_realtime ? real - w->created_realtime : 0;
+
+        /* Borrowed pointers: R is formatted, never freed. */
+        worker_record_init(r);
+        memcpy(r->id, w->id, sizeof(r->id));
+        r->unit = w->unit;
+        r->class = w->spec.class;
+        r->requested_class = w->spec.requested_class;
+        r->origin = w->spec.origin;
+        r->runtime = w->runtime;
+        r->owner = w->owner;
+        r->uid = w->uid;
+        r->limits = w->spec.limits;
+        r->has_disk_max = w->spec.set & SPEC_HAS_DISK_MAX;
+        r->disk_max = w->spec.disk_max;
+        r->egress_rate_bps = w->spec.egress_rate_bps;
+        r->egress_socket = w->egress_socket;
+        r->egress_service = w->egress_service;
+        r->egress_policy = (char *) w->egress_policy.data;
+        r->created_realtime = w->created_realtime;
+        r->created_monotonic = mono > age ? mono - age : 0;
+        r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
+}
+
+int worker_save_state(Worker *w) {
+        WorkerRecord r;
+
+        worker_to_record(w, &r);
+        return worker_record_save(SBX_WORKER_STATE_DIR, &r);
+}
+
+int worker_persist(Worker *w) {
+        ChannelDaemonFds fds = channel_daemon_fds(w->channel);
+        int fd[] = { fds.stdin_fd, fds.stdout_fd, fds.stderr_fd };
+        char name[64];
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(fd); i++) {
+                if (fd[i] < 0)
+                        continue;
+                fd_name(name, sizeof(name), w->id, i);
+                r = fdstore_push(name, fd[i]);
+                if (r < 0)
+                        return r;
+        }
+        /* The fds must be in systemd's hands before the client hears of the
+         * worker: a daemon killed right after the reply would lose them. */
+        (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
+        return worker_save_state(w);
+}
+
+void worker_forget_stdin(Worker *w) {
+        char name[64];
+
+        fd_name(name, sizeof(name), w->id, 0);
+        (void) fdstore_remove(name);
+}
+
+void worker_forget(Worker *w) {
+        char name[64];
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(stdio_names); i++) {
+                fd_name(name, sizeof(name), w->id, i);
+                (void) fdstore_remove(name);
+        }
+        r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove the state file of worker %s: %m", w->id);
+}
+
+void manager_save_all(Manager *m) {
+        for (Worker *w = m->workers; w; w = w->next) {
+                int r;
+                if (!w->exported || !worker_is_alive(w))
+                        continue;
+                r = worker_save_state(w);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to save the state of worker %s: %m", w->id);
+        }
+}
+
+bool manager_stop_is_final(Manager *m) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *unit = NULL, *path = NULL, *type = NULL;
+        const char *job_path;
+        uint32_t job_id;
+        int r;
+
+        if (sd_pid_get_unit(0, &unit) < 0 || sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
+                return false;
+        r = sd_bus_get_property(m->bus, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "Job", &e, &reply,
+                                "(uo)");
+        if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
+                return false;
+        /* No job: a signal from someone else, not systemd's stop; the workers
+         * stay, and a start that cannot account for them cleans them up. */
+        if (job_id == 0)
+                return false;
+        r = sd_bus_get_property_string(m->bus, SYSTEMD_DEST, job_path, "org.freedesktop.systemd1.Job", "JobType",
+                                       &e, &type);
+        if (r < 0)
+                return false;
+        return streq(type, "stop");
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+/* The service's ProcSubset=pid hides /proc/sys: its ExecStartPre= copies
+ * the boot ID where the daemon can read it. */
+static int read_current_boot_id(sd_id128_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[64];
+
+        if (sd_id128_get_boot(ret) >= 0)
+                return 0;
+        f = fopen(SBX_CURRENT_BOOT_ID_FILE, "re");
+        if (!f)
+                return -errno;
+        if (!fgets(line, sizeof(line), f))
+                return -EBADMSG;
+        line[strcspn(line, "\n")] = 0;
+        return sd_id128_from_string(line, ret);
+}
+
+static int read_boot_ids(char current[static 33], char recorded[static 33]) {
+        _cleanup_fclose_ FILE *f = NULL;
+        sd_id128_t boot;
+        int r;
+
+        recorded[0] = 0;
+        r = read_current_boot_id(&boot);
+        if (r < 0)
+                return r;
+        sd_id128_to_string(boot, current);
+        f = fopen(SBX_BOOT_ID_FILE, "re");
+        if (f && !fgets(recorded, 33, f))
+                recorded[0] = 0;
+        recorded[strcspn(recorded, "\n")] = 0;
+        return 0;
+}
+
+static int write_boot_id(const char *id) {
+        _cleanup_close_ int fd = -1;
+        char line[34];
+
+        snprintf(line, sizeof(line), "%s\n", id);
+        fd = open(SBX_BOOT_ID_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, line, strlen(line)) != (ssize_t) strlen(line) || fsync(fd) < 0)
+                return -errno ?: -EIO;
+        if (rename(SBX_BOOT_ID_FILE ".tmp", SBX_BOOT_ID_FILE) < 0)
+                return -errno;
+        return 0;
+}
+
+typedef struct Unaccounted {
+        char id[WORKER_ID_LEN + 1];
+        const char *reason;
+        bool announce;                  /* a client may have known it: WorkerRemoved */
+} Unaccounted;
+
+typedef struct Restore {
+        Manager *m;
+        FdStore fds;
+        char **units;                   /* every loaded sandbox-* unit */
+        char **states;                  /* their ActiveState, index for index */
+        char **adopted;                 /* worker IDs */
+        Unaccounted *lost;
+        size_t n_lost;
+} Restore;
+
+static void restore_done(Restore *r) {
+        fdstore_done(&r->fds);
+        strv_free(r->units);
+        strv_free(r->states);
+        strv_free(r->adopted);
+        free(r->lost);
+}
+
+static int strv_push(char ***l, const char *s) {
+        size_t n = strv_length(*l);
+        char **nl = realloc(*l, (n + 2) * sizeof(char *));
+
+        if (!nl)
+                return -ENOMEM;
+        *l = nl;
+        nl[n] = strdup(s);
+        nl[n + 1] = NULL;
+        return nl[n] ? 0 : -ENOMEM;
+}
+
+static bool strv_contains(char * const *l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
+static int restore_list_units(Restore *rs) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        const char *name, *active;
+        int r;
+
+        r = sd_bus_call_method(rs->m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", &e,
+                               &reply, "asas", 0, 1, "sandbox-*");
+        if (r < 0)
+                return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL,
+                                        NULL, NULL)) > 0)
+                if (strv_push(&rs->units, name) < 0 || strv_push(&rs->states, active) < 0)
+                        return -ENOMEM;
+        return r;
+}
+
+static const char *restore_unit_state(const Restore *rs, const char *unit) {
+        for (size_t i = 0; rs->units && rs->units[i]; i++)
+                if (streq(rs->units[i], unit))
+                        return rs->states[i];
+        return NULL;
+}
+
+static bool restore_handled(const Restore *rs, const char *id) {
+        if (strv_contains(rs->adopted, id))
+                return true;
+        for (size_t i = 0; i < rs->n_lost; i++)
+                if (streq(rs->lost[i].id, id))
+                        return true;
+        return false;
+}
+
+static int restore_lose(Restore *rs, const char *id, const char *reason, bool announce) {
+        Unaccounted *l = realloc(rs->lost, (rs->n_lost + 1) * sizeof(*l));
+
+        if (!l)
+                return -ENOMEM;
+        rs->lost = l;
+        l = &rs->lost[rs->n_lost++];
+        *l = (Unaccounted) { .reason = reason, .announce = announce };
+        snprintf(l->id, sizeof(l->id), "%s", id);
+        log_struct(LOG_WARNING, "Cannot account for a worker after a restart; stopping it and wiping its home",
+                   "SANDBOXD_WORKER_ID", id, "SANDBOXD_REASON", reason, NULL);
+        return 0;
+}
+
+static bool restore_has_fds(const Restore *rs, const char *id) {
+        char name[64];
+
+        for (size_t i = 0; i < ELEMENTSOF(stdio_names); i++) {
+                fd_name(name, sizeof(name), id, i);
+                if (fdstore_has(&rs->fds, name))
+                        return true;
+        }
+        return false;
+}
+
+static int restore_adopt(Restore *rs, WorkerRecord *rec) {
+        Manager *m = rs->m;
+        int fd[ELEMENTSOF(stdio_names)];
+        ChannelDaemonFds fds;
+        WorkerSpec spec;
+        Worker *w = NULL;
+        char name[64];
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(fd); i++) {
+                fd_name(name, sizeof(name), rec->id, i);
+                fd[i] = fdstore_take(&rs->fds, name);
+        }
+        fds = (ChannelDaemonFds) { .stdin_fd = fd[0], .stdout_fd = fd[1], .stderr_fd = fd[2] };
+        if (fds.stdout_fd < 0 || fds.stderr_fd < 0) {
+                daemon_fds_close(&fds);
+                return -EBADF;
+        }
+
+        worker_spec_init(&spec);
+        spec.class = rec->class;
+        spec.requested_class = rec->requested_class;
+        spec.origin = TAKE_PTR(rec->origin);
+        spec.limits = rec->limits;
+        if (rec->has_disk_max) {
+                spec.set |= SPEC_HAS_DISK_MAX;
+                spec.disk_max = rec->disk_max;
+        }
+        spec.egress_rate_bps = rec->egress_rate_bps;
+        r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
+        worker_spec_done(&spec);
+        if (r < 0) {
+                daemon_fds_close(&fds);
+                return r;
+        }
+        w->owner = rec->owner;
+        w->uid = rec->uid;
+        w->created_realtime = rec->created_realtime;
+        w->egress_socket = TAKE_PTR(rec->egress_socket);
+        w->egress_service = TAKE_PTR(rec->egress_service);
+        if (rec->egress_policy) {
+                w->egress_policy.size = strlen(rec->egress_policy);
+                w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
+                w->egress_policy.name = (char *) "egress-policy";
+        }
+        return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
+}
+
+/* Every worker with a state file: adopted if its unit runs and its channel
+ * was kept, lost otherwise. */
+static int restore_records(Restore *rs) {
+        _cleanup_(closedirp) DIR *d = opendir(SBX_WORKER_STATE_DIR);
+        struct dirent *de;
+        int r;
+
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                _cleanup_(worker_record_done) WorkerRecord rec;
+                const char *state;
+                char why[256] = "";
+
+                worker_record_init(&rec);
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!worker_id_is_valid(de->d_name)) {
+                        log_struct(LOG_WARNING, "Removing a file in the state directory that names no worker",
+                                   "SANDBOXD_PATH", de->d_name, NULL);
+                        (void) worker_record_remove(SBX_WORKER_STATE_DIR, de->d_name);
+                        continue;
+                }
+                r = worker_record_load(SBX_WORKER_STATE_DIR, de->d_name, &rec, why, sizeof(why));
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        log_struct(LOG_ERR, "Refusing a worker's state file",
+                                   "SANDBOXD_WORKER_ID", de->d_name, "SANDBOXD_REASON", why[0] ? why : strerror(-r),
+                                   NULL);
+                        r = restore_lose(rs, de->d_name, "state-unreadable", true);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                state = restore_unit_state(rs, rec.unit);
+                if (!state || !(streq(state, "active") || streq(state, "reloading")))
+                        r = restore_lose(rs, rec.id, "unit-gone", true);
+                else if (!restore_has_fds(rs, rec.id))
+                        r = restore_lose(rs, rec.id, "channel-lost", true);
+                else {
+                        char id[WORKER_ID_LEN + 1];
+                        memcpy(id, rec.id, sizeof(id));
+                        r = restore_adopt(rs, &rec);
+                        if (r >= 0)
+                                r = strv_push(&rs->adopted, id);
+                        else
+                                r = restore_lose(rs, id, "adoption-failed", true);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* sandbox-<id>.service, -egress.socket, -egress.service: the worker ID. */
+static bool unit_worker_id(const char *unit, char id[static WORKER_ID_LEN + 1]) {
+        if (!startswith(unit, "sandbox-") || strlen(unit) < strlen("sandbox-") + WORKER_ID_LEN)
+                return false;
+        memcpy(id, unit + strlen("sandbox-"), WORKER_ID_LEN);
+        id[WORKER_ID_LEN] = 0;
+        return worker_id_is_valid(id);
+}
+
+static int restore_remove_unknown(const char *dir, char * const *keep) {
+        _cleanup_(closedirp) DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+                int r;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || strv_contains(keep, de->d_name))
+                        continue;
+                if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+                        return -ENOMEM;
+                r = rm_rf(path);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to remove %s: %m", path);
+        }
+        return 0;
+}
+
+static int restore_after_restart(Restore *rs) {
+        _cleanup_strv_free_ char **stop = NULL;
+        Manager *m = rs->m;
+        char id[WORKER_ID_LEN + 1];
+        int r;
+
+        r = restore_list_units(rs);
+        if (r < 0)
+                return r;
+        r = restore_records(rs);
+        if (r < 0)
+                return r;
+        /* Units of no adopted worker go, except a cleanup that is under way:
+         * a unit without state, the proxies of a lost worker, an earlier
+         * daemon's probes, strays. */
+        for (size_t i = 0; rs->units && rs->units[i]; i++) {
+                const char *u = rs->units[i];
+                bool has_id = unit_worker_id(u, id);
+
+                if (has_id && strv_contains(rs->adopted, id))
+                        continue;
+                if (has_id && strstr(u, "-cleanup.service"))
+                        continue;
+                if (has_id && !restore_handled(rs, id) && streq(u + strlen("sandbox-") + WORKER_ID_LEN, ".service")) {
+                        r = restore_lose(rs, id, "state-missing", restore_has_fds(rs, id));
+                        if (r < 0)
+                                return r;
+                }
+                if (!streq(rs->states[i], "inactive") && strv_push(&stop, u) < 0)
+                        return -ENOMEM;
+        }
+        r = manager_stop_units(m, stop);
+        if (r < 0)
+                return r;
+
+        /* Homes, bundles and state of anything not adopted, once nothing of
+         * it runs any more. */
+        (void) restore_remove_unknown(SBX_PRIVATE_STATE_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_STATE_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_BUNDLE_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
+        for (size_t i = 0; i < rs->n_lost; i++)
+                if (rs->lost[i].announce) {
+                        r = strv_push(&m->restore_removed, rs->lost[i].id);
+                        if (r < 0)
+                                return r;
+                }
+        log_info("Restarted: re-adopted %zu worker(s), cleaned %zu it could not account for",
+                 strv_length(rs->adopted), rs->n_lost);
+        return 0;
+}
+
+int manager_restore(Manager *m) {
+        _cleanup_(restore_done) Restore rs = { .m = m };
+        char current[33] = "", recorded[33] = "";
+        int r;
+
+        r = fdstore_load(&rs.fds);
+        if (r < 0)
+                log_warning_errno(r, "Failed to take the stored fds: %m");
+        r = read_boot_ids(current, recorded);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read the boot ID, wiping as at boot: %m");
+        if (mkdir(SBX_RUNTIME_DIR, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create " SBX_RUNTIME_DIR ": %m");
+        if (r < 0 || !streq(current, recorded) || access(SBX_WORKER_STATE_DIR, F_OK) < 0) {
+                if (recorded[0])
+                        log_info("Started after a boot (boot ID %s, recorded %s): wiping", current, recorded);
+                r = manager_wipe_leftovers(m);
+                if (r < 0)
+                        return r;
+                r = rm_rf(SBX_WORKER_STATE_DIR);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
+        } else {
+                r = restore_after_restart(&rs);
+                if (r < 0)
+                        return r;
+        }
+        if (mkdir(SBX_WORKER_STATE_DIR, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create " SBX_WORKER_STATE_DIR ": %m");
+        if (current[0] && write_boot_id(current) < 0)
+                log_warning("Failed to record the boot ID in " SBX_BOOT_ID_FILE);
+        return 0;
+}
+
+void manager_restore_announce(Manager *m) {
+        for (char **id = m->restore_removed; id && *id; id++) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "/org/sandboxd1/worker/%s", *id) < 0)
+                        break;
+                (void) sd_bus_emit_signal(m->bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved", "sos",
+                                          *id, path, "lost");
+        }
+        strv_free(m->restore_removed);
+        m->restore_removed = NULL;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "manager.h"
+
+/* A restart of sandboxd is not a boot. What a running worker needs to be
+ * accounted for again is kept outside the process: its summary in a state
+ * file (worker-state-file.h) and the daemon's ends of its stdio pipes in
+ * systemd's file descriptor store, both written before CreateWorker is
+ * answered, so that even a kill -9 right after the reply loses nothing. */
+
+/* At the start job's success: stores the channel's ends and writes the state. */
+int worker_persist(Worker *w);
+/* Rewrites the state file (the last activity moves on). */
+int worker_save_state(Worker *w);
+/* The worker ended: its state file and stored fds go. */
+void worker_forget(Worker *w);
+/* The daemon closed its end of the worker's stdin: systemd's copy must go
+ * too, or the worker never sees its EOF. */
+void worker_forget_stdin(Worker *w);
+
+/* At start-up, before the credential socket: after a boot (another boot ID,
+ * or no state) wipes as before; after a restart re-adopts every worker it
+ * can account for and stops and cleans everything else. */
+int manager_restore(Manager *m);
+/* Once the bus name is ours: WorkerRemoved for the workers it had to clean. */
+void manager_restore_announce(Manager *m);
+
+/* At SIGTERM: whether systemd is stopping sandboxd for good (a stop job: an
+ * operator's stop, a package's removal, shutdown) rather than restarting it. */
+bool manager_stop_is_final(Manager *m);
+/* Before a restart: every running worker's state, last activity included. */
+void manager_save_all(Manager *m);
