@@ -123,6 +123,12 @@ if [ -z "$new_files" ]; then
 else
     not_ok "after purge no file exists that did not before the install" "new since before the install:" "$new_files"
 fi
+gone_files=$(comm -23 "$TAP_TMP/before" "$TAP_TMP/after")
+if [ -z "$gone_files" ]; then
+    ok "and purge took nothing that was there before the install"
+else
+    not_ok "and purge took nothing that was there before the install" "gone since before the install:" "$gone_files"
+fi
 check_eq "systemd knows no sandbox-* unit (workers, proxies, cleanups; loaded or not)" "" "$(sbx_units)"
 check_eq "no sandbox* unit file is left" "" "$(ct systemctl list-unit-files --no-legend 'sandbox*')"
 # The manager may still remember the name until its next reload (remove's
