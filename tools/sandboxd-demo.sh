@@ -36,7 +36,11 @@ NAME=sandboxd-demo-$$
 # The package is installed below, the way an operator does it.
 TESTBED_INSTALL=0 testbed_boot "$NAME" "$STAGE"
 in_container() { testbed_exec "$NAME" "$@"; }
-in_container sh -c "cd /run/stage/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$(basename "$deb")" >/dev/null
+if ! out=$(in_container sh -c "cd /run/stage/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$(basename "$deb")" 2>&1); then
+    printf '%s\n' "$out" >&2
+    echo "sandboxd-demo: apt install ./$(basename "$deb") failed in the container" >&2
+    exit 1
+fi
 
 if [ "${1:-}" = "--" ]; then
     shift
