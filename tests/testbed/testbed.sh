@@ -132,7 +132,7 @@ _testbed_load_stage() {
     local name=$1
     testbed_exec "$name" env TESTBED_INSTALL="${TESTBED_INSTALL:-1}" sh -ec '
         for f in /run/stage/* /run/stage/.[!.]*; do
-            [ -e "$f" ] && [ "$f" != /run/stage/debs ] && cp -a "$f" /
+            if [ -e "$f" ] && [ "$f" != /run/stage/debs ]; then cp -a "$f" /; fi
         done
         ip link set lo up
         # A stage that configures the manager itself needs it to re-execute.
