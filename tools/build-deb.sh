@@ -19,7 +19,7 @@ mkdir "$OUT/src"
 if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     # Tracked files deleted in the work tree are not copied.
     git -C "$SRC" ls-files -z --cached --others --exclude-standard |
-        (cd "$SRC" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
+        (cd "$SRC" && xargs -0 sh -c 'for f; do if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi; done' sh) |
         tar -C "$SRC" --null -T - -cf - | tar -C "$OUT/src" -xf -
 else
     tar -C "$SRC" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$OUT/src" -xf -
