@@ -99,16 +99,20 @@ check_output "sandboxctl attach still talks to the worker" '^ping-after-upgrade$
 ct rm -rf "$W"
 
 # ---- remove stops every worker, keeps the configuration ------------------
-id2=$(ct sandboxctl create --class trusted -- /bin/sleep 1000 2>&1)
-if [[ $id2 =~ ^[A-Za-z0-9_-]+$ ]] && wait_until 30 worker_active "$id2" && home_exists "$id2"; then
-    ok "a worker runs before remove ($id2)"
+# Of the default class (gVisor): a runsc sandbox, its bundle under
+# /run/sandboxd and its cleanup unit are what remove and purge must not leave.
+id2=$(ct sandboxctl create -- /bin/sleep 1000 2>&1)
+if [[ $id2 =~ ^[A-Za-z0-9_-]+$ ]] && wait_until 60 worker_active "$id2" && home_exists "$id2"; then
+    ok "a gVisor worker runs before remove ($id2)"
 else
-    not_ok "a worker runs before remove" "got: $id2"
+    not_ok "a gVisor worker runs before remove" "got: $id2"
 fi
+check "its runsc sandbox runs" ct pgrep -f "runsc.*$id2"
 check "apt remove sandboxd" apt_in remove sandboxd
 check_output "dpkg keeps only its configuration" '^deinstall ok config-files ' installed_version
 check "the worker's unit is gone" unit_gone "sandbox-$id2.service"
 check "the worker's home is gone" home_absent "$id2"
+check_fails "no runsc sandbox is left" ct pgrep -f runsc
 check_eq "no sandbox-* unit is left running" "" "$(ct systemctl list-units --state=active --plain --no-legend 'sandbox-*')"
 check "/etc/sandboxd/sandboxd.conf is kept" ct test -s /etc/sandboxd/sandboxd.conf
 
