@@ -48,6 +48,13 @@ check_output "sandboxd.service is enabled (wipe-on-boot runs at boot)" '^enabled
 check_output "the install started sandboxd.service" '^active$' ct systemctl is-active sandboxd.service
 check_output "/etc/sandboxd/sandboxd.conf is a conffile" '^ /etc/sandboxd/sandboxd.conf [0-9a-f]{32}$' \
     ct dpkg-query -W -f='${Conffiles}\n' sandboxd
+docs_missing=
+for unit in sandboxd.service sandbox.slice; do
+    for url in $(unit_prop "$unit" Documentation); do
+        case $url in file://*) ct test -e "${url#file://}" || docs_missing="$docs_missing $unit:$url" ;; esac
+    done
+done
+if [ -z "$docs_missing" ]; then ok "the units' Documentation= files are installed"; else not_ok "the units' Documentation= files are installed" "missing:$docs_missing"; fi
 ct systemctl stop sandboxd.service
 check_eq "stopped, sandboxd.service is inactive" inactive "$(ct systemctl is-active sandboxd.service)"
 check "a bus call to org.sandboxd1 activates it again" sbx_mgr_prop Version
