@@ -2,11 +2,20 @@
 # Runs every test of the tree and ends with one line "N passed, N failed".
 #   unit:        meson test in build-ci (-Dwerror_ci=true) and in build-asan
 #                (ASan+UBSan); counted from meson-logs/testlog.json
+#   package:     the Debian package, built with dpkg-buildpackage from a copy
+#                of the tree in build-deb/src (debs in build-deb/), and lintian
+#                on it (one test: no errors, no warnings)
 #   integration: tests/integration/*.sh and every tests/*/integration.sh
-#                (egress, runtime, cli, ...), each against a freshly booted
-#                systemd container (tests/testbed/testbed.sh) holding a
-#                DESTDIR install of build-ci, called as SCRIPT LEADER_PID STAGE_DIR;
-#                counted from their TAP lines ("ok N" / "not ok N")
+#                (egress, runtime, cli, package, ...), each against a freshly
+#                booted systemd container (tests/testbed/testbed.sh) in which
+#                the package is installed with apt (plus the test clients from
+#                build-ci), called as SCRIPT LEADER_PID STAGE_DIR; STAGE_DIR
+#                holds the .deb and its files extracted (debs/extracted);
+#                counted from their TAP lines ("ok N" / "not ok N").
+#                A script with a line "# testbed: install=none" gets the
+#                container without the package installed (tests/package).
+#   sanitizers:  the ASan+UBSan build is not a package: its integration pass
+#                copies a meson DESTDIR install of build-asan over / instead
 # Installs what it needs with apt when run as root. Integration needs root.
 #   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan] [--only GLOB]...
 #   --only GLOB: run only the integration scripts whose path under the tree
@@ -27,18 +36,20 @@ while [ $# -gt 0 ]; do
         --unit-only) run_integration=0 ;;
         --integration-only) run_unit=0 ;;
         --no-asan) run_asan=0 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "run-all: unknown option $arg (see --help)" >&2; exit 2 ;;
     esac
 done
 
 BUILD_CI=$SRC/build-ci
 BUILD_ASAN=$SRC/build-asan
+BUILD_DEB=$SRC/build-deb
 LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
-      systemd-container debootstrap clang libclang-rt-14-dev scdoc man-db groff-base bash-completion"
+      systemd-container debootstrap clang libclang-rt-14-dev
+      build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
@@ -160,10 +171,37 @@ stage_test_clients() {
     return 0
 }
 
+# The package, built the way an operator builds it (tools/build-deb.sh). The
+# unit tests ran in build-ci already: nocheck.
+build_package() {
+    local t0=$SECONDS debs
+    say "building the Debian package in $BUILD_DEB"
+    debs=$(DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" "$SRC/tools/build-deb.sh" "$BUILD_DEB") || return 1
+    echo "package built in $((SECONDS - t0)) s: $debs"
+}
+
+# One test: lintian on what dpkg-buildpackage produced, no errors, no warnings.
+lint_package() {
+    say "lintian"
+    if lintian --fail-on error,warning "$BUILD_DEB"/sandboxd_*.changes; then
+        passed=$((passed + 1))
+        echo "lintian: clean"
+    else
+        record_failure "lintian: errors or warnings on the package"
+    fi
+}
+
+# The integration stage: the package (installed by the test bed), its files
+# extracted for scripts that take a binary from it (tests/egress), and the
+# test clients, copied.
 stage_install() {
-    local stage=$1 client
+    local stage=$1 client deb
     rm -rf "$stage"
-    DESTDIR="$stage" meson install -C "$BUILD_CI" --no-rebuild --quiet || return 1
+    mkdir -p "$stage/debs/extracted"
+    for deb in "$BUILD_DEB"/sandboxd_*.deb; do
+        [ -f "$deb" ] || return 1
+        cp "$deb" "$stage/debs/" && dpkg-deb -x "$deb" "$stage/debs/extracted" || return 1
+    done
     client=$(integration_client) || return 1
     install -D -m 0755 "$client" "$stage/usr/lib/sandboxd-tests/sbx-channel"
     stage_test_clients "$stage"
@@ -200,22 +238,24 @@ count_tap() {
 }
 
 run_integration_script() {
-    local script=$1 stage=$2 name machine log rc pid t0=$SECONDS
+    local script=$1 stage=$2 name machine log rc pid t0=$SECONDS install=1 boot_s
     name=${script#"$SRC"/}
+    grep -q '^# testbed: install=none' "$script" && install=0
     machine=sbx-it-$$-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
     machine=${machine:0:60}
     log=$LOGDIR/$(echo "$name" | tr / _).log
     say "integration: $name (container $machine)"
     # A boot that fails is the host's trouble (a loaded machine, nspawn), not
     # the test's: it gets one more try, said plainly, before it counts.
-    if ! testbed_boot "$machine" "$stage"; then
+    if ! TESTBED_INSTALL=$install testbed_boot "$machine" "$stage"; then
         echo "$name: the test container did not boot; booting a fresh one once more"
         machine=${machine:0:58}-2
-        if ! testbed_boot "$machine" "$stage"; then
+        if ! TESTBED_INSTALL=$install testbed_boot "$machine" "$stage"; then
             record_failure "$name: the test container did not boot (twice)"
             return
         fi
     fi
+    boot_s=$((SECONDS - t0))
     pid=$(testbed_pid "$machine")
     # In the background so a signal to this shell runs its traps at once.
     { SANDBOXD_SRC=$SRC SANDBOXD_STAGE=$stage TESTBED_MACHINE=$machine \
@@ -227,7 +267,7 @@ run_integration_script() {
     testbed_journal "$machine" "$log.journal" || true
     testbed_stop "$machine"
     count_tap "$name" "$log" "$rc"
-    echo "$name: took $((SECONDS - t0)) s"
+    echo "$name: took $((SECONDS - t0)) s (boot and install: $boot_s s)"
 }
 
 # With --only, whether the script (a path under the tree) is one of those asked for.
@@ -313,7 +353,7 @@ asan_integration_tests() {
 }
 
 main() {
-    local start=$SECONDS
+    local start=$SECONDS run_package=$run_integration
     install_deps || record_failure "installing build dependencies"
     mkdir -p "$LOGDIR" 2>/dev/null || true
 
@@ -335,17 +375,26 @@ main() {
 
     # -Dman=enabled: CI must render and check the man pages, never skip them.
     local opts=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true -Dman=enabled)
-    local stage=$BUILD_CI/stage
+    local stage=$BUILD_DEB/stage
     if build "$BUILD_CI" "${opts[@]}"; then
         mkdir -p "$LOGDIR"
-        # Staged first: meson tests that boot the test bed reuse it.
-        if [ "$(id -u)" = 0 ]; then
-            say "staging a DESTDIR install of build-ci in $stage"
-            if stage_install "$stage"; then
-                export SANDBOXD_STAGE=$stage
-            elif [ $run_integration = 1 ]; then
-                record_failure "integration: staging the install"
+        # The package needs no root to build (Rules-Requires-Root: no); the
+        # integration tests install it. --unit-only leaves it out.
+        if [ $run_package = 1 ]; then
+            if ! build_package; then
+                record_failure "package: dpkg-buildpackage (log: $BUILD_DEB/build.log)"
                 run_integration=0
+            else
+                lint_package
+                if [ $run_integration = 1 ]; then
+                    say "staging the package and the test clients in $stage"
+                    if stage_install "$stage"; then
+                        export SANDBOXD_STAGE=$stage
+                    else
+                        record_failure "integration: staging the package"
+                        run_integration=0
+                    fi
+                fi
             fi
         fi
         [ $run_unit = 1 ] && unit_tests "$BUILD_CI"

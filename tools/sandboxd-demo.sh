@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# The main job, on any Debian 12 machine: build sandboxd, install it into a
-# throwaway systemd container (this host's PID 1 need not be systemd), start
-# the daemon and run conversation workers through sandboxctl.
+# The main job, on any Debian 12 machine: build the sandboxd package, install
+# it with apt into a throwaway systemd container (this host's PID 1 need not
+# be systemd; the install starts the daemon) and run conversation workers
+# through sandboxctl.
 #
 #   sudo bash tools/sandboxd-demo.sh                    the guided demo below
 #   sudo bash tools/sandboxd-demo.sh -- CMD [ARGS...]   run CMD in the container instead,
 #        e.g. -- sandboxctl run --class standard -- /bin/sh -c 'uname -a; id'
 #
-# On a host that does boot systemd, install for real instead:
-#   meson setup build --prefix=/usr --sysconfdir=/etc --localstatedir=/var
-#   ninja -C build && sudo meson install -C build && sudo systemctl start sandboxd
+# On a host that does boot systemd, install the package for real (README.md, "Install").
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$SRC"
 [ "$(id -u)" = 0 ] || { echo "sandboxd-demo: run as root (it boots a container)" >&2; exit 1; }
 
-DEPS="meson ninja-build pkg-config gcc libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev
-      libcmocka-dev libjson-c-dev libc-ares-dev systemd-container debootstrap"
+# debian/control's Build-Depends, and what boots the container.
+DEPS="build-essential dpkg-dev debhelper meson ninja-build pkg-config libsystemd-dev libseccomp-dev libcap-dev
+      libiniparser-dev libjson-c-dev libc-ares-dev scdoc bash-completion systemd-container debootstrap"
 missing=$(for p in $DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
     apt-get update -q
@@ -26,17 +26,21 @@ fi
 
 BUILD=$SRC/build-demo
 STAGE=$BUILD/stage
-[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
-ninja -C "$BUILD" >/dev/null
-rm -rf "$STAGE"
-DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+deb=$(DEB_BUILD_OPTIONS=nocheck "$SRC/tools/build-deb.sh" "$BUILD")
+mkdir -p "$STAGE/debs"
+cp "$deb" "$STAGE/debs/"
 
 # shellcheck source=../tests/testbed/testbed.sh
 . "$SRC/tests/testbed/testbed.sh"
 NAME=sandboxd-demo-$$
-testbed_boot "$NAME" "$STAGE"
+# The package is installed below, the way an operator does it.
+TESTBED_INSTALL=0 testbed_boot "$NAME" "$STAGE"
 in_container() { testbed_exec "$NAME" "$@"; }
-in_container systemctl start sandboxd
+if ! out=$(in_container sh -c "cd /run/stage/debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$(basename "$deb")" 2>&1); then
+    printf '%s\n' "$out" >&2
+    echo "sandboxd-demo: apt install ./$(basename "$deb") failed in the container" >&2
+    exit 1
+fi
 
 if [ "${1:-}" = "--" ]; then
     shift

@@ -9,8 +9,9 @@
 #
 #   integration.sh LEADER_PID STAGE_DIR
 #
-# STAGE_DIR is a DESTDIR install of the build; its sandbox-egress is copied
-# into the container. Prints TAP ("ok N - name" / "not ok N - name") and a
+# STAGE_DIR holds the build's files: run-all's stage has the package's
+# extracted under debs/extracted (a DESTDIR install works as well); its
+# sandbox-egress is copied into the container. Prints TAP ("ok N - name" / "not ok N - name") and a
 # final "# passed N failed M"; exits non-zero if anything failed. It creates
 # everything it uses (units egress-it-*, the upstream namespace and veth,
 # /etc/hosts lines marked "# egress-it", files under /run/egress-it) and

@@ -4,8 +4,10 @@
 # Source this file; do not execute it.
 #
 #   testbed_boot NAME STAGE_DIR   boot NAME from the cached rootfs with STAGE_DIR
-#                                 (a DESTDIR install) copied over /; returns once
-#                                 systemd is up and the stage is loaded
+#                                 loaded; returns once systemd is up and the
+#                                 stage is loaded. STAGE_DIR is copied over /,
+#                                 except its debs/ directory: the packages in
+#                                 debs/*.deb are installed with apt instead
 #   testbed_pid NAME              print the container's PID 1 (as seen on the host)
 #   testbed_exec NAME CMD...      run CMD inside NAME (all namespaces)
 #   testbed_journal NAME FILE     save the container's journal to FILE
@@ -24,6 +26,8 @@
 #   TESTBED_RUNDIR        per-container state and console logs (default /run/sandboxd-testbed)
 #   TESTBED_BOOT_TIMEOUT  seconds for systemd to come up (default 90)
 #   TESTBED_KEEP_LOGS     keep every console log (by default only those of failed boots)
+#   TESTBED_INSTALL       0: leave the stage's debs/*.deb uninstalled (they stay
+#                         readable in the container under /run/stage/debs)
 
 TESTBED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TESTBED_RUNDIR=${TESTBED_RUNDIR:-/run/sandboxd-testbed}
@@ -117,12 +121,19 @@ _testbed_boot_failed() {
     return 1
 }
 
-# Loads the stage the way a package install would: units, bus policy and
-# activation files, tmpfiles and sysusers snippets.
+# Loads the stage: its packages the way an operator installs them (apt, with
+# the maintainer scripts), everything else (test clients, or a whole DESTDIR
+# install where there is no package, as for the sanitizer build) copied over /
+# and loaded the way a package install would: units, bus policy and
+# activation files, tmpfiles and sysusers snippets. sandboxd is left stopped
+# (policy-rc.d forbids the postinst's start), as a DESTDIR install leaves it,
+# so each script starts it once its configuration is in place.
 _testbed_load_stage() {
     local name=$1
-    testbed_exec "$name" sh -ec '
-        cp -a /run/stage/. /
+    testbed_exec "$name" env TESTBED_INSTALL="${TESTBED_INSTALL:-1}" sh -ec '
+        for f in /run/stage/* /run/stage/.[!.]*; do
+            if [ -e "$f" ] && [ "$f" != /run/stage/debs ]; then cp -a "$f" /; fi
+        done
         ip link set lo up
         # A stage that configures the manager itself needs it to re-execute.
         if [ -d /run/stage/etc/systemd/system.conf.d ]; then
@@ -130,6 +141,14 @@ _testbed_load_stage() {
             systemctl is-system-running --wait >/dev/null || true
         fi
         systemctl daemon-reload
+        if [ "$TESTBED_INSTALL" != 0 ] && ls /run/stage/debs/*.deb >/dev/null 2>&1; then
+            printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d
+            chmod 755 /usr/sbin/policy-rc.d
+            rc=0
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /run/stage/debs/*.deb || rc=$?
+            rm -f /usr/sbin/policy-rc.d
+            [ $rc = 0 ]
+        fi
         systemctl reload dbus
         if command -v systemd-sysusers >/dev/null; then systemd-sysusers; fi
         if command -v systemd-tmpfiles >/dev/null; then systemd-tmpfiles --create; fi
