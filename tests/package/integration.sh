@@ -2,8 +2,8 @@
 # The Debian package on a fresh test-bed container, the way an operator
 # meets it (issue 10): `apt install ./sandboxd_*.deb` gives an enabled,
 # running, bus-activatable service whose CLI runs a worker; the man pages and
-# the completion are installed and work; an upgrade keeps running workers
-# (the daemon is not stopped: stopping it ends every worker); remove stops
+# the completion are installed and work; an upgrade restarts sandboxd, which
+# re-adopts the running workers (a stop would end them); remove stops
 # the workers and keeps the configuration; purge leaves nothing of sandboxd.
 #
 #   integration.sh LEADER_PID STAGE_DIR   (tests/run-all.sh runs it)
@@ -95,10 +95,19 @@ else
 fi
 check "its dynamic user exists while it runs" ct getent passwd "sandbox-$id"
 pid_before=$(main_pid)
+worker_pid_before=$(unit_prop "sandbox-$id.service" MainPID)
 check "apt install ./$new_deb (an upgrade)" ct sh -c "cd $W && DEBIAN_FRONTEND=noninteractive apt-get -q -y install ./$new_deb"
 check_output "dpkg has sandboxd $new_version installed" "^install ok installed $new_version\$" installed_version
-check_eq "the upgrade did not restart sandboxd (MainPID)" "$pid_before" "$(main_pid)"
+# The postinst restarts sandboxd (a restart job): the new binary runs and
+# re-adopts the worker instead of stopping it.
+pid_after=$(main_pid)
+if [ -n "$pid_after" ] && [ "$pid_after" != 0 ] && [ "$pid_after" != "$pid_before" ]; then
+    ok "the upgrade restarted sandboxd (MainPID $pid_before -> $pid_after)"
+else
+    not_ok "the upgrade restarted sandboxd" "MainPID before $pid_before, after $pid_after"
+fi
 check "the worker's unit is still active" worker_active "$id"
+check_eq "... with the same process (MainPID)" "$worker_pid_before" "$(unit_prop "sandbox-$id.service" MainPID)"
 check "the worker's home still exists" home_exists "$id"
 check_output "sandboxctl status still sees the worker running" 'running' ct sandboxctl status "$id"
 check_output "sandboxctl attach still talks to the worker" '^ping-after-upgrade$' \
