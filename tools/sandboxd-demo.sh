@@ -27,6 +27,7 @@ fi
 BUILD=$SRC/build-demo
 STAGE=$BUILD/stage
 deb=$(DEB_BUILD_OPTIONS=nocheck "$SRC/tools/build-deb.sh" "$BUILD")
+rm -rf "$STAGE"
 mkdir -p "$STAGE/debs"
 cp "$deb" "$STAGE/debs/"
 
@@ -51,17 +52,19 @@ fi
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 step sandboxctl preflight
 in_container sandboxctl preflight
-step "sandboxctl run --class trusted -- /bin/sh -c 'id; echo HOME=\$HOME; ls -ld \$HOME'"
-in_container sandboxctl run --class trusted -- /bin/sh -c 'id; echo HOME=$HOME; ls -ld "$HOME"/.'
-step "sandboxctl run --class standard -- /bin/sh -c 'cat /proc/version; id'   (under gVisor)"
-in_container sandboxctl run --class standard -- /bin/sh -c 'cat /proc/version; id'
+step "sandboxctl run --class trusted -- sh -c 'id; echo HOME=\$HOME; ls -ld \$HOME'"
+in_container sandboxctl run --class trusted -- sh -c 'id; echo HOME=$HOME; ls -ld "$HOME"/.'
+step "sandboxctl run --class standard -- sh -c 'cat /proc/version; id'   (under gVisor)"
+in_container sandboxctl run --class standard -- sh -c 'cat /proc/version; id'
 step "printf 'a secret\n' > /root/token; sandboxctl run --class trusted --credential token:/root/token -- ..."
 in_container sh -c 'printf "a secret\n" > /root/token && chmod 600 /root/token'
 in_container sandboxctl run --class trusted --credential token:/root/token -- \
     /bin/sh -c 'echo "credential: $(cat "$CREDENTIALS_DIRECTORY/token")"; env | grep -c secret || true'
-step "echo hello | sandboxctl run --class untrusted -- /bin/cat"
-echo hello | in_container sandboxctl run --class untrusted -- /bin/cat
+step "echo hello | sandboxctl run --class untrusted -- cat"
+echo hello | in_container sandboxctl run --class untrusted -- cat
 step "sandboxctl run --class hostile -- /bin/true   (no Kata here: refused, never downgraded)"
 in_container sandboxctl run --class hostile -- /bin/true || true
-step "sandboxctl list"
-in_container sandboxctl list
+step "sandboxctl list --all"
+in_container sandboxctl list --all
+step "man sandboxctl | head"
+in_container sh -c 'MANWIDTH=80 man sandboxctl 2>/dev/null | head -n 12'
