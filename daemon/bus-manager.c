@@ -272,7 +272,7 @@ static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error 
         r = read_worker_arg(msg, m, &w, ret_error);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = manager_stop_worker(m, w, "stopped", &e);
+        r = worker_stop(w, "stopped", &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, NULL);
@@ -288,7 +288,7 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
         r = read_worker_arg(msg, m, &w, ret_error);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        r = manager_open_channel(m, w, &fd, &e);
+        r = worker_open_channel(w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, "h", fd);

@@ -174,7 +174,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
         int r = check_worker_access(msg, w, ret_error);
         if (r < 0)
                 return r;
-        r = manager_stop_worker(w->manager, w, "stopped", &e);
+        r = worker_stop(w, "stopped", &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, NULL);
@@ -187,7 +187,7 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
         int r = check_worker_access(msg, w, ret_error);
         if (r < 0)
                 return r;
-        r = manager_open_channel(w->manager, w, &fd, &e);
+        r = worker_open_channel(w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, "h", fd);
