@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "adopt.h"
 #include "bus-manager.h"
-#include "bus-worker.h"
 #include "egress-units.h"
 #include "env-cred.h"
 #include "errors.h"
@@ -154,7 +152,9 @@ int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError
         return gate_choose(&m->runtimes, &m->config, class, ret, error);
 }
 
+/* ---- creating a worker ------------------------------------------------- */
 
+/* The start job's end decides a starting worker's next state. */
 static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         const char *job, *unit, *result;
@@ -190,7 +190,6 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         }
         return 0;
 }
-
 
 static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorkerFds *stdio, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
