@@ -10,11 +10,13 @@
 #include "spec-bus.h"
 #include "worker-log.h"
 
-/* Reads the (s id) argument of a Manager method, finds that worker and
- * checks that the caller may manage it. Returns 1 with the worker, 0 when
- * polkit is deciding (the handler returns 1 and waits for the second
- * dispatch), or a negative errno with RET_ERROR set. */
-static int read_worker_arg(sd_bus_message *msg, Manager *m, Worker **ret, sd_bus_error *ret_error) {
+/* Every Manager method that acts on one worker: reads its (s id) argument,
+ * finds the worker as its object would be found and runs the Worker
+ * object's own handler on it, after the same access check as a call on the
+ * object (machined's redirect_method_to_machine()), so both ways in behave
+ * and are authorized alike by construction. */
+static int redirect_method_to_worker(sd_bus_message *msg, Manager *m, sd_bus_error *ret_error,
+                                     sd_bus_message_handler_t method) {
         const char *id;
         Worker *w;
         int r;
@@ -25,11 +27,13 @@ static int read_worker_arg(sd_bus_message *msg, Manager *m, Worker **ret, sd_bus
         w = manager_find_worker(m, id);
         if (!w || !w->exported)
                 return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER, "No worker with id \"%.64s\"", id);
-        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
-        if (r <= 0)
+        r = bus_worker_authorize(msg, w, ret_error);
+        if (r < 0)
                 return r;
-        *ret = w;
-        return 1;
+        /* 0: polkit decides, and the call is dispatched here again. */
+        if (r == 0)
+                return 1;
+        return method(msg, w, ret_error);
 }
 
 static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -62,14 +66,13 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         return 1;
 }
 
-static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Worker *w = NULL;
-        int r;
-
-        r = read_worker_arg(msg, userdata, &w, ret_error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
+static int reply_worker_path(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
         return sd_bus_reply_method_return(msg, "o", w->object_path);
+}
+
+static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return redirect_method_to_worker(msg, userdata, ret_error, reply_worker_path);
 }
 
 /* Everyone's workers to root and to holders of manage-workers, only their
@@ -264,34 +267,11 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
 }
 
 static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        SbxError e = {};
-        Worker *w = NULL;
-        int r;
-
-        r = read_worker_arg(msg, m, &w, ret_error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        r = manager_stop_worker(m, w, "stopped", &e);
-        if (r < 0)
-                return bus_reply_sbx_error(ret_error, &e, r);
-        return sd_bus_reply_method_return(msg, NULL);
+        return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_stop);
 }
 
 static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        _cleanup_close_ int fd = -1;
-        SbxError e = {};
-        Worker *w = NULL;
-        int r;
-
-        r = read_worker_arg(msg, m, &w, ret_error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        r = manager_open_channel(m, w, &fd, &e);
-        if (r < 0)
-                return bus_reply_sbx_error(ret_error, &e, r);
-        return sd_bus_reply_method_return(msg, "h", fd);
+        return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_open_channel);
 }
 
 /* Who owns worker ID: the live object's owner, else the one sandboxd's own

@@ -37,6 +37,10 @@ static bool is_method_call(sd_bus_message *msg) {
         return msg && sd_bus_message_get_type(msg, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL;
 }
 
+int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
+        return bus_authorize(w->manager, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
+}
+
 /* Every method call on a worker's object (its properties, Stop,
  * OpenChannel, even Introspect) comes here first: only root, the owner and
  * holders of manage-workers get through. GetManagedObjects asks polkit too,
@@ -57,7 +61,7 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
         w = worker_from_path(m, path);
         if (!w)
                 return 0;
-        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
+        r = bus_worker_authorize(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* 0: polkit decides; the call comes back here with the answer. */
@@ -168,26 +172,26 @@ static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret
                                  sbx_action_to_string(SBX_ACTION_MANAGE_WORKERS));
 }
 
-static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
         int r = check_worker_access(msg, w, ret_error);
         if (r < 0)
                 return r;
-        r = manager_stop_worker(w->manager, w, "stopped", &e);
+        r = worker_stop(w, "stopped", &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;
         SbxError e = {};
         int r = check_worker_access(msg, w, ret_error);
         if (r < 0)
                 return r;
-        r = manager_open_channel(w->manager, w, &fd, &e);
+        r = worker_open_channel(w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         return sd_bus_reply_method_return(msg, "h", fd);
@@ -211,9 +215,9 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("ExitStatus", "i", NULL, offsetof(Worker, exit_status), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_METHOD("Stop", NULL, NULL, method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Stop", NULL, NULL, bus_worker_method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
-                                method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+                                bus_worker_method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 

@@ -9,8 +9,15 @@ extern const sd_bus_vtable worker_vtable[];
 
 int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                     sd_bus_error *error);
+/* The one access check of a call that acts on W (bus_authorize()'s
+ * contract): the filter's for its object, the Manager's for its ID. */
+int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error);
 /* An sd-bus filter: the access check of every call on a worker's object. */
 int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+/* The Worker object's handlers, USERDATA the worker; the Manager's methods
+ * on one worker reach the same ones (bus-manager.c). */
+int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error);
 
 void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */

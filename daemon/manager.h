@@ -22,6 +22,8 @@ struct Manager {
         char *walls_path;
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */
+        Worker *gc_queue;               /* ended workers to free, from gc_event */
+        sd_event_source *gc_event;
         unsigned n_alive;
         WorkerHistory history;          /* ended workers, for ListWorkersEx */
 
@@ -52,8 +54,11 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
  * by OWNER. On success the reply to REQUEST is sent later, when systemd's
  * start job has finished. */
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error);
-int manager_stop_worker(Manager *m, Worker *w, const char *reason, SbxError *error);
-int manager_open_channel(Manager *m, Worker *w, int *ret_fd, SbxError *error);
+/* Links W, alive, into the worker list. */
+void manager_add_worker(Manager *m, Worker *w);
+/* Frees W, ended and off the bus, once the event being dispatched is over
+ * (machined's gc queue): no callback that holds W sees it go. */
+void manager_enqueue_gc(Manager *m, Worker *w);
 
 /* The fail-closed gate: which runtime serves CLASS on this host right now,
  * or a named error saying what is missing. Used at request time and again

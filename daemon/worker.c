@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "adopt.h"
+#include "bus-manager.h"
+#include "bus-worker.h"
+#include "errors.h"
 #include "manager.h"
+#include "rmrf.h"
 #include "unit-props.h"
 #include "worker.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static const char * const state_table[_WORKER_STATE_MAX] = {
         [WORKER_STARTING] = "starting",
@@ -164,4 +174,511 @@ int worker_result_format(const char *stop_reason, const char *unit_result, int e
 
 int worker_result_format_failed(const char *reason, char **ret) {
         return asprintf(ret, "failed: %s", reason ?: "unknown") < 0 ? -ENOMEM : 0;
+}
+
+/* ---- the lifecycle ------------------------------------------------------ */
+
+static void worker_delete_home(Worker *w);
+static void worker_stop_egress(Worker *w);
+
+static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
+                log_warning("Failed to stop a worker unit: %s", e->message ?: e->name);
+        return 0;
+}
+
+
+/* Every state a worker may go to from each state; everything else is a bug
+ * in the daemon. A suspended state would add its own row and column. */
+static const bool state_transitions[_WORKER_STATE_MAX][_WORKER_STATE_MAX] = {
+        [WORKER_STARTING] = { [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
+        [WORKER_RUNNING] = { [WORKER_STOPPING] = true, [WORKER_ENDED] = true },
+        [WORKER_STOPPING] = { [WORKER_ENDED] = true },
+};
+
+bool worker_state_transition_valid(WorkerState from, WorkerState to) {
+        return from < _WORKER_STATE_MAX && to < _WORKER_STATE_MAX && state_transitions[from][to];
+}
+
+int worker_set_state(Worker *w, WorkerState s) {
+        Manager *m = w->manager;
+        WorkerState old = w->state;
+
+        if (!worker_state_transition_valid(old, s)) {
+                /* A programming error: loud, but the daemon and every other
+                 * worker go on, and this one keeps the state it had. */
+                log_struct(LOG_CRIT, "Refusing an invalid state transition of a worker",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_STATE", worker_state_to_string(old),
+                           "SANDBOXD_NEW_STATE", worker_state_to_string(s), NULL);
+                return -EINVAL;
+        }
+        w->state = s;
+        /* Plain, without the worker's ID field: ReadWorkerLog shows its owner
+         * sandboxd's lifecycle entries, which the callers log with the facts
+         * of the change, and this line would double each of them. */
+        log_debug("Worker %s: %s -> %s", w->id, worker_state_to_string(old), worker_state_to_string(s));
+
+        switch (s) {
+        case WORKER_RUNNING:
+                /* Its object appears on the bus with its first running moment. */
+                w->exported = true;
+                bus_worker_emit_new(w);
+                break;
+        case WORKER_STOPPING:
+                bus_worker_emit_state(w);
+                break;
+        case WORKER_ENDED:
+                w->ended_realtime = now_usec(CLOCK_REALTIME);
+                if (m->n_alive > 0)
+                        m->n_alive--;
+                /* A worker whose start failed was never on the bus. */
+                if (w->exported)
+                        bus_worker_emit_ended(w);
+                bus_manager_notify_status(m);
+                break;
+        default:
+                break;
+        }
+        return 0;
+}
+
+void worker_restore_running(Worker *w) {
+        /* Not a transition: it was running before the restart, and clients
+         * know it already, so nothing is emitted (no second WorkerNew). */
+        w->state = WORKER_RUNNING;
+        w->exported = true;
+        w->unit_seen_active = true;
+}
+
+/* An ended worker's record outlives its object on the bus (ListWorkersEx). */
+static void worker_remember(const Worker *w) {
+        EndedWorkerRecord record = {
+                .class = w->spec.class,
+                .requested_class = w->spec.requested_class,
+                .owner = w->owner,
+                .uid = w->uid,
+                .created_realtime = w->created_realtime,
+                .ended_realtime = w->ended_realtime,
+                .ended_monotonic = now_usec(CLOCK_MONOTONIC),
+                .exit_status = w->exit_status,
+                .result = w->result,
+        };
+        int r;
+
+        memcpy(record.id, w->id, sizeof(record.id));
+        r = worker_history_add(&w->manager->history, &record, record.ended_monotonic);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember the end of worker %s: %m", w->id);
+}
+
+/* ---- systemd's view of a worker's unit ---------------------------------- */
+
+static void worker_reply_created(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        int r;
+
+        if (!req)
+                return;
+        r = sd_bus_reply_method_return(req, "so", w->id, w->object_path);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to CreateWorker for %s: %m", w->id);
+}
+
+/* SANDBOXD_OWNER_UID goes into every lifecycle entry: once the worker's
+ * object is gone, it is what ReadWorkerLog decides its owner by. */
+void worker_owner_field(const Worker *w, char buf[static 16]) {
+        snprintf(buf, 16, "%u", (unsigned) w->owner);
+}
+
+void worker_start_failed(Worker *w, const char *why) {
+        Manager *m = w->manager;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        char owner_uid[16];
+        int r;
+
+        worker_owner_field(w, owner_uid);
+        log_struct(LOG_ERR, "Worker failed to start",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why,
+                   "SANDBOXD_EVENT", "start-failed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
+        /* systemd may already have made the home and started the proxy's
+         * socket; nothing may outlive the attempt, and the caller, told of
+         * the failure, must not find the home still there. */
+        worker_delete_home(w);
+        worker_stop_egress(w);
+        worker_forget(w);
+        if (req)
+                (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
+                                                  "Worker unit %s failed to start (%s); see journalctl -u %s",
+                                                  w->unit, why, w->unit);
+        r = worker_result_format_failed(why, &w->result);
+        if (worker_set_state(w, WORKER_ENDED) < 0)
+                return;
+        if (r >= 0)
+                worker_remember(w);
+        /* A shared-kernel worker's start also fails when its namespace check
+         * found one of PID 1's: verify the walls again, so that the next
+         * request meets the answer at the gate. */
+        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
+                (void) manager_probe_walls(m);
+        manager_enqueue_gc(m, w);
+}
+
+static int worker_lookup_uid(Worker *w) {
+        _cleanup_free_ char *priv = NULL;
+        struct stat st;
+
+        /* systemd chowns the home to the dynamic UID before exec, and Type=exec
+         * means the start job is done only after exec: the owner is the UID. */
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return -ENOMEM;
+        if (stat(priv, &st) < 0)
+                return -errno;
+        w->uid = st.st_uid;
+        return 0;
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+int worker_arm_idle_timer(Worker *w) {
+        uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
+
+        if (w->idle_timer)
+                return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
+                       sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
+        /* 100 ms accuracy: the reaper must act within a second of the deadline. */
+        return sd_event_add_time(w->manager->event, &w->idle_timer, CLOCK_MONOTONIC, deadline,
+                                 100 * USEC_PER_MSEC, on_idle_timer, w);
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+        uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
+
+        if (w->state != WORKER_RUNNING)
+                return 0;
+        if (now_usec(CLOCK_MONOTONIC) < deadline)
+                return worker_arm_idle_timer(w), 0;
+        log_struct(LOG_INFO, "Worker idle for too long, stopping it",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+        (void) worker_stop(w, "idle", NULL);
+        return 0;
+}
+
+void worker_start_done(Worker *w) {
+        int r;
+
+        r = worker_lookup_uid(w);
+        if (r < 0)
+                log_warning_errno(r, "Cannot determine the UID of worker %s: %m", w->id);
+        /* The secrets are in the unit's credential store now; the daemon's copy
+         * goes, the environment's values with it. */
+        for (size_t i = 0; i < w->spec.n_credentials; i++)
+                explicit_bzero(w->spec.credentials[i].data, w->spec.credentials[i].size);
+        if (w->environment.data)
+                explicit_bzero(w->environment.data, w->environment.size);
+        for (char **e = w->spec.environment; e && *e; e++)
+                explicit_bzero(*e, strlen(*e));
+
+        r = worker_arm_idle_timer(w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        {
+                char uid[16], owner_uid[16];
+                snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);
+                worker_owner_field(w, owner_uid);
+                log_struct(LOG_INFO, "Worker started",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
+                           "SANDBOXD_WORKER_UID", uid, "SANDBOXD_EVENT", "started",
+                           "SANDBOXD_OWNER_UID", owner_uid, NULL);
+        }
+        /* Before the reply: a daemon killed right after it must find the
+         * worker again (adopt.h). */
+        r = worker_persist(w);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to persist the worker's state; it will not survive a restart of sandboxd",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+        worker_reply_created(w);
+        if (worker_set_state(w, WORKER_RUNNING) < 0)
+                return;
+        if (w->unit_ended)
+                worker_unit_gone(w);
+}
+
+static int on_linger_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+
+        bus_worker_emit_gone(w);
+        manager_enqueue_gc(w->manager, w);
+        return 0;
+}
+
+static void worker_delete_home(Worker *w) {
+        _cleanup_free_ char *priv = NULL;
+        int r;
+
+        r = rm_rf(w->home);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove %s: %m", w->home);
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return;
+        r = rm_rf(priv);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove %s: %m", priv);
+}
+
+static int on_cleanup_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        char *id = userdata;
+
+        if (e)
+                log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
+                           "SANDBOXD_WORKER_ID", id, "SANDBOXD_REASON", e->message ?: e->name, NULL);
+        free(id);
+        return 0;
+}
+
+/* A sandboxed worker's own ExecStopPost removes its bundle and the runtime's
+ * state. When the bundle is still there once the unit is gone, that did not
+ * happen: a "systemctl daemon-reload" while the worker ran makes systemd 252
+ * forget the command (see unit-props.h), or the cleanup failed. Run it again
+ * from a unit of its own, so nothing of the worker outlives it. */
+static void worker_cleanup_leftovers(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        _cleanup_free_ char *bundle = NULL, *unit = NULL, *id = NULL;
+        Manager *m = w->manager;
+        WorkerUnitParams p = {
+                .id = w->id,
+                .spec = &w->spec,
+                .config = &m->config,
+                .runtime = w->runtime,
+                .launcher_path = m->launcher_path,
+        };
+        int r;
+
+        if (w->runtime != SBX_RUNTIME_RUNSC && w->runtime != SBX_RUNTIME_KATA)
+                return;
+        if (asprintf(&bundle, SBX_BUNDLE_ROOT "/%s", w->id) < 0 || asprintf(&unit, "sandbox-%s-cleanup.service", w->id) < 0 ||
+            !(id = strdup(w->id))) {
+                log_error("Out of memory checking the leftovers of %s.", w->id);
+                return;
+        }
+        if (access(bundle, F_OK) < 0)
+                return;
+        log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit, NULL);
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", unit, "replace");
+        if (r >= 0)
+                r = worker_cleanup_unit_append_properties(msg, &p);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, NULL, msg, on_cleanup_reply, id, 0);
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+                return;
+        }
+        TAKE_PTR(id);
+}
+
+/* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
+ * pair is stopped explicitly so nothing of the worker's outlives it. */
+static void worker_stop_egress(Worker *w) {
+        if (!w->egress_service)
+                return;
+        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_socket, "replace");
+        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_service, "replace");
+}
+
+/* The unit is gone: record the result, delete the home, tell clients. The
+ * object lingers briefly so the result can still be read. */
+void worker_unit_gone(Worker *w) {
+        Manager *m = w->manager;
+        char status[16], owner_uid[16];
+        int r;
+
+        if (!worker_is_alive(w))
+                return;
+        w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
+        w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
+        r = worker_result_format(w->stop_reason, w->unit_result, w->exec_main_code, w->exec_main_status,
+                                 w->runtime == SBX_RUNTIME_RUNSC || w->runtime == SBX_RUNTIME_KATA, &w->result);
+        if (r < 0)
+                log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
+        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        channel_worker_ended(w->channel);
+        worker_delete_home(w);
+        worker_stop_egress(w);
+        worker_cleanup_leftovers(w);
+        worker_forget(w);
+
+        snprintf(status, sizeof(status), "%d", w->exit_status);
+        worker_owner_field(w, owner_uid);
+        log_struct(LOG_INFO, "Worker ended",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_REASON", w->end_reason, "SANDBOXD_RESULT", w->result ?: "",
+                   "SANDBOXD_EXIT_STATUS", status,
+                   "SANDBOXD_UNIT_RESULT", w->unit_result ?: "", "SANDBOXD_EVENT", "ended",
+                   "SANDBOXD_OWNER_UID", owner_uid, NULL);
+        /* Ended, however it ended: the result tells an idle reap from a
+         * failure. Clients hear of it once nothing of the worker is left. */
+        if (worker_set_state(w, WORKER_ENDED) < 0)
+                return;
+        worker_remember(w);
+        /* sandbox-launch exits 125 when the runtime failed before the workload
+         * ran: the runtime may have broken since its probe, so probe it again
+         * and let the next request see the answer. */
+        if (w->runtime != SBX_RUNTIME_SYSTEMD && w->exit_status == SBX_LAUNCH_EXIT_SETUP && !w->stop_reason) {
+                log_struct(LOG_WARNING, "Sandboxed worker failed before its workload ran; re-probing the runtime",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+                (void) manager_probe_runtimes(m, NULL);
+        }
+        if (sd_event_add_time_relative(m->event, &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
+                                       USEC_PER_SEC, on_linger_timer, w) < 0)
+                on_linger_timer(NULL, 0, w);
+}
+
+static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const char *iface;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &iface);
+        if (r < 0)
+                return 0;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return 0;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *name, *contents, *s;
+                int32_t i;
+
+                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                        return 0;
+                if (streq(name, "ExecMainCode") && streq(contents, "i")) {
+                        if (sd_bus_message_read(msg, "v", "i", &i) >= 0)
+                                w->exec_main_code = i;
+                } else if (streq(name, "ExecMainStatus") && streq(contents, "i")) {
+                        if (sd_bus_message_read(msg, "v", "i", &i) >= 0)
+                                w->exec_main_status = i;
+                } else if (streq(name, "Result") && streq(contents, "s")) {
+                        if (sd_bus_message_read(msg, "v", "s", &s) >= 0) {
+                                free(w->unit_result);
+                                w->unit_result = strdup(s);
+                        }
+                } else if (streq(name, "ActiveState") && streq(contents, "s")) {
+                        if (sd_bus_message_read(msg, "v", "s", &s) >= 0) {
+                                bool down = streq(s, "inactive") || streq(s, "failed");
+                                /* A freshly loaded unit reports "inactive" before its
+                                 * start job runs, so only an end after a start counts.
+                                 * systemd coalesces changes, so a quick worker may never
+                                 * be seen active: an exit code then proves it ran. */
+                                if (down && (w->unit_seen_active || w->exec_main_code != 0))
+                                        w->unit_ended = true;
+                                if (!down)
+                                        w->unit_seen_active = true;
+                                if (streq(s, "deactivating") && w->state == WORKER_RUNNING)
+                                        (void) worker_set_state(w, WORKER_STOPPING);
+                        }
+                } else if (sd_bus_message_skip(msg, "v") < 0)
+                        return 0;
+                if (sd_bus_message_exit_container(msg) < 0)
+                        return 0;
+        }
+        /* Before the start job is done, the job's result decides what happens. */
+        if (w->unit_ended && w->state != WORKER_STARTING)
+                worker_unit_gone(w);
+        return 0;
+}
+
+static void on_channel_activity(Channel *c, void *userdata) {
+        Worker *w = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        /* LastActivityUSec changes with every byte; tell clients once a second. */
+        if (w->exported && now - w->activity_emitted >= USEC_PER_SEC) {
+                w->activity_emitted = now;
+                bus_worker_emit_activity(w);
+                /* The idle clock must continue from here after a restart. */
+                if (worker_is_alive(w))
+                        (void) worker_save_state(w);
+        }
+}
+
+static void on_channel_stdin_closed(Channel *c, void *userdata) {
+        worker_forget_stdin(userdata);
+}
+
+int worker_stop(Worker *w, const char *reason, SbxError *error) {
+        int r;
+
+        if (!worker_is_alive(w) || w->state == WORKER_STARTING)
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
+                                     w->state == WORKER_ENDED ? "ended" : "still starting");
+        if (!w->stop_reason)
+                w->stop_reason = reason;
+        r = sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                     on_stop_reply, NULL, "ss", w->unit, "replace");
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to stop %s: %s",
+                                     w->unit, strerror(-r));
+        if (w->state == WORKER_RUNNING)
+                (void) worker_set_state(w, WORKER_STOPPING);
+        return 0;
+}
+
+int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
+        int r;
+
+        if (!w->channel || w->state == WORKER_STARTING)
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s has no channel", w->id);
+        /* An ended worker's last output can still be collected (a quick worker
+         * may end before its client attaches); after that there is nothing. */
+        if (!worker_is_alive(w) && !channel_has_pending_output(w->channel))
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING,
+                                     "Worker %s has %s and its output was delivered", w->id,
+                                     worker_state_to_string(w->state));
+        r = channel_attach(w->channel, ret_fd);
+        if (r == -EBUSY)
+                return sbx_error_set(error, r, SBX_ERROR_CHANNEL_BUSY,
+                                     "Worker %s already has a client attached to its channel", w->id);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_NOT_RUNNING, "Cannot open the channel of worker %s: %s",
+                                     w->id, strerror(-r));
+        return 0;
+}
+
+int worker_watch_unit(Worker *w) {
+        return sd_bus_match_signal_async(w->manager->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
+                                         "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                         on_unit_properties_changed, NULL, w);
+}
+
+int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {
+        int r;
+
+        r = channel_new(&w->channel, w->manager->event, ret_worker_fds, on_channel_activity, w);
+        if (r < 0)
+                return r;
+        channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);
+        return 0;
+}
+
+int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity) {
+        int r;
+
+        r = channel_new_from_fds(&w->channel, w->manager->event, fds, last_activity, on_channel_activity, w);
+        if (r < 0)
+                return r;
+        channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);
+        return 0;
 }

@@ -56,6 +56,8 @@ struct Worker {
         sd_bus_slot *start_call;
         sd_event_source *idle_timer;
         sd_event_source *linger_timer;
+        Worker *gc_next;                /* the manager's queue of workers to free */
+        bool in_gc_queue;
 
         /* What systemd told us about the unit, in arrival order. */
         bool exported;
@@ -98,3 +100,42 @@ int worker_result_format_failed(const char *reason, char **ret);
 
 /* Idle time as the reaper sees it (monotonic), 0 for a worker without a channel. */
 uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);
+
+/* ---- the lifecycle ----------------------------------------------------- *
+ * starting -> running -> stopping -> ended, starting -> ended (the start
+ * failed), running -> ended (it ended by itself). Every change goes through
+ * worker_set_state(); an ended worker is freed later, from the manager's
+ * deferred queue (manager_enqueue_gc()), never inside the callback that
+ * ended it. */
+
+bool worker_state_transition_valid(WorkerState from, WorkerState to);
+/* Moves W to S and tells clients what the move means: WorkerNew and its
+ * object on entering running, PropertiesChanged State on stopping, the end
+ * (PropertiesChanged, WorkerRemoved, NWorkers) on ended. -EINVAL, logged and
+ * with nothing changed, for a transition not in the table. */
+int worker_set_state(Worker *w, WorkerState s);
+/* A worker re-adopted after a restart of sandboxd: running again, without
+ * a transition, since clients knew it already. */
+void worker_restore_running(Worker *w);
+
+/* Its channel (the worker's ends go to the unit) or, after a restart, one
+ * over the daemon's kept ends; then systemd's view of its unit. */
+int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds);
+int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
+int worker_watch_unit(Worker *w);
+
+/* systemd's start job succeeded: answers CreateWorker, then running. */
+void worker_start_done(Worker *w);
+/* The start failed (the call or its job): cleans up, answers CreateWorker
+ * with the error, ended, queued to be freed. */
+void worker_start_failed(Worker *w, const char *why);
+/* The unit is gone: records the result, deletes the home, ended; the object
+ * lingers briefly so the result can still be read. */
+void worker_unit_gone(Worker *w);
+int worker_arm_idle_timer(Worker *w);
+
+int worker_stop(Worker *w, const char *reason, SbxError *error);
+int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);
+
+/* SANDBOXD_OWNER_UID's value. */
+void worker_owner_field(const Worker *w, char buf[static 16]);

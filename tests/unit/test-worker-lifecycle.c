@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The worker state machine without a real systemd: the daemon's bus is one
+ * end of a socketpair, the test holds the other end as client and as
+ * systemd (it answers StopUnit), and reads every signal the daemon sends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "bus-manager.h"
+#include "bus-worker.h"
+#include "errors.h"
+#include "manager.h"
+#include "test-bus.h"
+#include "worker-history.h"
+#include "worker.h"
+
+#define MAX_SEEN 256
+#define OTHER_UID 4243
+
+typedef struct Fixture {
+        Manager *m;
+        sd_bus *peer;
+        uid_t caller;                   /* who the daemon sees on the other end */
+        sd_bus_message *seen[MAX_SEEN]; /* signals the daemon sent */
+        size_t n_seen;
+        char *stop_units[16];           /* StopUnit calls "systemd" received */
+        size_t n_stop_units;
+} Fixture;
+
+/* The peer plays systemd for the daemon's StopUnit calls and records the rest. */
+static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Fixture *f = userdata;
+        uint8_t type = 0;
+
+        (void) sd_bus_message_get_type(msg, &type);
+        if (type == SD_BUS_MESSAGE_SIGNAL && f->n_seen < MAX_SEEN) {
+                f->seen[f->n_seen++] = sd_bus_message_ref(msg);
+                return 0;
+        }
+        if (sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StopUnit")) {
+                const char *unit = NULL;
+                assert_true(sd_bus_message_read(msg, "s", &unit) >= 0);
+                assert_true(f->n_stop_units < ELEMENTSOF(f->stop_units));
+                f->stop_units[f->n_stop_units++] = strdup(unit);
+                (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/1");
+                return 1;
+        }
+        return 0;
+}
+
+static void seen_clear(Fixture *f) {
+        for (size_t i = 0; i < f->n_seen; i++)
+                sd_bus_message_unref(f->seen[i]);
+        f->n_seen = 0;
+        for (size_t i = 0; i < f->n_stop_units; i++)
+                free(f->stop_units[i]);
+        f->n_stop_units = 0;
+}
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+        SbxError e = {};
+        sd_id128_t server_id;
+        int sv[2];
+
+        assert_non_null(f);
+        assert_int_equal(manager_new(&f->m, "/nonexistent/sandboxd.conf", &e), 0);
+        /* The socket's peer credentials are its creator's: as root, create it
+         * as someone else, so that the daemon sees a caller that is neither
+         * root nor, unless the test says so, a worker's owner. */
+        f->caller = geteuid();
+        if (f->caller == 0) {
+                assert_int_equal(seteuid(OTHER_UID - 1), 0);
+                f->caller = OTHER_UID - 1;
+        }
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), 0);
+        if (geteuid() != getuid())
+                assert_int_equal(seteuid(0), 0);
+
+        assert_int_equal(sd_bus_new(&f->m->bus), 0);
+        assert_int_equal(sd_bus_set_fd(f->m->bus, sv[0], sv[0]), 0);
+        assert_int_equal(sd_bus_start(f->m->bus), 0);
+        assert_int_equal(sd_bus_attach_event(f->m->bus, f->m->event, SD_EVENT_PRIORITY_NORMAL), 0);
+
+        assert_int_equal(sd_id128_randomize(&server_id), 0);
+        assert_int_equal(sd_bus_new(&f->peer), 0);
+        assert_int_equal(sd_bus_set_fd(f->peer, sv[1], sv[1]), 0);
+        assert_int_equal(sd_bus_set_server(f->peer, 1, server_id), 0);
+        assert_int_equal(sd_bus_set_anonymous(f->peer, 1), 0);
+        assert_int_equal(sd_bus_start(f->peer), 0);
+        assert_int_equal(sd_bus_attach_event(f->peer, f->m->event, SD_EVENT_PRIORITY_NORMAL), 0);
+        assert_int_equal(sd_bus_add_filter(f->peer, NULL, peer_filter, f), 0);
+
+        assert_int_equal(bus_manager_install(f->m), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+
+        seen_clear(f);
+        sd_bus_flush_close_unref(f->peer);
+        manager_free(f->m);
+        free(f);
+        return 0;
+}
+
+static int on_barrier(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        *(bool *) userdata = true;
+        return 0;
+}
+
+/* Runs the loop until the daemon has answered a Ping: whatever it sent
+ * before, on the same socket, has arrived by then. */
+static void barrier(Fixture *f) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        bool done = false;
+
+        assert_true(sd_bus_message_new_method_call(f->peer, &call, NULL, "/org/sandboxd1",
+                                                   "org.freedesktop.DBus.Peer", "Ping") >= 0);
+        assert_true(sd_bus_call_async(f->peer, NULL, call, on_barrier, &done, 0) >= 0);
+        for (unsigned i = 0; !done && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_true(done);
+}
+
+typedef struct Reply {
+        bool done;
+        char error[128];                /* "" on success */
+        int fd;
+} Reply;
+
+static int on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Reply *r = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        char type = 0;
+
+        r->done = true;
+        r->fd = -1;
+        snprintf(r->error, sizeof(r->error), "%s", e ? e->name : "");
+        if (!e && sd_bus_message_peek_type(reply, &type, NULL) > 0 && type == 'h') {
+                int fd;
+                assert_true(sd_bus_message_read(reply, "h", &fd) >= 0);
+                r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        }
+        return 0;
+}
+
+/* Calls METHOD on the Manager with the worker's ID, or on the worker's own
+ * object (ID NULL then, PATH set), and waits for the answer. */
+static Reply call(Fixture *f, const char *path, const char *iface, const char *method, const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        Reply r = { .fd = -1 };
+
+        assert_true(sd_bus_message_new_method_call(f->peer, &msg, NULL, path, iface, method) >= 0);
+        if (id)
+                assert_true(sd_bus_message_append(msg, "s", id) >= 0);
+        assert_true(sd_bus_call_async(f->peer, NULL, msg, on_reply, &r, 0) >= 0);
+        for (unsigned i = 0; !r.done && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_true(r.done);
+        return r;
+}
+
+static Reply call_manager(Fixture *f, const char *method, const Worker *w) {
+        return call(f, "/org/sandboxd1", "org.sandboxd1.Manager", method, w->id);
+}
+
+static Reply call_object(Fixture *f, const char *method, const Worker *w) {
+        return call(f, w->object_path, "org.sandboxd1.Worker", method, NULL);
+}
+
+static size_t count_signal(Fixture *f, const char *path, const char *iface, const char *member) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < f->n_seen; i++)
+                if (sd_bus_message_is_signal(f->seen[i], iface, member) &&
+                    (!path || streq(sd_bus_message_get_path(f->seen[i]), path)))
+                        n++;
+        return n;
+}
+
+/* The names of the properties in the one PropertiesChanged of IFACE at
+ * PATH, comma-separated, or NULL when there is none. */
+static char *changed_properties(Fixture *f, const char *path, const char *iface) {
+        char *out = NULL;
+
+        for (size_t i = 0; i < f->n_seen; i++) {
+                sd_bus_message *m = f->seen[i];
+                const char *name, *in;
+                char buf[256] = "";
+
+                if (!sd_bus_message_is_signal(m, "org.freedesktop.DBus.Properties", "PropertiesChanged") ||
+                    !streq(sd_bus_message_get_path(m), path))
+                        continue;
+                assert_true(sd_bus_message_rewind(m, true) >= 0);
+                assert_true(sd_bus_message_read(m, "s", &in) >= 0);
+                if (!streq(in, iface))
+                        continue;
+                assert_null(out);
+                assert_true(sd_bus_message_enter_container(m, 'a', "{sv}") >= 0);
+                while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+                        assert_true(sd_bus_message_read(m, "s", &name) >= 0);
+                        assert_true(sd_bus_message_skip(m, "v") >= 0);
+                        assert_true(sd_bus_message_exit_container(m) >= 0);
+                        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", *buf ? "," : "", name);
+                }
+                out = strdup(buf);
+        }
+        return out;
+}
+
+static void assert_changed(Fixture *f, const char *path, const char *iface, const char *expected) {
+        _cleanup_free_ char *got = changed_properties(f, path, iface);
+
+        if (!expected) {
+                assert_null(got);
+                return;
+        }
+        assert_non_null(got);
+        assert_string_equal(got, expected);
+}
+
+static Worker *add_worker(Fixture *f, uid_t owner) {
+        _cleanup_(channel_worker_fds_close) ChannelWorkerFds fds = { -1, -1, -1 };
+        WorkerSpec spec;
+        Worker *w;
+
+        worker_spec_init(&spec);
+        /* A runtime that needs no probe when its start fails. */
+        assert_int_equal(worker_new(&w, f->m, &spec, SBX_RUNTIME_RUNSC), 0);
+        w->owner = owner;
+        assert_int_equal(worker_new_channel(w, &fds), 0);
+        manager_add_worker(f->m, w);
+        return w;
+}
+
+/* A worker brought to STATE the way the daemon brings one there. */
+static Worker *add_worker_in(Fixture *f, WorkerState state, uid_t owner) {
+        Worker *w = add_worker(f, owner);
+
+        if (state == WORKER_RUNNING || state == WORKER_STOPPING || state == WORKER_ENDED)
+                assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        if (state == WORKER_STOPPING)
+                assert_int_equal(worker_set_state(w, WORKER_STOPPING), 0);
+        if (state == WORKER_ENDED)
+                assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
+        assert_int_equal(w->state, state);
+        barrier(f);
+        seen_clear(f);
+        return w;
+}
+
+static bool listed_transition(WorkerState from, WorkerState to) {
+        return (from == WORKER_STARTING && to == WORKER_RUNNING) ||
+               (from == WORKER_STARTING && to == WORKER_ENDED) ||
+               (from == WORKER_RUNNING && to == WORKER_STOPPING) ||
+               (from == WORKER_RUNNING && to == WORKER_ENDED) ||
+               (from == WORKER_STOPPING && to == WORKER_ENDED);
+}
+
+static void test_transition_table(void **state) {
+        for (WorkerState from = 0; from <= _WORKER_STATE_MAX; from++)
+                for (WorkerState to = 0; to <= _WORKER_STATE_MAX; to++)
+                        assert_int_equal(worker_state_transition_valid(from, to), listed_transition(from, to));
+}
+
+static void test_starting_to_running(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        assert_false(w->exported);
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_true(w->exported);
+        barrier(f);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerNew"), 1);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.ObjectManager", "InterfacesAdded"), 1);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", NULL);
+        assert_int_equal(f->m->n_alive, 1);
+}
+
+static void test_running_to_stopping(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        assert_int_equal(worker_set_state(w, WORKER_STOPPING), 0);
+        assert_int_equal(w->state, WORKER_STOPPING);
+        barrier(f);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State");
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerRemoved"), 0);
+        assert_int_equal(f->m->n_alive, 1);
+}
+
+static void check_ended(Fixture *f, WorkerState from) {
+        Worker *w = add_worker_in(f, from, f->caller);
+
+        assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_true(w->ended_realtime > 0);
+        assert_int_equal(f->m->n_alive, 0);
+        barrier(f);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State,ExitStatus,Result,EndedUSec");
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 1);
+        /* Once from the end signals, once from the status update, as before. */
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.Properties", "PropertiesChanged"), 2);
+}
+
+static void test_running_to_ended(void **state) {
+        check_ended(*state, WORKER_RUNNING);
+}
+
+static void test_stopping_to_ended(void **state) {
+        check_ended(*state, WORKER_STOPPING);
+}
+
+static void test_starting_to_ended(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_int_equal(f->m->n_alive, 0);
+        barrier(f);
+        /* Never on the bus: only the count changes. */
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerRemoved"), 0);
+        assert_int_equal(count_signal(f, NULL, "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"), 0);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", NULL);
+        assert_changed(f, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers");
+}
+
+static void test_refused_transitions(void **state) {
+        Fixture *f = *state;
+
+        for (WorkerState from = 0; from < _WORKER_STATE_MAX; from++)
+                for (WorkerState to = 0; to <= _WORKER_STATE_MAX; to++) {
+                        Worker *w;
+                        unsigned alive;
+
+                        if (listed_transition(from, to))
+                                continue;
+                        w = add_worker_in(f, from, f->caller);
+                        alive = f->m->n_alive;
+                        assert_int_equal(worker_set_state(w, to), -EINVAL);
+                        assert_int_equal(w->state, from);
+                        assert_int_equal(f->m->n_alive, alive);
+                        barrier(f);
+                        assert_int_equal(f->n_seen, 0);
+                }
+}
+
+typedef struct GcProbe {
+        Fixture *f;
+        Worker *w;
+        bool ran;
+} GcProbe;
+
+/* What a bus callback that ends a worker does: the worker must stay valid
+ * until the callback has returned (ASan would see the use otherwise). */
+static int on_end_in_callback(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        GcProbe *p = userdata;
+        Worker *w = p->w;
+
+        if (!sd_bus_message_is_signal(msg, "org.sandboxd.Test", "End"))
+                return 0;
+        worker_start_failed(w, "test failure");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "failed: test failure");
+        assert_ptr_equal(manager_find_worker(p->f->m, w->id), w);
+        manager_enqueue_gc(p->f->m, w);         /* twice is once */
+        assert_ptr_equal(manager_find_worker(p->f->m, w->id), w);
+        p->ran = true;
+        return 1;
+}
+
+static void test_deferred_free_after_failed_start(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+        GcProbe p = { .f = f, .w = w };
+        char id[WORKER_ID_LEN + 1];
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+
+        memcpy(id, w->id, sizeof(id));
+        assert_true(sd_bus_add_filter(f->m->bus, &slot, on_end_in_callback, &p) >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, "/", "org.sandboxd.Test", "End", NULL) >= 0);
+        for (unsigned i = 0; manager_find_worker(f->m, id) && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_true(p.ran);
+        assert_null(manager_find_worker(f->m, id));
+        assert_null(f->m->workers);
+        assert_int_equal(f->m->n_alive, 0);
+        /* Remembered for ListWorkersEx with its result. */
+        assert_int_equal(f->m->history.n, 1);
+        assert_string_equal(f->m->history.records[0].id, id);
+        assert_string_equal(f->m->history.records[0].result, "failed: test failure");
+        barrier(f);
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerRemoved"), 0);
+}
+
+static void test_unit_gone_lingers_then_deferred_free(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+        char id[WORKER_ID_LEN + 1];
+
+        memcpy(id, w->id, sizeof(id));
+        w->exec_main_code = 1;                  /* CLD_EXITED */
+        w->exec_main_status = 3;
+        worker_unit_gone(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "exited 3");
+        assert_int_equal(w->exit_status, 3);
+        assert_non_null(w->linger_timer);
+        barrier(f);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 1);
+        assert_ptr_equal(manager_find_worker(f->m, id), w);
+        assert_int_equal(f->m->history.n, 1);
+
+        /* The linger's end, now rather than in 30 s: the object goes from the
+         * bus in the timer's callback, the worker itself only after it. */
+        seen_clear(f);
+        assert_true(sd_event_source_set_time(w->linger_timer, 1) >= 0);
+        for (unsigned i = 0; manager_find_worker(f->m, id) && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_null(manager_find_worker(f->m, id));
+        barrier(f);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"), 1);
+}
+
+static void test_stop_redirect(void **state) {
+        Fixture *f = *state;
+        Worker *a = add_worker_in(f, WORKER_RUNNING, f->caller);
+        Worker *b = add_worker_in(f, WORKER_RUNNING, f->caller);
+        Reply ra, rb;
+
+        /* Running: both ways ask systemd to stop the unit and move to stopping. */
+        ra = call_manager(f, "StopWorker", a);
+        rb = call_object(f, "Stop", b);
+        assert_string_equal(ra.error, "");
+        assert_string_equal(rb.error, "");
+        assert_int_equal(a->state, WORKER_STOPPING);
+        assert_int_equal(b->state, WORKER_STOPPING);
+        assert_string_equal(a->stop_reason, "stopped");
+        assert_string_equal(b->stop_reason, "stopped");
+        barrier(f);
+        assert_int_equal(f->n_stop_units, 2);
+        assert_string_equal(f->stop_units[0], a->unit);
+        assert_string_equal(f->stop_units[1], b->unit);
+        assert_changed(f, a->object_path, "org.sandboxd1.Worker", "State");
+        assert_changed(f, b->object_path, "org.sandboxd1.Worker", "State");
+
+        /* Ended (still lingering): the same refusal both ways. */
+        assert_int_equal(worker_set_state(a, WORKER_ENDED), 0);
+        assert_int_equal(worker_set_state(b, WORKER_ENDED), 0);
+        seen_clear(f);
+        ra = call_manager(f, "StopWorker", a);
+        rb = call_object(f, "Stop", b);
+        assert_string_equal(ra.error, SBX_ERROR_NOT_RUNNING);
+        assert_string_equal(rb.error, SBX_ERROR_NOT_RUNNING);
+        barrier(f);
+        assert_int_equal(f->n_stop_units, 0);
+}
+
+static void test_redirect_same_authorization(void **state) {
+        Fixture *f = *state;
+        Worker *a = add_worker_in(f, WORKER_RUNNING, OTHER_UID);
+        Worker *b = add_worker_in(f, WORKER_RUNNING, OTHER_UID);
+        const char *methods[][2] = { { "StopWorker", "Stop" }, { "OpenChannel", "OpenChannel" } };
+
+        /* Someone else's worker, and no polkit to ask: refused both ways,
+         * with nothing changed. */
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++) {
+                Reply ra = call_manager(f, methods[i][0], a);
+                Reply rb = call_object(f, methods[i][1], b);
+                assert_string_equal(ra.error, SD_BUS_ERROR_ACCESS_DENIED);
+                assert_string_equal(rb.error, SD_BUS_ERROR_ACCESS_DENIED);
+        }
+        assert_int_equal(a->state, WORKER_RUNNING);
+        assert_int_equal(b->state, WORKER_RUNNING);
+        assert_false(channel_is_attached(a->channel));
+        assert_false(channel_is_attached(b->channel));
+        barrier(f);
+        assert_int_equal(f->n_stop_units, 0);
+}
+
+static void test_open_channel_redirect(void **state) {
+        Fixture *f = *state;
+        Worker *a = add_worker_in(f, WORKER_RUNNING, f->caller);
+        Worker *b = add_worker_in(f, WORKER_RUNNING, f->caller);
+        Worker *s = add_worker_in(f, WORKER_STARTING, f->caller);
+        Reply ra, rb;
+
+        ra = call_manager(f, "OpenChannel", a);
+        rb = call_object(f, "OpenChannel", b);
+        assert_string_equal(ra.error, "");
+        assert_string_equal(rb.error, "");
+        assert_true(ra.fd >= 0 && rb.fd >= 0);
+        assert_true(channel_is_attached(a->channel));
+        assert_true(channel_is_attached(b->channel));
+
+        /* A second client while the first is attached: busy both ways. */
+        {
+                Reply sa = call_manager(f, "OpenChannel", a);
+                Reply sb = call_object(f, "OpenChannel", b);
+                assert_string_equal(sa.error, SBX_ERROR_CHANNEL_BUSY);
+                assert_string_equal(sb.error, SBX_ERROR_CHANNEL_BUSY);
+        }
+        safe_close(ra.fd);
+        safe_close(rb.fd);
+
+        /* A starting worker is not on the bus yet: no such worker by ID. */
+        ra = call_manager(f, "OpenChannel", s);
+        assert_string_equal(ra.error, SBX_ERROR_NO_SUCH_WORKER);
+        ra = call_manager(f, "GetWorker", s);
+        assert_string_equal(ra.error, SBX_ERROR_NO_SUCH_WORKER);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_transition_table),
+                cmocka_unit_test_setup_teardown(test_starting_to_running, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_running_to_stopping, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_running_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stopping_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_starting_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refused_transitions, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deferred_free_after_failed_start, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
