@@ -7,6 +7,7 @@
 
 #include "egress-units.h"
 #include "errors.h"
+#include "gate.h"
 #include "k8s-export.h"
 
 #define AGENTS_API "agents.x-k8s.io/v1beta1"
@@ -377,8 +378,10 @@ static json_object *worker_volumes(Ctx *x) {
                 v = push(x, vols, json_object_new_object());
                 put(x, v, "name", str("home"));
                 ed = put(x, v, "emptyDir", json_object_new_object());
-                /* On the host the home is a tmpfs of DiskMax paid for in memory. */
-                put(x, ed, "medium", str("Memory"));
+                /* In a sandboxed runtime the host's home is a tmpfs of DiskMax,
+                 * paid for in memory; a trusted worker's is a plain directory. */
+                if (s->class != SBX_CLASS_TRUSTED)
+                        put(x, ed, "medium", str("Memory"));
                 if (s->set & SPEC_HAS_DISK_MAX)
                         put(x, ed, "sizeLimit", strf(x, "%" PRIu64, s->disk_max));
         }
@@ -719,7 +722,7 @@ static void note_weakenings(Ctx *x) {
         if (s->class == SBX_CLASS_TRUSTED)
                 warn(x, "class trusted: the pod runs on the node's default runtime with seccomp RuntimeDefault, "
                      "wider than the host's SystemCallFilter allow-list and without ProtectSystem/ProtectProc");
-        if (!(s->set & SPEC_HAS_DISK_MAX) && !x->opt->workspace)
+        if (!(s->set & SPEC_HAS_DISK_MAX) && !x->opt->workspace && s->class != SBX_CLASS_TRUSTED)
                 warn(x, "no DiskMax: the home emptyDir has no sizeLimit and counts against MemoryMax only");
         if (has_egress(s))
                 warn(x, "egress: the fence is a NetworkPolicy; it holds only where the cluster's network plugin "
@@ -728,8 +731,6 @@ static void note_weakenings(Ctx *x) {
                 warn(x, "EgressRateBps: enforced by the gateway for the whole profile, not per worker");
         if (x->opt->pool > 0)
                 warn(x, "pool: activeDeadlineSeconds counts from a warm pod's start, not from its claim");
-        if (s->n_credentials > 0 || !strv_isempty(s->environment))
-                warn(x, "the output holds the credentials and environment values in Secrets: keep it secret");
 }
 
 int k8s_export_prepare(WorkerSpec *s, const SbxConfig *c, SbxError *error) {
@@ -739,6 +740,11 @@ int k8s_export_prepare(WorkerSpec *s, const SbxConfig *c, SbxError *error) {
         assert(c);
         worker_spec_apply_defaults(s, c);
         r = worker_spec_validate(s, c, error);
+        if (r < 0)
+                return r;
+        /* The same features as on the host: a spec one accepts, the other does. */
+        r = gate_check_features(s->class == SBX_CLASS_TRUSTED ? SBX_RUNTIME_SYSTEMD : SBX_RUNTIME_RUNSC,
+                                s->set & SPEC_HAS_DISK_MAX, error);
         if (r < 0)
                 return r;
         if ((s->set & SPEC_HAS_CLASS) && s->class != s->requested_class)

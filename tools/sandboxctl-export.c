@@ -276,6 +276,13 @@ int export_run(int argc, char *argv[], CliGlobalOption global, void (*help)(void
         }
         for (char **w = out.warnings; w && *w; w++)
                 fprintf(stderr, "sandboxctl: WARNING: weaker on Kubernetes: %s\n", *w);
+        if (spec.n_credentials > 0 || spec.environment)
+                fprintf(stderr, "sandboxctl: note: the output holds the credentials and environment values "
+                        "(base64 in Secrets): keep it secret\n");
+        /* As run/create hint: with no floor the proxy allows nothing. */
+        if (spec.egress_allow && strv_length(config.egress_floor) == 0)
+                fprintf(stderr, "sandboxctl: note: Egress:Floor in %s is empty: the egress gateway will "
+                        "allow nothing\n", args.config_path ?: EXPORT_CONFIG_DEFAULT);
         if (fputs(yaml, stdout) == EOF || fflush(stdout) == EOF) {
                 fprintf(stderr, "sandboxctl: Failed to write the export: %m\n");
                 return EXIT_FAILED;
