@@ -251,7 +251,7 @@ static void append(char **out, const char *fmt, ...) {
 
 /* "`path`: value" for one field, per class when the classes differ. */
 static void append_k8s(char **out, const Sides *s, const char *path) {
-        _cleanup_free_ char *v[4] = {};
+        char *v[4] = {};
         const char *shown = startswith(path, "np:") ? path + 3 : path;
 
         for (size_t i = 0; i < 4; i++)
@@ -262,6 +262,8 @@ static void append_k8s(char **out, const Sides *s, const char *path) {
                 append(out, "`%s: %s`", shown, v[0]);
         else
                 append(out, "`%s`: trusted `%s`, standard/untrusted `%s`, hostile `%s`", shown, v[0], v[1], v[3]);
+        for (size_t i = 0; i < 4; i++)
+                free(v[i]);
 }
 
 static char *generate(const Sides *s) {
