@@ -428,7 +428,39 @@ static void test_yaml_quoting(void **state) {
         assert_int_equal(docs, json_object_array_length(e.documents));
 }
 
-int main(void) {
+static const char *golden_path;
+static bool golden_update;
+
+/* One whole profile, byte for byte: what no single assertion above names. */
+static void test_golden(void **state) {
+        _cleanup_(k8s_export_done) K8sExport e = {};
+        _cleanup_free_ char *yaml = NULL, *want = NULL;
+        size_t size = 0;
+        char opt[128];
+
+        snprintf(opt, sizeof(opt), "--credential=token:%s", cred_path);
+        export_ok(EXPORT("--name=coder", "--namespace=agents", "--class=untrusted", "--origin=llm-generated",
+                         "--memory=1G", "--cpu=150", "--disk=512M", "--runtime=2h", "--tasks=128",
+                         "--allow=api.example.org", "--allow=*.pkg.example.org:8443", "--setenv=LANG=C.UTF-8",
+                         opt, "--pool=2", "--workspace", "--", "/usr/bin/coder", "--serve"),
+                  "[Egress]\nFloor = *.example.org\n", &e);
+        assert_int_equal(k8s_export_to_yaml(&e, &yaml), 0);
+        if (golden_update) {
+                _cleanup_fclose_ FILE *f = fopen(golden_path, "we");
+                assert_non_null(f);
+                assert_true(fputs(yaml, f) >= 0);
+                return;
+        }
+        _cleanup_fclose_ FILE *f = fopen(golden_path, "re");
+        assert_non_null(f);
+        assert_true(getdelim(&want, &size, 0, f) > 0);
+        if (!streq(yaml, want)) {
+                fprintf(stderr, "%s", yaml);
+                fail_msg("the export differs from %s; if meant, rerun with --update", golden_path);
+        }
+}
+
+int main(int argc, char *argv[]) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_class_trusted),
                 cmocka_unit_test(test_class_standard),
@@ -449,6 +481,15 @@ int main(void) {
                 cmocka_unit_test(test_option_refusals),
                 cmocka_unit_test(test_parse_args),
                 cmocka_unit_test(test_yaml_quoting),
+                cmocka_unit_test(test_golden),
         };
+
+        /* test-k8s-export [--update] GOLDEN.yaml */
+        golden_update = argc == 3 && streq(argv[1], "--update");
+        if (argc != 2 && !golden_update) {
+                fprintf(stderr, "Usage: %s [--update] GOLDEN.yaml\n", argv[0]);
+                return 2;
+        }
+        golden_path = argv[argc - 1];
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Validates `sandboxctl export --format kubernetes` against the vendored schemas.
 
-  validate.py SCHEMA_DIR SANDBOXCTL
+  validate.py SCHEMA_DIR SANDBOXCTL [GOLDEN.yaml...]
 
 Exports several real profiles and checks every document against the
 Kubernetes definitions (core/v1, apps/v1, networking.k8s.io/v1,
@@ -107,8 +107,12 @@ def main():
                     {"RuntimeClass", "NetworkPolicy", "Sandbox"}),
     }
     failures = 0
-    for title, (args, kinds) in profiles.items():
-        docs, _ = export(sandboxctl, base + args)
+    runs = [(title, export(sandboxctl, base + args)[0], kinds) for title, (args, kinds) in profiles.items()]
+    # test-k8s-export's golden files: the mapping module's output, unchanged.
+    for golden in sys.argv[3:]:
+        docs = list(yaml.safe_load_all(pathlib.Path(golden).read_text()))
+        runs.append((golden, docs, {d["kind"] for d in docs}))
+    for title, docs, kinds in runs:
         seen = set()
         for doc in docs:
             key = (doc.get("apiVersion"), doc.get("kind"))
