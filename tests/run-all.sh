@@ -49,7 +49,8 @@ INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
       systemd-container debootstrap clang libclang-rt-14-dev
-      build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion"
+      build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion
+      python3-jsonschema python3-yaml"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)

@@ -179,6 +179,13 @@ static const struct option spec_options[] = {
         {}
 };
 
+bool cli_spec_option_is_flag(const char *name) {
+        for (const struct option *o = spec_options; o->name; o++)
+                if (streq(o->name, name))
+                        return o->has_arg == no_argument;
+        return true;
+}
+
 static int set_size_option(SpecU64 *field, const char *option, const char *arg, SbxError *error) {
         int r = parse_size(arg, &field->value);
         if (r < 0)

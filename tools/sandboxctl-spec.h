@@ -64,5 +64,9 @@ typedef int (*CliGlobalOption)(int option);
  * read; a message for the user is in *error in both failure cases. */
 int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], CliGlobalOption global, SbxError *error);
 
+/* Whether run/create's option NAME (without "--") takes no value; true for
+ * names it does not know, so a caller never takes their next word. */
+bool cli_spec_option_is_flag(const char *name);
+
 /* Appends the spec as one a{sv} to a message being built. */
 int cli_spec_append(sd_bus_message *m, const CliSpec *spec);

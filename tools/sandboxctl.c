@@ -15,6 +15,7 @@
 #include "pager.h"
 #include "sandboxctl-args.h"
 #include "sandboxctl-exit.h"
+#include "sandboxctl-export.h"
 #include "sandboxctl-logs.h"
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
@@ -77,6 +78,7 @@ static void help(void) {
                "  sandboxctl attach ID\n"
                "  sandboxctl preflight [--json] [--no-legend]\n"
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
+               "  sandboxctl export --format=kubernetes --image=IMAGE [OPTIONS] [--] COMMAND...\n"
                "\n"
                "COMMANDS\n"
                "  run       Create a worker running COMMAND, connect this terminal's\n"
@@ -107,6 +109,21 @@ static void help(void) {
                "            worker has ended; --egress adds its proxy's decisions;\n"
                "            -n/--lines N only the last N; --no-pager: do not page through\n"
                "            $SANDBOXCTL_PAGER, $PAGER or less on a terminal.\n"
+               "  export    Print the worker run/create's options describe as a multi-document\n"
+               "            YAML for Kubernetes with Agent Sandbox (agents.x-k8s.io v1beta1),\n"
+               "            under the operator's sandboxd.conf; what the cluster enforces more\n"
+               "            weakly is a WARNING on stderr, what it cannot express is refused.\n"
+               "            Talks to no daemon. Its options, besides run/create's:\n"
+               "       --format FORMAT    kubernetes (required)\n"
+               "       --image IMAGE      the worker container's image (required)\n"
+               "       --egress-image IMAGE  sandbox-egress's image (with --allow; default\n"
+               "                          localhost/sandbox-egress:VERSION)\n"
+               "       --name NAME        the objects' name prefix (default sandboxd-worker)\n"
+               "       --namespace NS     their namespace (default: none, kubectl's)\n"
+               "       --pool N           a SandboxWarmPool of N and a SandboxClaim instead\n"
+               "                          of one Sandbox\n"
+               "       --workspace        the home on a PersistentVolumeClaim of --disk\n"
+               "       --config PATH      the policy to apply (default /etc/sandboxd.conf)\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
@@ -951,6 +968,10 @@ static int verb_create(int argc, char *argv[]) {
         return verb_run_or_create(argc, argv, false);
 }
 
+static int verb_export(int argc, char *argv[]) {
+        return export_run(argc, argv, apply_global_option, help, SANDBOXCTL_VERSION);
+}
+
 static int verb_logs(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -1010,6 +1031,7 @@ static const Verb verbs[] = {
         { "attach",    verb_attach },
         { "preflight", verb_preflight },
         { "logs",      verb_logs },
+        { "export",    verb_export },
 };
 
 int main(int argc, char *argv[]) {

@@ -67,7 +67,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create list logs preflight run status stop
+expect "verbs" "sandboxctl " attach create export list logs preflight run status stop
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
@@ -82,6 +82,10 @@ expect "stop's options" "sandboxctl stop -" --json --help --no-ask-password --no
 expect "attach's options" "sandboxctl attach -" --help --no-ask-password --no-pager
 expect "logs' options" "sandboxctl logs -" -f --follow --egress -n --lines --json --no-legend --help --no-ask-password --no-pager
 expect "preflight's options" "sandboxctl preflight -" --json --no-legend --help --no-ask-password --no-pager
+# shellcheck disable=SC2086
+expect "export's options" "sandboxctl export --" --format --image --egress-image --name --namespace --pool --workspace --config $spec --help
+expect "export's --format values" "sandboxctl export --format " kubernetes
+expect "nothing for export's --image" "sandboxctl export --image "
 expect "options of a verb after its argument" "sandboxctl logs 0123456789ab --e" --egress
 
 expect "--class: the classes this host serves (Classes property)" "sandboxctl run --class " standard trusted
