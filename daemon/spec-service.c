@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <strings.h>
 
+#include "broker-path.h"
 #include "egress-host.h"
 #include "errors.h"
 #include "spec-service.h"
@@ -61,39 +62,9 @@ bool sbx_service_name_is_valid(const char *name) {
         return true;
 }
 
-static bool is_hex(char c) {
-        return isxdigit((unsigned char) c);
-}
-
-/* RFC 3986 pchar: unreserved, sub-delims, ':', '@' and %XX. */
-static bool path_char_is_valid(const char *p) {
-        unsigned char c = (unsigned char) *p;
-
-        if (c == '%')
-                return is_hex(p[1]) && is_hex(p[2]);
-        return isalnum(c) || strchr("-._~!$&'()*+,;=:@/", c);
-}
-
 bool sbx_service_path_is_valid(const char *path) {
         size_t n = path ? strlen(path) : 0;
-
-        if (n == 0 || n > SBX_SERVICE_PATH_MAX || path[0] != '/')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!path_char_is_valid(path + i))
-                        return false;
-        /* A "%2e" is a dot to servers that decode before resolving. */
-        if (strcasestr(path, "%2e") || strcasestr(path, "%2f") || strstr(path, "//"))
-                return false;
-        for (const char *seg = path + 1;; ) {
-                size_t len = strcspn(seg, "/");
-                if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
-                        return false;
-                if (!seg[len])
-                        break;
-                seg += len + 1;
-        }
-        return true;
+        return n > 0 && n <= SBX_SERVICE_PATH_MAX && broker_path_is_valid(path, n);
 }
 
 int sbx_service_url_parse(const char *url, SbxServiceOrigin *ret) {

@@ -37,7 +37,7 @@ BUILD_ASAN=$SRC/build-asan
 LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
-      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev
+      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev
       systemd-container debootstrap clang libclang-rt-14-dev scdoc man-db groff-base bash-completion"
 
 passed=0 failed=0 skipped=0 known_bugs=0

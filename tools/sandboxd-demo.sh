@@ -17,7 +17,7 @@ cd "$SRC"
 [ "$(id -u)" = 0 ] || { echo "sandboxd-demo: run as root (it boots a container)" >&2; exit 1; }
 
 DEPS="meson ninja-build pkg-config gcc libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev
-      libcmocka-dev libjson-c-dev libc-ares-dev systemd-container debootstrap"
+      libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev systemd-container debootstrap"
 missing=$(for p in $DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
     apt-get update -q

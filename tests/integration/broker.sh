@@ -67,10 +67,10 @@ bad "a valid service (no broker yet)" $E.IsolationUnavailable 4 Url s https://ap
     Credential ay "${SECRET_AY[@]}" Methods as 2 GET POST Paths as 1 /v1/
 check_output "the refusal says why" 'no credential broker' echo "$BUS_ERRMSG"
 
-# sandboxctl: the key comes from a file tester can read, and the refusal is exit 77.
+# sandboxctl: the key comes from a file (tester's, 0600), and the refusal is exit 77.
 KEYFILE=/tmp/sbx-api-key-$R
 printf '%s\n' "$SECRET" | as_tester sh -c "umask 077; cat >$KEYFILE"
-out=$(as_tester timeout 60 sandboxctl run --class trusted --service api=https://api.example.org/v1 \
+out=$(ct timeout 60 sandboxctl run --service api=https://api.example.org/v1 \
     --service-credential "api:$KEYFILE" --service-method api:GET,POST -- /bin/true 2>&1)
 rc=$?
 check_eq "sandboxctl run --service: exit 77 (refused)" 77 "$rc"
