@@ -81,6 +81,17 @@ static int on_header_value(http_parser *p, const char *at, size_t n) {
         return 0;
 }
 
+static bool is_token(const Span *s) {
+        if (s->n == 0)
+                return false;
+        for (size_t i = 0; i < s->n; i++) {
+                unsigned char c = (unsigned char) s->p[i];
+                if (!isalnum(c) && !strchr("!#$%&'*+-.^_`|~", c))
+                        return false;
+        }
+        return true;
+}
+
 static bool route_allows_method(const BrokerRoute *r, const char *method) {
         for (char * const *m = r->methods; m && *m; m++)
                 if (strcmp(*m, method) == 0)
@@ -123,6 +134,11 @@ static int on_headers_complete(http_parser *p) {
                 return refuse(st, 505, "http-version-not-supported");
         for (size_t i = 0; i < st->n_headers; i++) {
                 const Span *name = &st->names[i], *value = &st->values[i];
+                /* libhttp-parser takes "Content-Length :1" as a header named
+                 * "Content-Length ", which no check here would recognise and
+                 * an upstream may read as a second framing (RFC 9112 5.1). */
+                if (!is_token(name))
+                        return refuse(st, 400, "invalid-header-name");
                 if (span_is(name, "Content-Length"))
                         n_cl++;
                 else if (span_is(name, "Transfer-Encoding")) {
