@@ -144,6 +144,11 @@ static void test_smuggling(void **state) {
                        "invalid-header-name");
         assert_refused("POST /chat/ HTTP/1.1\r\nTransfer-Encoding\t: chunked\r\n\r\n0\r\n\r\n", 400,
                        "malformed-request");
+        assert_refused("POST /chat/ HTTP/1.1\r\nTransfer-Encodingx: 3\r\nContent-Length: 1\r\n\r\na", 400,
+                       "ambiguous-framing");
+        assert_refused("POST /chat/ HTTP/1.1\r\nTransfer-Encodingx: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                       400, "ambiguous-framing");
+        assert_refused("POST /chat/ HTTP/1.1\r\nContent-Length2: 3\r\n\r\n", 400, "ambiguous-framing");
         assert_refused("GET /models HTTP/1.1\nHost: x\r\n\r\n", 400, "bare-lf");
         assert_refused("GET /models HTTP/1.1\r\nX: a\rHost: x\r\n\r\n", 400, "bare-cr");
         assert_refused("GET /models HTTP/1.1\r\nX: a\r\n Authorization: y\r\n\r\n", 400, "obs-fold");
