@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "errors.h"
 #include "spec-bus.h"
+#include "spec-service.h"
 
 typedef int (*SpecReader)(WorkerSpec *s, sd_bus_message *m, SbxError *error);
 
@@ -141,6 +142,158 @@ static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         return sd_bus_message_exit_container(m);
 }
 
+static int read_service_string(sd_bus_message *m, char **field) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        *field = strdup(v);
+        return *field ? 0 : -ENOMEM;
+}
+
+static int read_service_credential(sd_bus_message *m, SbxService *svc) {
+        const void *data;
+        size_t size;
+        int r = sd_bus_message_read_array(m, 'y', &data, &size);
+        if (r < 0)
+                return r;
+        svc->credential = malloc(size ?: 1);
+        if (!svc->credential)
+                return -ENOMEM;
+        memcpy(svc->credential, data, size);
+        svc->credential_size = size;
+        return 0;
+}
+
+static const struct {
+        const char *key;
+        const char *signature;
+        SbxServiceField flag;
+} service_keys[] = {
+        { "Url", "s", SERVICE_HAS_URL },
+        { "Credential", "ay", SERVICE_HAS_CREDENTIAL },
+        { "Header", "s", SERVICE_HAS_HEADER },
+        { "Methods", "as", SERVICE_HAS_METHODS },
+        { "Paths", "as", SERVICE_HAS_PATHS },
+        { "MaxRequestBytes", "t", SERVICE_HAS_MAX_REQUEST },
+        { "MaxResponseBytes", "t", SERVICE_HAS_MAX_RESPONSE },
+        { "RateBps", "t", SERVICE_HAS_RATE },
+};
+
+static int read_service_value(SbxService *svc, SbxServiceField flag, sd_bus_message *m) {
+        switch (flag) {
+        case SERVICE_HAS_URL:
+                return read_service_string(m, &svc->url);
+        case SERVICE_HAS_CREDENTIAL:
+                return read_service_credential(m, svc);
+        case SERVICE_HAS_HEADER:
+                return read_service_string(m, &svc->header);
+        case SERVICE_HAS_METHODS:
+                return read_strv(m, &svc->methods);
+        case SERVICE_HAS_PATHS:
+                return read_strv(m, &svc->paths);
+        case SERVICE_HAS_MAX_REQUEST:
+                return sd_bus_message_read_basic(m, 't', &svc->max_request_bytes);
+        case SERVICE_HAS_MAX_RESPONSE:
+                return sd_bus_message_read_basic(m, 't', &svc->max_response_bytes);
+        case SERVICE_HAS_RATE:
+                return sd_bus_message_read_basic(m, 't', &svc->rate_bps);
+        }
+        return -EINVAL;
+}
+
+/* One service's a{sv}: its keys are checked like the spec's own. */
+static int read_service_settings(SbxService *svc, sd_bus_message *m, SbxError *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *key, *contents;
+                size_t i;
+
+                r = sd_bus_message_enter_container(m, 'e', "sv");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(m, 's', &key);
+                if (r < 0)
+                        return r;
+                for (i = 0; i < ELEMENTSOF(service_keys); i++)
+                        if (streq(service_keys[i].key, key))
+                                break;
+                if (i == ELEMENTSOF(service_keys))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SERVICE,
+                                             "Service %s: unknown key \"%.64s\"; use Url, Credential, Header, Methods, "
+                                             "Paths, MaxRequestBytes, MaxResponseBytes or RateBps", svc->name, key);
+                if (svc->set & service_keys[i].flag)
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SERVICE,
+                                             "Service %s: key %s is given more than once", svc->name, key);
+                svc->set |= service_keys[i].flag;
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return r;
+                if (!streq(contents, service_keys[i].signature))
+                        return sbx_error_set(error, -EINVAL, SBX_ERROR_WRONG_TYPE,
+                                             "Service %s: key %s must be of type %s, not %s",
+                                             svc->name, key, service_keys[i].signature, contents);
+                r = sd_bus_message_enter_container(m, 'v', contents);
+                if (r < 0)
+                        return r;
+                r = read_service_value(svc, service_keys[i].flag, m);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+static int read_services(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        int r;
+
+        s->set |= SPEC_HAS_SERVICES;
+        r = sd_bus_message_enter_container(m, 'a', "(sa{sv})");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *name;
+                SbxService *n;
+
+                r = sd_bus_message_enter_container(m, 'r', "sa{sv}");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(m, 's', &name);
+                if (r < 0)
+                        return r;
+                if (s->n_services >= SBX_SERVICES_MAX)
+                        return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SERVICE,
+                                             "More than %d services given", SBX_SERVICES_MAX);
+                n = realloc(s->services, (s->n_services + 1) * sizeof(SbxService));
+                if (!n)
+                        return -ENOMEM;
+                s->services = n;
+                n = &s->services[s->n_services++];
+                *n = (SbxService) { .name = strdup(name) };
+                if (!n->name)
+                        return -ENOMEM;
+                r = read_service_settings(n, m, error);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
 #define DEFINE_READ_U64(fn, field, flag)                                              \
         static int fn(WorkerSpec *s, sd_bus_message *m, SbxError *e) {                \
                 uint64_t v;                                                           \
@@ -188,6 +341,7 @@ static const struct {
         { "EgressAllow", "as", read_egress_allow },
         { "EgressRateBps", "t", read_egress_rate },
         { "EgressMode", "s", read_egress_mode },
+        { "Services", "a(sa{sv})", read_services },
 };
 
 int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {

@@ -7,6 +7,7 @@
 #include "env-cred.h"
 #include "errors.h"
 #include "spec.h"
+#include "spec-service.h"
 #include "worker-view.h"
 
 void worker_spec_init(WorkerSpec *s) {
@@ -23,6 +24,9 @@ void worker_spec_done(WorkerSpec *s) {
                 erase_and_free(s->credentials[i].data, s->credentials[i].size);
         }
         free(s->credentials);
+        for (size_t i = 0; i < s->n_services; i++)
+                sbx_service_done(&s->services[i]);
+        free(s->services);
         worker_spec_init(s);
 }
 
@@ -48,6 +52,8 @@ void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c) {
                 s->limits.idle_timeout_usec = c->defaults.idle_timeout_usec;
         if (!(s->set & SPEC_HAS_EGRESS_RATE))
                 s->egress_rate_bps = c->egress_rate_bps;
+        for (size_t i = 0; i < s->n_services; i++)
+                sbx_service_apply_defaults(&s->services[i]);
 }
 
 /* Names become file names under $CREDENTIALS_DIRECTORY and travel in the
@@ -257,5 +263,8 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
         r = validate_credentials(s, error);
         if (r < 0)
                 return r;
-        return validate_egress(s, error);
+        r = validate_egress(s, error);
+        if (r < 0)
+                return r;
+        return sbx_services_validate(s->services, s->n_services, error);
 }

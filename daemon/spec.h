@@ -15,6 +15,7 @@
 #define SBX_ENV_MAX 512
 #define SBX_STRINGS_BYTES_MAX (UINT64_C(256) * 1024)
 #define SBX_EGRESS_RULES_MAX 256
+#define SBX_SERVICES_MAX 16
 
 typedef struct SbxCredential {
         char *name;
@@ -37,7 +38,23 @@ typedef enum SbxSpecField {
         SPEC_HAS_CREDENTIALS = 1 << 11,
         SPEC_HAS_EGRESS_ALLOW = 1 << 12,
         SPEC_HAS_ORIGIN = 1 << 13,
+        SPEC_HAS_SERVICES = 1 << 14,
 } SbxSpecField;
+
+/* An upstream the worker reaches through the proxy's broker (spec-service.h). */
+typedef struct SbxService {
+        unsigned set;                   /* SbxServiceField bits */
+        char *name;
+        char *url;                      /* https://host[:port][/base] */
+        uint8_t *credential;            /* a secret: wiped with the spec */
+        size_t credential_size;
+        char *header;                   /* "Name: template with {}" */
+        char **methods;
+        char **paths;                   /* allowed path prefixes */
+        uint64_t max_request_bytes;
+        uint64_t max_response_bytes;
+        uint64_t rate_bps;              /* 0: the worker's egress rate */
+} SbxService;
 
 /* What a client asked for, after parsing and before defaults. */
 typedef struct WorkerSpec {
@@ -54,6 +71,8 @@ typedef struct WorkerSpec {
         char **egress_allow;
         uint64_t egress_rate_bps;
         bool egress_report_only;
+        SbxService *services;
+        size_t n_services;
 } WorkerSpec;
 
 void worker_spec_init(WorkerSpec *s);

@@ -21,6 +21,16 @@ void cli_spec_done(CliSpec *spec) {
                 erase_and_free(spec->credentials[i].data, spec->credentials[i].size);
         }
         free(spec->credentials);
+        for (size_t i = 0; i < spec->n_services; i++) {
+                CliService *svc = &spec->services[i];
+                free(svc->name);
+                free(svc->url);
+                erase_and_free(svc->credential, svc->credential_size);
+                free(svc->header);
+                strv_free(svc->methods);
+                strv_free(svc->paths);
+        }
+        free(spec->services);
         *spec = (CliSpec) {};
 }
 
@@ -144,6 +154,77 @@ static int spec_add_credential(CliSpec *spec, const char *arg, SbxError *error) 
         return 0;
 }
 
+/* The service NAME names, created on first mention so the options can come
+ * in any order; cli_spec_parse_args() checks that each got its URL. */
+static CliService *spec_service(CliSpec *spec, const char *name, size_t len) {
+        CliService *grown;
+
+        for (size_t i = 0; i < spec->n_services; i++)
+                if (strlen(spec->services[i].name) == len && strncmp(spec->services[i].name, name, len) == 0)
+                        return &spec->services[i];
+        grown = realloc(spec->services, (spec->n_services + 1) * sizeof(CliService));
+        if (!grown)
+                return NULL;
+        spec->services = grown;
+        grown = &spec->services[spec->n_services];
+        *grown = (CliService) { .name = strndup(name, len) };
+        if (!grown->name)
+                return NULL;
+        spec->n_services++;
+        return grown;
+}
+
+/* Splits "NAME<sep>VALUE" for --service-* options; NAME has no ':' or '='
+ * (sandboxd allows [A-Za-z0-9_]), so the first separator ends it. */
+static int service_option(CliSpec *spec, const char *option, const char *arg, char sep, CliService **ret_svc,
+                          const char **ret_value, SbxError *error) {
+        const char *p = strchr(arg, sep);
+
+        if (!p || p == arg || !p[1])
+                return sbx_error_set(error, EINVAL, NULL, "--%s expects NAME%cVALUE, got '%s'", option, sep, arg);
+        *ret_svc = spec_service(spec, arg, (size_t) (p - arg));
+        if (!*ret_svc)
+                return sbx_error_set(error, ENOMEM, NULL, "Out of memory");
+        *ret_value = p + 1;
+        return 0;
+}
+
+/* Methods as "GET,POST": one word each, upper-cased as HTTP spells them. */
+static int service_add_methods(CliService *svc, const char *list) {
+        _cleanup_free_ char *copy = strdup(list);
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+                for (char *c = w; *c; c++)
+                        *c = (char) toupper((unsigned char) *c);
+                if (strv_push_dup(&svc->methods, w) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A key file usually ends with a newline the editor or `echo` added; it is
+ * not part of the key, and sandboxd refuses a header value with one. */
+static int service_read_credential(CliService *svc, const char *path) {
+        int r;
+
+        erase_and_free(svc->credential, svc->credential_size);
+        svc->credential = NULL;
+        svc->credential_size = 0;
+        r = credential_read_file(path, &svc->credential, &svc->credential_size);
+        if (r < 0)
+                return r;
+        if (svc->credential_size > 0 && svc->credential[svc->credential_size - 1] == '\n')
+                svc->credential[--svc->credential_size] = 0;
+        if (svc->credential_size > 0 && svc->credential[svc->credential_size - 1] == '\r')
+                svc->credential[--svc->credential_size] = 0;
+        return 0;
+}
+
+static int spec_apply_service_option(CliSpec *spec, int option, const char *arg, SbxError *error);
+
 enum {
         ARG_CLASS = 0x100,
         ARG_ORIGIN,
@@ -158,6 +239,14 @@ enum {
         ARG_ALLOW,
         ARG_EGRESS_RATE,
         ARG_EGRESS_MODE,
+        ARG_SERVICE,
+        ARG_SERVICE_CREDENTIAL,
+        ARG_SERVICE_HEADER,
+        ARG_SERVICE_METHOD,
+        ARG_SERVICE_PATH,
+        ARG_SERVICE_MAX_REQUEST,
+        ARG_SERVICE_MAX_RESPONSE,
+        ARG_SERVICE_RATE,
 };
 
 static const struct option spec_options[] = {
@@ -175,6 +264,14 @@ static const struct option spec_options[] = {
         { "allow",       required_argument, NULL, ARG_ALLOW },
         { "egress-rate", required_argument, NULL, ARG_EGRESS_RATE },
         { "egress-mode", required_argument, NULL, ARG_EGRESS_MODE },
+        { "service",              required_argument, NULL, ARG_SERVICE },
+        { "service-credential",   required_argument, NULL, ARG_SERVICE_CREDENTIAL },
+        { "service-header",       required_argument, NULL, ARG_SERVICE_HEADER },
+        { "service-method",       required_argument, NULL, ARG_SERVICE_METHOD },
+        { "service-path",         required_argument, NULL, ARG_SERVICE_PATH },
+        { "service-max-request",  required_argument, NULL, ARG_SERVICE_MAX_REQUEST },
+        { "service-max-response", required_argument, NULL, ARG_SERVICE_MAX_RESPONSE },
+        { "service-rate",         required_argument, NULL, ARG_SERVICE_RATE },
         SANDBOXCTL_GLOBAL_OPTIONS,
         {}
 };
@@ -265,6 +362,62 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
                                              "--egress-mode expects 'enforce' or 'report', got '%s'", arg);
                 r = set_string(&spec->egress_mode, arg);
                 break;
+        case ARG_SERVICE ... ARG_SERVICE_RATE:
+                return spec_apply_service_option(spec, option, arg, error);
+        default:
+                return sbx_error_set(error, EINVAL, NULL, "Unhandled option");
+        }
+        if (r < 0)
+                return sbx_error_set(error, r, NULL, "Out of memory");
+        return 0;
+}
+
+static int spec_apply_service_option(CliSpec *spec, int option, const char *arg, SbxError *error) {
+        static const char * const names[] = {
+                [ARG_SERVICE - ARG_SERVICE] = "service",
+                [ARG_SERVICE_CREDENTIAL - ARG_SERVICE] = "service-credential",
+                [ARG_SERVICE_HEADER - ARG_SERVICE] = "service-header",
+                [ARG_SERVICE_METHOD - ARG_SERVICE] = "service-method",
+                [ARG_SERVICE_PATH - ARG_SERVICE] = "service-path",
+                [ARG_SERVICE_MAX_REQUEST - ARG_SERVICE] = "service-max-request",
+                [ARG_SERVICE_MAX_RESPONSE - ARG_SERVICE] = "service-max-response",
+                [ARG_SERVICE_RATE - ARG_SERVICE] = "service-rate",
+        };
+        const char *name = names[option - ARG_SERVICE], *value = NULL;
+        CliService *svc = NULL;
+        int r;
+
+        r = service_option(spec, name, arg, option == ARG_SERVICE ? '=' : ':', &svc, &value, error);
+        if (r < 0)
+                return r;
+        switch (option) {
+        case ARG_SERVICE:
+                if (svc->url)
+                        return sbx_error_set(error, EINVAL, NULL, "--service %s is given twice", svc->name);
+                r = set_string(&svc->url, value);
+                break;
+        case ARG_SERVICE_CREDENTIAL:
+                r = service_read_credential(svc, value);
+                if (r < 0)
+                        return sbx_error_set(error, r == -EINVAL ? -EIO : r, NULL,
+                                             "Failed to read the credential of service %s from %s: %s",
+                                             svc->name, value, strerror(-r));
+                return 0;
+        case ARG_SERVICE_HEADER:
+                r = set_string(&svc->header, value);
+                break;
+        case ARG_SERVICE_METHOD:
+                r = service_add_methods(svc, value);
+                break;
+        case ARG_SERVICE_PATH:
+                r = strv_push_dup(&svc->paths, value);
+                break;
+        case ARG_SERVICE_MAX_REQUEST:
+                return set_size_option(&svc->max_request_bytes, name, value, error);
+        case ARG_SERVICE_MAX_RESPONSE:
+                return set_size_option(&svc->max_response_bytes, name, value, error);
+        case ARG_SERVICE_RATE:
+                return set_size_option(&svc->rate_bps, name, value, error);
         default:
                 return sbx_error_set(error, EINVAL, NULL, "Unhandled option");
         }
@@ -302,6 +455,11 @@ int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], CliGlobalOption g
                                 return r;
                 }
         }
+        for (size_t i = 0; i < spec->n_services; i++)
+                if (!spec->services[i].url)
+                        return sbx_error_set(error, EINVAL, NULL,
+                                             "Service %s has options but no --service %s=https://HOST[/BASE]",
+                                             spec->services[i].name, spec->services[i].name);
         if (optind >= argc)
                 return sbx_error_set(error, EINVAL, NULL, "Missing command: %s [OPTIONS] -- COMMAND [ARGUMENTS...]",
                                      argv[0]);
@@ -388,6 +546,49 @@ static int append_credentials(sd_bus_message *m, const CliSpec *spec) {
         return sd_bus_message_close_container(m);
 }
 
+#define CHECK(expr) do { r = (expr); if (r < 0) return r; } while (0)
+
+static int append_service(sd_bus_message *m, const CliService *svc) {
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sa{sv}"));
+        CHECK(sd_bus_message_append(m, "s", svc->name));
+        CHECK(sd_bus_message_open_container(m, 'a', "{sv}"));
+        CHECK(append_string(m, "Url", svc->url));
+        if (svc->credential) {
+                CHECK(sd_bus_message_open_container(m, 'e', "sv"));
+                CHECK(sd_bus_message_append(m, "s", "Credential"));
+                CHECK(sd_bus_message_open_container(m, 'v', "ay"));
+                CHECK(sd_bus_message_append_array(m, 'y', svc->credential, svc->credential_size));
+                CHECK(sd_bus_message_close_container(m));
+                CHECK(sd_bus_message_close_container(m));
+        }
+        CHECK(append_string(m, "Header", svc->header));
+        CHECK(append_strv(m, "Methods", svc->methods));
+        CHECK(append_strv(m, "Paths", svc->paths));
+        CHECK(append_u64(m, "MaxRequestBytes", svc->max_request_bytes));
+        CHECK(append_u64(m, "MaxResponseBytes", svc->max_response_bytes));
+        CHECK(append_u64(m, "RateBps", svc->rate_bps));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
+static int append_services(sd_bus_message *m, const CliSpec *spec) {
+        int r;
+
+        if (spec->n_services == 0)
+                return 0;
+        CHECK(sd_bus_message_open_container(m, 'e', "sv"));
+        CHECK(sd_bus_message_append(m, "s", "Services"));
+        CHECK(sd_bus_message_open_container(m, 'v', "a(sa{sv})"));
+        CHECK(sd_bus_message_open_container(m, 'a', "(sa{sv})"));
+        for (size_t i = 0; i < spec->n_services; i++)
+                CHECK(append_service(m, &spec->services[i]));
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
 int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
         int r;
 
@@ -416,7 +617,8 @@ int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
             (r = append_u64(m, "DiskMax", spec->disk_max)) < 0 ||
             (r = append_strv(m, "EgressAllow", spec->egress_allow)) < 0 ||
             (r = append_u64(m, "EgressRateBps", spec->egress_rate_bps)) < 0 ||
-            (r = append_string(m, "EgressMode", spec->egress_mode)) < 0)
+            (r = append_string(m, "EgressMode", spec->egress_mode)) < 0 ||
+            (r = append_services(m, spec)) < 0)
                 return r;
         return sd_bus_message_close_container(m);
 }

@@ -28,6 +28,20 @@ typedef struct SpecU64 {
         bool set;
 } SpecU64;
 
+/* One --service NAME=URL and the --service-* options naming it. */
+typedef struct CliService {
+        char *name;
+        char *url;
+        uint8_t *credential;
+        size_t credential_size;
+        char *header;
+        char **methods;
+        char **paths;
+        SpecU64 max_request_bytes;
+        SpecU64 max_response_bytes;
+        SpecU64 rate_bps;
+} CliService;
+
 typedef struct CliSpec {
         char **argv;
         char **environment;
@@ -44,6 +58,8 @@ typedef struct CliSpec {
         SpecU64 idle_timeout_usec;
         SpecU64 disk_max;
         SpecU64 egress_rate_bps;
+        CliService *services;
+        size_t n_services;
 } CliSpec;
 
 /* Frees everything and wipes credential bytes. */

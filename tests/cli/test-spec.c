@@ -333,6 +333,123 @@ static void test_credential_read_file(void **state) {
         erase_and_free(data, 1);
 }
 
+static char service_key_path[] = "/tmp/test-sandboxctl-svc-XXXXXX";
+
+/* Reads Services[0]'s settings into the fields the test checks. */
+static void read_service(sd_bus_message *m, const char *expected_name) {
+        const char *name, *key, *url = NULL, *header = NULL;
+        const void *cred = NULL;
+        size_t cred_size = 0, n_methods = 0, n_paths = 0;
+        uint64_t max_req = 0, max_resp = 0, rate = 0;
+        char **methods = NULL, **paths = NULL;
+
+        enter_key(m, "Services", "a(sa{sv})");
+        assert_true(sd_bus_message_enter_container(m, 'a', "(sa{sv})") > 0);
+        assert_true(sd_bus_message_enter_container(m, 'r', "sa{sv}") > 0);
+        assert_true(sd_bus_message_read(m, "s", &name) > 0);
+        assert_string_equal(name, expected_name);
+        assert_true(sd_bus_message_enter_container(m, 'a', "{sv}") > 0);
+        while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+                assert_true(sd_bus_message_read(m, "s", &key) > 0);
+                if (streq(key, "Url"))
+                        assert_true(sd_bus_message_read(m, "v", "s", &url) > 0);
+                else if (streq(key, "Header"))
+                        assert_true(sd_bus_message_read(m, "v", "s", &header) > 0);
+                else if (streq(key, "Credential")) {
+                        assert_true(sd_bus_message_enter_container(m, 'v', "ay") > 0);
+                        assert_true(sd_bus_message_read_array(m, 'y', &cred, &cred_size) >= 0);
+                        assert_true(sd_bus_message_exit_container(m) >= 0);
+                } else if (streq(key, "Methods") || streq(key, "Paths")) {
+                        char ***l = streq(key, "Methods") ? &methods : &paths;
+                        assert_true(sd_bus_message_enter_container(m, 'v', "as") > 0);
+                        assert_true(sd_bus_message_read_strv(m, l) > 0);
+                        assert_true(sd_bus_message_exit_container(m) >= 0);
+                } else if (streq(key, "MaxRequestBytes"))
+                        assert_true(sd_bus_message_read(m, "v", "t", &max_req) > 0);
+                else if (streq(key, "MaxResponseBytes"))
+                        assert_true(sd_bus_message_read(m, "v", "t", &max_resp) > 0);
+                else if (streq(key, "RateBps"))
+                        assert_true(sd_bus_message_read(m, "v", "t", &rate) > 0);
+                else
+                        fail_msg("unexpected service key %s", key);
+                assert_true(sd_bus_message_exit_container(m) >= 0);
+        }
+        assert_string_equal(url, "https://api.example.org/v1/");
+        assert_string_equal(header, "X-Api-Key: {}");
+        /* The file's trailing newline is not part of the key. */
+        assert_int_equal(cred_size, 7);
+        assert_memory_equal(cred, "sk-1234", 7);
+        n_methods = strv_length(methods);
+        assert_int_equal(n_methods, 2);
+        assert_string_equal(methods[0], "GET");
+        assert_string_equal(methods[1], "POST");
+        n_paths = strv_length(paths);
+        assert_int_equal(n_paths, 2);
+        assert_string_equal(paths[0], "/models");
+        assert_string_equal(paths[1], "/chat/");
+        assert_int_equal(max_req, 4096);
+        assert_int_equal(max_resp, 2u << 20);
+        assert_int_equal(rate, 1000);
+        strv_free(methods);
+        strv_free(paths);
+}
+
+static void test_service_options(void **state) {
+        _cleanup_free_ char *cred = NULL;
+        CliSpec spec = {};
+        SbxError e = {};
+        sd_bus_message *m;
+        int fd;
+
+        fd = mkstemp(service_key_path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "sk-1234\n", 8), 8);
+        close(fd);
+        assert_true(asprintf(&cred, "api:%s", service_key_path) > 0);
+        /* Options about a service may come before the --service that names its URL. */
+        assert_int_equal(PARSE(&spec, &e, "run", "--service-credential", cred,
+                               "--service", "api=https://api.example.org/v1/",
+                               "--service-header", "api:X-Api-Key: {}",
+                               "--service-method", "api:get,Post",
+                               "--service-path", "api:/models", "--service-path", "api:/chat/",
+                               "--service-max-request", "api:4K", "--service-max-response", "api:2M",
+                               "--service-rate", "api:1000", "/bin/true"), 0);
+        unlink(service_key_path);
+        assert_int_equal(spec.n_services, 1);
+        m = spec_message(&spec);
+        read_service(m, "api");
+        sd_bus_message_unref(m);
+        cli_spec_done(&spec);
+}
+
+static void test_service_bad_input(void **state) {
+        CliSpec spec = {};
+        SbxError e = {};
+
+        assert_true(PARSE(&spec, &e, "run", "--service", "api", "/bin/true") < 0);
+        assert_non_null(strstr(e.message, "--service expects NAME=VALUE"));
+        cli_spec_done(&spec);
+
+        assert_true(PARSE(&spec, &e, "run", "--service", "api=https://a.example.org",
+                          "--service", "api=https://b.example.org", "/bin/true") < 0);
+        assert_non_null(strstr(e.message, "--service api is given twice"));
+        cli_spec_done(&spec);
+
+        assert_true(PARSE(&spec, &e, "run", "--service-method", "api:GET", "/bin/true") < 0);
+        assert_non_null(strstr(e.message, "Service api has options but no --service api="));
+        cli_spec_done(&spec);
+
+        assert_true(PARSE(&spec, &e, "run", "--service", "api=https://a.example.org",
+                          "--service-max-request", "api:lots", "/bin/true") < 0);
+        assert_non_null(strstr(e.message, "--service-max-request"));
+        cli_spec_done(&spec);
+
+        assert_true(PARSE(&spec, &e, "run", "--service", "api=https://a.example.org",
+                          "--service-credential", "api:/nonexistent/key", "/bin/true") == -ENOENT);
+        assert_non_null(strstr(e.message, "credential of service api"));
+        cli_spec_done(&spec);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_option),
@@ -343,6 +460,8 @@ int main(void) {
                 cmocka_unit_test(test_bad_input),
                 cmocka_unit_test(test_unreadable_credential),
                 cmocka_unit_test(test_credential_read_file),
+                cmocka_unit_test(test_service_options),
+                cmocka_unit_test(test_service_bad_input),
         };
         return cmocka_run_group_tests(tests, setup_credential, teardown_credential);
 }

@@ -71,7 +71,7 @@ expect "verbs" "sandboxctl " attach create export list logs preflight run status
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
-spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode'
+spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate'
 # shellcheck disable=SC2086
 expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
@@ -108,6 +108,9 @@ expect "--credential NAME:PATH: files after the colon" "sandboxctl run --credent
     "$tmp/files/tls.pem" "$tmp/files/token"
 expect "--credential NAME:PATH: a directory gets its slash" "sandboxctl run --credential tok:$tmp/files/su" \
     "$tmp/files/sub/"
+expect "--service-credential NAME:PATH: files after the colon" "sandboxctl run --service-credential api:$tmp/files/t" \
+    "$tmp/files/tls.pem" "$tmp/files/token"
+expect "--service-path: free text, nothing offered" "sandboxctl run --service-path api:/v"
 
 expect "stop: live worker ids (list --no-legend, first column)" "sandboxctl stop " 0123456789ab aaaabbbbcccc
 expect "attach: live worker ids, by prefix" "sandboxctl attach 01" 0123456789ab
