@@ -140,7 +140,7 @@ check_fails "tester finds no secret in any file it can read" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- grep -rlsF -- '$SECRET' /run /var /tmp /dev/shm /etc /home /usr/lib/systemd 2>/dev/null | grep ."
 check_fails "tester cannot OpenChannel to A" as_tester /usr/lib/sandboxd-tests/sbx-channel read "$a" 500
 
-# ---- the channel: three pipes whose other ends only sandboxd holds ----------
+# ---- the channel: three pipes whose other ends only sandboxd (and PID 1) hold
 fd0=$(ct readlink "/proc/$pid_a/fd/0")
 fd1=$(ct readlink "/proc/$pid_a/fd/1")
 fd2=$(ct readlink "/proc/$pid_a/fd/2")
@@ -159,9 +159,12 @@ pipe_ends() {
                   [ -n "$fl" ] && [ $((0$fl & 3)) = "$2" ] && echo "$p:$(cat /proc/$p/comm)"
               done | sort -u' sh "$1" "$2"
 }
-check_eq "the write end of A's stdin is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd0" 1)"
-check_eq "the read end of A's stdout is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd1" 0)"
-check_eq "the read end of A's stderr is held by sandboxd alone" "$dpid:sandboxd" "$(pipe_ends "$fd2" 0)"
+# Besides sandboxd, only systemd (PID 1) holds them: its file descriptor store
+# keeps them across a restart of sandboxd, which re-adopts the worker.
+holders=$(printf '%s\n' "1:systemd" "$dpid:sandboxd" | sort -u)
+check_eq "the write end of A's stdin is held by sandboxd and systemd's fd store alone" "$holders" "$(pipe_ends "$fd0" 1)"
+check_eq "the read end of A's stdout is held by sandboxd and systemd's fd store alone" "$holders" "$(pipe_ends "$fd1" 0)"
+check_eq "the read end of A's stderr is held by sandboxd and systemd's fd store alone" "$holders" "$(pipe_ends "$fd2" 0)"
 check_fails "A holds no listening socket" \
     sh -c "nsenter -t $CT_PID -a nsenter -t $pid_a -n ss -Hltuxpn | grep -F 'pid=$pid_a,'"
 
