@@ -632,6 +632,18 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_check_home_space(error);
         if (r < 0)
                 return r;
+        /* systemd fetches a worker's secrets, environment and egress policy
+         * from the credential socket when the unit starts; without it the
+         * start fails with nothing to say why. */
+        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0 || worker_wants_egress(spec)) {
+                r = credential_server_reachable(m->credentials);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_START_FAILED,
+                                             "The credential socket " SBX_CREDENTIAL_SOCKET
+                                             " is gone (%s): a worker with secrets, an environment or egress"
+                                             " cannot start until sandboxd is restarted",
+                                             strerror(-r));
+        }
         /* Gate, first check: choose the runtime for the class. */
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)
