@@ -10,8 +10,9 @@
 #   early-stop  StopWorker right after CreateWorker, while it may be starting
 #   idle        a cat worker with --idle 1s left alone; checked later to end
 #               with result idle (reaped by the idle timer)
-#   disconnect  a client attached to a cat worker is killed (SIGKILL); the
-#               worker runs on and its channel takes a new client at once
+#   disconnect  a client attached to a cat worker is killed (SIGKILL), in
+#               half the cycles after another went away with the worker's
+#               output unread; the worker runs on and takes a new client
 #   egress      sandboxd run --allow HOST of curl through the worker's proxy to
 #               the local upstream (only when EGRESS_HOST is given)
 # Prints one "churn: FAIL ..." line per failed check and a summary line
@@ -28,7 +29,6 @@ CACERT=${5:-}
 CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
 TMP=$(mktemp -d /run/sbx-churn.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-mkfifo "$TMP/in"
 
 RANDOM=$SEED
 failures=0
@@ -135,27 +135,41 @@ for ((cycle = 1; cycle <= COUNT; cycle++)); do
         fi
         ;;
     disconnect)
-        # It says "ready" once; the client that prints it is attached.
+        # Two ways a client goes away: killed while attached (sandboxctl
+        # attach, SIGKILL), or gone with the worker's output still unread
+        # in its socket (sbx-channel drop). Either only detaches it.
         if ! id=$(create "$class" -- /bin/sh -c 'echo ready; exec cat'); then
             fail "create: $(cat "$TMP/create.err")"
             continue
         fi
-        # attach's stdin stays open (a sleep holds the fifo), as a terminal would.
-        sleep 120 >"$TMP/in" &
-        sleeper=$!
-        sandboxctl attach "$id" <"$TMP/in" >"$TMP/client.out" 2>&1 &
+        if [ $((delay_ms % 2)) = 1 ]; then
+            out=$("$CHANNEL" drop "$id" 300 2>&1) || fail "a client that reads nothing: $out"
+        fi
+        # attach's stdin stays open, as a terminal would: a fifo of its own
+        # that this shell holds open for writing (O_RDWR does not block).
+        rm -f "$TMP/client.out"
+        mkfifo "$TMP/in.$cycle"
+        exec {hold}<>"$TMP/in.$cycle"
+        sandboxctl attach "$id" <"$TMP/in.$cycle" >"$TMP/client.out" 2>&1 &
         client=$!
+        echo "a$cycle" >&"$hold"
         deadline=$(($(now_ms) + 30000))
-        until grep -q ready "$TMP/client.out" 2>/dev/null || [ "$(now_ms)" -ge $deadline ]; do sleep 0.05; done
-        grep -q ready "$TMP/client.out" || fail "the client never got the worker's first line: $(cat "$TMP/client.out")"
-        kill -KILL "$client"
-        kill "$sleeper" 2>/dev/null
-        wait "$client" "$sleeper" 2>/dev/null
+        until grep -qx "a$cycle" "$TMP/client.out" 2>/dev/null || [ "$(now_ms)" -ge $deadline ]; do sleep 0.05; done
+        if ! grep -qx "a$cycle" "$TMP/client.out" 2>/dev/null; then
+            alive=exited
+            kill -0 "$client" 2>/dev/null && alive=running
+            fail "no echo through the attached client (client $alive, worker $(prop "$id" State)" \
+                "$(prop "$id" Result)): $(cat "$TMP/client.out" 2>&1)"
+        fi
+        kill -KILL "$client" 2>/dev/null
+        wait "$client" 2>/dev/null
+        exec {hold}>&-
+        rm -f "$TMP/in.$cycle"
         # The channel is freed once sandboxd sees the client's end close.
         deadline=$(($(now_ms) + 10000))
         until out=$("$CHANNEL" roundtrip "$id" "d$cycle" 2>&1) || [ "$(now_ms)" -ge $deadline ]; do sleep 0.05; done
         [ "$out" = "d$cycle" ] || grep -qx "d$cycle" <<<"$out" || fail "a new client after the killed one: $out"
-        [ "$(prop "$id" State)" = running ] || fail "$id not running after its client was killed: $(prop "$id" State)"
+        [ "$(prop "$id" State)" = running ] || fail "$id not running after its client went away: $(prop "$id" State) $(prop "$id" Result)"
         sandboxctl stop "$id" >/dev/null 2>&1
         msg=$(wait_ended "$id" 'stopped|killed by signal (15|9)' 30) || fail "$id after stop: $msg"
         ;;

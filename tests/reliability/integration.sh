@@ -201,7 +201,8 @@ record "$T" "$S" "$U" "$E"
 old=$(main_pid)
 check "kill -9 sandboxd" ct kill -9 "$old"
 check "kill -9 sandboxd: systemd restarted it" wait_until 60 restarted "$old"
-check "kill -9 sandboxd: the attached client saw its channel close" wait_until 15 sh -c "! ct sh -c 'kill -0 \$(cat $A/$T.pid)' 2>/dev/null"
+client_gone() { ! attach_alive "$1"; }
+check "kill -9 sandboxd: the attached client saw its channel close" wait_until 15 client_gone "$T"
 for id in "$T" "$S" "$U" "$E"; do
     check_output "kill -9 sandboxd: $id is re-adopted and running" '^running$' sbx_prop "$id" State
 done
@@ -214,10 +215,12 @@ proxy=sandbox-$E-egress.service
 ppid=$(unit_prop "$proxy" MainPID)
 check_output "egress proxy: it runs (MainPID $ppid)" '^[1-9][0-9]*$' echo "$ppid"
 check "kill -9 of the egress proxy" ct kill -9 "$ppid"
-check "egress proxy: the killed proxy is gone" wait_until 15 sh -c "[ \"\$(ct systemctl show -P MainPID $proxy)\" != $ppid ]"
+proxy_gone() { [ "$(unit_prop "$proxy" MainPID)" != "$ppid" ]; }
+check "egress proxy: the killed proxy is gone" wait_until 15 proxy_gone
 attach_send "$E" 4
 check "egress proxy: the next connection gets through a fresh proxy" wait_until 30 attach_got "$E" '^xxxx$'
-check_output "egress proxy: a new proxy process serves it" '^[1-9][0-9]*$' sh -c "p=\$(ct systemctl show -P MainPID $proxy); [ \"\$p\" != $ppid ] && echo \$p"
+fresh_proxy() { local p; p=$(unit_prop "$proxy" MainPID); [ "$p" != 0 ] && [ "$p" != "$ppid" ] && echo "$p"; }
+check_output "egress proxy: a new proxy process serves it" '^[1-9][0-9]*$' fresh_proxy
 check_output "egress proxy: the worker is the same process" "^${PID_OF[$E]}\$" wmain "$E"
 unharmed "egress proxy killed, the others" "$T" "$S"
 
@@ -258,7 +261,7 @@ for pair in "$G1:runsc-sandbox:sentry" "$G2:runsc-gofer:gofer"; do
     check "$what: its state file is deleted" wait_until 30 ct sh -c "! test -e /run/sandboxd/workers/$id"
     check "$what: no runsc state of it is left" wait_until 30 ct sh -c "! ls /run/sandboxd/runsc | grep -q $id"
     check "$what: its dynamic user is gone" wait_until 30 ct sh -c "! getent passwd sandbox-$id"
-    check "$what: its attached client saw the channel close" wait_until 15 sh -c "! ct sh -c 'kill -0 \$(cat $A/$id.pid)' 2>/dev/null"
+    check "$what: its attached client saw the channel close" wait_until 15 client_gone "$id"
     unharmed "$what killed, the others" "$T" "$S" "$U"
 done
 
@@ -272,13 +275,17 @@ check "restart dbus: sandboxd is back on the bus" wait_until 90 restarted "$old"
 for id in "$T" "$S" "$U" "$E"; do
     check_output "restart dbus: $id is re-adopted and running" '^running$' sbx_prop "$id" State
 done
-unharmed "restart dbus" "$T" "$S" "$U" "$E"
+unharmed "restart dbus" "$T" "$S" "$U"
+check_output "restart dbus: $E still runs, the same process" "^${PID_OF[$E]}\$" wmain "$E"
+attach_start "$E"
+attach_send "$E" 6
+check "restart dbus: $E still gets out through its proxy" wait_until 30 attach_got "$E" '^xxxxxx$'
 
 # -- a full file system under the homes: promised: CreateWorker is refused
 #    with a named error that says so, nothing of the refused worker exists,
 #    and the running workers are unharmed.
-leaks_before=$(leaks)
 ct sh -c "dd if=/dev/zero of=$SBX_STATE_ROOT/.fill bs=1M >/dev/null 2>&1; true"
+leaks_before=$(leaks)
 check_output "full disk: the homes' file system is full" '^0$' ct stat -f -c %a "$SBX_STATE_ROOT"
 check_error "full disk: CreateWorker is refused" org.sandboxd1.Error.StartFailed root CreateWorker 'a{sv}' 2 Argv as 1 /bin/true Class s trusted
 check_output "full disk: the error says the homes' file system is full" "No room for a worker's home" echo "$BUS_ERRMSG"
