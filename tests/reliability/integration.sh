@@ -120,6 +120,17 @@ else
     not_ok "churn: VmRSS grew by at most $RSS_GROWTH_MAX_KB kB" "$rss_before -> ${rss_after:-?} kB"
 fi
 
+# A client that goes away before it read the worker's output (here: the
+# line the worker printed before anyone attached) only detaches.
+if D=$(ct sandboxctl create --class trusted -- /bin/sh -c 'echo ready; exec cat'); then
+    check "a client that reads nothing goes away" ct "$CHANNEL" drop "$D" 300
+    check_output "the worker runs on after it" '^running$' sbx_prop "$D" State
+    check_output "the next client gets through" '^after-drop$' ct "$CHANNEL" roundtrip "$D" after-drop
+    ct sandboxctl stop "$D" >/dev/null
+else
+    not_ok "a worker for the unread-output client runs"
+fi
+
 # The leak check itself: a unit and a bundle left on purpose are seen.
 ct systemd-run -q --unit=sandbox-rel-leaked.service sleep 1009
 ct mkdir /run/sandboxd/bundles/rel-leaked
