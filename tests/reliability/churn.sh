@@ -89,7 +89,7 @@ check_idle() {
             keep_since+=("${idle_since[$i]}")
             continue
         fi
-        msg=$(wait_ended "$id" idle 30) || { kind=idle class=? fail "idle worker $id: $msg"; }
+        msg=$(wait_ended "$id" idle 30) || { kind=idle class='?' fail "idle worker $id: $msg"; }
     done
     idle_ids=("${keep_ids[@]}")
     idle_since=("${keep_since[@]}")
@@ -112,7 +112,7 @@ for ((cycle = 1; cycle <= COUNT; cycle++)); do
     run)
         out=$(timeout 60 sandboxctl run --class "$class" -- /bin/echo "churn-$cycle" 2>&1)
         rc=$?
-        [ $rc -eq 0 ] && [ "$out" = "churn-$cycle" ] || fail "run exited $rc: $out"
+        if [ $rc -ne 0 ] || [ "$out" != "churn-$cycle" ]; then fail "run exited $rc: $out"; fi
         ;;
     stop | early-stop)
         if ! id=$(create "$class" -- /bin/cat); then
@@ -178,7 +178,7 @@ for ((cycle = 1; cycle <= COUNT; cycle++)); do
         out=$(timeout 60 sandboxctl run --class "$class" --allow "$EGRESS_HOST" -- \
             /usr/bin/curl -sS -m 30 --cacert "$CACERT" "https://$EGRESS_HOST/$n" 2>&1)
         rc=$?
-        [ $rc -eq 0 ] && [ ${#out} -eq $n ] && [ -z "${out//x/}" ] || fail "egress exited $rc: ${out:0:200}"
+        if [ $rc -ne 0 ] || [ ${#out} -ne $n ] || [ -n "${out//x/}" ]; then fail "egress exited $rc: ${out:0:200}"; fi
         ;;
     esac
     check_idle

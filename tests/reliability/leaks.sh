@@ -4,6 +4,7 @@
 # outlives a worker, so after a churn every COUNT must be 0 (fdstore: the
 # stdio ends sandboxd keeps in systemd's fd store, 3 per live worker).
 #   leaks.sh        (tests/reliability/integration.sh and bench/churn.sh copy it in)
+# shellcheck disable=SC2010,SC2012  # the entries are sandboxd's own worker IDs and runsc's names for them
 set -u
 
 line() {
