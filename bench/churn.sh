@@ -46,6 +46,7 @@ for _ in $(seq 100); do ct bash -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null && bre
 
 main_pid() { ct systemctl show -P MainPID sandboxd.service; }
 fds() { ct sh -c "ls /proc/$(main_pid)/fd | wc -l"; }
+# shellcheck disable=SC2016  # awk's own $2
 rss() { ct awk '/^VmRSS:/ {print $2}' "/proc/$(main_pid)/status"; }
 pid0=$(main_pid)
 fds0=$(fds)
