@@ -215,9 +215,11 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
                 if (n > 0) {
                         c->bytes_in += (uint64_t) n;
                         channel_touch(c);
-                } else if (n == 0 && (revents & EPOLLHUP) && !c->client_write_shut) {
+                } else if ((n == 0 && (revents & EPOLLHUP) && !c->client_write_shut) || n == -ECONNRESET) {
                         /* Both directions closed by the client: it went away
-                         * (a detach), which is not an EOF for the worker. */
+                         * (a detach), which is not an EOF for the worker. A
+                         * client that went away with output still unread in
+                         * its socket shows as ECONNRESET: a detach too. */
                         channel_detach(c);
                 } else if (n != -EAGAIN) {
                         c->client_eof = true;

@@ -10,6 +10,8 @@
 
 struct CredentialServer {
         int fd;
+        dev_t dev;                      /* the socket file bound, to tell it from a replacement */
+        ino_t ino;
         sd_event_source *source;
         char *path;
         CredentialLookupFn lookup;
@@ -112,6 +114,7 @@ int credential_server_new(CredentialServer **ret, sd_event *event, const char *p
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         CredentialServer *s;
         mode_t old;
+        struct stat st;
         int r;
 
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -137,10 +140,12 @@ int credential_server_new(CredentialServer **ret, sd_event *event, const char *p
         umask(old);
         if (r < 0)
                 goto fail;
-        if (chmod(path, 0600) < 0 || listen(s->fd, 64) < 0) {
+        if (chmod(path, 0600) < 0 || listen(s->fd, 64) < 0 || stat(path, &st) < 0) {
                 r = -errno;
                 goto fail;
         }
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
         r = sd_event_add_io(event, &s->source, s->fd, EPOLLIN, on_accept, s);
         if (r < 0)
                 goto fail;
@@ -149,6 +154,16 @@ int credential_server_new(CredentialServer **ret, sd_event *event, const char *p
 fail:
         credential_server_free(s);
         return r;
+}
+
+int credential_server_reachable(const CredentialServer *s) {
+        struct stat st;
+
+        if (!s)
+                return -ENOTCONN;
+        if (stat(s->path, &st) < 0)
+                return -errno;
+        return st.st_dev == s->dev && st.st_ino == s->ino ? 0 : -ESTALE;
 }
 
 CredentialServer *credential_server_free(CredentialServer *s) {

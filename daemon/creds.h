@@ -15,6 +15,10 @@ typedef const SbxCredential *(*CredentialLookupFn)(const char *unit, const char 
 
 int credential_server_new(CredentialServer **ret, sd_event *event, const char *path,
                           CredentialLookupFn lookup, void *userdata);
+/* 0 while the socket file bound is still at its path; -ENOENT once it was
+ * removed, -ESTALE once something else took the path: systemd, which
+ * connects by path, could not reach the server. */
+int credential_server_reachable(const CredentialServer *s);
 CredentialServer *credential_server_free(CredentialServer *s);
 
 /* Parses systemd's peer address. Returns 0 and pointers into a copy the

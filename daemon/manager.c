@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "adopt.h"
@@ -253,6 +255,32 @@ static int manager_resolve_command(Manager *m, WorkerSpec *spec, SbxRuntime runt
         return 0;
 }
 
+/* systemd creates a home even on a full file system (a directory costs no
+ * block on most), and the worker then starts only to fail at its first
+ * write: a full disk is refused up front instead, before anything exists.
+ * A file system that counts no inodes (f_files 0) is judged by its bytes. */
+#define HOME_MIN_FREE_BYTES (UINT64_C(1) << 20)
+#define HOME_MIN_FREE_INODES 16
+
+static int manager_check_home_space(SbxError *error) {
+        struct statvfs st;
+        uint64_t free_bytes;
+
+        if (statvfs(SBX_PRIVATE_STATE_ROOT, &st) < 0)
+                return sbx_error_set(error, -errno, SBX_ERROR_START_FAILED,
+                                     "Cannot check the free space for worker homes in " SBX_PRIVATE_STATE_ROOT ": %s",
+                                     strerror(errno));
+        free_bytes = (uint64_t) st.f_bavail * st.f_frsize;
+        if (free_bytes < HOME_MIN_FREE_BYTES || (st.f_files > 0 && st.f_favail < HOME_MIN_FREE_INODES))
+                return sbx_error_set(error, -ENOSPC, SBX_ERROR_START_FAILED,
+                                     "No room for a worker's home: " SBX_PRIVATE_STATE_ROOT
+                                     " has %" PRIu64 " KiB and %" PRIu64 " inodes free, at least %" PRIu64
+                                     " KiB and %d inodes are needed",
+                                     free_bytes / 1024, (uint64_t) st.f_favail, HOME_MIN_FREE_BYTES / 1024,
+                                     HOME_MIN_FREE_INODES);
+        return 0;
+}
+
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
@@ -263,6 +291,21 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (m->n_alive >= m->config.max_workers)
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_WORKERS,
                                      "This host already runs %u workers, the configured maximum", m->n_alive);
+        r = manager_check_home_space(error);
+        if (r < 0)
+                return r;
+        /* systemd fetches a worker's secrets, environment and egress policy
+         * from the credential socket when the unit starts; without it the
+         * start fails with nothing to say why. */
+        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0 || worker_wants_egress(spec)) {
+                r = credential_server_reachable(m->credentials);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_START_FAILED,
+                                             "The credential socket " SBX_CREDENTIAL_SOCKET
+                                             " is gone (%s): a worker with secrets, an environment or egress"
+                                             " cannot start until sandboxd is restarted",
+                                             strerror(-r));
+        }
         /* Gate, first check: choose the runtime for the class. */
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)

@@ -34,6 +34,21 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The bus going away ("systemctl restart dbus", a crash of dbus-daemon)
+ * leaves sd-bus with a dead connection: the daemon would run on, holding its
+ * workers yet reachable by no one, and nothing would ever take the name
+ * again. It is a restart instead: the state is saved as for one, and the
+ * failure exit has systemd start a new daemon (Restart=on-failure), which
+ * re-adopts every worker on the new bus. */
+static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        log_warning("Lost the connection to the system bus; exiting so that systemd restarts sandboxd");
+        (void) sd_notify(false, "STOPPING=1");
+        manager_save_all(m);
+        return sd_event_exit(m->event, EXIT_FAILURE);
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -93,9 +108,16 @@ int main(int argc, char *argv[]) {
                 manager_free(m);
                 return 1;
         }
+        r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                "Disconnected", on_bus_disconnected, m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to watch the bus connection: %m");
+                manager_free(m);
+                return 1;
+        }
         (void) sd_notify(false, "READY=1\nSTATUS=0 worker(s) running");
         log_info("sandboxd %s ready", SANDBOXD_VERSION);
         r = sd_event_loop(m->event);
         manager_free(m);
-        return r < 0 ? 1 : 0;
+        return r < 0 ? 1 : r;
 }

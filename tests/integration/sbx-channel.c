@@ -7,6 +7,8 @@
  *   sbx-channel pace ID INTERVAL_MS COUNT  send one byte every INTERVAL_MS, COUNT times, each echoed
  *   sbx-channel busy ID                    hold one channel and open a second; print the second's error
  *   sbx-channel read ID TIMEOUT_MS         print what the worker writes until EOF or the timeout
+ *   sbx-channel drop ID WAIT_MS            open the channel, read nothing for WAIT_MS, then exit
+ *                                          (a client that dies with the worker's output unread)
  *
  * D-Bus errors print as "error: NAME: MESSAGE" on stderr; the exit status is 0
  * only when the operation did what it says above. */
@@ -201,11 +203,24 @@ static int read_output(sd_bus *bus, const char *id, int timeout_ms) {
         return 0;
 }
 
+static int drop(sd_bus *bus, const char *id, int wait_ms) {
+        struct timespec ts = { .tv_sec = wait_ms / 1000, .tv_nsec = (long) (wait_ms % 1000) * 1000000L };
+        int fd;
+
+        fd = open_channel(bus, id, 0, 0, NULL, 0);
+        if (fd < 0)
+                return 1;
+        (void) nanosleep(&ts, NULL);
+        close(fd);
+        return 0;
+}
+
 static int usage(void) {
         fprintf(stderr, "usage: sbx-channel roundtrip|worker-roundtrip ID DATA\n"
                         "       sbx-channel pace ID INTERVAL_MS COUNT\n"
                         "       sbx-channel busy ID\n"
-                        "       sbx-channel read ID TIMEOUT_MS\n");
+                        "       sbx-channel read ID TIMEOUT_MS\n"
+                        "       sbx-channel drop ID WAIT_MS\n");
         return 2;
 }
 
@@ -228,6 +243,8 @@ int main(int argc, char **argv) {
                 r = pace(bus, argv[2], atoi(argv[3]), atoi(argv[4]));
         else if (strcmp(argv[1], "busy") == 0 && argc == 3)
                 r = busy(bus, argv[2]);
+        else if (strcmp(argv[1], "drop") == 0 && argc == 4)
+                r = drop(bus, argv[2], atoi(argv[3]));
         else if (strcmp(argv[1], "read") == 0 && argc == 4)
                 r = read_output(bus, argv[2], atoi(argv[3]));
         else

@@ -115,6 +115,28 @@ static void test_second_client_busy_then_reattach(void **state) {
         close(b);
 }
 
+/* A client killed before it read what the worker wrote: its socket closes
+ * with data unread, which reads as ECONNRESET here. That is a detach like
+ * any other; the worker's stdin stays open for the next client. */
+static void test_client_gone_with_output_unread(void **state) {
+        Fixture *f = *state;
+        int a, b;
+        char c;
+
+        assert_int_equal(channel_attach(f->channel, &a), 0);
+        assert_int_equal(write(f->worker_out, "unread", 6), 6);
+        spin(f);
+        close(a);
+        spin(f);
+        assert_false(channel_is_attached(f->channel));
+        assert_int_equal(channel_attach(f->channel, &b), 0);
+        assert_int_equal(write(b, "y", 1), 1);
+        spin(f);
+        assert_int_equal(read_some(f->worker_in, &c, 1), 1);
+        assert_int_equal(c, 'y');
+        close(b);
+}
+
 static void test_departed_client_does_not_hold_the_channel(void **state) {
         Fixture *f = *state;
         char buf[8];
@@ -352,6 +374,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_both_directions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_buffered_until_attach, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_second_client_busy_then_reattach, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_client_gone_with_output_unread, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_departed_client_does_not_hold_the_channel, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_eof_both_ways, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),

@@ -30,6 +30,31 @@ static void test_credential_peer_parse(void **state) {
         assert_int_equal(credential_peer_parse("", 0, &buf, &unit, &name), -EBADMSG);
 }
 
+/* The server tells its own socket file from none and from a replacement. */
+static void test_credential_server_reachable(void **state) {
+        char dir[] = "/tmp/sbx-creds-XXXXXX", path[256];
+        CredentialServer *s = NULL;
+        sd_event *e = NULL;
+        int fd;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/credentials.sock", dir);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(credential_server_new(&s, e, path, NULL, NULL), 0);
+        assert_int_equal(credential_server_reachable(s), 0);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(credential_server_reachable(s), -ENOENT);
+        fd = open(path, O_CREAT | O_WRONLY, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(credential_server_reachable(s), -ESTALE);
+        assert_int_equal(credential_server_reachable(NULL), -ENOTCONN);
+        credential_server_free(s);
+        (void) unlink(path);
+        assert_int_equal(rmdir(dir), 0);
+        sd_event_unref(e);
+}
+
 static void test_rm_rf_does_not_follow_symlinks(void **state) {
         char outside[] = "/tmp/sbx-outside-XXXXXX", home[] = "/tmp/sbx-home-XXXXXX";
         char path[256];
@@ -146,6 +171,7 @@ static void test_class_runtime_map(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_credential_peer_parse),
+                cmocka_unit_test(test_credential_server_reachable),
                 cmocka_unit_test(test_rm_rf_does_not_follow_symlinks),
                 cmocka_unit_test(test_rm_rf_children),
                 cmocka_unit_test(test_exit_status_and_reason),

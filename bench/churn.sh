@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Churn at length (issue 11): COUNT cycles of tests/reliability/churn.sh (the
+# reliability suite's seeded mix of runs, random stops, idle reaps, killed
+# clients and egress through a local upstream, over trusted, standard and
+# untrusted) in a throwaway test-bed container. Records cycles per second,
+# sandboxd's VmRSS and open fds before and after (fds: before any worker and
+# once ended workers have left the bus; RSS: after a 12-cycle warm-up), and
+# what was left behind (tests/reliability/leaks.sh); prints a table and
+# writes bench/results/churn.json.
+#   sudo bash bench/churn.sh [COUNT] [SEED]     (default 10000, a random seed)
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+COUNT=${1:-10000}
+SEED=${2:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+CLASSES=trusted,standard,untrusted
+OUT=$SRC/bench/results
+mkdir -p "$OUT"
+BUILD=$SRC/build-bench
+[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var >/dev/null
+ninja -C "$BUILD" >/dev/null
+STAGE=$BUILD/stage
+rm -rf "$STAGE"
+DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+install -D -m 0755 "$BUILD/tests/integration/sbx-channel" "$STAGE/usr/lib/sandboxd-tests/sbx-channel"
+W=/usr/lib/sandboxd-bench
+for f in churn.sh leaks.sh; do install -D -m 0755 "$SRC/tests/reliability/$f" "$STAGE$W/$f"; done
+install -D -m 0755 "$SRC/tests/testbed/upstream-netns.sh" "$STAGE$W/upstream-netns.sh"
+install -D -m 0644 "$SRC/tests/egress/egress-upstream.py" "$STAGE$W/upstream.py"
+
+. "$SRC/tests/testbed/testbed.sh"
+NAME=sandboxd-bench-churn-$$
+testbed_boot "$NAME" "$STAGE"
+ct() { testbed_exec "$NAME" "$@"; }
+UP=11.0.0.14
+HOST=api.sbx-bench.test
+ct sh -ec "
+    $W/upstream-netns.sh up $UP
+    echo '$UP $HOST' >> /etc/hosts
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout /etc/bench-key.pem -out /etc/bench-cert.pem \
+        -subj /CN=$HOST -addext 'subjectAltName=DNS:$HOST' 2>/dev/null
+    chmod 644 /etc/bench-cert.pem
+    systemd-run -q --unit=bench-upstream ip netns exec upstream python3 $W/upstream.py $UP 443 /etc/bench-cert.pem /etc/bench-key.pem
+    printf '[Egress]\nFloor=*.sbx-bench.test\n' > /etc/sandboxd/sandboxd.conf
+    systemctl restart sandboxd"
+for _ in $(seq 100); do ct bash -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null && break; sleep 0.1; done
+
+main_pid() { ct systemctl show -P MainPID sandboxd.service; }
+fds() { ct sh -c "ls /proc/$(main_pid)/fd | wc -l"; }
+# shellcheck disable=SC2016  # awk's own $2
+rss() { ct awk '/^VmRSS:/ {print $2}' "/proc/$(main_pid)/status"; }
+pid0=$(main_pid)
+fds0=$(fds)
+tmp=$(mktemp)
+ct "$W/churn.sh" 12 "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || { echo "warm-up:"; cat "$tmp"; }
+rss0=$(rss)
+rc=0
+ct "$W/churn.sh" "$COUNT" "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || rc=$?
+grep FAIL "$tmp" | head -n 20 || true
+rss1=$(rss)
+# Ended workers stay on the bus, with their channel, for 30 s.
+for _ in $(seq 900); do
+    [ "$(fds)" -le "$fds0" ] && ! ct "$W/leaks.sh" | grep -qv ' 0$' && break
+    sleep 0.1
+done
+fds1=$(fds)
+leaks=$(ct "$W/leaks.sh")
+pid1=$(main_pid)
+
+python3 - "$OUT/churn.json" "$COUNT" "$SEED" "$rc" "$pid0" "$pid1" "$fds0" "$fds1" "$rss0" "$rss1" \
+    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" <<'PY'
+import json, re, sys
+out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summary, leaks = sys.argv[1:]
+m = re.match(r"churn: (\d+) cycles in (\d+) ms \(seed \d+, classes ([^;]*);([^)]*)\), (\d+) failed", summary)
+ms, classes, kinds, failed = int(m.group(2)), m.group(3), m.group(4), int(m.group(5))
+kinds = {k: int(v) for k, v in (x.split("=") for x in kinds.split())}
+leak = {l.split()[0]: int(l.split()[1]) for l in leaks.splitlines() if l.strip()}
+r = {"benchmark": "churn", "cycles": int(count), "seed": int(seed), "classes": classes.split(),
+     "kinds": kinds, "failed_cycles": failed, "driver_exit": int(rc),
+     "seconds": round(ms / 1000, 1), "cycles_per_second": round(int(count) / (ms / 1000), 2),
+     "sandboxd_same_process": pid0 == pid1,
+     "fds_before": int(fds0), "fds_after": int(fds1),
+     "rss_kb_before": int(rss0), "rss_kb_after": int(rss1), "leaks": leak,
+     "notes": "fds before: before any worker; fds after and leaks: once ended workers left the bus (30 s linger); "
+              "RSS before: after a 12-cycle warm-up; RSS after: right after the last cycle"}
+print(f"{'cycles':>7} {'seconds':>8} {'cycles/s':>9} {'failed':>7} {'fds before/after':>17} {'RSS kB before/after':>20} {'leaks':>6}")
+print(f"{r['cycles']:>7} {r['seconds']:>8} {r['cycles_per_second']:>9} {failed:>7} "
+      f"{str(r['fds_before']) + ' / ' + str(r['fds_after']):>17} {str(r['rss_kb_before']) + ' / ' + str(r['rss_kb_after']):>20} "
+      f"{sum(leak.values()):>6}")
+print("kinds: " + ", ".join(f"{k} {v}" for k, v in kinds.items()) + f"; seed {seed}; sandboxd same process: {pid0 == pid1}")
+print("left behind: " + ", ".join(f"{k} {v}" for k, v in leak.items()))
+json.dump(r, open(out, "w"), indent=2)
+print(f"wrote {out}")
+PY
+rm -f "$tmp"
+[ "$rc" = 0 ]

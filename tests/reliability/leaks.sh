@@ -1,0 +1,31 @@
+#!/bin/sh
+# What a worker may leave behind, counted INSIDE the test bed (as root), one
+# line per kind: "KIND COUNT ITEM..." (ITEMs cut to the first 10). Nothing
+# outlives a worker, so after a churn every COUNT must be 0 (fdstore: the
+# stdio ends sandboxd keeps in systemd's fd store, 3 per live worker).
+#   leaks.sh        (tests/reliability/integration.sh and bench/churn.sh copy it in)
+# shellcheck disable=SC2010,SC2012  # the entries are sandboxd's own worker IDs and runsc's names for them
+set -u
+
+line() {
+    kind=$1
+    shift
+    items=$(cat)
+    if [ -z "$items" ]; then
+        echo "$kind 0"
+    else
+        echo "$kind $(printf '%s\n' "$items" | wc -l) $(printf '%s\n' "$items" | head -n 10 | tr '\n' ' ')"
+    fi
+}
+
+units=$(systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | grep -v '^sandbox-probe-')
+printf '%s\n' "$units" | grep -v -e '-egress\.' -e '^$' | line units
+printf '%s\n' "$units" | grep -e '-egress\.' | line proxy-units
+ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null | grep -v -e '^$' -e ':$' | line homes
+ls -A /run/sandboxd/bundles 2>/dev/null | line bundles
+ls -A /run/sandboxd/runsc 2>/dev/null | line runsc-state
+ls -A /run/sandboxd/workers 2>/dev/null | line state-files
+{ ls /run/systemd/dynamic-uid 2>/dev/null | grep '^direct:sandbox-'; getent passwd | cut -d: -f1 | grep '^sandbox-'; } |
+    sort -u | line dynamic-users
+n=$(systemctl show -P NFileDescriptorStore sandboxd.service)
+if [ "${n:-0}" = 0 ]; then echo "fdstore 0"; else echo "fdstore $n"; fi
