@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A worker's log as ReadWorkerLog serves it (docs/dbus-api.md): which journal
+/* A worker's log as ReadWorkerLog serves it (org.sandboxd1(5), docs/man/org.sandboxd1.5.scd): which journal
  * entries belong to worker ID, decided from the fields journald itself
  * attaches (_SYSTEMD_UNIT, _UID), never from a field the sender wrote.
  * Everything here is pure; worker-log-journal.c does the reading. */

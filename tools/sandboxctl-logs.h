@@ -2,7 +2,7 @@
 #pragma once
 
 /* sandboxctl logs: a worker's journal entries through the Manager's
- * ReadWorkerLog (docs/dbus-api.md), page by page with its cursor. */
+ * ReadWorkerLog (org.sandboxd1(5), docs/man/org.sandboxd1.5.scd), page by page with its cursor. */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -62,7 +62,7 @@ typedef struct PreflightWall {
         const char *detail;
 } PreflightWall;
 
-/* ListWorkersEx(a{sv}) -> aa{sv} (docs/dbus-api.md) */
+/* ListWorkersEx(a{sv}) -> aa{sv} (org.sandboxd1(5), docs/man/org.sandboxd1.5.scd) */
 int worker_list_ex_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
 /* ListWorkers() -> a(ssssuuo), a daemon older than ListWorkersEx: its
  * exited and failed become ended, without a result. */
