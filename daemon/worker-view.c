@@ -78,14 +78,14 @@ static int reopen_dir(int root_fd, const char *done) {
         return fd < 0 ? -errno : fd;
 }
 
-/* Replaces TODO by TARGET followed by what was left of it at REST. */
-static int splice_link(char *todo, const char *rest, const char *target) {
+/* Replaces PENDING by TARGET followed by what was left of it at REST. */
+static int splice_link(char *pending, const char *rest, const char *target) {
         char next[PATH_MAX];
         int k = snprintf(next, sizeof(next), "%s%s%s", target, *rest ? "/" : "", rest);
 
         if (k < 0 || (size_t) k >= sizeof(next))
                 return -ENAMETOOLONG;
-        memcpy(todo, next, (size_t) k + 1);
+        memcpy(pending, next, (size_t) k + 1);
         return 0;
 }
 
@@ -95,15 +95,15 @@ static int splice_link(char *todo, const char *rest, const char *target) {
  * directory passed must be searchable by "other": the worker's dynamic UID
  * and GID own no file outside its home. */
 static int view_open(int root_fd, const char *path, const char * const *hidden, int *ret_fd, struct stat *ret_st) {
-        char todo[PATH_MAX], done[PATH_MAX] = "";       /* done: the resolved part, "" is "/" */
+        char pending[PATH_MAX], done[PATH_MAX] = "";       /* done: the resolved part, "" is "/" */
         _cleanup_close_ int fd = -1;
         unsigned links = 0;
-        char *p = todo;
+        char *p = pending;
         int r;
 
-        if (strlen(path) >= sizeof(todo))
+        if (strlen(path) >= sizeof(pending))
                 return -ENAMETOOLONG;
-        strcpy(todo, path);
+        strcpy(pending, path);
         fd = reopen_dir(root_fd, done);
         if (fd < 0)
                 return fd;
@@ -157,10 +157,10 @@ static int view_open(int root_fd, const char *path, const char * const *hidden, 
                         if (k == 0 || (size_t) k >= sizeof(target) - 1)
                                 return k == 0 ? -ENOENT : -ENAMETOOLONG;
                         target[k] = 0;
-                        r = splice_link(todo, p, target);
+                        r = splice_link(pending, p, target);
                         if (r < 0)
                                 return r;
-                        p = todo;
+                        p = pending;
                         if (target[0] == '/') {
                                 done[0] = 0;
                                 safe_close(fd);
