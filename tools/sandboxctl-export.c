@@ -144,7 +144,7 @@ static int copy_string(const char *from, char **to) {
         return *to ? 0 : -ENOMEM;
 }
 
-int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *s) {
+int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *s, SbxError *error) {
         const struct { SpecU64 field; unsigned bit; uint64_t *dest; } u64s[] = {
                 { cli->memory_max, SPEC_HAS_MEMORY_MAX, &s->limits.memory_max },
                 { cli->tasks_max, SPEC_HAS_TASKS_MAX, &s->limits.tasks_max },
@@ -156,6 +156,12 @@ int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *s) {
         int r;
 
         worker_spec_init(s);
+        /* The broker's secrets would have to live in the cluster's proxy,
+         * which has no mapping for them: exporting without them would drop
+         * a wall, so they are refused, never left out. */
+        if (cli->n_services > 0)
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                                     "Services (the credential broker) have no Kubernetes export: leave them out");
         s->set = SPEC_HAS_ARGV;
         if ((r = copy_strv(cli->argv, &s->argv)) < 0 || (r = copy_strv(cli->environment, &s->environment)) < 0 ||
             (r = copy_strv(cli->egress_allow, &s->egress_allow)) < 0 || (r = copy_string(cli->origin, &s->origin)) < 0)
@@ -244,8 +250,12 @@ int export_run(int argc, char *argv[], CliGlobalOption global, void (*help)(void
                 return EXIT_INVALID;
         }
         worker_spec_done(&spec);
-        r = export_worker_spec_from_cli(&cli, &spec);
+        r = export_worker_spec_from_cli(&cli, &spec, &error);
         cli_spec_done(&cli);
+        if (r < 0 && error.name) {
+                fprintf(stderr, "sandboxctl: %s: %s\n", error.name, error.message);
+                return exit_code_from_sbx_error(&error, r);
+        }
         if (r < 0) {
                 fprintf(stderr, "sandboxctl: Out of memory\n");
                 return EXIT_FAILED;

@@ -87,7 +87,7 @@ static inline int k8s_test_export(char **argv, const char *config_text, K8sExpor
                         return r;
         }
         worker_spec_done(&spec);
-        r = export_worker_spec_from_cli(&cli, &spec);
+        r = export_worker_spec_from_cli(&cli, &spec, error);
         if (r < 0)
                 return r;
         r = k8s_export_prepare(&spec, &config, error);

@@ -139,6 +139,15 @@ static void test_class_wasm_refused(void **state) {
                        "wasm has no Kubernetes export");
 }
 
+static void test_services_refused(void **state) {
+        char cred[sizeof(cred_path) + 8];
+
+        snprintf(cred, sizeof(cred), "API:%s", cred_path);
+        export_refused(EXPORT("--service", "API=https://api.example.com", "--service-credential", cred, "--",
+                              "/bin/true"),
+                       NULL, SBX_ERROR_ISOLATION_UNAVAILABLE, "no Kubernetes export");
+}
+
 static void test_class_unknown_refused(void **state) {
         export_refused(EXPORT("--class=fortress", "--", "/bin/true"), NULL, SBX_ERROR_UNKNOWN_CLASS, "Unknown");
 }
@@ -469,6 +478,7 @@ int main(int argc, char *argv[]) {
                 cmocka_unit_test(test_class_default),
                 cmocka_unit_test(test_class_wasm_refused),
                 cmocka_unit_test(test_class_unknown_refused),
+                cmocka_unit_test(test_services_refused),
                 cmocka_unit_test(test_origin_floor),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_limit_defaults_and_range),
