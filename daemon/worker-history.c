@@ -16,6 +16,9 @@ void worker_history_done(WorkerHistory *h) {
 /* Drops the N oldest records. */
 static void history_drop_oldest(WorkerHistory *h, size_t n) {
         n = MIN(n, h->n);
+        /* An empty history has no array: memmove() must not see its NULL. */
+        if (n == 0)
+                return;
         for (size_t i = 0; i < n; i++)
                 free(h->records[i].result);
         memmove(h->records, h->records + n, (h->n - n) * sizeof(EndedWorkerRecord));

@@ -403,7 +403,8 @@ main() {
     fi
     if [ $run_unit = 1 ] && [ $run_asan = 1 ] &&
         build "$BUILD_ASAN" "${opts[@]}" -Db_sanitize=address,undefined -Db_lundef=false; then
-        unit_tests "$BUILD_ASAN" --timeout-multiplier 3
+        # A UBSan report fails the test (by default UBSan only prints).
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unit_tests "$BUILD_ASAN" --timeout-multiplier 3
         [ $run_integration = 1 ] && asan_integration_tests
     fi
 

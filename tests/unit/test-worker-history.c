@@ -16,6 +16,22 @@ static void add(WorkerHistory *h, const char *id, uint64_t ended, const char *re
         assert_int_equal(worker_history_add(h, &r, ended), 0);
 }
 
+/* The daemon's first ListWorkersEx prunes a history that never held a
+ * record (no array yet); UBSan must see no NULL reach memmove(). */
+static void test_prune_empty(void **state) {
+        WorkerHistory h;
+
+        worker_history_init(&h, 3, USEC_PER_SEC);
+        worker_history_prune(&h, 10 * USEC_PER_SEC);
+        assert_int_equal(h.n, 0);
+        add(&h, "000000000001", USEC_PER_SEC, "idle");
+        worker_history_prune(&h, 10 * USEC_PER_SEC);
+        assert_int_equal(h.n, 0);
+        worker_history_prune(&h, 20 * USEC_PER_SEC);
+        assert_int_equal(h.n, 0);
+        worker_history_done(&h);
+}
+
 static void test_bounded_count_keeps_newest(void **state) {
         WorkerHistory h;
         char id[13];
@@ -67,6 +83,7 @@ static void test_zero_remembers_nothing(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_prune_empty),
                 cmocka_unit_test(test_bounded_count_keeps_newest),
                 cmocka_unit_test(test_bounded_age),
                 cmocka_unit_test(test_zero_remembers_nothing),
