@@ -75,24 +75,35 @@ static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *
         return redirect_method_to_worker(msg, userdata, ret_error, reply_worker_path);
 }
 
-/* Everyone's workers to root and to holders of manage-workers, only their
- * own to everyone else: listing never fails for want of a right, and never
- * asks for a password. */
+/* Who a listing is for: everyone's workers to root and to holders of
+ * manage-workers, only their own to everyone else. Listing never fails for
+ * want of a right, and never asks for a password. 1 to go on, 0 while polkit
+ * is asked (the call is dispatched again with its answer), < 0 on error. */
+static int list_scope(Manager *m, sd_bus_message *msg, uid_t *ret_caller, bool *ret_all, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = bus_caller_uid(msg, ret_caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        /* A refusal is not an error here: the caller still sees its own. */
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+        if (r == 0)
+                return 0;
+        *ret_all = r > 0;
+        return 1;
+}
+
 static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         Manager *m = userdata;
         uid_t caller;
         bool all;
         int r;
 
-        r = bus_caller_uid(msg, &caller);
-        if (r < 0)
-                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
-        if (r == 0)
-                return 1;
-        all = r > 0;
+        r = list_scope(m, msg, &caller, &all, ret_error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
@@ -219,7 +230,6 @@ static int append_ended_worker(sd_bus_message *reply, const EndedWorkerRecord *r
  * once, from its record). The same visibility as ListWorkers. */
 static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         bool states[_WORKER_STATE_MAX];
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -230,13 +240,9 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
         r = read_list_options(msg, states, ret_error);
         if (r < 0)
                 return r;
-        r = bus_caller_uid(msg, &caller);
-        if (r < 0)
-                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
-        if (r == 0)
-                return 1;
-        all = r > 0;
+        r = list_scope(m, msg, &caller, &all, ret_error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
