@@ -733,11 +733,44 @@ static void note_weakenings(Ctx *x) {
                 warn(x, "pool: activeDeadlineSeconds counts from a warm pod's start, not from its claim");
 }
 
+/* The spec fields this export maps to a manifest. Any other is refused by
+ * name, so a field added to the spec is refused here until it is mapped,
+ * rather than dropped from the manifest (and a wall with it). */
+#define K8S_EXPORTED_FIELDS                                                                                    \
+        (SPEC_HAS_CLASS | SPEC_HAS_MEMORY_MAX | SPEC_HAS_TASKS_MAX | SPEC_HAS_CPU_QUOTA | SPEC_HAS_RUNTIME_MAX | \
+         SPEC_HAS_IDLE_TIMEOUT | SPEC_HAS_DISK_MAX | SPEC_HAS_EGRESS_RATE | SPEC_HAS_EGRESS_MODE | SPEC_HAS_ARGV |  \
+         SPEC_HAS_ENVIRONMENT | SPEC_HAS_CREDENTIALS | SPEC_HAS_EGRESS_ALLOW | SPEC_HAS_ORIGIN)
+
+static const struct {
+        unsigned field;
+        const char *why;
+} unexported_fields[] = {
+        /* The secrets would have to live in the cluster's proxy, which has
+         * no broker. */
+        { SPEC_HAS_SERVICES, "Services (the credential broker) have no Kubernetes export: leave them out" },
+};
+
+static int check_exported_fields(const WorkerSpec *s, SbxError *error) {
+        unsigned extra = s->set & ~(unsigned) K8S_EXPORTED_FIELDS;
+
+        if (extra == 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(unexported_fields); i++)
+                if (extra & unexported_fields[i].field)
+                        return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE, "%s",
+                                             unexported_fields[i].why);
+        return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
+                             "The spec sets a field (0x%x) that has no Kubernetes export", extra);
+}
+
 int k8s_export_prepare(WorkerSpec *s, const SbxConfig *c, SbxError *error) {
         int r;
 
         assert(s);
         assert(c);
+        r = check_exported_fields(s, error);
+        if (r < 0)
+                return r;
         worker_spec_apply_defaults(s, c);
         r = worker_spec_validate(s, c, error);
         if (r < 0)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "errors.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
+#include "spec-bus.h"
 
 typedef struct ExportOption {
         const char *name;
@@ -130,86 +133,59 @@ int export_parse_args(ExportArgs *args, CliSpec *spec, int argc, char *argv[], C
         return 0;
 }
 
-static int copy_strv(char * const *from, char ***to) {
-        if (!from)
-                return 0;
-        *to = strv_copy(from);
-        return *to ? 0 : -ENOMEM;
+/* sd-bus builds messages only on a started bus; one over a socketpair with
+ * nobody on the other end is enough to marshal and read back. */
+static int offline_bus(sd_bus **ret, int *ret_peer) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        int sv[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_fd(bus, sv[0], sv[0]);
+        if (r < 0) {
+                safe_close(sv[0]);
+                safe_close(sv[1]);
+                return r;
+        }
+        r = sd_bus_start(bus);
+        if (r < 0) {
+                safe_close(sv[1]);
+                return r;
+        }
+        *ret = TAKE_PTR(bus);
+        *ret_peer = sv[1];
+        return 0;
 }
 
-static int copy_string(const char *from, char **to) {
-        if (!from)
-                return 0;
-        *to = strdup(from);
-        return *to ? 0 : -ENOMEM;
-}
-
+/* The spec goes through the same a{sv} that CreateWorker would receive and
+ * sandboxd's own reader: an option the CLI knows reaches the export as it
+ * would reach the daemon, and can never be dropped on the way. */
 int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *s, SbxError *error) {
-        const struct { SpecU64 field; unsigned bit; uint64_t *dest; } u64s[] = {
-                { cli->memory_max, SPEC_HAS_MEMORY_MAX, &s->limits.memory_max },
-                { cli->tasks_max, SPEC_HAS_TASKS_MAX, &s->limits.tasks_max },
-                { cli->runtime_max_usec, SPEC_HAS_RUNTIME_MAX, &s->limits.runtime_max_usec },
-                { cli->idle_timeout_usec, SPEC_HAS_IDLE_TIMEOUT, &s->limits.idle_timeout_usec },
-                { cli->disk_max, SPEC_HAS_DISK_MAX, &s->disk_max },
-                { cli->egress_rate_bps, SPEC_HAS_EGRESS_RATE, &s->egress_rate_bps },
-        };
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_close_ int peer = -EBADF;
         int r;
 
         worker_spec_init(s);
-        /* The broker's secrets would have to live in the cluster's proxy,
-         * which has no mapping for them: exporting without them would drop
-         * a wall, so they are refused, never left out. */
-        if (cli->n_services > 0)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
-                                     "Services (the credential broker) have no Kubernetes export: leave them out");
-        s->set = SPEC_HAS_ARGV;
-        if ((r = copy_strv(cli->argv, &s->argv)) < 0 || (r = copy_strv(cli->environment, &s->environment)) < 0 ||
-            (r = copy_strv(cli->egress_allow, &s->egress_allow)) < 0 || (r = copy_string(cli->origin, &s->origin)) < 0)
+        r = offline_bus(&bus, &peer);
+        if (r < 0)
                 return r;
-        if (cli->environment)
-                s->set |= SPEC_HAS_ENVIRONMENT;
-        if (cli->egress_allow)
-                s->set |= SPEC_HAS_EGRESS_ALLOW;
-        if (cli->origin)
-                s->set |= SPEC_HAS_ORIGIN;
-        if (cli->class) {
-                s->class = sbx_class_from_string(cli->class);
-                s->set |= SPEC_HAS_CLASS;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(u64s); i++)
-                if (u64s[i].field.set) {
-                        *u64s[i].dest = u64s[i].field.value;
-                        s->set |= u64s[i].bit;
-                }
-        if (cli->cpu_quota_percent.set) {
-                s->limits.cpu_quota_percent = (uint32_t) cli->cpu_quota_percent.value;
-                s->set |= SPEC_HAS_CPU_QUOTA;
-        }
-        if (cli->egress_mode) {
-                s->egress_report_only = streq(cli->egress_mode, "report");
-                s->set |= SPEC_HAS_EGRESS_MODE;
-        }
-        if (cli->n_credentials > 0) {
-                s->credentials = calloc(cli->n_credentials, sizeof(SbxCredential));
-                if (!s->credentials)
-                        return -ENOMEM;
-                s->set |= SPEC_HAS_CREDENTIALS;
-                for (size_t i = 0; i < cli->n_credentials; i++) {
-                        SbxCredential *c = &s->credentials[s->n_credentials];
-
-                        c->name = strdup(cli->credentials[i].name);
-                        c->data = malloc(cli->credentials[i].size ?: 1);
-                        if (!c->name || !c->data) {
-                                free(c->name);
-                                free(c->data);
-                                return -ENOMEM;
-                        }
-                        memcpy(c->data, cli->credentials[i].data, cli->credentials[i].size);
-                        c->size = cli->credentials[i].size;
-                        s->n_credentials++;
-                }
-        }
-        return 0;
+        r = sd_bus_message_new_method_call(bus, &m, "org.sandboxd1", "/org/sandboxd1",
+                                           "org.sandboxd1.Manager", "CreateWorker");
+        if (r < 0)
+                return r;
+        r = cli_spec_append(m, cli);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_seal(m, 1, 0);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_rewind(m, true);
+        if (r < 0)
+                return r;
+        return worker_spec_from_bus(s, m, error);
 }
 
 static int exit_code_from_sbx_error(const SbxError *e, int r) {

@@ -23,8 +23,9 @@ int export_parse_args(ExportArgs *args, CliSpec *spec, int argc, char *argv[], C
                       SbxError *error);
 void export_args_done(ExportArgs *args);
 
-/* The CLI's parsed spec as the daemon's WorkerSpec, copying every field; a
- * field the export cannot carry (Services) is refused in *ERROR, never dropped. */
+/* The CLI's parsed spec as the daemon's WorkerSpec, read by sandboxd's own
+ * spec reader from the message CreateWorker would get. A field the export
+ * cannot carry is refused later, by k8s_export_prepare(). */
 int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *ret, SbxError *error);
 
 /* The whole verb: parse, prepare, build, print the YAML on stdout and the

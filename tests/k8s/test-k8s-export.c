@@ -148,6 +148,23 @@ static void test_services_refused(void **state) {
                        NULL, SBX_ERROR_ISOLATION_UNAVAILABLE, "no Kubernetes export");
 }
 
+/* A spec field the export does not map (one added to the spec later) is
+ * refused, not dropped from the manifest. */
+static void test_unmapped_field_refused(void **state) {
+        _cleanup_(sbx_config_done) SbxConfig c = {};
+        _cleanup_(worker_spec_done) WorkerSpec s = {};
+        SbxError error = {};
+
+        sbx_config_init_defaults(&c);
+        worker_spec_init(&s);
+        s.argv = strv_copy((char *[]) { (char *) "/bin/true", NULL });
+        assert_non_null(s.argv);
+        s.set = SPEC_HAS_ARGV | (1u << 30);
+        assert_int_equal(k8s_export_prepare(&s, &c, &error), -EOPNOTSUPP);
+        assert_string_equal(error.name, SBX_ERROR_ISOLATION_UNAVAILABLE);
+        assert_non_null(strstr(error.message, "no Kubernetes export"));
+}
+
 static void test_class_unknown_refused(void **state) {
         export_refused(EXPORT("--class=fortress", "--", "/bin/true"), NULL, SBX_ERROR_UNKNOWN_CLASS, "Unknown");
 }
@@ -479,6 +496,7 @@ int main(int argc, char *argv[]) {
                 cmocka_unit_test(test_class_wasm_refused),
                 cmocka_unit_test(test_class_unknown_refused),
                 cmocka_unit_test(test_services_refused),
+                cmocka_unit_test(test_unmapped_field_refused),
                 cmocka_unit_test(test_origin_floor),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_limit_defaults_and_range),
