@@ -24,7 +24,9 @@
 
 #include <systemd/sd-bus.h>
 
-#define ECHO_TIMEOUT_MS 5000
+/* Generous: a gVisor worker's cat may still be booting on a loaded host,
+ * and the callers bound the whole run with timeout(1) anyway. */
+#define ECHO_TIMEOUT_MS 20000
 
 static int open_channel(sd_bus *bus, const char *id, int via_worker, int quiet_error, char *error_name, size_t error_name_size) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -76,10 +78,14 @@ static int write_all(int fd, const char *buf, size_t len) {
 }
 
 /* Reads up to len bytes; returns how many arrived before EOF or the timeout. */
-static ssize_t read_for(int fd, char *buf, size_t len, int timeout_ms) {
+/* Reads up to LEN bytes for at most TIMEOUT_MS; *RET_CLOSED tells an end
+ * of file from a timeout. */
+static ssize_t read_for(int fd, char *buf, size_t len, int timeout_ms, int *ret_closed) {
         struct timespec start, now;
         size_t got = 0;
 
+        if (ret_closed)
+                *ret_closed = 0;
         clock_gettime(CLOCK_MONOTONIC, &start);
         while (got < len) {
                 struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -102,8 +108,11 @@ static ssize_t read_for(int fd, char *buf, size_t len, int timeout_ms) {
                         continue;
                 if (n < 0)
                         return -errno;
-                if (n == 0)
+                if (n == 0) {
+                        if (ret_closed)
+                                *ret_closed = 1;
                         break;
+                }
                 got += (size_t) n;
         }
         return (ssize_t) got;
@@ -113,7 +122,7 @@ static int roundtrip(sd_bus *bus, const char *id, const char *data, int via_work
         size_t len = strlen(data);
         char *back;
         ssize_t n;
-        int fd, r;
+        int fd, r, closed;
 
         fd = open_channel(bus, id, via_worker, 0, NULL, 0);
         if (fd < 0)
@@ -129,7 +138,7 @@ static int roundtrip(sd_bus *bus, const char *id, const char *data, int via_work
                 close(fd);
                 return 1;
         }
-        n = read_for(fd, back, len, ECHO_TIMEOUT_MS);
+        n = read_for(fd, back, len, ECHO_TIMEOUT_MS, &closed);
         close(fd);
         if (n < 0) {
                 fprintf(stderr, "error: read from the channel: %s\n", strerror((int) -n));
@@ -139,7 +148,8 @@ static int roundtrip(sd_bus *bus, const char *id, const char *data, int via_work
         printf("%.*s\n", (int) n, back);
         r = (size_t) n == len && memcmp(back, data, len) == 0 ? 0 : 1;
         if (r)
-                fprintf(stderr, "error: sent %zu bytes, got %zd back\n", len, n);
+                fprintf(stderr, "error: sent %zu bytes, got %zd back (%s)\n", len, n,
+                        closed ? "the channel closed" : "timed out");
         free(back);
         return r;
 }
@@ -154,7 +164,7 @@ static int pace(sd_bus *bus, const char *id, int interval_ms, int count) {
                 char c = 'a' + (char) (i % 26), back = 0;
                 struct timespec ts = { .tv_sec = interval_ms / 1000, .tv_nsec = (long) (interval_ms % 1000) * 1000000 };
 
-                if (write_all(fd, &c, 1) < 0 || read_for(fd, &back, 1, ECHO_TIMEOUT_MS) != 1 || back != c) {
+                if (write_all(fd, &c, 1) < 0 || read_for(fd, &back, 1, ECHO_TIMEOUT_MS, NULL) != 1 || back != c) {
                         fprintf(stderr, "error: byte %d was not echoed\n", i);
                         close(fd);
                         return 1;
@@ -193,7 +203,7 @@ static int read_output(sd_bus *bus, const char *id, int timeout_ms) {
         fd = open_channel(bus, id, 0, 0, NULL, 0);
         if (fd < 0)
                 return 1;
-        n = read_for(fd, buf, sizeof buf, timeout_ms);
+        n = read_for(fd, buf, sizeof buf, timeout_ms, NULL);
         close(fd);
         if (n < 0) {
                 fprintf(stderr, "error: read from the channel: %s\n", strerror((int) -n));
