@@ -6,12 +6,15 @@
 # sandboxd's VmRSS and open fds before and after (fds: before any worker and
 # once ended workers have left the bus; RSS: after a 12-cycle warm-up), and
 # what was left behind (tests/reliability/leaks.sh); prints a table and
-# writes bench/results/churn.json.
-#   sudo bash bench/churn.sh [COUNT] [SEED]     (default 10000, a random seed)
+# writes bench/results/churn.json. JOBS drivers run side by side against the
+# one sandboxd (seeds SEED, SEED+1, ...; COUNT split between them): more
+# cycles per second on an idle host, and concurrent clients as a bonus.
+#   sudo bash bench/churn.sh [COUNT] [SEED] [JOBS]   (default 10000, a random seed, 1)
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COUNT=${1:-10000}
 SEED=${2:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+JOBS=${3:-1}
 CLASSES=trusted,standard,untrusted
 OUT=$SRC/bench/results
 mkdir -p "$OUT"
@@ -54,7 +57,17 @@ tmp=$(mktemp)
 ct "$W/churn.sh" 12 "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || { echo "warm-up:"; cat "$tmp"; }
 rss0=$(rss)
 rc=0
-ct "$W/churn.sh" "$COUNT" "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || rc=$?
+t0=$(date +%s%N)
+pids=()
+for ((k = 0; k < JOBS; k++)); do
+    n=$((COUNT / JOBS + (k < COUNT % JOBS ? 1 : 0)))
+    ct "$W/churn.sh" "$n" "$((SEED + k))" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp.$k" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+wall_ms=$((($(date +%s%N) - t0) / 1000000))
+cat "$tmp".* >"$tmp"
+rm -f "$tmp".*
 grep FAIL "$tmp" | head -n 20 || true
 rss1=$(rss)
 # Ended workers stay on the bus, with their channel, for 30 s.
@@ -67,14 +80,20 @@ leaks=$(ct "$W/leaks.sh")
 pid1=$(main_pid)
 
 python3 - "$OUT/churn.json" "$COUNT" "$SEED" "$rc" "$pid0" "$pid1" "$fds0" "$fds1" "$rss0" "$rss1" \
-    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" <<'PY'
+    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" "$JOBS" "$wall_ms" <<'PY'
 import json, re, sys
-out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summary, leaks = sys.argv[1:]
-m = re.match(r"churn: (\d+) cycles in (\d+) ms \(seed \d+, classes ([^;]*);([^)]*)\), (\d+) failed", summary)
-ms, classes, kinds, failed = int(m.group(2)), m.group(3), m.group(4), int(m.group(5))
-kinds = {k: int(v) for k, v in (x.split("=") for x in kinds.split())}
+out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summaries, leaks, jobs, ms = sys.argv[1:]
+ms, kinds, failed, done = int(ms), {}, 0, 0
+for summary in summaries.splitlines():
+    m = re.match(r"churn: (\d+) cycles in (\d+) ms \(seed \d+, classes ([^;]*);([^)]*)\), (\d+) failed", summary)
+    done += int(m.group(1))
+    classes, failed = m.group(3), failed + int(m.group(5))
+    for k, v in (x.split("=") for x in m.group(4).split()):
+        kinds[k] = kinds.get(k, 0) + int(v)
+if done != int(count):
+    sys.exit(f"only {done} of {count} cycles reported a summary")
 leak = {l.split()[0]: int(l.split()[1]) for l in leaks.splitlines() if l.strip()}
-r = {"benchmark": "churn", "cycles": int(count), "seed": int(seed), "classes": classes.split(),
+r = {"benchmark": "churn", "cycles": int(count), "seed": int(seed), "drivers": int(jobs), "classes": classes.split(),
      "kinds": kinds, "failed_cycles": failed, "driver_exit": int(rc),
      "seconds": round(ms / 1000, 1), "cycles_per_second": round(int(count) / (ms / 1000), 2),
      "sandboxd_same_process": pid0 == pid1,
