@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Density (issue 14): what an idle gVisor worker costs, and what sandboxd
+# costs, at N workers on one host. In a throwaway test-bed container it
+# starts idle standard (gVisor) workers one after another and, at each count
+# of POINTS up to N, waits until all run inside gVisor, then records memory
+# per worker split by part (the worker unit's cgroup; PSS and RSS of the
+# launcher, runsc run, runsc events, the sentry, its systrap stubs and the
+# gofer; the proxy unit when the worker has egress), sandboxd's own RSS, PSS
+# and fds, and the time to ListWorkers and to create one more worker and stop
+# it at that count. Then the same with egress: workers with --allow whose
+# first act is one CONNECT through their proxy (so the socket-activated proxy
+# runs; before a first connection a worker's egress costs no process), up to
+# EGRESS_N. Prints a table and writes bench/results/density.json.
+# A benchmark: it measures and asserts nothing about times.
+#   sudo bash bench/density.sh [N] [--egress EGRESS_N] [--points "1 10 50 100"] [--samples S] [--out FILE]
+# Defaults: N=300, EGRESS_N=N, points 1 10 50 100 200 300 (those <= N, and N),
+# 3 create/stop samples per point.
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+N=300
+EGRESS_N=
+POINTS="1 10 50 100 200 300"
+SAMPLES=3
+OUT=$SRC/bench/results/density.json
+while [ $# -gt 0 ]; do
+    case $1 in
+        --egress) EGRESS_N=$2; shift 2 ;;
+        --points) POINTS=$2; shift 2 ;;
+        --samples) SAMPLES=$2; shift 2 ;;
+        --out) OUT=$2; shift 2 ;;
+        [0-9]*) N=$1; shift ;;
+        *) echo "density.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+EGRESS_N=${EGRESS_N:-$N}
+mkdir -p "$(dirname "$OUT")"
+. "$SRC/bench/lib.sh"
+STAGE=$(bench_stage "$SRC")
+W=/usr/lib/sandboxd-bench
+install -D -m 0755 "$SRC/bench/density-measure.py" "$STAGE$W/density-measure.py"
+
+. "$SRC/tests/testbed/testbed.sh"
+NAME=bench-density-$$
+testbed_boot "$NAME" "$STAGE"
+ct() { testbed_exec "$NAME" "$@"; }
+# Room for N workers plus the one each timing creates; workers stay idle
+# for the whole run (the default idle timeout is 10 minutes).
+ct sh -ec "mkdir -p /etc/sandboxd
+    printf '[Limits]\nMaxWorkers=%s\n[Egress]\nFloor=*.density.test\n' $(( (N > EGRESS_N ? N : EGRESS_N) + 8 )) \
+        > /etc/sandboxd/sandboxd.conf
+    systemctl start sandboxd"
+IDLE=(--class standard --idle 24h --)
+PLAIN=("${IDLE[@]}" /bin/sleep infinity)
+# One CONNECT through the worker's proxy (refused: nothing resolves there),
+# the connection kept open, then idle.
+EGRESS=(--class standard --idle 24h --allow a.density.test -- /bin/bash -c
+    'exec 3<>/dev/tcp/127.0.0.1/3128; printf "CONNECT a.density.test:443 HTTP/1.1\r\nHost: a.density.test:443\r\n\r\n" >&3; exec sleep infinity')
+
+tmp=$(mktemp -d)
+testbed_on_exit "rm -rf '$tmp'"
+ct "$W/density-measure.py" snapshot empty > "$tmp/empty.json"
+bench_machine > "$tmp/machine.json"
+ct runsc --version | head -n1 > "$tmp/runsc-version"
+
+series() {   # NAME MAX ARGV...
+    local name=$1 max=$2 count=0 t0 point
+    shift 2
+    local points
+    points=$(printf '%s\n' $POINTS "$max" | awk -v m="$max" '$1 <= m' | sort -n | uniq)
+    : > "$tmp/$name.jsonl"
+    for point in $points; do
+        t0=$(date +%s%N)
+        while [ $count -lt "$point" ]; do
+            ct sandboxctl create "$@" >/dev/null
+            count=$((count + 1))
+        done
+        echo "density: $name: $count workers ($(( ($(date +%s%N) - t0) / 1000000 )) ms to start the last $((point - ${prev:-0})))" >&2
+        ct "$W/density-measure.py" ready "$count" 900
+        ct "$W/density-measure.py" snapshot "$name" > "$tmp/snap.json"
+        ct "$W/density-measure.py" ops "$SAMPLES" "$@" > "$tmp/ops.json"
+        python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["ops"]=json.load(open(sys.argv[2])); print(json.dumps(s))' \
+            "$tmp/snap.json" "$tmp/ops.json" >> "$tmp/$name.jsonl"
+        prev=$point
+    done
+    prev=0
+    # Every worker stopped at once; wait until all are gone.
+    ct sh -c 'sandboxctl list --no-legend | awk "{print \$1}" | xargs -r -n 50 -P 1 sh -c "for i; do sandboxctl stop \$i; done" _' >/dev/null
+    for _ in $(seq 2400); do
+        [ -z "$(ct sandboxctl list --no-legend)" ] && [ -z "$(ct systemctl list-units --no-legend --plain 'sandbox-*')" ] &&
+            return 0
+        sleep 0.25
+    done
+    echo "density: $name: workers still there 10 minutes after they were stopped" >&2
+    return 1
+}
+prev=0
+series plain "$N" "${PLAIN[@]}"
+[ "$EGRESS_N" -gt 0 ] && series egress "$EGRESS_N" "${EGRESS[@]}"
+
+python3 - "$tmp" "$OUT" "$SAMPLES" <<'PY'
+import json, os, sys
+tmp, out, samples = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def jl(name):
+    p = os.path.join(tmp, name + ".jsonl")
+    return [json.loads(l) for l in open(p)] if os.path.exists(p) else []
+empty = json.load(open(os.path.join(tmp, "empty.json")))
+machine = json.load(open(os.path.join(tmp, "machine.json")))
+machine["runsc"] = open(os.path.join(tmp, "runsc-version")).read().strip()
+res = {"benchmark": "density", "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
+       "sandboxd_empty": empty["sandboxd"], "host_mem_available_empty_bytes": empty["host_mem_available_bytes"],
+       "series": {"plain": jl("plain"), "egress": jl("egress")},
+       "goal": {"sandboxd_rss_at_300_bytes_max": 30 * 2**20},
+       "notes": "PSS splits the pages of the runsc binary that every worker maps among them; RSS counts them in "
+                "full for each worker. host_mem_available drops also with other jobs on a shared machine."}
+for s in res["series"].values():
+    for p in s:
+        p["host_mem_available_drop_per_worker_bytes"] = int(
+            (empty["host_mem_available_bytes"] - p["host_mem_available_bytes"]) / max(p["workers"], 1))
+json.dump(res, open(out, "w"), indent=2)
+MiB = 2**20
+parts = ["launcher", "runsc-run", "runsc-events", "sentry", "sentry-stubs", "gofer", "proxy"]
+print(f"{'series':<7} {'N':>4} {'unit MiB':>8} " + " ".join(f"{p[:12]:>12}" for p in parts) +
+      f" {'PSS sum':>8} {'avail/w':>8} {'sbxd RSS':>9} {'list ms':>8} {'create ms':>9} {'stop ms':>8}")
+for name, s in res["series"].items():
+    for p in s:
+        pr = p["per_worker_process_bytes"]
+        cells = " ".join(f"{pr[q]['pss'] / MiB:>12.2f}" if q in pr else f"{'-':>12}" for q in parts)
+        print(f"{name:<7} {p['workers']:>4} {p['per_worker_unit_bytes'].get('worker-unit', 0) / MiB:>8.2f} {cells} "
+              f"{p['per_worker_pss_total_bytes'] / MiB:>8.2f} {p['host_mem_available_drop_per_worker_bytes'] / MiB:>8.2f} "
+              f"{p['sandboxd']['vmrss_bytes'] / MiB:>9.2f} {p['ops']['list_workers']['p50_ms']:>8.1f} "
+              f"{p['ops']['create']['p50_ms']:>9.1f} {p['ops']['stop_until_gone']['p50_ms']:>8.1f}")
+print("per-part columns: PSS per worker (MiB); unit: the worker unit's cgroup memory; avail/w: host MemAvailable "
+      "drop per worker; list: busctl ListWorkers p50 (busctl's own GetId round trip in the JSON); create: "
+      "CreateWorker to its reply; stop: StopWorker until the unit is gone")
+print(f"goal: sandboxd RSS under 30 MiB at 300 workers; wrote {out}")
+PY
