@@ -107,6 +107,11 @@ def role(pid):
             return "sentry-stubs"
     except (FileNotFoundError, IndexError, ValueError):
         pass
+    # systrap's stub processes that are not the sentry's children show
+    # only as runsc's re-executed binary.
+    comm = open(f"/proc/{pid}/comm").read().strip() if os.path.exists(f"/proc/{pid}/comm") else "?"
+    if comm == "exe":
+        return "sentry-stubs"
     return "other:" + (open(f"/proc/{pid}/comm").read().strip() if os.path.exists(f"/proc/{pid}/comm") else "?")
 
 

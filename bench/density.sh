@@ -13,7 +13,7 @@
 # EGRESS_N. Prints a table and writes bench/results/density.json.
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/density.sh [N] [--egress EGRESS_N] [--points "1 10 50 100"] [--samples S] [--out FILE]
-# Defaults: N=300, EGRESS_N=N, points 1 10 50 100 200 300 (those <= N, and N),
+# Defaults: N=300 (0: no plain series), EGRESS_N=N (0: none), points 1 10 50 100 200 300 (those <= N, and N),
 # 3 create/stop samples per point.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -94,43 +94,7 @@ series() {   # NAME MAX ARGV...
     return 1
 }
 prev=0
-series plain "$N" "${PLAIN[@]}"
-[ "$EGRESS_N" -gt 0 ] && series egress "$EGRESS_N" "${EGRESS[@]}"
+if [ "$N" -gt 0 ]; then series plain "$N" "${PLAIN[@]}"; fi
+if [ "$EGRESS_N" -gt 0 ]; then series egress "$EGRESS_N" "${EGRESS[@]}"; fi
 
-python3 - "$tmp" "$OUT" "$SAMPLES" <<'PY'
-import json, os, sys
-tmp, out, samples = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def jl(name):
-    p = os.path.join(tmp, name + ".jsonl")
-    return [json.loads(l) for l in open(p)] if os.path.exists(p) else []
-empty = json.load(open(os.path.join(tmp, "empty.json")))
-machine = json.load(open(os.path.join(tmp, "machine.json")))
-machine["runsc"] = open(os.path.join(tmp, "runsc-version")).read().strip()
-res = {"benchmark": "density", "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
-       "sandboxd_empty": empty["sandboxd"], "host_mem_available_empty_bytes": empty["host_mem_available_bytes"],
-       "series": {"plain": jl("plain"), "egress": jl("egress")},
-       "goal": {"sandboxd_rss_at_300_bytes_max": 30 * 2**20},
-       "notes": "PSS splits the pages of the runsc binary that every worker maps among them; RSS counts them in "
-                "full for each worker. host_mem_available drops also with other jobs on a shared machine."}
-for s in res["series"].values():
-    for p in s:
-        p["host_mem_available_drop_per_worker_bytes"] = int(
-            (empty["host_mem_available_bytes"] - p["host_mem_available_bytes"]) / max(p["workers"], 1))
-json.dump(res, open(out, "w"), indent=2)
-MiB = 2**20
-parts = ["launcher", "runsc-run", "runsc-events", "sentry", "sentry-stubs", "gofer", "proxy"]
-print(f"{'series':<7} {'N':>4} {'unit MiB':>8} " + " ".join(f"{p[:12]:>12}" for p in parts) +
-      f" {'PSS sum':>8} {'avail/w':>8} {'sbxd RSS':>9} {'list ms':>8} {'create ms':>9} {'stop ms':>8}")
-for name, s in res["series"].items():
-    for p in s:
-        pr = p["per_worker_process_bytes"]
-        cells = " ".join(f"{pr[q]['pss'] / MiB:>12.2f}" if q in pr else f"{'-':>12}" for q in parts)
-        print(f"{name:<7} {p['workers']:>4} {p['per_worker_unit_bytes'].get('worker-unit', 0) / MiB:>8.2f} {cells} "
-              f"{p['per_worker_pss_total_bytes'] / MiB:>8.2f} {p['host_mem_available_drop_per_worker_bytes'] / MiB:>8.2f} "
-              f"{p['sandboxd']['vmrss_bytes'] / MiB:>9.2f} {p['ops']['list_workers']['p50_ms']:>8.1f} "
-              f"{p['ops']['create']['p50_ms']:>9.1f} {p['ops']['stop_until_gone']['p50_ms']:>8.1f}")
-print("per-part columns: PSS per worker (MiB); unit: the worker unit's cgroup memory; avail/w: host MemAvailable "
-      "drop per worker; list: busctl ListWorkers p50 (busctl's own GetId round trip in the JSON); create: "
-      "CreateWorker to its reply; stop: StopWorker until the unit is gone")
-print(f"goal: sandboxd RSS under 30 MiB at 300 workers; wrote {out}")
-PY
+python3 "$SRC/bench/density-report.py" "$tmp" "$OUT"

@@ -24,3 +24,16 @@ print(json.dumps({"cpu": cpu, "cores": os.cpu_count(), "mem_gib": round(mem / 2*
                   "runsc_host": sys.argv[1] or None}))
 PY
 }
+
+# Prints the path of the integration tests' channel client in BUILD, built
+# by hand where BUILD was configured without tests (as bench_stage does).
+bench_sbx_channel() {
+    local build=$1 src=$2 out=$1/tests/integration/sbx-channel
+    if [ ! -x "$out" ]; then
+        out=$build/sbx-channel
+        # shellcheck disable=SC2046  # pkg-config's flags are separate words
+        cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Wextra -o "$out" "$src/tests/integration/sbx-channel.c" \
+            $(pkg-config --cflags --libs libsystemd) || return 1
+    fi
+    echo "$out"
+}
