@@ -212,13 +212,18 @@ def ops(samples, create_args):
     r = {k: [] for k in ("busctl_noop", "list_workers", "list_workers_ex", "sandboxctl_list",
                          "create", "stop_reply", "stop_until_gone")}
     bus = ["busctl", "call", "org.sandboxd1", "/org/sandboxd1", "org.sandboxd1.Manager"]
+    errors = []
     for _ in range(samples):
         r["busctl_noop"].append(timed(["busctl", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus", "GetId"])[0])
         r["list_workers"].append(timed(bus + ["ListWorkers"])[0])
         r["list_workers_ex"].append(timed(bus + ["ListWorkersEx", "a{sv}", "0"])[0])
         r["sandboxctl_list"].append(timed(["sandboxctl", "list", "--no-legend"])[0])
-        ms, out = timed(["sandboxctl", "create"] + create_args)
+        try:
+            ms, out = timed(["sandboxctl", "create"] + create_args)
+        except subprocess.CalledProcessError as e:
+            errors.append(e.stderr.strip())
+            continue
         r["create"].append(ms)
         wid = out.split()[0]
         ready_deadline = time.monotonic() + 60
@@ -230,8 +235,10 @@ def ops(samples, create_args):
         if not gone(wid):
             raise SystemExit(f"density: worker {wid} did not end within 120 s of StopWorker")
         r["stop_until_gone"].append((time.perf_counter() - t0) * 1e3)
-    return {k: {"p50_ms": round(statistics.median(v), 1), "max_ms": round(max(v), 1), "samples": [round(x, 1) for x in v]}
-            for k, v in r.items()}
+    res = {k: {"p50_ms": round(statistics.median(v), 1) if v else None, "max_ms": round(max(v), 1) if v else None,
+               "samples": [round(x, 1) for x in v]} for k, v in r.items()}
+    res["create_errors"] = errors
+    return res
 
 
 def main():

@@ -11,9 +11,10 @@ def jl(name):
 empty = json.load(open(os.path.join(tmp, "empty.json")))
 machine = json.load(open(os.path.join(tmp, "machine.json")))
 machine["runsc"] = open(os.path.join(tmp, "runsc-version")).read().strip()
-res = {"benchmark": "density", "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
+platform = open(os.path.join(tmp, "platform")).read().strip() if os.path.exists(os.path.join(tmp, "platform")) else "systrap"
+res = {"benchmark": "density", "runsc_platform": platform, "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
        "sandboxd_empty": empty["sandboxd"], "host_mem_available_empty_bytes": empty["host_mem_available_bytes"],
-       "series": {"plain": jl("plain"), "egress": jl("egress")},
+       "series": {"plain": jl("plain"), "egress": jl("egress")}, "create_failures": jl("failures"),
        "goal": {"sandboxd_rss_at_300_bytes_max": 30 * 2**20},
        "notes": "PSS splits the pages of the runsc binary that every worker maps among them; RSS counts them in "
                 "full for each worker. host_mem_available drops also with other jobs on a shared machine."}
@@ -33,8 +34,10 @@ for name, s in res["series"].items():
         print(f"{name:<7} {p['workers']:>4} {p['per_worker_unit_bytes'].get('worker-unit', 0) / MiB:>8.2f} {cells} "
               f"{p['per_worker_pss_total_bytes'] / MiB:>8.2f} {p['host_mem_available_drop_per_worker_bytes'] / MiB:>8.2f} "
               f"{p['sandboxd']['vmrss_bytes'] / MiB:>9.2f} {p['ops']['list_workers']['p50_ms']:>8.1f} "
-              f"{p['ops']['create']['p50_ms']:>9.1f} {p['ops']['stop_until_gone']['p50_ms']:>8.1f}")
+              f"{p['ops']['create']['p50_ms'] or -1:>9.1f} {p['ops']['stop_until_gone']['p50_ms'] or -1:>8.1f}")
 print("per-part columns: PSS per worker (MiB); unit: the worker unit's cgroup memory; avail/w: host MemAvailable "
       "drop per worker; list: busctl ListWorkers p50 (busctl's own GetId round trip in the JSON); create: "
       "CreateWorker to its reply; stop: StopWorker until the unit is gone")
+for f in res["create_failures"]:
+    print(f"{f['series']}: creating worker {f['workers'] + 1} failed: {f['error']}")
 print(f"goal: sandboxd RSS under 30 MiB at 300 workers; wrote {out}")

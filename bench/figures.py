@@ -55,13 +55,11 @@ def start_latency(tmp):
     return f"start-latency.png: {len(series)} series"
 
 
-def density(tmp):
-    r = load("density.json")
-    pts = (r or {}).get("series", {}).get("plain", [])
-    if not pts:
-        return "density.png: skipped (no density.json)"
+def density_series(tmp, tag, r):
+    """Data files of one density run: the plain series, and with egress."""
+    pts = r.get("series", {}).get("plain", [])
     parts = ["sentry", "gofer", "runsc-run", "runsc-events", "launcher", "sentry-stubs"]
-    path = os.path.join(tmp, "density.dat")
+    path = os.path.join(tmp, f"density-{tag}.dat")
     with open(path, "w") as f:
         for p in pts:
             pr = p["per_worker_process_bytes"]
@@ -69,23 +67,44 @@ def density(tmp):
             f.write(" ".join(str(x) for x in [p["workers"], p["per_worker_unit_bytes"].get("worker-unit", 0) / MiB,
                                                p["per_worker_pss_total_bytes"] / MiB] + cells +
                              [p["sandboxd"]["vmrss_bytes"] / MiB]) + "\n")
-    eg = r["series"].get("egress", [])
-    epath = os.path.join(tmp, "density-egress.dat")
+    epath = os.path.join(tmp, f"density-{tag}-egress.dat")
+    eg = r.get("series", {}).get("egress", [])
     with open(epath, "w") as f:
         for p in eg:
-            f.write(f"{p['workers']} {p['per_worker_unit_bytes'].get('worker-unit', 0) / MiB + p['per_worker_unit_bytes'].get('proxy-unit', 0) * p['proxies_active'] / max(p['workers'], 1) / MiB}\n")
-    lines = [f"'{path}' using 1:2 with linespoints lw 2 title 'worker unit (cgroup)'",
-             f"'{path}' using 1:3 with linespoints lw 2 title 'PSS of its processes'"]
-    lines += [f"'{path}' using 1:{4 + i} with linespoints title '{q} (PSS)'" for i, q in enumerate(parts)]
-    if eg:
-        lines.append(f"'{epath}' using 1:2 with linespoints lw 2 dt 2 title 'with egress: worker + proxy unit'")
-    lines.append(f"'{path}' using 1:{4 + len(parts)} axes x1y2 with linespoints lw 2 dt 3 title 'sandboxd RSS (right axis)'")
+            u = p["per_worker_unit_bytes"]
+            proxy = u.get("proxy-unit", 0) * p["proxies_active"] / max(p["workers"], 1)
+            f.write(f"{p['workers']} {(u.get('worker-unit', 0) + proxy) / MiB}\n")
+    return path, epath, parts, len(pts), len(eg)
+
+
+def density(tmp):
+    runs = []
+    for name in sorted(os.listdir(RESULTS)):
+        if name.startswith("density") and name.endswith(".json"):
+            r = load(name)
+            if r and r.get("series", {}).get("plain"):
+                runs.append((r.get("runsc_platform", "systrap"), r))
+    if not runs:
+        return "density.png: skipped (no density*.json)"
+    lines = []
+    for i, (platform, r) in enumerate(runs):
+        path, epath, parts, n, ne = density_series(tmp, str(i), r)
+        lines += [f"'{path}' using 1:2 with linespoints lw 2 title '{platform}: worker unit (cgroup)'",
+                  f"'{path}' using 1:3 with linespoints lw 2 title '{platform}: PSS of its processes'"]
+        if i == 0:
+            lines += [f"'{path}' using 1:{4 + j} with linespoints title '{platform}: {q} (PSS)'"
+                      for j, q in enumerate(parts)]
+        if ne:
+            lines.append(f"'{epath}' using 1:2 with linespoints lw 2 dt 2 title '{platform}, egress: worker + proxy unit'")
+        lines.append(f"'{path}' using 1:{4 + len(parts)} axes x1y2 with linespoints lw 2 dt 3 "
+                     f"title '{platform}: sandboxd RSS (right axis)'")
     out = os.path.join(RESULTS, "density.png")
-    gnuplot(COMMON + f"set output '{out}'\nset title 'Memory per idle gVisor worker against the number of workers'\n"
+    gnuplot(COMMON.replace("960,600", "1100,700") +
+            f"set output '{out}'\nset title 'Memory per idle gVisor worker against the number of workers'\n"
             "set xlabel 'idle gVisor workers'\nset ylabel 'MiB per worker'\nset logscale x\nset y2label 'sandboxd RSS, MiB'\n"
-            "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key top right\n"
+            "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key outside right top font ',9'\n"
             f"plot {', '.join(lines)}\n")
-    return f"density.png: {len(pts)} counts"
+    return f"density.png: {len(runs)} runs"
 
 
 def egress(tmp):

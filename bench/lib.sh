@@ -6,7 +6,8 @@
 #                         model, cores, memory, kernel, load), as JSON
 
 bench_stage() {
-    local src=$1 build=$1/build-bench
+    local build
+    build=$(cd "$1" && pwd)/build-bench
     [ -d "$build" ] || meson setup "$build" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
     ninja -C "$build" >/dev/null
     rm -rf "$build/stage"

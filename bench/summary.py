@@ -53,6 +53,10 @@ def start_latency():
             row("start latency", f"{k}: p50 / bare runsc", f"{ratio:.2f}x", "< 0.5x", ratio < 0.5, f"{ratio - 0.5:.2f}x")
 
 
+def ms(op):
+    return "-" if op.get("p50_ms") is None else f"{op['p50_ms']:.0f}"
+
+
 def density():
     r = load("density.json")
     if not r:
@@ -73,8 +77,10 @@ def density():
             row("density", f"sandboxd RSS at {n} workers (goal is at 300)", f"{rss:.1f} MiB", "< 30 MiB at 300")
         ops = top["ops"]
         row("density", f"at {n}: ListWorkers / create one / stop one (p50)",
-            f"{ops['list_workers']['p50_ms']:.0f} / {ops['create']['p50_ms']:.0f} / {ops['stop_until_gone']['p50_ms']:.0f} ms"
-            f" (busctl alone {ops['busctl_noop']['p50_ms']:.0f} ms)")
+            f"{ms(ops['list_workers'])} / {ms(ops['create'])} / {ms(ops['stop_until_gone'])} ms"
+            f" (busctl alone {ms(ops['busctl_noop'])} ms)")
+    for f in r.get("create_failures", []):
+        row("density", f"{f['series']}: creating worker {f['workers'] + 1} failed", f["error"][:160])
     eg = r["series"].get("egress") or []
     if eg:
         top = eg[-1]
