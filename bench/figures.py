@@ -92,17 +92,18 @@ def density(tmp):
         lines += [f"'{path}' using 1:2 with linespoints lw 2 title '{platform}: worker unit (cgroup)'",
                   f"'{path}' using 1:3 with linespoints lw 2 title '{platform}: PSS of its processes'"]
         if i == 0:
+            present = {q for p in r["series"]["plain"] for q in p["per_worker_process_bytes"]}
             lines += [f"'{path}' using 1:{4 + j} with linespoints title '{platform}: {q} (PSS)'"
-                      for j, q in enumerate(parts)]
+                      for j, q in enumerate(parts) if q in present]
         if ne:
             lines.append(f"'{epath}' using 1:2 with linespoints lw 2 dt 2 title '{platform}, egress: worker + proxy unit'")
         lines.append(f"'{path}' using 1:{4 + len(parts)} axes x1y2 with linespoints lw 2 dt 3 "
                      f"title '{platform}: sandboxd RSS (right axis)'")
     out = os.path.join(RESULTS, "density.png")
-    gnuplot(COMMON.replace("960,600", "1100,700") +
+    gnuplot(COMMON.replace("960,600", "1200,850") +
             f"set output '{out}'\nset title 'Memory per idle gVisor worker against the number of workers'\n"
-            "set xlabel 'idle gVisor workers'\nset ylabel 'MiB per worker'\nset logscale x\nset y2label 'sandboxd RSS, MiB'\n"
-            "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key outside right top font ',9'\n"
+            "set xlabel 'idle gVisor workers'\nset ylabel 'MiB per worker'\nset logscale x\nset xrange [1:400]\nset y2label 'sandboxd RSS, MiB'\n"
+            "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset key outside below maxcols 3 font ',9'\n"
             f"plot {', '.join(lines)}\n")
     return f"density.png: {len(runs)} runs"
 
