@@ -58,34 +58,41 @@ def ms(op):
 
 
 def density():
-    r = load("density.json")
-    if not r:
-        return row("density", "no density.json", "-")
+    runs = [load(n) for n in sorted(os.listdir(RESULTS)) if n.startswith("density") and n.endswith(".json")]
+    runs = [r for r in runs if r and r.get("series")]
+    if not runs:
+        return row(tag, "no density*.json", "-")
+    for r in runs:
+        density_run(r)
+
+
+def density_run(r):
+    tag = "density, " + r.get("runsc_platform", "systrap")
     plain = r["series"].get("plain") or []
     if plain:
         top = plain[-1]
         n = top["workers"]
-        row("density", f"memory per idle gVisor worker at {n}: unit cgroup / PSS of its processes",
+        row(tag, f"memory per idle gVisor worker at {n}: unit cgroup / PSS of its processes",
             f"{top['per_worker_unit_bytes'].get('worker-unit', 0) / MiB:.1f} / {top['per_worker_pss_total_bytes'] / MiB:.1f} MiB")
         parts = top["per_worker_process_bytes"]
-        row("density", f"  of which (PSS) at {n}", ", ".join(f"{k} {v['pss'] / MiB:.1f}" for k, v in
+        row(tag, f"  of which (PSS) at {n}", ", ".join(f"{k} {v['pss'] / MiB:.1f}" for k, v in
                                                           sorted(parts.items(), key=lambda kv: -kv[1]["pss"])) + " MiB")
         rss = top["sandboxd"]["vmrss_bytes"] / MiB
         if n >= 300:
-            row("density", f"sandboxd RSS at {n} workers", f"{rss:.1f} MiB", "< 30 MiB", rss < 30, f"{rss - 30:.1f} MiB")
+            row(tag, f"sandboxd RSS at {n} workers", f"{rss:.1f} MiB", "< 30 MiB", rss < 30, f"{rss - 30:.1f} MiB")
         else:
-            row("density", f"sandboxd RSS at {n} workers (goal is at 300)", f"{rss:.1f} MiB", "< 30 MiB at 300")
+            row(tag, f"sandboxd RSS at {n} workers (goal is at 300)", f"{rss:.1f} MiB", "< 30 MiB at 300")
         ops = top["ops"]
-        row("density", f"at {n}: ListWorkers / create one / stop one (p50)",
+        row(tag, f"at {n}: ListWorkers / create one / stop one (p50)",
             f"{ms(ops['list_workers'])} / {ms(ops['create'])} / {ms(ops['stop_until_gone'])} ms"
             f" (busctl alone {ms(ops['busctl_noop'])} ms)")
     for f in r.get("create_failures", []):
-        row("density", f"{f['series']}: creating worker {f['workers'] + 1} failed", f["error"][:160])
+        row(tag, f"{f['series']}: creating worker {f['workers'] + 1} failed", f["error"][:160])
     eg = r["series"].get("egress") or []
     if eg:
         top = eg[-1]
         u = top["per_worker_unit_bytes"]
-        row("density", f"with egress at {top['workers']}: worker unit / proxy unit ({top['proxies_active']} proxies running)",
+        row(tag, f"with egress at {top['workers']}: worker unit / proxy unit ({top['proxies_active']} proxies running)",
             f"{u.get('worker-unit', 0) / MiB:.1f} / {u.get('proxy-unit', 0) / MiB:.1f} MiB")
 
 
