@@ -74,6 +74,7 @@ series() {   # NAME MAX ARGV...
     local name=$1 max=$2 count=0 t0 point
     shift 2
     local points
+    # shellcheck disable=SC2086  # POINTS is a list of words
     points=$(printf '%s\n' $POINTS "$max" | awk -v m="$max" '$1 <= m' | sort -n | uniq)
     : > "$tmp/$name.jsonl"
     for point in $points; do
@@ -100,6 +101,7 @@ series() {   # NAME MAX ARGV...
     done
     prev=0
     # Every worker stopped at once; wait until all are gone.
+    # shellcheck disable=SC2016  # expanded by the container's shell
     ct sh -c 'sandboxctl list --no-legend | awk "{print \$1}" | xargs -r -n 50 -P 1 sh -c "for i; do sandboxctl stop \$i; done" _' >/dev/null
     for _ in $(seq 2400); do
         [ -z "$(ct sandboxctl list --no-legend)" ] && [ -z "$(ct systemctl list-units --no-legend --plain 'sandbox-*')" ] &&
