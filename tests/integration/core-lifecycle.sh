@@ -22,6 +22,7 @@ check_output "sandboxd runs with no_new_privs" '^NoNewPrivs:[[:space:]]+1$' prin
 # sandboxd holds 3 fds per worker (909 at 300 workers, bench/density.sh) and
 # its fd store keeps up to FileDescriptorStoreMax of them across a restart:
 # systemd's default soft limit (1024) ran out at about 330 workers.
+# shellcheck disable=SC2016  # awk's own $4
 nofile=$(ct awk '/^Max open files/ {print $4}' "/proc/$(unit_prop sandboxd.service MainPID)/limits")
 fdstore_max=$(unit_prop sandboxd.service FileDescriptorStoreMax)
 check "sandboxd may open what its fd store holds and more (soft limit ${nofile:-?}, store $fdstore_max)" \
