@@ -21,6 +21,8 @@
 #     --quick        small sizes, to try it (a few minutes)
 #     --churn COUNT  churn cycles (default 300; 10000 for the long run, about 90 min)
 #     --density N    idle workers (default 300)
+#     --density-platform P  runsc platform for density (default: the configured
+#                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --only NAMES   only these of: start runtime egress density churn broker suspend
 set -uo pipefail
@@ -29,6 +31,7 @@ OUT=$SRC/bench/results
 QUICK=
 CHURN=300
 DENSITY=300
+DENSITY_PLATFORM=
 START=50
 ONLY=
 while [ $# -gt 0 ]; do
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
         --quick) QUICK=1; shift ;;
         --churn) CHURN=$2; shift 2 ;;
         --density) DENSITY=$2; shift 2 ;;
+        --density-platform) DENSITY_PLATFORM=$2; shift 2 ;;
         --start) START=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -108,6 +112,7 @@ if wanted runtime || wanted egress; then
     done
 fi
 
+[ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
 wanted density && bench density "$LOGS/density.log" bash "$SRC/bench/density.sh" "${DENSITY_ARGS[@]}"
 wanted churn && bench churn "$LOGS/churn.log" bash "$SRC/bench/churn.sh" "$CHURN" 4242
 
