@@ -67,7 +67,9 @@ tmp=$(mktemp -d)
 testbed_on_exit "rm -rf '$tmp'"
 ct "$W/density-measure.py" snapshot empty > "$tmp/empty.json"
 bench_machine > "$tmp/machine.json"
-ct runsc --version | head -n1 > "$tmp/runsc-version"
+# Not "| head -n1": runsc may still write when head has gone (SIGPIPE, and pipefail).
+ct runsc --version > "$tmp/runsc-version.all"
+sed -n 1p "$tmp/runsc-version.all" > "$tmp/runsc-version"
 echo "${PLATFORM:-systrap}" > "$tmp/platform"
 
 series() {   # NAME MAX ARGV...
