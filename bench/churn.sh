@@ -24,7 +24,8 @@ ninja -C "$BUILD" >/dev/null
 STAGE=$BUILD/stage
 rm -rf "$STAGE"
 DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
-install -D -m 0755 "$BUILD/tests/integration/sbx-channel" "$STAGE/usr/lib/sandboxd-tests/sbx-channel"
+. "$SRC/bench/lib.sh"
+install -D -m 0755 "$(bench_sbx_channel "$BUILD" "$SRC")" "$STAGE/usr/lib/sandboxd-tests/sbx-channel"
 W=/usr/lib/sandboxd-bench
 for f in churn.sh leaks.sh; do install -D -m 0755 "$SRC/tests/reliability/$f" "$STAGE$W/$f"; done
 install -D -m 0755 "$SRC/tests/testbed/upstream-netns.sh" "$STAGE$W/upstream-netns.sh"

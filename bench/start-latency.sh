@@ -74,7 +74,8 @@ def pct(v, p):
 rows = {}
 for name in ["bare-systemd-run", "systemd-run-same-walls", "sandboxd-trusted", "bare-runsc", "sandboxd-gvisor"]:
     v = load(name)
-    rows[name] = {"n": len(v), "p50_us": pct(v, 50), "p95_us": pct(v, 95), "mean_us": int(statistics.mean(v))}
+    rows[name] = {"n": len(v), "p50_us": pct(v, 50), "p95_us": pct(v, 95), "mean_us": int(statistics.mean(v)),
+                  "samples_us": v}
 rows["sandboxd-trusted"]["p50_ratio_to_bare"] = rows["sandboxd-trusted"]["p50_us"] / rows["bare-systemd-run"]["p50_us"]
 rows["sandboxd-trusted"]["p50_ratio_to_same_walls"] = rows["sandboxd-trusted"]["p50_us"] / rows["systemd-run-same-walls"]["p50_us"]
 rows["sandboxd-gvisor"]["p50_ratio_to_bare"] = rows["sandboxd-gvisor"]["p50_us"] / rows["bare-runsc"]["p50_us"]

@@ -6,8 +6,9 @@
  * always work (nested containers with read-only cgroup controllers, as on the
  * test bed, enforce nothing), and RLIMIT_AS would break runtimes that reserve
  * address space (V8 reserves gigabytes). So the launcher stays the unit's main
- * process, runs the runtime as its child, follows the sentry's usage through
- * "runsc events --interval=1" and kills the sandbox when usage passes the
+ * process, runs the runtime as its child, follows the sentry's usage (read
+ * from the sentry's own files, launch-sentry-mem.c, or else through
+ * "runsc events --interval=1") and kills the sandbox when usage passes the
  * limit. The check is once a second, so a burst can overshoot for that long. */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,11 +22,17 @@
 
 #include "launch-env.h"
 #include "launch-guard.h"
+#include "launch-sentry-mem.h"
 #include "spawn.h"
 
 #define KILL_TIMEOUT_USEC (10 * USEC_PER_SEC)
 #define EVENTS_RESTART_USEC (250 * USEC_PER_MSEC)
 #define EVENTS_FIRST_START_USEC (500 * USEC_PER_MSEC)
+/* How long to look for the sentry's files before following runsc events
+ * instead: a loaded host boots a sandbox slowly. */
+#define DIRECT_GIVE_UP_USEC (10 * USEC_PER_SEC)
+
+typedef enum { FOLLOW_PENDING, FOLLOW_DIRECT, FOLLOW_EVENTS } Follow;
 
 typedef struct Guard {
         const char *runtime_path;
@@ -37,6 +44,10 @@ typedef struct Guard {
         char line[8192];
         size_t line_len;
         uint64_t restart_at;
+        Follow follow;
+        SentryMem mem;
+        uint64_t started;
+        uint64_t next_check;
         bool killed;
 } Guard;
 
@@ -136,6 +147,37 @@ static void events_read(Guard *g) {
                 g->line_len = 0;        /* a line that long is not stats: drop it */
 }
 
+/* The sentry's own files where this runsc has them, else runsc events. */
+static void follow_choose(Guard *g, pid_t runtime_pid, uint64_t now) {
+        if (sentry_mem_open(runtime_pid, &g->mem) >= 0) {
+                g->follow = FOLLOW_DIRECT;
+                g->next_check = now;
+        } else if (now >= g->started + DIRECT_GIVE_UP_USEC) {
+                log_debug("%s: the sentry's memory files were not found; following runsc events.", g->container);
+                g->follow = FOLLOW_EVENTS;
+                g->restart_at = now;
+        } else
+                g->restart_at = now + EVENTS_RESTART_USEC;
+}
+
+static int poll_timeout_ms(const Guard *g) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), at;
+
+        switch (g->follow) {
+        case FOLLOW_DIRECT:
+                at = g->next_check;
+                break;
+        case FOLLOW_PENDING:
+                at = g->restart_at;
+                break;
+        default:
+                if (g->events_fd >= 0)
+                        return -1;
+                at = g->restart_at;
+        }
+        return at <= now ? 0 : (int) ((at - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
+}
+
 static int exit_code(int status) {
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
@@ -156,6 +198,9 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                  * the CPU would delay the worker's first byte, and there is
                  * nothing to follow before the container exists. */
                 .restart_at = now_usec(CLOCK_MONOTONIC) + EVENTS_FIRST_START_USEC,
+                .follow = FOLLOW_PENDING,
+                .mem = SENTRY_MEM_NULL,
+                .started = now_usec(CLOCK_MONOTONIC),
         };
         int status;
 
@@ -166,12 +211,21 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
         for (;;) {
                 struct pollfd p[2] = {
                         { .fd = pidfd, .events = POLLIN },
-                        { .fd = g.events_fd, .events = POLLIN },
+                        { .fd = -1, .events = POLLIN },
                 };
-                if (g.events_fd < 0 && now_usec(CLOCK_MONOTONIC) >= g.restart_at && events_start(&g) < 0)
-                        g.restart_at = now_usec(CLOCK_MONOTONIC) + EVENTS_RESTART_USEC;
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                if (g.follow == FOLLOW_PENDING && now >= g.restart_at)
+                        follow_choose(&g, runtime_pid, now);
+                if (g.follow == FOLLOW_DIRECT && now >= g.next_check) {
+                        uint64_t usage;
+                        if (sentry_mem_read(&g.mem, &usage) >= 0 && usage > g.limit && !g.killed)
+                                kill_sandbox(&g, usage);
+                        g.next_check = now + USEC_PER_SEC;
+                }
+                if (g.follow == FOLLOW_EVENTS && g.events_fd < 0 && now >= g.restart_at && events_start(&g) < 0)
+                        g.restart_at = now + EVENTS_RESTART_USEC;
                 p[1].fd = g.events_fd;
-                int n = poll(p, 2, g.events_fd >= 0 ? -1 : (int) (EVENTS_RESTART_USEC / USEC_PER_MSEC));
+                int n = poll(p, 2, poll_timeout_ms(&g));
                 if (n < 0 && errno != EINTR)
                         break;
                 if (n > 0 && p[0].revents)
@@ -182,9 +236,11 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
         while (waitpid(runtime_pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         events_stop(&g);
+                        sentry_mem_close(&g.mem);
                         return LAUNCH_GUARD_EXIT_FAILED;
                 }
         events_stop(&g);
+        sentry_mem_close(&g.mem);
         if (g.killed) {
                 log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, limit);
                 return LAUNCH_GUARD_EXIT_OOM;

@@ -19,6 +19,14 @@ check_output "Manager.Version is the project version" '^[0-9]+\.[0-9]+' sbx_mgr_
 # The daemon keeps only what it needs (units/sandboxd.service says which and why).
 dstatus=$(ct cat "/proc/$(unit_prop sandboxd.service MainPID)/status")
 check_output "sandboxd runs with no_new_privs" '^NoNewPrivs:[[:space:]]+1$' printf '%s\n' "$dstatus"
+# sandboxd holds 3 fds per worker (909 at 300 workers, bench/density.sh) and
+# its fd store keeps up to FileDescriptorStoreMax of them across a restart:
+# systemd's default soft limit (1024) ran out at about 330 workers.
+# shellcheck disable=SC2016  # awk's own $4
+nofile=$(ct awk '/^Max open files/ {print $4}' "/proc/$(unit_prop sandboxd.service MainPID)/limits")
+fdstore_max=$(unit_prop sandboxd.service FileDescriptorStoreMax)
+check "sandboxd may open what its fd store holds and more (soft limit ${nofile:-?}, store $fdstore_max)" \
+    test "${nofile:-0}" -ge $((fdstore_max + 256))
 cap_sys_admin=$((1 << 21))
 capbnd=$(awk '/^CapBnd:/ {print $2}' <<<"$dstatus")
 if [ -n "$capbnd" ] && [ $((0x$capbnd & cap_sys_admin)) -eq 0 ]; then

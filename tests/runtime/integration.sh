@@ -383,6 +383,19 @@ caps_within() {     # every set given is a subset of RUNSC_CAPS, and there is on
     for c in "$@"; do [ $(( 0x$c & ~0x$RUNSC_CAPS )) = 0 ] || return 1; done
 }
 check "no process of the unit has a capability outside that set" 'caps_within $(bounding_sets $id)'
+# The memory guard reads the sentry's own accounting files in-process: no
+# "runsc events" per worker (a Go process, a quarter of an idle worker's memory).
+unit_cmdlines() {
+    local cg
+    cg=$(in_ct systemctl show -P ControlGroup "sandbox-$1.service")
+    for p in $(in_ct cat "/sys/fs/cgroup/systemd$cg/cgroup.procs" 2>/dev/null || in_ct cat "/sys/fs/cgroup$cg/cgroup.procs"); do
+        in_ct sh -c "tr '\\0' ' ' < /proc/$p/cmdline; echo" 2>/dev/null
+    done
+}
+check "the memory guard follows the sentry's own files: the launcher holds its memory file" \
+    'in_ct ls -l /proc/$main/fd | grep -q "memfd:runsc-memory"' "$(in_ct ls -l /proc/$main/fd)"
+check "... and the unit runs its sentry but no runsc events" \
+    'unit_cmdlines $id | grep -q "^runsc-sandbox " && ! unit_cmdlines $id | grep -q " events "' "$(unit_cmdlines $id)"
 in_ct systemctl stop "sandbox-$id.service"
 wait_worker "$id" 30
 check "systemctl stop: bundle, runsc state and processes are gone" 'no_leftovers $id'
