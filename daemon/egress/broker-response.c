@@ -14,16 +14,24 @@ static int on_headers_complete(http_parser *p) {
         BrokerResponse *r = p->data;
 
         r->status = (int) p->status_code;
+        if (p->status_code < 100 || p->status_code > 599)
+                return fail(r, "malformed-response");
         if (p->status_code == 101 || p->upgrade)
                 return fail(r, "upgrade-refused");
+        /* An interim response has no body: one that claims a body is framed
+         * differently by different readers. */
+        if (p->status_code < 200 &&
+            ((p->flags & F_CHUNKED) || ((p->flags & F_CONTENTLENGTH) && p->content_length > 0)))
+                return fail(r, "malformed-response");
         if (p->status_code >= 200) {
                 r->head_done = true;
-                /* From the head alone: nothing of it has reached the worker yet. */
-                if ((p->flags & F_CONTENTLENGTH) && p->content_length > r->max_body)
+                /* From the head alone: nothing of it has reached the worker yet.
+                 * The answer to HEAD gives the size a GET would get, and has no body. */
+                if (!r->no_body && (p->flags & F_CONTENTLENGTH) && p->content_length > r->max_body)
                         return fail(r, "response-too-large");
         }
         /* 1 tells the parser there is no body, as for the answer to HEAD. */
-        return r->no_body && p->status_code >= 200 ? 1 : 0;
+        return r->no_body || p->status_code < 200 ? 1 : 0;
 }
 
 static int on_body(http_parser *p, const char *at, size_t n) {
