@@ -19,6 +19,8 @@ LOCK = threading.Lock()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Head and body are two writes: with Nagle, each response would wait for a delayed ACK.
+    disable_nagle_algorithm = True
 
     def handle_any(self):
         n = int(self.headers.get("Content-Length") or 0)
