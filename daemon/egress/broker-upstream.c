@@ -30,6 +30,8 @@ typedef enum ConnState {
 struct BrokerConn {
         BrokerService *service;
         BrokerConn *next;                /* in the idle pool */
+        BrokerConn *opening_prev, *opening_next;
+        bool opening;
         ConnState state;
         int fd;
         SSL *ssl;
@@ -74,9 +76,23 @@ SSL *broker_conn_ssl(const BrokerConn *c) { return c->ssl; }
 const char *broker_conn_address(const BrokerConn *c) { return c->address; }
 bool broker_conn_reused(const BrokerConn *c) { return c->reused; }
 
+static void opening_unlink(BrokerConn *c) {
+        if (!c->opening)
+                return;
+        if (c->opening_prev)
+                c->opening_prev->opening_next = c->opening_next;
+        else
+                c->service->opening = c->opening_next;
+        if (c->opening_next)
+                c->opening_next->opening_prev = c->opening_prev;
+        c->opening_prev = c->opening_next = NULL;
+        c->opening = false;
+}
+
 BrokerConn *broker_conn_free(BrokerConn *c) {
         if (!c)
                 return NULL;
+        opening_unlink(c);
         resolve_query_cancel(c->query);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
@@ -132,6 +148,7 @@ static void conn_handshake(BrokerConn *c) {
         int r = SSL_connect(c->ssl);
 
         if (r == 1) {
+                opening_unlink(c);
                 c->state = CONN_READY;
                 sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
                 (void) broker_conn_want(c, 0);
@@ -314,6 +331,11 @@ int broker_conn_open(BrokerService *s, uint64_t timeout_usec, broker_conn_ready_
         c->ready = ready;
         c->userdata = userdata;
         c->state = CONN_RESOLVING;
+        c->opening = true;
+        c->opening_next = s->opening;
+        if (s->opening)
+                s->opening->opening_prev = c;
+        s->opening = c;
         r = sd_event_add_time_relative(p->event, &c->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_conn_timer, c);
         if (r < 0) {
                 broker_conn_free(c);
@@ -362,4 +384,9 @@ void broker_conn_release(BrokerConn *c, bool reusable) {
         c->next = s->idle;
         s->idle = c;
         s->n_idle++;
+}
+
+void broker_conn_free_opening(BrokerService *s) {
+        while (s->opening)
+                broker_conn_free(s->opening);
 }

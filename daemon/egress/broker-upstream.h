@@ -35,6 +35,9 @@ int broker_conn_want(BrokerConn *c, uint32_t events);
 /* Back to the pool if REUSABLE and there is room, else closed. */
 void broker_conn_release(BrokerConn *c, bool reusable);
 BrokerConn *broker_conn_free(BrokerConn *c);
+/* Frees the service's connections still opening, without their callbacks
+ * (the proxy stops). */
+void broker_conn_free_opening(BrokerService *s);
 
 SSL *broker_conn_ssl(const BrokerConn *c);
 const char *broker_conn_address(const BrokerConn *c);

@@ -111,6 +111,7 @@ finish:
 }
 
 static void service_done(BrokerService *s) {
+        broker_conn_free_opening(s);
         while (s->idle) {
                 BrokerConn *c = broker_conn_take_idle(s);
                 broker_conn_free(c);

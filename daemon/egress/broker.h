@@ -43,6 +43,7 @@ typedef struct BrokerService {
         BrokerRoute route;
         BrokerConn *idle;                /* the pool, most recently used first */
         unsigned n_idle;
+        BrokerConn *opening;             /* not yet handed to a session: freed with the broker */
         TokenBucket bucket;              /* both directions; rate 0 = unlimited */
 } BrokerService;
 
