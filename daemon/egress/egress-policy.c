@@ -536,9 +536,16 @@ int egress_policy_to_json(const EgressPolicy *p, char **ret) {
                 { "hello_timeout_ms", json_object_new_uint64(p->hello_timeout_usec / 1000) },
                 { "refusal_log_burst", json_object_new_uint64(p->refusal_log_burst) },
                 { "refusal_log_window_ms", json_object_new_uint64(p->refusal_log_window_usec / 1000) },
-                { "services", services_to_json(p->services, p->n_services) },
         };
         int r = add_fields(o, fields, sizeof(fields) / sizeof(fields[0]));
+        /* Left out when empty: a policy without services reads as it did before them. */
+        if (r == 0 && p->n_services > 0) {
+                json_object *a = services_to_json(p->services, p->n_services);
+                if (!a || json_object_object_add(o, "services", a) < 0) {
+                        json_object_put(a);
+                        r = -ENOMEM;
+                }
+        }
         if (r < 0)
                 return r;
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);

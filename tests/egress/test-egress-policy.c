@@ -361,6 +361,12 @@ static void test_services_json_refusals(void **state) {
         /* No services: the key may be left out, and an old policy still loads. */
         assert_int_equal(egress_policy_from_json("{}", &p), 0);
         assert_int_equal(p->n_services, 0);
+        /* Nor is it written then: the policy reads as before services existed. */
+        char *text = NULL;
+        assert_int_equal(egress_policy_to_json(p, &text), 0);
+        assert_null(strstr(text, "services"));
+        assert_null(strstr(text, "broker_ca_file"));
+        free(text);
         egress_policy_free(p);
 }
 
