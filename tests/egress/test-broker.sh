@@ -21,10 +21,10 @@ fi
 T=$(mktemp -d)
 FAILED=0
 N=0
-PROXY_PID= UP_PID= BAD_PID= UPNS_PID=
+PROXY_PID= UP_PID= BAD_PID= UPNS_PID= ACT_PID=
 cleanup() {
     # shellcheck disable=SC2086
-    kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID 2>/dev/null
+    kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID $ACT_PID 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
 }
@@ -64,7 +64,7 @@ HOSTS
 SECRET=s3cr3t-gh-7f2a9c
 mkdir -m 0700 "$T/creds"
 printf '%s\n' "$SECRET" > "$T/creds/broker-GITHUB"
-for s in WRONG UNTRUSTED PRIVATE LOCAL LIMITED DENIED; do printf 'key-%s' "$s" > "$T/creds/broker-$s"; done
+for s in WRONG UNTRUSTED PRIVATE LOCAL LIMITED DENIED RATED ACT; do printf 'key-%s' "$s" > "$T/creds/broker-$s"; done
 svc() {   # NAME PORT HOST UPSTREAM_PORT [METHODS] [PATHS] [HEADER] [TEMPLATE]
     printf '{"name":"%s","listen_port":%s,"host":"%s","port":%s,"base":"/v1","header_name":"%s",
              "header_template":"%s","methods":%s,"paths":%s,"max_request_bytes":1048576,
@@ -78,12 +78,13 @@ cat > "$T/policy.json" <<POLICY
                 $(svc UNTRUSTED 3131 untrusted.broker.test 8443), $(svc PRIVATE 3132 private.broker.test 443),
                 $(svc LOCAL 3133 local.broker.test 443),
                 $(svc LIMITED 3134 api.broker.test 443 '["GET"]' '["/allowed"]' X-Api-Key '{}'),
-                $(svc DENIED 3135 denied.broker.test 443) ] }
+                $(svc DENIED 3135 denied.broker.test 443),
+                $(svc RATED 3136 api.broker.test 443 | sed 's/"rate_bps":0/"rate_bps":200000/') ] }
 POLICY
 nsenter -t "$UPNS_PID" -n "$PY" "$HERE/broker-upstream.py" 0.0.0.0 443 "$T/up.pem" "$T/up.key" "$T/up.log" 2>"$T/up.err" & UP_PID=$!
 nsenter -t "$UPNS_PID" -n "$PY" "$HERE/broker-upstream.py" 0.0.0.0 8443 "$T/bad.pem" "$T/bad.key" "$T/bad.log" 2>"$T/bad.err" & BAD_PID=$!
 listen=()
-for p in 3129 3130 3131 3132 3133 3134 3135; do listen+=(--listen "127.0.0.1:$p"); done
+for p in 3129 3130 3131 3132 3133 3134 3135 3136; do listen+=(--listen "127.0.0.1:$p"); done
 CREDENTIALS_DIRECTORY=$T/creds "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" \
     "${listen[@]}" 2>"$T/proxy.log" & PROXY_PID=$!
 ready=no
@@ -270,6 +271,40 @@ if command -v node >/dev/null; then
     check "Node's fetch works (POST, then a chunked response)" is "$got" "200 2 200 50000 "
 else
     echo "ok $((N += 1)) # skip no node"
+fi
+
+# --- rate ---
+# 300000 bytes at 200000 B/s with a quarter second of burst: at least 1.25 s.
+# Only a lower bound: a loaded machine can make it slower, never faster.
+got=$(curl -s -o /dev/null -w '%{http_code} %{size_download} %{time_total}' http://127.0.0.1:3136/big/300000)
+check "a service's rate_bps throttles its responses" \
+    "$PY" -c 'import sys; c, n, t = sys.argv[1].split(); sys.exit(not (c == "200" and n == "300000" and float(t) >= 1.0))' "$got"
+
+# --- socket activation: listeners told apart by port ---
+if command -v systemd-socket-activate >/dev/null; then
+    cat > "$T/policy-act.json" <<POLICY
+{ "worker_id": "act", "broker_ca_file": "$T/ca.pem", "services": [ $(svc ACT 3140 api.broker.test 443) ] }
+POLICY
+    CREDENTIALS_DIRECTORY=$T/creds systemd-socket-activate -l 127.0.0.1:3128 -l 127.0.0.1:3140 \
+        -E CREDENTIALS_DIRECTORY "$BIN" --policy "$T/policy-act.json" --hosts-file "$T/hosts" \
+        --resolv-conf "$T/resolv.conf" 2>"$T/act.log" & ACT_PID=$!
+    got=$(curl -s --retry 20 --retry-connrefused --retry-delay 1 -o /dev/null -w '%{http_code}' http://127.0.0.1:3140/act)
+    check "an activated socket on a service's port is that service's listener" \
+        is "$got $(last path) $(last_header Authorization)" "200 /v1/act Bearer key-ACT"
+    got=$(curl -s -o /dev/null -w '%{http_connect}' --proxy http://127.0.0.1:3128 https://api.broker.test/)
+    check "... and the one on 3128 still the CONNECT proxy (403: its allow-list is empty)" is "$got" 403
+    kill "$ACT_PID" 2>/dev/null; wait "$ACT_PID" 2>/dev/null
+    CREDENTIALS_DIRECTORY=$T/creds systemd-socket-activate -l 127.0.0.1:3141 -E CREDENTIALS_DIRECTORY \
+        "$BIN" --policy "$T/policy-act.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" \
+        2>"$T/act2.log" & ACT_PID=$!
+    curl -s --retry 20 --retry-connrefused --retry-delay 1 -o /dev/null http://127.0.0.1:3141/ 2>/dev/null
+    for i in $(seq 100); do kill -0 "$ACT_PID" 2>/dev/null || break; sleep 0.1; done
+    wait "$ACT_PID"
+    rc=$?
+    check "an activated socket on any other port is a startup error" \
+        sh -c "[ $rc != 0 ] && grep -q 'Activated socket on port 3141 is neither' '$T/act2.log'"
+else
+    echo "ok $((N += 1)) # skip no systemd-socket-activate"
 fi
 
 # --- the journal entry ---
