@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sandbox-egress: one worker's mandatory CONNECT proxy. Started by socket
- * activation (Accept=no) from sandbox-<id>-egress.socket, whose listener
- * sits in the worker's network namespace; reads its policy from the
- * credential "egress-policy". */
+/* sandbox-egress: one worker's mandatory CONNECT proxy and the broker of
+ * its services. Started by socket activation (Accept=no) from
+ * sandbox-<id>-egress.socket, whose listeners sit in the worker's network
+ * namespace; reads its policy from the credential "egress-policy" and each
+ * service's secret from "broker-<name>". */
 #include <ares.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,7 +41,8 @@ static void help(void) {
                "requested host, allow-listed names, no private destinations.\n\n"
                "  --policy FILE       policy JSON (default: $CREDENTIALS_DIRECTORY/%s)\n"
                "  --listen ADDR:PORT  listen here when not socket-activated (repeatable;\n"
-               "                      IPv6 as [::1]:3128)\n"
+               "                      IPv6 as [::1]:3128); a service's listen_port is its\n"
+               "                      broker listener, any other port a CONNECT listener\n"
                "  --resolv-conf FILE  resolver configuration (default /etc/resolv.conf;\n"
                "                      /etc/hosts is always consulted first)\n"
                "  --hosts-file FILE   consult FILE instead of /etc/hosts (for tests)\n"
