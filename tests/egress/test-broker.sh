@@ -155,7 +155,7 @@ got=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer worker-ow
 check "a worker's Authorization is replaced, never forwarded" \
     is "$got $(last_header Authorization | tr '\n' ' ')$(last_header Proxy-Authorization)" "200 Bearer $SECRET "
 before=$(requests)
-got=$(raw 3134 'b"GET /allowed/x HTTP/1.1\r\nHost: x\r\nX-Api-Key: worker\r\n\r\n"')
+got=$(raw 3134 'b"GET /allowed/x HTTP/1.1\r\nHost: x\r\nX-Api-Key: worker\r\nConnection: close\r\n\r\n"')
 check "a custom header (X-Api-Key) is injected in place of the worker's" \
     is "$got $(last_header X-Api-Key) $(last_header Authorization)" "200 - key-LIMITED "
 
