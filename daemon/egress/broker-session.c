@@ -81,6 +81,20 @@ void broker_session_unlink(Broker *b, BrokerSession *s) {
         b->n_sessions--;
 }
 
+/* The rewritten request counts against the broker's buffer budget while held. */
+static void session_request_done(BrokerSession *s) {
+        s->broker->buffered -= s->req.upstream_size;
+        broker_request_done(&s->req);
+}
+
+static void session_set_in(BrokerSession *s, uint8_t *in, size_t allocated) {
+        if (s->in)
+                erase_and_free(s->in, s->in_allocated);
+        s->broker->buffered = s->broker->buffered - s->in_allocated + allocated;
+        s->in = in;
+        s->in_allocated = allocated;
+}
+
 BrokerSession *broker_session_free(BrokerSession *s) {
         if (!s)
                 return NULL;
@@ -89,9 +103,8 @@ BrokerSession *broker_session_free(BrokerSession *s) {
         sd_event_source_disable_unref(s->timer);
         safe_close(s->fd);
         broker_conn_free(s->conn);
-        broker_request_done(&s->req);
-        if (s->in)
-                erase_and_free(s->in, s->in_allocated);
+        session_request_done(s);
+        session_set_in(s, NULL, 0);
         free(s);
         return NULL;
 }
@@ -109,7 +122,7 @@ static void sanitize(char *out, size_t size, const uint8_t *in, size_t n) {
 
 /* Method and target from the first line, for the log of a refusal. */
 static void session_note_request_line(BrokerSession *s) {
-        const uint8_t *sp = memchr(s->in, ' ', MIN(s->in_len, (size_t) 32));
+        const uint8_t *sp = s->in_len > 0 ? memchr(s->in, ' ', MIN(s->in_len, (size_t) 32)) : NULL;
         size_t rest;
 
         s->method[0] = s->path[0] = 0;
@@ -131,7 +144,7 @@ static void session_log(BrokerSession *s, int status, const char *reason) {
         snprintf(st, sizeof(st), "%d", status);
         snprintf(in, sizeof(in), "%" PRIu64, s->bytes_in);
         snprintf(out, sizeof(out), "%" PRIu64, s->bytes_out);
-        snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - s->start_usec);
+        snprintf(usec, sizeof(usec), "%" PRIu64, s->start_usec ? now_usec(CLOCK_MONOTONIC) - s->start_usec : 0);
         snprintf(message, sizeof(message), "broker: %s %s %s -> %d (bytes_in=%s bytes_out=%s usec=%s%s%s) worker=%s",
                  s->service->config->name, s->method[0] ? s->method : "-", s->path[0] ? s->path : "-", status, in,
                  out, usec, reason ? " reason=" : "", reason ?: "", id);
@@ -178,7 +191,7 @@ static void session_refuse(BrokerSession *s, int code, const char *reason) {
 
         session_log(s, code, reason);
         s->conn = broker_conn_free(s->conn);
-        broker_request_done(&s->req);
+        session_request_done(s);
         if (n > 0)
                 (void) send(s->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void) shutdown(s->fd, SHUT_WR);
@@ -226,10 +239,18 @@ static bool session_throttle(BrokerSession *s, uint64_t *ret_avail) {
 static void session_next_request(BrokerSession *s) {
         size_t consumed = s->req.consumed;
 
-        broker_request_done(&s->req);
+        session_request_done(s);
         memmove(s->in, s->in + consumed, s->in_len - consumed);
         explicit_bzero(s->in + s->in_len - consumed, consumed);
         s->in_len -= consumed;
+        /* A keep-alive connection does not hold on to a large body's buffer. */
+        if (s->in_allocated > 4 * SESSION_READ_CHUNK && s->in_len <= SESSION_READ_CHUNK) {
+                uint8_t *small = malloc(SESSION_READ_CHUNK);
+                if (small) {
+                        memcpy(small, s->in, s->in_len);
+                        session_set_in(s, small, SESSION_READ_CHUNK);
+                }
+        }
         s->continue_sent = false;
         s->retried = false;
         s->forwarded = false;
@@ -313,6 +334,7 @@ static void session_process(BrokerSession *s) {
                 session_refuse(s, r < 0 ? 500 : refusal.status, r < 0 ? "out-of-memory" : refusal.reason);
                 return;
         }
+        s->broker->buffered += s->req.upstream_size;
         snprintf(s->method, sizeof(s->method), "%s", s->req.method);
         snprintf(s->path, sizeof(s->path), "%s%s", s->service->config->base, s->req.path);
         client_want(s, 0);
@@ -328,11 +350,19 @@ static void session_read_request(BrokerSession *s) {
         const EgressService *c = s->service->config;
         size_t limit = BROKER_HEAD_MAX + c->max_request_bytes + SESSION_CHUNK_OVERHEAD + 1;
 
+        /* A request's duration counts from its first byte. */
+        s->start_usec = s->start_usec ?: now_usec(CLOCK_MONOTONIC);
+
         for (;;) {
                 if (s->in_len == s->in_allocated) {
                         if (s->in_allocated >= limit)
                                 break;   /* the parser refuses what is this long */
                         size_t bigger = MIN(MAX(s->in_allocated * 2, (size_t) SESSION_READ_CHUNK), limit);
+                        if (s->broker->buffered - s->in_allocated + bigger > s->broker->buffer_budget) {
+                                session_note_request_line(s);
+                                session_refuse(s, 503, "proxy-busy");
+                                return;
+                        }
                         /* Copied, not realloc()ed: no stale copy of a body in freed memory. */
                         uint8_t *b = malloc(bigger);
                         if (!b) {
@@ -341,10 +371,7 @@ static void session_read_request(BrokerSession *s) {
                         }
                         if (s->in_len)
                                 memcpy(b, s->in, s->in_len);
-                        if (s->in)
-                                erase_and_free(s->in, s->in_allocated);
-                        s->in = b;
-                        s->in_allocated = bigger;
+                        session_set_in(s, b, bigger);
                 }
                 ssize_t n = recv(s->fd, s->in + s->in_len, s->in_allocated - s->in_len, 0);
                 if (n < 0) {

@@ -144,7 +144,9 @@ int broker_new(Proxy *proxy, Broker **ret) {
                 r = -ENOMEM;
                 goto fail;
         }
+        b->buffer_budget = BROKER_BUFFER_BUDGET_MIN;
         for (size_t i = 0; i < policy->n_services; i++) {
+                b->buffer_budget = MAX(b->buffer_budget, 2 * policy->services[i].max_request_bytes + (UINT64_C(1) << 20));
                 r = service_init(b, &b->services[i], &policy->services[i], dir);
                 b->n_services++;
                 if (r < 0)

@@ -30,6 +30,12 @@
 #define BROKER_CLIENT_IDLE_USEC (60 * USEC_PER_SEC)
 /* The upstream's silence while a response is awaited or streamed. */
 #define BROKER_RESPONSE_IDLE_USEC (120 * USEC_PER_SEC)
+/* Request bytes all sessions together may hold (a request is held whole,
+ * and once more as rewritten for the upstream) before new growth is
+ * refused with 503: the proxy unit's MemoryMax would otherwise end the
+ * proxy, and every service of the worker with it. At least two of the
+ * largest request the policy allows, plus room. */
+#define BROKER_BUFFER_BUDGET_MIN (UINT64_C(16) << 20)
 
 typedef struct Broker Broker;
 typedef struct BrokerConn BrokerConn;
@@ -56,6 +62,8 @@ struct Broker {
         size_t n_listeners;
         BrokerSession *sessions;
         unsigned n_sessions;
+        uint64_t buffered;               /* request bytes the sessions hold */
+        uint64_t buffer_budget;
 };
 
 /* Reads every service's secret from $CREDENTIALS_DIRECTORY and loads the

@@ -26,6 +26,7 @@ cleanup() {
     # shellcheck disable=SC2086
     kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID $ACT_PID 2>/dev/null
     wait 2>/dev/null
+    [ -n "${KEEP_T:-}" ] && cp "$T/proxy.log" "$KEEP_T"
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -195,6 +196,34 @@ got=$(raw 3129 'b"GET /a\rX-Injected: 1 HTTP/1.1\r\nHost: x\r\n\r\n"')
 check "header injection through a bare CR in the path is refused" is "$got" "400 bare-cr"
 check "a dot segment is refused" is "$(raw 3129 'b"GET /a/../../admin HTTP/1.1\r\nHost: x\r\n\r\n"')" "400 invalid-path"
 check "nothing refused reached the upstream" is "$(requests)" "$before"
+
+# The request bytes all connections hold together are bounded (16 MiB here):
+# past it a request is 503, not the proxy ended by its MemoryMax.
+got=$("$PY" - <<'PYEOF'
+import socket
+socks, busy = [], 0
+for i in range(24):
+    s = socket.create_connection(("127.0.0.1", 3129), timeout=20)
+    try:
+        s.sendall(b"POST /held HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" + b"h" * 1048000)
+    except OSError:
+        pass
+    socks.append(s)
+for s in socks:
+    s.settimeout(0.5)
+    try:
+        busy += b"X-Sandbox-Egress-Reason: proxy-busy" in s.recv(4096)
+    except OSError:
+        pass
+    s.close()
+print("busy" if 0 < busy < 24 else "busy=%d" % busy)
+PYEOF
+)
+check "request bytes held at once are bounded (503 proxy-busy)" is "$got" busy
+head -c 1048576 /dev/zero > "$T/mib-body"
+got=$(curl -s -o /dev/null -w '%{http_code}' --retry 5 --retry-all-errors --data-binary @"$T/mib-body" "$URL/after-busy")
+check "... and released when those connections end: a 1 MiB body passes" is "$got $(last body)" "200 1048576"
+check "nothing of the held requests reached the upstream" sh -c "! grep -q '/v1/held' '$T/up.log'"
 
 # --- the upstream's certificate and address ---
 got=$(raw 3131 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')
