@@ -162,6 +162,11 @@ int export_worker_spec_from_cli(const CliSpec *cli, WorkerSpec *s, SbxError *err
         if (cli->n_services > 0)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
                                      "Services (the credential broker) have no Kubernetes export: leave them out");
+        /* Agent Sandbox has no checkpoint of a pod: dropping it would turn
+         * "sleeps when idle" into "dies when idle" without saying so. */
+        if (cli->idle_action && streq(cli->idle_action, "suspend"))
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "--idle-action suspend has no Kubernetes export: leave it out");
         s->set = SPEC_HAS_ARGV;
         if ((r = copy_strv(cli->argv, &s->argv)) < 0 || (r = copy_strv(cli->environment, &s->environment)) < 0 ||
             (r = copy_strv(cli->egress_allow, &s->egress_allow)) < 0 || (r = copy_string(cli->origin, &s->origin)) < 0)
