@@ -271,6 +271,12 @@ void worker_restore_running(Worker *w) {
         w->unit_seen_active = true;
 }
 
+void worker_restore_suspended(Worker *w) {
+        /* As worker_restore_running(): clients knew it, suspended. */
+        w->state = WORKER_SUSPENDED;
+        w->exported = true;
+}
+
 /* An ended worker's record outlives its object on the bus (ListWorkersEx). */
 static void worker_remember(const Worker *w) {
         EndedWorkerRecord record = {

@@ -130,6 +130,8 @@ int worker_set_state(Worker *w, WorkerState s);
 /* A worker re-adopted after a restart of sandboxd: running again, without
  * a transition, since clients knew it already. */
 void worker_restore_running(Worker *w);
+/* The same for a worker that was suspended (adopt.c). */
+void worker_restore_suspended(Worker *w);
 
 /* Removes the home (and its private target) and the checkpoint image. */
 void worker_delete_home(Worker *w);
