@@ -146,6 +146,7 @@ static int on_checkpoint_start_reply(sd_bus_message *reply, void *userdata, sd_b
         Worker *w = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
+        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
         if (e && w->state == WORKER_SUSPENDING && w->checkpoint_result == 0)
                 checkpoint_failed(w, e->message ?: e->name);
         return 0;
@@ -250,10 +251,16 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
         if (r >= 0)
                 r = waiter_add(w, request);
-        if (r >= 0)
-                r = sd_bus_call_async(m->bus, NULL, msg, on_checkpoint_start_reply, w, 0);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to set up the checkpoint of %s: %s",
+                                     w->id, strerror(-r));
+        /* The slot goes with the worker: no reply finds it freed. */
+        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
+        r = sd_bus_call_async(m->bus, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
-                waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, "Could not start the checkpoint");
+                /* The caller answers this one with the error. */
+                if (request)
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to start the checkpoint of %s: %s",
                                      w->id, strerror(-r));
         }

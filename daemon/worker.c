@@ -93,6 +93,7 @@ Worker *worker_free(Worker *w) {
         worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, "Worker is gone");
         free(w->waiters);
         free(w->suspend_unit);
+        sd_bus_slot_unref(w->checkpoint_call);
         worker_spec_done(&w->spec);
         free(w->egress_policy.data);
         erase_and_free(w->environment.data, w->environment.size);

@@ -60,6 +60,7 @@ struct Worker {
         sd_event_source *idle_timer;
         sd_event_source *linger_timer;
         char *suspend_unit;             /* sandbox-<id>-suspend.service, the checkpoint */
+        sd_bus_slot *checkpoint_call;   /* its StartTransientUnit, until answered */
         int checkpoint_result;          /* while suspending: 0 not known yet, 1 saved, -1 failed */
         bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
         bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */
