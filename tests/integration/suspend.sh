@@ -65,8 +65,9 @@ check "its home is kept" ct test -d "$SBX_STATE_ROOT/$WID"
 check_output "the image directory is root's and 0700" '^700 root root$' ct stat -c '%a %U %G' "$IMAGES/$WID"
 check_output "the image root is root's and 0700" '^700 root root$' ct stat -c '%a %U %G' "$IMAGES"
 check "the image has runsc's checkpoint" ct test -s "$IMAGES/$WID/checkpoint.img"
-check_eq "every image file is 0600 and root's" "" \
-    "$(ct find "$IMAGES/$WID" -type f ! \( -perm 0600 -user root \) -printf '%p\n')"
+# The checkpoint's three files and the marker, none of them other than 0600 root.
+check_output "every image file is 0600 and root's" '^0600 root checkpoint.img,0600 root pages.img,0600 root pages_meta.img,0600 root sandboxd-uid,$' \
+    sh -c "nsenter -t $CT_PID -a find '$IMAGES/$WID' -type f -printf '%#m %u %f\n' | sort | tr '\n' ,"
 diag "image bytes: $(ct du -sb "$IMAGES/$WID" | cut -f1)"
 check_error "a second suspend of a suspended worker is refused" org.sandboxd1.Error.Suspended root SuspendWorker s "$WID"
 
