@@ -123,8 +123,10 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
         runtime_root_arg(a, root, sizeof(root));
         snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
         snprintf(image, sizeof(image), "--image-path=%s", dir);
-        /* --compression=none: restore maps the pages file as it is, without
-         * inflating it first (measured: bench/suspend.sh). Not
+        /* --compression=none: runsc's default (flate-best-speed) deflates
+         * every page at checkpoint and inflates it again at restore; without
+         * it the pages go to pages.img as they are, at the cost of disk
+         * (bench/suspend.sh: about the sandbox's memory). Not
          * --leave-running: the point is that the sandbox's memory goes. */
         char *argv[] = { (char *) a->runtime_path, root, (char *) "--ignore-cgroups", (char *) "--network=none",
                          (char *) "--overlay2=none", platform, (char *) "checkpoint", (char *) "--compression=none",
