@@ -37,6 +37,12 @@ wait_until 60 has_output "$WID"
 before=$(read_numbers "$WID" 1500)
 last=$(printf '%s\n' "$before" | tail -n1)
 uid_before=$(sbx_prop "$WID" UID | awk '{print $NF}')
+walls() {
+    ct systemctl show -p MemoryMax -p TasksMax -p CPUQuotaPerSecUSec -p DynamicUser -p User -p PrivateNetwork \
+        -p PrivateIPC -p PrivateTmp -p ProtectSystem -p NoNewPrivileges -p CapabilityBoundingSet -p SystemCallFilter \
+        -p RestrictAddressFamilies -p StateDirectory -p StateDirectoryMode -p Slice "sandbox-$1.service"
+}
+walls_before=$(walls "$WID")
 mem_unit=$(ct systemctl show -P MemoryCurrent "sandbox-$WID.service")
 mem_slice_before=$(slice_memory)
 diag "before: last=$last unit MemoryCurrent=$mem_unit sandbox.slice=$mem_slice_before uid=$uid_before"
@@ -75,6 +81,7 @@ check_error "a second suspend of a suspended worker is refused" org.sandboxd1.Er
 check "ResumeWorker answers once it runs" sbx_call ResumeWorker s "$WID"
 check_eq "running again" running "$(state_of "$WID")"
 check "in a unit of the same name" unit_active "$WID"
+check_eq "under the same caps and walls (systemctl show of the unit)" "$walls_before" "$(walls "$WID")"
 check_eq "with the same UID" "$uid_before" "$(sbx_prop "$WID" UID | awk '{print $NF}')"
 check_output "its home is still that UID's" "^$uid_before\$" ct stat -c %u "$SBX_STATE_ROOT/$WID"
 image_gone() { ! ct test -e "$IMAGES/$WID"; }
