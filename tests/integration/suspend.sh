@@ -103,6 +103,23 @@ check_output "as stopped" '^stopped$' sbx_prop "$WID" Result
 check_fails "its image is gone" ct test -e "$IMAGES/$WID"
 check "its home is gone" home_absent "$WID"
 
+# ---- the image cap ----------------------------------------------------------------
+CONF=/etc/sandboxd/sandboxd.conf
+ct cp "$CONF" "$CONF.orig"
+ct sh -c "printf '[Limits]\nSuspendImageMax=16M\n' > $CONF"
+ct systemctl restart sandboxd.service
+CID=$(ct sandboxctl create --class standard -- /usr/bin/python3 -c "$COUNTER" 50)
+wait_until 60 has_output "$CID"
+check_error "cap: a worker above SuspendImageMax is refused" org.sandboxd1.Error.SuspendFailed root SuspendWorker s "$CID"
+check_eq "cap: and runs on" running "$(state_of "$CID")"
+check "cap: in its unit" unit_active "$CID"
+check_fails "cap: no image is left" ct test -e "$IMAGES/$CID"
+cap_logged() { ct journalctl --sync; ct journalctl -o cat SANDBOXD_WORKER_ID="$CID" | grep -q 'more than the image cap'; }
+check "cap: the journal says why" cap_logged
+ct sandboxctl stop "$CID" >/dev/null
+ct mv "$CONF.orig" "$CONF"
+ct systemctl restart sandboxd.service
+
 # ---- shared kernel: NotSupported -------------------------------------------------
 TID=$(ct sandboxctl create --class trusted -- /bin/sleep 300)
 check_error "a trusted worker cannot be suspended" org.sandboxd1.Error.NotSupported root SuspendWorker s "$TID"
