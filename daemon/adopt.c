@@ -12,6 +12,7 @@
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-state-file.h"
+#include "worker-suspend.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
@@ -58,6 +59,9 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
         r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
+        r->suspended = w->state == WORKER_SUSPENDED;
+        r->idle_suspend = w->spec.idle_suspend;
+        r->argv = w->spec.argv;
 }
 
 int worker_save_state(Worker *w) {
@@ -346,8 +350,52 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
 }
 
+/* A suspended worker has no unit and no channel, only its home and its
+ * checkpoint image: it is listed again as suspended, to be resumed. */
+static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
+        _cleanup_free_ char *marker = NULL;
+        Manager *m = rs->m;
+        WorkerSpec spec;
+        Worker *w = NULL;
+        int r;
+
+        if (asprintf(&marker, SBX_SUSPEND_ROOT "/%s/" SBX_IMAGE_MARKER, rec->id) < 0)
+                return -ENOMEM;
+        if (access(marker, F_OK) < 0)
+                return -ENOENT;
+        worker_spec_init(&spec);
+        spec.class = rec->class;
+        spec.requested_class = rec->requested_class;
+        spec.origin = TAKE_PTR(rec->origin);
+        spec.limits = rec->limits;
+        spec.argv = TAKE_PTR(rec->argv);
+        spec.set |= SPEC_HAS_ARGV;
+        spec.idle_suspend = rec->idle_suspend;
+        if (rec->has_disk_max) {
+                spec.set |= SPEC_HAS_DISK_MAX;
+                spec.disk_max = rec->disk_max;
+        }
+        r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
+        worker_spec_done(&spec);
+        if (r < 0)
+                return r;
+        w->owner = rec->owner;
+        w->uid = rec->uid;
+        w->created_realtime = rec->created_realtime;
+        r = worker_watch_unit(w);
+        if (r < 0) {
+                worker_free(w);
+                return r;
+        }
+        worker_restore_suspended(w);
+        manager_add_worker(m, w);
+        log_struct(LOG_INFO, "Suspended worker re-adopted after a restart of sandboxd",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+        return 0;
+}
+
 /* Every worker with a state file: adopted if its unit runs and its channel
- * was kept, lost otherwise. */
+ * was kept (or, suspended, its image is complete), lost otherwise. */
 static int restore_records(Restore *rs) {
         _cleanup_(closedirp) DIR *d = opendir(SBX_WORKER_STATE_DIR);
         struct dirent *de;
@@ -382,7 +430,15 @@ static int restore_records(Restore *rs) {
                         continue;
                 }
                 state = restore_unit_state(rs, rec.unit);
-                if (!state || !(streq(state, "active") || streq(state, "reloading")))
+                if (rec.suspended) {
+                        char id[WORKER_ID_LEN + 1];
+                        memcpy(id, rec.id, sizeof(id));
+                        r = restore_adopt_suspended(rs, &rec);
+                        if (r >= 0)
+                                r = strv_push(&rs->adopted, id);
+                        else
+                                r = restore_lose(rs, id, r == -ENOENT ? "image-missing" : "adoption-failed", true);
+                } else if (!state || !(streq(state, "active") || streq(state, "reloading")))
                         r = restore_lose(rs, rec.id, "unit-gone", true);
                 else if (!restore_has_fds(rs, rec.id))
                         r = restore_lose(rs, rec.id, "channel-lost", true);
@@ -471,6 +527,7 @@ static int restore_after_restart(Restore *rs) {
         (void) restore_remove_unknown(SBX_PRIVATE_STATE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_STATE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_BUNDLE_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_SUSPEND_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
         for (size_t i = 0; i < rs->n_lost; i++)
                 if (rs->lost[i].announce) {

@@ -276,6 +276,14 @@ static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error 
         return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_stop);
 }
 
+static int method_suspend_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_suspend);
+}
+
+static int method_resume_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_resume);
+}
+
 static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_open_channel);
 }
@@ -434,6 +442,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_ARGS("s", id), SD_BUS_RESULT("h", channel),
                                 method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SuspendWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_suspend_worker,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ResumeWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_resume_worker,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ReadWorkerLog",
                                 SD_BUS_ARGS("s", id, "s", after_cursor, "b", egress, "u", max_entries),
                                 SD_BUS_RESULT("a(tsuss)", entries, "s", next_cursor),

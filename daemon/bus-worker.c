@@ -3,6 +3,7 @@
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
+#include "worker-suspend.h"
 
 #define WORKER_IFACE "org.sandboxd1.Worker"
 #define WORKER_PREFIX "/org/sandboxd1/worker"
@@ -184,6 +185,55 @@ int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *re
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        SbxError e = {};
+        int r = check_worker_access(msg, w, ret_error);
+        if (r < 0)
+                return r;
+        /* Answered once the image is written and the unit is gone. */
+        r = worker_suspend(w, msg, &e);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        return 1;
+}
+
+int bus_worker_method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        SbxError e = {};
+        int r = check_worker_access(msg, w, ret_error);
+        if (r < 0)
+                return r;
+        r = worker_resume(w, msg, &e);
+        if (r < 0)
+                return bus_reply_sbx_error(ret_error, &e, r);
+        if (r > 0)
+                return sd_bus_reply_method_return(msg, NULL);
+        return 1;
+}
+
+/* A call that waited for a suspend or a resume to end (worker-suspend.h). */
+void bus_worker_reply_waiter(sd_bus_message *msg, Worker *w, const char *error_name, const char *error_message) {
+        _cleanup_close_ int fd = -1;
+        SbxError e = {};
+        int r;
+
+        if (error_name) {
+                (void) sd_bus_reply_method_errorf(msg, error_name, "%s", error_message ?: error_name);
+                return;
+        }
+        if (!streq(sd_bus_message_get_member(msg) ?: "", "OpenChannel")) {
+                (void) sd_bus_reply_method_return(msg, NULL);
+                return;
+        }
+        r = worker_open_channel(w, &fd, &e);
+        if (r < 0)
+                (void) sd_bus_reply_method_errorf(msg, e.name ?: SBX_ERROR_NOT_RUNNING, "%s",
+                                                  e.name ? e.message : strerror(-r));
+        else
+                (void) sd_bus_reply_method_return(msg, "h", fd);
+}
+
 int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;
@@ -191,6 +241,13 @@ int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_e
         int r = check_worker_access(msg, w, ret_error);
         if (r < 0)
                 return r;
+        /* The next request wakes a suspended worker: answered once it runs. */
+        if (w->state == WORKER_SUSPENDED || w->state == WORKER_SUSPENDING || w->state == WORKER_RESUMING) {
+                r = worker_resume(w, msg, &e);
+                if (r < 0)
+                        return bus_reply_sbx_error(ret_error, &e, r);
+                return 1;
+        }
         r = worker_open_channel(w, &fd, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
@@ -216,6 +273,8 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Stop", NULL, NULL, bus_worker_method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Suspend", NULL, NULL, bus_worker_method_suspend, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
                                 bus_worker_method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END

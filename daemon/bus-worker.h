@@ -18,6 +18,11 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
  * on one worker reach the same ones (bus-manager.c). */
 int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+int bus_worker_method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+/* Answers MSG, a Suspend, Resume or OpenChannel call that waited for a
+ * suspend or resume of W to end: with the error if ERROR_NAME is set. */
+void bus_worker_reply_waiter(sd_bus_message *msg, Worker *w, const char *error_name, const char *error_message);
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error);
 
 void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */

@@ -39,6 +39,9 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .max_workers = 256,
                 .ended_workers_max = 256,
                 .ended_workers_max_age_usec = 3600 * USEC_PER_SEC,
+                /* Four times the default MemoryMax: a checkpoint is about
+                 * the sandbox's memory, plus gVisor's own state. */
+                .suspend_image_max = UINT64_C(1) << 30,
                 .default_class = SBX_CLASS_STANDARD,
                 .allow_shared_kernel_for_standard = false,
                 .runsc_path = strdup("/usr/bin/runsc"),
@@ -118,6 +121,7 @@ static const ConfigKey config_keys[] = {
         K("Limits:MaxWorkers", KEY_UNSIGNED, max_workers),
         K("Limits:EndedWorkersMax", KEY_UNSIGNED, ended_workers_max),
         K("Limits:EndedWorkersMaxAgeSec", KEY_TIMESPAN, ended_workers_max_age_usec),
+        K("Limits:SuspendImageMax", KEY_SIZE, suspend_image_max),
         K("Isolation:AllowSharedKernelForStandard", KEY_BOOL, allow_shared_kernel_for_standard),
         K("Isolation:RunscPath", KEY_STRING, runsc_path),
         K("Isolation:RunscPlatform", KEY_STRING, runsc_platform),
@@ -338,6 +342,9 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         if (c->max_workers == 0)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Limits:MaxWorkers must be positive in %s", path);
+        if (c->suspend_image_max == 0)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Limits:SuspendImageMax must be positive in %s", path);
         return origin_floors_validate(c->origin_floors, path, error);
 }
 

@@ -27,6 +27,7 @@ typedef struct SbxConfig {
         unsigned max_workers;
         unsigned ended_workers_max;             /* how many ended workers ListWorkersEx remembers */
         uint64_t ended_workers_max_age_usec;    /* and for how long */
+        uint64_t suspend_image_max;             /* a suspended worker's checkpoint image, at most */
         SbxClass default_class;
 
         /* Isolation */

@@ -23,3 +23,9 @@
 #define SBX_ERROR_INVALID_ARGUMENT      "org.sandboxd1.Error.InvalidArgument"
 #define SBX_ERROR_EXECUTABLE_NOT_FOUND  "org.sandboxd1.Error.ExecutableNotFound"
 #define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"
+/* The worker's class or setup cannot do what was asked (suspend of a shared-kernel worker). */
+#define SBX_ERROR_NOT_SUPPORTED         "org.sandboxd1.Error.NotSupported"
+/* The worker is suspended: resume it first (or stop it). */
+#define SBX_ERROR_SUSPENDED             "org.sandboxd1.Error.Suspended"
+/* The checkpoint of a worker failed (the journal of its -suspend unit says why); it runs on, or ended. */
+#define SBX_ERROR_SUSPEND_FAILED        "org.sandboxd1.Error.SuspendFailed"

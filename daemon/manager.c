@@ -13,6 +13,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-suspend.h"
 #include "worker-view.h"
 #include "worker-state-file.h"
 
@@ -167,10 +168,14 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 return 0;
         if (manager_probe_job_removed(m, unit, result))
                 return 0;
-        w = manager_find_worker_by_unit(m, unit);
-        if (!w || w->state != WORKER_STARTING)
+        if (worker_suspend_job_removed(m, unit, result))
                 return 0;
-        if (streq(result, "done"))
+        w = manager_find_worker_by_unit(m, unit);
+        if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
+                return 0;
+        if (streq(result, "done") && w->state == WORKER_RESUMING)
+                worker_resume_done(w);
+        else if (streq(result, "done"))
                 worker_start_done(w);
         else {
                 char why[64];
@@ -210,6 +215,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .egress_socket = w->egress_socket,
                 .walls_path = m->walls_path,
                 .host_ns = &m->runtimes.walls.host,
+                .restore = w->restore,
         };
         int r;
 
@@ -316,6 +322,13 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = gate_check_services(spec->n_services, error);
         if (r < 0)
                 return r;
+        /* IdleAction=suspend on a worker that could never be suspended would
+         * only show at its first idle deadline: refused now instead. */
+        if (spec->idle_suspend) {
+                r = worker_check_suspendable(spec, runtime, worker_wants_egress(spec), error);
+                if (r < 0)
+                        return r;
+        }
         /* Before anything exists: a command that is not there creates nothing. */
         r = manager_resolve_command(m, spec, runtime, error);
         if (r < 0)
@@ -385,6 +398,32 @@ fail:
         if (error && !error->name)
                 sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
         return r;
+}
+
+int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
+        _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
+        int r;
+
+        /* The sandbox's stdio is the new unit's: a fresh channel, which a
+         * client attaches to as to any other. */
+        w->channel = channel_free(w->channel);
+        r = worker_new_channel(w, &worker_stdio);
+        if (r >= 0)
+                r = manager_build_start_message(m, w, &worker_stdio, &start);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the resumed unit of %s: %s",
+                                     w->id, strerror(-r));
+        /* The gate again: the runtime must still serve the class. */
+        manager_runtimes_revalidate(m);
+        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to start %s: %s",
+                                     w->unit, strerror(-r));
+        return 0;
 }
 
 int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity) {
@@ -515,6 +554,11 @@ int manager_wipe_leftovers(Manager *m) {
         r = rm_rf_children(SBX_WORKER_STATE_DIR);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
+        /* Suspended workers do not survive a boot: their state went with
+         * /run, and an image without its worker is only a copy of its memory. */
+        r = rm_rf_children(SBX_SUSPEND_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_SUSPEND_ROOT ": %m");
         if (n > 0)
                 log_info("Wiped %zu leftover sandbox units and the sessions root", n);
         return 0;

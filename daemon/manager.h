@@ -54,6 +54,9 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
  * by OWNER. On success the reply to REQUEST is sent later, when systemd's
  * start job has finished. */
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error);
+/* Starts the unit of suspended W again, restoring its sandbox
+ * (worker-suspend.h); its start job's end is reported like a creation's. */
+int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error);
 /* Links W, alive, into the worker list. */
 void manager_add_worker(Manager *m, Worker *w);
 /* Frees W, ended and off the bus, once the event being dispatched is over

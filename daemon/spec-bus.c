@@ -322,6 +322,19 @@ static int read_cpu_quota(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
         return 0;
 }
 
+static int read_idle_action(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        if (!streq(v, "stop") && !streq(v, "suspend"))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "IdleAction \"%.64s\" is invalid; use stop or suspend", v);
+        s->idle_suspend = streq(v, "suspend");
+        s->set |= SPEC_HAS_IDLE_ACTION;
+        return 0;
+}
+
 static const struct {
         const char *key;
         const char *signature;
@@ -342,6 +355,7 @@ static const struct {
         { "EgressRateBps", "t", read_egress_rate },
         { "EgressMode", "s", read_egress_mode },
         { "Services", "a(sa{sv})", read_services },
+        { "IdleAction", "s", read_idle_action },
 };
 
 int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {

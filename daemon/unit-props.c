@@ -287,8 +287,13 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         argv_addf(a, "--runtime-path=%s", path);
         if (streq(verb, "cleanup"))
                 return a->error;
-        if (p->runtime == SBX_RUNTIME_RUNSC) {
+        if (p->runtime == SBX_RUNTIME_RUNSC)
                 argv_addf(a, "--platform=%s", p->config->runsc_platform);
+        if (streq(verb, "checkpoint"))
+                return a->error;
+        if (p->restore)
+                argv_addf(a, "--restore=yes");
+        if (p->runtime == SBX_RUNTIME_RUNSC) {
                 /* Only a worker with a proxy needs the unit's namespace, where
                  * the proxy listens; any other gets gVisor's own loopback. */
                 argv_addf(a, "--network=%s", p->egress_proxy_url ? "host" : "none");
@@ -411,6 +416,29 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         strv_free(cleanup.v);
+        return r;
+}
+
+int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p, uint64_t image_max) {
+        Argv ck = {};
+        int r;
+
+        if (p->runtime != SBX_RUNTIME_RUNSC)
+                return -EOPNOTSUPP;
+        r = build_launcher_argv(p, "checkpoint", &ck);
+        if (r >= 0)
+                argv_addf(&ck, "--image-max=%" PRIu64, image_max);
+        r = r < 0 ? r : ck.error;
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        /* Writing a checkpoint costs about a second per GiB here; a big
+         * sandbox on a slow disk gets its time. */
+        if (r >= 0)
+                r = unit_append_helper_oneshot(m, "sandboxd checkpoint of a suspended worker",
+                                               UINT64_C(300) * USEC_PER_SEC, p->launcher_path, ck.v);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        strv_free(ck.v);
         return r;
 }
 

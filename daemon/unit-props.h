@@ -34,6 +34,7 @@ typedef struct WorkerUnitParams {
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
         const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
+        bool restore;                   /* a resumed worker: the launcher restores its checkpoint */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.
@@ -52,6 +53,10 @@ int unit_append_hardening(sd_bus_message *m, const WorkerUnitParams *p);
  * ExecStartEx=/ExecStopPostEx= there but does not parse them, so a
  * "systemctl daemon-reload" drops a running worker's ExecStopPost. */
 int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p);
+
+/* The same for the oneshot unit that checkpoints a running runsc worker's
+ * sandbox (sandbox-launch checkpoint), its image capped at IMAGE_MAX bytes. */
+int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p, uint64_t image_max);
 
 /* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
  * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). With

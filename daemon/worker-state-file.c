@@ -23,6 +23,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_socket);
         free(r->egress_service);
         free(r->egress_policy);
+        strv_free(r->argv);
         worker_record_init(r);
 }
 
@@ -126,6 +127,19 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 fprintf(f, "egress-socket=%s\negress-service=%s\n", r->egress_socket, r->egress_service);
         if (policy)
                 fprintf(f, "egress-policy=%s\n", policy);
+        if (r->suspended)
+                fputs("suspended=yes\n", f);
+        if (r->idle_suspend)
+                fputs("idle-action=suspend\n", f);
+        for (char **a = r->argv; a && *a; a++) {
+                _cleanup_free_ char *h = NULL;
+                if (hex_encode(*a, &h) < 0) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                /* One line per element, in order; "-" is the empty string. */
+                fprintf(f, "argv=%s\n", *h ? h : "-");
+        }
         fprintf(f, "created-realtime=%" PRIu64 "\ncreated-monotonic=%" PRIu64 "\nlast-activity-monotonic=%" PRIu64 "\n",
                 r->created_realtime, r->created_monotonic, r->last_activity_monotonic);
         fputs("end\n", f);
@@ -204,6 +218,27 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                         return k == -ENOMEM ? k : -EINVAL;
                 free(r->egress_policy);
                 r->egress_policy = p;
+        } else if (streq(key, "argv")) {
+                char *a = NULL, **l;
+                size_t n = strv_length(r->argv);
+                k = streq(value, "-") ? ((a = strdup("")) ? 0 : -ENOMEM) : hex_decode(value, &a);
+                if (k < 0)
+                        return k == -ENOMEM ? k : -EINVAL;
+                l = reallocarray(r->argv, n + 2, sizeof(char *));
+                if (!l) {
+                        free(a);
+                        return -ENOMEM;
+                }
+                l[n] = a;
+                l[n + 1] = NULL;
+                r->argv = l;
+        } else if (streq(key, "suspended") || streq(key, "idle-action")) {
+                if (streq(key, "suspended") && streq(value, "yes"))
+                        r->suspended = true;
+                else if (streq(key, "idle-action") && streq(value, "suspend"))
+                        r->idle_suspend = true;
+                else
+                        return -EINVAL;
         } else if (streq(key, "class") || streq(key, "requested-class")) {
                 SbxClass c = sbx_class_from_string(value);
                 if (c < 0)
@@ -286,6 +321,10 @@ int worker_record_parse(const char *text, size_t size, WorkerRecord *ret, char *
         if (!ended || (next && *next)) {
                 worker_record_done(&r);
                 return refuse(why, why_size, ended ? "has data after its end line" : "has no end line (cut short)");
+        }
+        if (r.suspended && (!r.argv || !r.argv[0])) {
+                worker_record_done(&r);
+                return refuse(why, why_size, "is a suspended worker without its argv");
         }
         if (!r.id[0] || !r.unit || r.class < 0 || r.requested_class < 0 || r.runtime < 0 || r.owner == (uid_t) -1 ||
             !r.egress_socket != !r.egress_service) {

@@ -46,6 +46,9 @@ typedef struct WorkerRecord {
         uint64_t created_realtime;
         uint64_t created_monotonic;
         uint64_t last_activity_monotonic;
+        bool suspended;                 /* no unit: its checkpoint image holds it (worker-suspend.h) */
+        bool idle_suspend;              /* IdleAction=suspend */
+        char **argv;                    /* the command: a resumed unit's launcher is given it again */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

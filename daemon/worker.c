@@ -10,6 +10,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-suspend.h"
 #include "worker.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -21,6 +22,9 @@ static const char * const state_table[_WORKER_STATE_MAX] = {
         [WORKER_RUNNING] = "running",
         [WORKER_STOPPING] = "stopping",
         [WORKER_ENDED] = "ended",
+        [WORKER_SUSPENDING] = "suspending",
+        [WORKER_SUSPENDED] = "suspended",
+        [WORKER_RESUMING] = "resuming",
 };
 
 const char *worker_state_to_string(WorkerState s) {
@@ -86,6 +90,10 @@ Worker *worker_free(Worker *w) {
         sd_bus_slot_unref(w->start_call);
         sd_event_source_disable_unref(w->idle_timer);
         sd_event_source_disable_unref(w->linger_timer);
+        worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, "Worker is gone");
+        free(w->waiters);
+        free(w->suspend_unit);
+        sd_bus_slot_unref(w->checkpoint_call);
         worker_spec_done(&w->spec);
         free(w->egress_policy.data);
         erase_and_free(w->environment.data, w->environment.size);
@@ -122,7 +130,7 @@ uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic) {
 }
 
 bool worker_is_alive(const Worker *w) {
-        return w->state == WORKER_STARTING || w->state == WORKER_RUNNING || w->state == WORKER_STOPPING;
+        return w->state != WORKER_ENDED && w->state < _WORKER_STATE_MAX;
 }
 
 int worker_exit_status_from_exec(int code, int status) {
@@ -178,7 +186,6 @@ int worker_result_format_failed(const char *reason, char **ret) {
 
 /* ---- the lifecycle ------------------------------------------------------ */
 
-static void worker_delete_home(Worker *w);
 static void worker_stop_egress(Worker *w);
 
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -191,11 +198,14 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
 
 /* Every state a worker may go to from each state; everything else is a bug
- * in the daemon. A suspended state would add its own row and column. */
+ * in the daemon. */
 static const bool state_transitions[_WORKER_STATE_MAX][_WORKER_STATE_MAX] = {
         [WORKER_STARTING] = { [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
-        [WORKER_RUNNING] = { [WORKER_STOPPING] = true, [WORKER_ENDED] = true },
+        [WORKER_RUNNING] = { [WORKER_STOPPING] = true, [WORKER_ENDED] = true, [WORKER_SUSPENDING] = true },
         [WORKER_STOPPING] = { [WORKER_ENDED] = true },
+        [WORKER_SUSPENDING] = { [WORKER_SUSPENDED] = true, [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
+        [WORKER_SUSPENDED] = { [WORKER_RESUMING] = true, [WORKER_ENDED] = true },
+        [WORKER_RESUMING] = { [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
 };
 
 bool worker_state_transition_valid(WorkerState from, WorkerState to) {
@@ -222,11 +232,21 @@ int worker_set_state(Worker *w, WorkerState s) {
 
         switch (s) {
         case WORKER_RUNNING:
-                /* Its object appears on the bus with its first running moment. */
+                /* Its object appears on the bus with its first running moment;
+                 * back from suspending or resuming it is the same object. */
+                if (w->exported) {
+                        bus_worker_emit_state(w);
+                        break;
+                }
                 w->exported = true;
                 bus_worker_emit_new(w);
                 break;
         case WORKER_STOPPING:
+                bus_worker_emit_state(w);
+                break;
+        case WORKER_SUSPENDING:
+        case WORKER_SUSPENDED:
+        case WORKER_RESUMING:
                 bus_worker_emit_state(w);
                 break;
         case WORKER_ENDED:
@@ -250,6 +270,12 @@ void worker_restore_running(Worker *w) {
         w->state = WORKER_RUNNING;
         w->exported = true;
         w->unit_seen_active = true;
+}
+
+void worker_restore_suspended(Worker *w) {
+        /* As worker_restore_running(): clients knew it, suspended. */
+        w->state = WORKER_SUSPENDED;
+        w->exported = true;
 }
 
 /* An ended worker's record outlives its object on the bus (ListWorkersEx). */
@@ -308,6 +334,7 @@ void worker_start_failed(Worker *w, const char *why) {
         worker_delete_home(w);
         worker_stop_egress(w);
         worker_forget(w);
+        worker_waiters_fail(w, SBX_ERROR_START_FAILED, "The resumed unit failed to start");
         if (req)
                 (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
                                                   "Worker unit %s failed to start (%s); see journalctl -u %s",
@@ -360,6 +387,13 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         if (now_usec(CLOCK_MONOTONIC) < deadline)
                 return worker_arm_idle_timer(w), 0;
+        if (w->spec.idle_suspend) {
+                log_struct(LOG_INFO, "Worker idle for too long, suspending it",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+                if (worker_suspend(w, NULL, NULL) >= 0)
+                        return 0;
+                /* Refused (the create checked it could be): stopping is what idle means otherwise. */
+        }
         log_struct(LOG_INFO, "Worker idle for too long, stopping it",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
         (void) worker_stop(w, "idle", NULL);
@@ -416,10 +450,11 @@ static int on_linger_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void worker_delete_home(Worker *w) {
+void worker_delete_home(Worker *w) {
         _cleanup_free_ char *priv = NULL;
         int r;
 
+        worker_delete_images(w);
         r = rm_rf(w->home);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove %s: %m", w->home);
@@ -508,6 +543,12 @@ void worker_unit_gone(Worker *w) {
 
         if (!worker_is_alive(w))
                 return;
+        /* A checkpoint ends the unit: whether that was a suspend is the
+         * checkpoint's answer to give (worker-suspend.c). */
+        if (w->state == WORKER_SUSPENDING && w->checkpoint_result >= 0) {
+                worker_suspend_unit_gone(w);
+                return;
+        }
         w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
         w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
         r = worker_result_format(w->stop_reason, w->unit_result, w->exec_main_code, w->exec_main_status,
@@ -515,7 +556,9 @@ void worker_unit_gone(Worker *w) {
         if (r < 0)
                 log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
-        channel_worker_ended(w->channel);
+        /* A suspended worker has no channel: its pipes went with its unit. */
+        if (w->channel)
+                channel_worker_ended(w->channel);
         worker_delete_home(w);
         worker_stop_egress(w);
         worker_cleanup_leftovers(w);
@@ -552,6 +595,9 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
         const char *iface;
         int r;
 
+        /* A suspended worker has no unit; what comes is about the old one. */
+        if (w->state == WORKER_SUSPENDED)
+                return 0;
         r = sd_bus_message_read(msg, "s", &iface);
         if (r < 0)
                 return 0;
@@ -595,7 +641,7 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
                         return 0;
         }
         /* Before the start job is done, the job's result decides what happens. */
-        if (w->unit_ended && w->state != WORKER_STARTING)
+        if (w->unit_ended && w->state != WORKER_STARTING && w->state != WORKER_RESUMING)
                 worker_unit_gone(w);
         return 0;
 }
@@ -621,9 +667,17 @@ static void on_channel_stdin_closed(Channel *c, void *userdata) {
 int worker_stop(Worker *w, const char *reason, SbxError *error) {
         int r;
 
-        if (!worker_is_alive(w) || w->state == WORKER_STARTING)
+        if (w->state == WORKER_SUSPENDED) {
+                /* No unit to stop: its image and home go now. */
+                if (!w->stop_reason)
+                        w->stop_reason = reason;
+                worker_unit_gone(w);
+                return 0;
+        }
+        if (!worker_is_alive(w) || w->state == WORKER_STARTING || w->state == WORKER_SUSPENDING ||
+            w->state == WORKER_RESUMING)
                 return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
-                                     w->state == WORKER_ENDED ? "ended" : "still starting");
+                                     w->state == WORKER_STARTING ? "still starting" : worker_state_to_string(w->state));
         if (!w->stop_reason)
                 w->stop_reason = reason;
         r = sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
@@ -639,6 +693,9 @@ int worker_stop(Worker *w, const char *reason, SbxError *error) {
 int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
         int r;
 
+        if (w->state == WORKER_SUSPENDING || w->state == WORKER_SUSPENDED || w->state == WORKER_RESUMING)
+                return sbx_error_set(error, -EAGAIN, SBX_ERROR_SUSPENDED, "Worker %s is %s", w->id,
+                                     worker_state_to_string(w->state));
         if (!w->channel || w->state == WORKER_STARTING)
                 return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s has no channel", w->id);
         /* An ended worker's last output can still be collected (a quick worker

@@ -16,6 +16,9 @@ typedef enum WorkerState {
         WORKER_RUNNING,
         WORKER_STOPPING,
         WORKER_ENDED,                   /* whatever the end was: the result says which */
+        WORKER_SUSPENDING,              /* its sandbox is being checkpointed; the unit ends */
+        WORKER_SUSPENDED,               /* no unit: its checkpoint image, home and spec remain */
+        WORKER_RESUMING,                /* a new unit restores the sandbox from the image */
         _WORKER_STATE_MAX,
 } WorkerState;
 
@@ -56,6 +59,13 @@ struct Worker {
         sd_bus_slot *start_call;
         sd_event_source *idle_timer;
         sd_event_source *linger_timer;
+        char *suspend_unit;             /* sandbox-<id>-suspend.service, the checkpoint */
+        sd_bus_slot *checkpoint_call;   /* its StartTransientUnit, until answered */
+        int checkpoint_result;          /* while suspending: 0 not known yet, 1 saved, -1 failed */
+        bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
+        bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */
+        sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
+        size_t n_waiters;
         Worker *gc_next;                /* the manager's queue of workers to free */
         bool in_gc_queue;
 
@@ -103,7 +113,11 @@ uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);
 
 /* ---- the lifecycle ----------------------------------------------------- *
  * starting -> running -> stopping -> ended, starting -> ended (the start
- * failed), running -> ended (it ended by itself). Every change goes through
+ * failed), running -> ended (it ended by itself); running -> suspending ->
+ * suspended -> resuming -> running (worker-suspend.h), suspending -> running
+ * (the checkpoint failed, the sandbox runs on), suspending -> ended (it
+ * failed and the sandbox is gone), suspended -> ended (stopped), resuming ->
+ * ended (the restore failed). Every change goes through
  * worker_set_state(); an ended worker is freed later, from the manager's
  * deferred queue (manager_enqueue_gc()), never inside the callback that
  * ended it. */
@@ -117,6 +131,11 @@ int worker_set_state(Worker *w, WorkerState s);
 /* A worker re-adopted after a restart of sandboxd: running again, without
  * a transition, since clients knew it already. */
 void worker_restore_running(Worker *w);
+/* The same for a worker that was suspended (adopt.c). */
+void worker_restore_suspended(Worker *w);
+
+/* Removes the home (and its private target) and the checkpoint image. */
+void worker_delete_home(Worker *w);
 
 /* Its channel (the worker's ends go to the unit) or, after a restart, one
  * over the daemon's kept ends; then systemd's view of its unit. */

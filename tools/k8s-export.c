@@ -743,21 +743,29 @@ static void note_weakenings(Ctx *x) {
 
 static const struct {
         unsigned field;
+        const char *error;
         const char *why;
 } unexported_fields[] = {
         /* The secrets would have to live in the cluster's proxy, which has
          * no broker. */
-        { SPEC_HAS_SERVICES, "Services (the credential broker) have no Kubernetes export: leave them out" },
+        { SPEC_HAS_SERVICES, SBX_ERROR_ISOLATION_UNAVAILABLE,
+          "Services (the credential broker) have no Kubernetes export: leave them out" },
+        /* Agent Sandbox has no checkpoint of a pod: dropping it would turn
+         * "sleeps when idle" into "dies when idle" without saying so. */
+        { SPEC_HAS_IDLE_ACTION, SBX_ERROR_NOT_SUPPORTED, "--idle-action suspend has no Kubernetes export: leave it out" },
 };
 
 static int check_exported_fields(const WorkerSpec *s, SbxError *error) {
         unsigned extra = s->set & ~(unsigned) K8S_EXPORTED_FIELDS;
 
+        /* IdleAction=stop is what an idle timeout does anyway. */
+        if (!s->idle_suspend)
+                extra &= ~(unsigned) SPEC_HAS_IDLE_ACTION;
         if (extra == 0)
                 return 0;
         for (size_t i = 0; i < ELEMENTSOF(unexported_fields); i++)
                 if (extra & unexported_fields[i].field)
-                        return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE, "%s",
+                        return sbx_error_set(error, -EOPNOTSUPP, unexported_fields[i].error, "%s",
                                              unexported_fields[i].why);
         return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
                              "The spec sets a field (0x%x) that has no Kubernetes export", extra);

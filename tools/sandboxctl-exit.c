@@ -27,6 +27,9 @@ static const struct {
         { SBX_ERROR_NOT_RUNNING,                                EXIT_FAILED },
         { SBX_ERROR_TOO_MANY_WORKERS,                           EXIT_REFUSED },
         { SBX_ERROR_ACCESS_DENIED,                              EXIT_REFUSED },
+        { SBX_ERROR_NOT_SUPPORTED,                              EXIT_REFUSED },
+        { SBX_ERROR_SUSPENDED,                                  EXIT_FAILED },
+        { SBX_ERROR_SUSPEND_FAILED,                             EXIT_FAILED },
         /* Refusals by the bus or polkit. */
         { SD_BUS_ERROR_ACCESS_DENIED,                           EXIT_REFUSED },
         { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,      EXIT_REFUSED },

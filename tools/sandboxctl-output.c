@@ -27,7 +27,8 @@ static int json_array_push(json_object *array, json_object *v) {
         return json_object_array_add(array, v) < 0 ? -ENOMEM : 0;
 }
 
-const char * const worker_state_names[] = { "starting", "running", "stopping", "ended", NULL };
+const char * const worker_state_names[] = { "starting", "running", "stopping", "ended", "suspending",
+                                             "suspended", "resuming", NULL };
 
 bool worker_states_match(unsigned mask, const char *state) {
         for (size_t i = 0; worker_state_names[i]; i++)

@@ -41,8 +41,8 @@ typedef struct WorkerEntry {
 
 /* The states `list --state=` takes, as a bit mask of 1 << index. */
 extern const char * const worker_state_names[];
-#define WORKER_STATES_ALIVE 0x7u        /* starting, running, stopping */
-#define WORKER_STATES_ALL   0xfu
+#define WORKER_STATES_ALIVE 0x77u       /* all but ended */
+#define WORKER_STATES_ALL   0x7fu
 /* Parses "running,ended": 0, or -EINVAL with *ret_bad the unknown word
  * (pointing into ARG). */
 int worker_states_parse(const char *arg, unsigned *ret_mask, char **ret_bad);

@@ -16,6 +16,7 @@ void cli_spec_done(CliSpec *spec) {
         free(spec->class);
         free(spec->origin);
         free(spec->egress_mode);
+        free(spec->idle_action);
         for (size_t i = 0; i < spec->n_credentials; i++) {
                 free(spec->credentials[i].name);
                 erase_and_free(spec->credentials[i].data, spec->credentials[i].size);
@@ -239,6 +240,7 @@ enum {
         ARG_ALLOW,
         ARG_EGRESS_RATE,
         ARG_EGRESS_MODE,
+        ARG_IDLE_ACTION,
         ARG_SERVICE,
         ARG_SERVICE_CREDENTIAL,
         ARG_SERVICE_HEADER,
@@ -264,6 +266,7 @@ static const struct option spec_options[] = {
         { "allow",       required_argument, NULL, ARG_ALLOW },
         { "egress-rate", required_argument, NULL, ARG_EGRESS_RATE },
         { "egress-mode", required_argument, NULL, ARG_EGRESS_MODE },
+        { "idle-action", required_argument, NULL, ARG_IDLE_ACTION },
         { "service",              required_argument, NULL, ARG_SERVICE },
         { "service-credential",   required_argument, NULL, ARG_SERVICE_CREDENTIAL },
         { "service-header",       required_argument, NULL, ARG_SERVICE_HEADER },
@@ -361,6 +364,12 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
                         return sbx_error_set(error, EINVAL, NULL,
                                              "--egress-mode expects 'enforce' or 'report', got '%s'", arg);
                 r = set_string(&spec->egress_mode, arg);
+                break;
+        case ARG_IDLE_ACTION:
+                if (!streq(arg, "stop") && !streq(arg, "suspend"))
+                        return sbx_error_set(error, EINVAL, NULL,
+                                             "--idle-action expects 'stop' or 'suspend', got '%s'", arg);
+                r = set_string(&spec->idle_action, arg);
                 break;
         case ARG_SERVICE ... ARG_SERVICE_RATE:
                 return spec_apply_service_option(spec, option, arg, error);
@@ -618,6 +627,7 @@ int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
             (r = append_strv(m, "EgressAllow", spec->egress_allow)) < 0 ||
             (r = append_u64(m, "EgressRateBps", spec->egress_rate_bps)) < 0 ||
             (r = append_string(m, "EgressMode", spec->egress_mode)) < 0 ||
+            (r = append_string(m, "IdleAction", spec->idle_action)) < 0 ||
             (r = append_services(m, spec)) < 0)
                 return r;
         return sd_bus_message_close_container(m);

@@ -49,6 +49,7 @@ typedef struct CliSpec {
         char *class;
         char *origin;
         char *egress_mode;
+        char *idle_action;
         SpecCredential *credentials;
         size_t n_credentials;
         SpecU64 memory_max;

@@ -75,6 +75,8 @@ static void help(void) {
                "  sandboxctl list [--all] [--state=STATE[,STATE...]] [--json] [--no-legend]\n"
                "  sandboxctl status ID [--json]\n"
                "  sandboxctl stop ID\n"
+               "  sandboxctl suspend ID\n"
+               "  sandboxctl resume ID\n"
                "  sandboxctl attach ID\n"
                "  sandboxctl preflight [--json] [--no-legend]\n"
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
@@ -91,16 +93,21 @@ static void help(void) {
                "            wait.\n"
                "  list      List the workers: ID CLASS STATE RESULT OWNER AGE IDLE MEMORY\n"
                "            (everyone's to root and holders of org.sandboxd1.manage-workers,\n"
-               "            else your own). STATE is starting, running, stopping or ended;\n"
+               "            else your own). STATE is starting, running, stopping, suspending,\n"
+               "            suspended, resuming or ended;\n"
                "            RESULT says how an ended worker ended: exited N, killed by signal N,\n"
                "            idle, timeout, oom, stopped or failed: REASON.\n"
                "            Alive workers only, unless:\n"
                "    -a --all              also the ended workers sandboxd still remembers\n"
                "       --state=STATES     only workers in these states (comma-separated)\n"
                "  status    Show every property of worker ID.\n"
-               "  stop      Stop worker ID (asynchronously).\n"
+               "  stop      Stop worker ID (asynchronously); a suspended one's image and home go.\n"
+               "  suspend   Checkpoint gVisor worker ID to disk and end its unit, keeping its\n"
+               "            id, home and spec; returns once it is suspended.\n"
+               "  resume    Restore suspended worker ID in a new unit; returns once it runs.\n"
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
                "            interrupting attach only detaches, the worker keeps running.\n"
+               "            A suspended worker is resumed first.\n"
                "  preflight Re-probe the isolation runtimes and the walls (namespaces, IP firewall)\n"
                "            and show which classes are usable.\n"
                "  logs      Show worker ID's journal entries: sandboxd's about it and its\n"
@@ -147,6 +154,8 @@ static void help(void) {
                "                          *.example.org, optionally :PORT (repeatable)\n"
                "  --egress-rate SIZE      egress bytes per second per destination\n"
                "  --egress-mode MODE      enforce (default) or report\n"
+               "  --idle-action ACTION    stop (default) or suspend when idle (--idle): a\n"
+               "                          suspended gVisor worker resumes on the next attach\n"
                "  --service NAME=URL      an https://HOST[:PORT][/BASE] upstream the worker calls\n"
                "                          through the proxy's credential broker (repeatable;\n"
                "                          refused while the proxy has no broker)\n"
@@ -365,7 +374,8 @@ static int list_option(int c, const char *value, void *userdata) {
         case ARG_STATE:
                 r = worker_states_parse(value, &a->states, &bad);
                 if (r == -EINVAL) {
-                        print_error("list: unknown state '%s' (expected starting, running, stopping or ended)", bad);
+                        print_error("list: unknown state '%s' (expected starting, running, stopping, ended, suspending, "
+                                    "suspended or resuming)", bad);
                         return r;
                 }
                 if (r < 0) {
@@ -592,6 +602,30 @@ static int verb_stop(int argc, char *argv[]) {
         if (r < 0)
                 return print_failure("Failed to stop the worker", &error, r);
         return EXIT_OK;
+}
+
+/* suspend ID / resume ID: answered once the worker is suspended or runs again. */
+static int verb_suspend_or_resume(int argc, char *argv[], bool suspend) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        char **positional;
+        int r;
+
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = call_manager(bus, suspend ? "SuspendWorker" : "ResumeWorker", &error, NULL, "s", positional[0]);
+        if (r < 0)
+                return print_failure(suspend ? "Failed to suspend the worker" : "Failed to resume the worker", &error, r);
+        return EXIT_OK;
+}
+
+static int verb_suspend(int argc, char *argv[]) {
+        return verb_suspend_or_resume(argc, argv, true);
+}
+
+static int verb_resume(int argc, char *argv[]) {
+        return verb_suspend_or_resume(argc, argv, false);
 }
 
 /* Returns a channel fd we own, or a negative errno with *error filled in. */
@@ -1042,6 +1076,8 @@ static const Verb verbs[] = {
         { "list",      verb_list },
         { "status",    verb_status },
         { "stop",      verb_stop },
+        { "suspend",   verb_suspend },
+        { "resume",    verb_resume },
         { "attach",    verb_attach },
         { "preflight", verb_preflight },
         { "logs",      verb_logs },

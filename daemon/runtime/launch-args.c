@@ -11,6 +11,7 @@ static const char * const verb_names[_LAUNCH_VERB_MAX] = {
         [LAUNCH_CLEANUP] = "cleanup",
         [LAUNCH_PROBE] = "probe",
         [LAUNCH_PROBE_GUEST] = "probe-guest",
+        [LAUNCH_CHECKPOINT] = "checkpoint",
 };
 
 static const char * const runtime_names[_LAUNCH_RUNTIME_MAX] = {
@@ -51,7 +52,7 @@ bool launch_id_valid(const char *id) {
         return true;
 }
 
-typedef enum OptKind { OPT_STRING, OPT_SIZE, OPT_ENV } OptKind;
+typedef enum OptKind { OPT_STRING, OPT_SIZE, OPT_ENV, OPT_BOOL } OptKind;
 
 typedef struct LaunchOption {
         const char *name;
@@ -63,10 +64,11 @@ typedef struct LaunchOption {
 #define V(v) (1u << (v))
 #define FIELD(f) offsetof(LaunchArgs, f)
 static const LaunchOption options[] = {
-        { "id",           OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP),                    FIELD(id) },
-        { "runtime",      OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE), 0 },
-        { "runtime-path", OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE), FIELD(runtime_path) },
-        { "platform",     OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_PROBE),                      FIELD(platform) },
+#define CK V(LAUNCH_CHECKPOINT)
+        { "id",           OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | CK,                    FIELD(id) },
+        { "runtime",      OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE) | CK, 0 },
+        { "runtime-path", OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_CLEANUP) | V(LAUNCH_PROBE) | CK, FIELD(runtime_path) },
+        { "platform",     OPT_STRING, V(LAUNCH_RUN) | V(LAUNCH_PROBE) | CK,                      FIELD(platform) },
         { "network",      OPT_STRING, V(LAUNCH_RUN),                                        FIELD(network) },
         { "root-image",   OPT_STRING, V(LAUNCH_RUN),                                        FIELD(root_image) },
         { "home",         OPT_STRING, V(LAUNCH_RUN),                                        FIELD(home) },
@@ -79,6 +81,9 @@ static const LaunchOption options[] = {
         { "setenv",       OPT_ENV,    V(LAUNCH_RUN),                                        0 },
         { "timeout",      OPT_SIZE,   V(LAUNCH_PROBE),                                      FIELD(timeout_sec) },
         { "nonce",        OPT_STRING, V(LAUNCH_PROBE_GUEST),                                FIELD(nonce) },
+        { "restore",      OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(restore) },
+        { "image-max",    OPT_SIZE,   CK,                                                   FIELD(image_max) },
+#undef CK
 };
 
 static int strv_push(char ***l, char *s) {
@@ -117,6 +122,12 @@ static int set_option(LaunchArgs *a, const LaunchOption *o, char *value, SbxErro
                         return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_ENVIRONMENT,
                                              "--setenv needs NAME=VALUE, got '%s'.", value);
                 return strv_push(&a->setenv, value);
+        case OPT_BOOL:
+                if (!streq(value, "yes") && !streq(value, "no"))
+                        return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "--%s must be yes or no, got '%s'.", o->name, value);
+                *(bool *) ((char *) a + o->offset) = streq(value, "yes");
+                return 0;
         }
         return -EINVAL;
 }
@@ -186,6 +197,8 @@ static int check_run(LaunchArgs *a, SbxError *error) {
                 return r;
         if (a->runtime != LAUNCH_RUNTIME_RUNSC && a->runtime != LAUNCH_RUNTIME_KATA)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--runtime must be runsc or kata for run.");
+        if (a->restore && a->runtime != LAUNCH_RUNTIME_RUNSC)
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--restore is for runsc only.");
         if (a->pids == 0 || a->memory == 0 || a->cpu_percent == 0)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "--pids, --memory and --cpu-percent are required and must be positive.");
@@ -203,7 +216,7 @@ static int check(LaunchArgs *a, SbxError *error) {
         if (a->argv && a->verb != LAUNCH_RUN)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "'%s' takes no command.",
                                      launch_verb_to_string(a->verb));
-        if (a->verb == LAUNCH_RUN || a->verb == LAUNCH_CLEANUP) {
+        if (a->verb == LAUNCH_RUN || a->verb == LAUNCH_CLEANUP || a->verb == LAUNCH_CHECKPOINT) {
                 if ((r = require(a->id, "id", error)) < 0)
                         return r;
                 if (!launch_id_valid(a->id))
@@ -237,6 +250,15 @@ static int check(LaunchArgs *a, SbxError *error) {
                 return require(a->runtime_path, "runtime-path", error);
         case LAUNCH_PROBE_GUEST:
                 return require(a->nonce, "nonce", error);
+        case LAUNCH_CHECKPOINT:
+                /* Only gVisor can save a sandbox's memory (Kata here is refused anyway). */
+                if (a->runtime != LAUNCH_RUNTIME_RUNSC)
+                        return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
+                                             "--runtime must be runsc for checkpoint.");
+                if (a->image_max == 0)
+                        return sbx_error_set(error, EINVAL, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                             "--image-max is required and must be positive.");
+                return require(a->runtime_path, "runtime-path", error);
         default:
                 return -EINVAL;
         }

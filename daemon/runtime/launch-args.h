@@ -15,6 +15,7 @@ typedef enum LaunchVerb {
         LAUNCH_CLEANUP,
         LAUNCH_PROBE,
         LAUNCH_PROBE_GUEST,     /* internal: what the runsc probe runs inside the sandbox */
+        LAUNCH_CHECKPOINT,      /* suspend: a running runsc worker's sandbox into its image directory */
         _LAUNCH_VERB_MAX,
         _LAUNCH_VERB_INVALID = -1,
 } LaunchVerb;
@@ -55,6 +56,8 @@ typedef struct LaunchArgs {
         uint64_t tmp_size;
         uint64_t nofile;
         uint64_t timeout_sec;
+        uint64_t image_max;     /* checkpoint: the cap on the image directory's bytes */
+        bool restore;           /* run: restore the sandbox from its checkpoint image */
         char **setenv;          /* NULL-terminated, strings borrowed */
         char **argv;            /* NULL-terminated, strings borrowed */
 } LaunchArgs;

@@ -49,6 +49,7 @@ typedef struct Guard {
         uint64_t started;
         uint64_t next_check;
         bool killed;
+        const char *images;             /* to remove once the sandbox runs; NULL once removed */
 } Guard;
 
 static void events_stop(Guard *g) {
@@ -116,6 +117,12 @@ static void handle_line(Guard *g, const char *line) {
                         v = NULL;
         if (v && json_object_is_type(v, json_type_int)) {
                 uint64_t usage = json_object_get_uint64(v);
+                if (g->images) {
+                        int r = rm_rf(g->images);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
+                        g->images = NULL;
+                }
                 if (usage > g->limit && !g->killed)
                         kill_sandbox(g, usage);
         }
@@ -187,12 +194,13 @@ static int exit_code(int status) {
 }
 
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     pid_t runtime_pid) {
+                     pid_t runtime_pid, const char *images) {
         Guard g = {
                 .runtime_path = runtime_path,
                 .root_arg = root_arg,
                 .container = container,
                 .limit = limit,
+                .images = images,
                 .events_fd = -1,
                 /* Let the sandbox boot first: a second runsc competing for
                  * the CPU would delay the worker's first byte, and there is

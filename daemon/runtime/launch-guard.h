@@ -14,5 +14,7 @@
 /* Waits for runtime_pid ("runsc run") while holding the sandbox named
  * container to limit bytes of memory; returns the exit code the launcher
  * should exit with: the workload's, 128+signal, or LAUNCH_GUARD_EXIT_OOM. */
+/* IMAGES: a resumed sandbox's checkpoint directory, removed once the sandbox
+ * reports its first stats (it runs, and runsc holds what it still reads). */
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     pid_t runtime_pid);
+                     pid_t runtime_pid, const char *images);

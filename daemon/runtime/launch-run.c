@@ -23,7 +23,7 @@
 /* Creates path with mode, or accepts an existing root-owned directory
  * without any of the forbidden mode bits. An existing one is not chmod'ed:
  * runsc sets its root to 0711 itself while other workers are running. */
-static int mkdir_checked(const char *path, mode_t mode, mode_t forbidden) {
+int mkdir_checked(const char *path, mode_t mode, mode_t forbidden) {
         struct stat st;
 
         if (mkdir(path, mode) < 0 && errno != EEXIST)
@@ -136,7 +136,7 @@ static int workload_environment(const LaunchArgs *a, const char *creds_dir, char
         return 0;
 }
 
-static void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
+void runtime_root_arg(const LaunchArgs *a, char *buf, size_t n) {
         snprintf(buf, n, "--root=%s", a->runtime == LAUNCH_RUNTIME_KATA ? LAUNCH_KATA_ROOT : LAUNCH_RUNSC_ROOT);
 }
 
@@ -336,7 +336,13 @@ static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, cons
                 char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
                                  network, (char *) "--overlay2=none", platform,
                                  (char *) "run", (char *) "--bundle", (char *) bundle, (char *) container, NULL };
-                execve(argv[0], argv, launch_runtime_environment);
+                /* A resumed worker: the same sandbox, from its checkpoint. */
+                char image[PATH_MAX + 16];
+                snprintf(image, sizeof(image), "--image-path=" LAUNCH_SUSPEND_ROOT "/%s", a->id);
+                char *restore[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
+                                    network, (char *) "--overlay2=none", platform, (char *) "restore", image,
+                                    (char *) "--bundle", (char *) bundle, (char *) container, NULL };
+                execve(argv[0], a->restore ? restore : argv, launch_runtime_environment);
         } else {
                 char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "run", (char *) "--bundle",
                                  (char *) bundle, (char *) container, NULL };
@@ -415,7 +421,12 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
                 (void) dup2(null_fd, STDOUT_FILENO);
                 safe_close(null_fd);
         }
-        return launch_guard_run(a->runtime_path, root, container, a->memory, pid);
+        if (a->restore) {
+                char images[PATH_MAX];
+                snprintf(images, sizeof(images), LAUNCH_SUSPEND_ROOT "/%s", a->id);
+                return launch_guard_run(a->runtime_path, root, container, a->memory, pid, images);
+        }
+        return launch_guard_run(a->runtime_path, root, container, a->memory, pid, NULL);
 }
 
 int launch_run(const LaunchArgs *a) {
@@ -435,6 +446,11 @@ int launch_run(const LaunchArgs *a) {
         }
         if (resolve_worker(a, &uid, &gid, &home) < 0)
                 return LAUNCH_EXIT_SETUP;
+        if (a->restore) {
+                char images[PATH_MAX];
+                if (launch_restore_check(a->id, uid, images, sizeof(images)) < 0)
+                        return LAUNCH_EXIT_SETUP;
+        }
         r = launch_state_dirs();
         if (r < 0) {
                 log_error_errno(r, "Failed to set up " LAUNCH_STATE_DIR ": %m");

@@ -52,7 +52,8 @@ int main(int argc, char *argv[]) {
          * stderr: the client reads it, the operator does not. The journal
          * gets every message, tagged with the worker (once: where stderr is
          * the journal, as in sandboxd's late-cleanup unit, it is the only sink). */
-        if ((args.verb == LAUNCH_RUN || args.verb == LAUNCH_CLEANUP) && launched_by_systemd())
+        if ((args.verb == LAUNCH_RUN || args.verb == LAUNCH_CLEANUP || args.verb == LAUNCH_CHECKPOINT) &&
+            launched_by_systemd())
                 log_copy_to_journal(args.id);
         switch (args.verb) {
         case LAUNCH_RUN:
@@ -66,6 +67,9 @@ int main(int argc, char *argv[]) {
                 break;
         case LAUNCH_PROBE_GUEST:
                 r = launch_probe_guest(&args);
+                break;
+        case LAUNCH_CHECKPOINT:
+                r = launch_checkpoint(&args);
                 break;
         default:
                 r = 2;

@@ -36,6 +36,9 @@ static const struct {
         { SBX_ERROR_NOT_RUNNING, 70 },
         { SBX_ERROR_TOO_MANY_WORKERS, 77 },
         { SBX_ERROR_ACCESS_DENIED, 77 },
+        { SBX_ERROR_NOT_SUPPORTED, 77 },
+        { SBX_ERROR_SUSPENDED, 70 },
+        { SBX_ERROR_SUSPEND_FAILED, 70 },
         /* A new Invalid* error is a refusal as invalid before anyone lists it. */
         { "org.sandboxd1.Error.InvalidSomethingNew", 65 },
         { "org.sandboxd1.Error.SomethingNew", 70 },

@@ -723,7 +723,7 @@ static void test_list_json(void **state) {
         /* --json after the verb as before it. */
         run_client(&f, false, "", ARGS("list", "--json"));
         assert_int_equal(f.exit_code, 0);
-        assert_string_equal(f.list_states, "starting,running,stopping");
+        assert_string_equal(f.list_states, "starting,running,stopping,suspending,suspended,resuming");
         parsed = json_tokener_parse(f.output);
         assert_non_null(parsed);
         /* The fake's ended worker is not asked for: the client filters too. */
@@ -747,7 +747,7 @@ static void test_list_json(void **state) {
 
         run_client(&f, false, "", ARGS("--json", "list", "--all"));
         assert_int_equal(f.exit_code, 0);
-        assert_string_equal(f.list_states, "starting,running,stopping,ended");
+        assert_string_equal(f.list_states, "starting,running,stopping,ended,suspending,suspended,resuming");
         parsed = json_tokener_parse(f.output);
         assert_non_null(parsed);
         assert_int_equal(json_object_array_length(parsed), 2);

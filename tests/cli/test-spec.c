@@ -149,12 +149,12 @@ static void test_every_option(void **state) {
                                "--runtime", "1h30min", "--idle", "45", "--setenv", "A=1", "--setenv", "B=x=y",
                                "--credential", credential_arg, "--disk", "2G", "--allow", "example.org",
                                "--allow", "*.example.net:8443", "--egress-rate", "1M", "--egress-mode", "report",
-                               "--", "/usr/bin/agent", "--json", "-v"),
+                               "--idle-action", "suspend", "--", "/usr/bin/agent", "--json", "-v"),
                          0);
         m = spec_message(&spec);
         cli_spec_done(&spec);
 
-        assert_int_equal(count_keys(m), 13);
+        assert_int_equal(count_keys(m), 14);
         assert_strv(read_strv(m, "Argv"), (const char *[]) { "/usr/bin/agent", "--json", "-v" }, 3);
         assert_strv(read_strv(m, "Environment"), (const char *[]) { "A=1", "B=x=y" }, 2);
         assert_string_equal(read_string(m, "Class"), "trusted");
@@ -169,6 +169,7 @@ static void test_every_option(void **state) {
         assert_strv(read_strv(m, "EgressAllow"), (const char *[]) { "example.org", "*.example.net:8443" }, 2);
         assert_int_equal(read_u64(m, "EgressRateBps"), 1ULL << 20);
         assert_string_equal(read_string(m, "EgressMode"), "report");
+        assert_string_equal(read_string(m, "IdleAction"), "suspend");
 
         /* The file's exact bytes, NUL and high bytes included. */
         enter_key(m, "Credentials", "a(say)");
@@ -280,6 +281,7 @@ static void test_bad_input(void **state) {
         ASSERT_USAGE_ERROR("NAME:PATH", "run", "--credential", "name:", "/bin/true");
         ASSERT_USAGE_ERROR("--allow", "run", "--allow", "", "/bin/true");
         ASSERT_USAGE_ERROR("enforce", "run", "--egress-mode", "block", "/bin/true");
+        ASSERT_USAGE_ERROR("'stop' or 'suspend'", "run", "--idle-action", "sleep", "/bin/true");
         ASSERT_USAGE_ERROR("Unknown option '--bogus'", "run", "--bogus", "/bin/true");
         ASSERT_USAGE_ERROR("requires an argument", "run", "--memory");
         ASSERT_USAGE_ERROR("Missing command", "run", "--memory", "1M");

@@ -67,11 +67,11 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create export list logs preflight run status stop
-expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop
+expect "verbs" "sandboxctl " attach create export list logs preflight resume run status stop suspend
+expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
-spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate'
+spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate'
 # shellcheck disable=SC2086
 expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
@@ -96,9 +96,10 @@ unset STUB_NO_DAEMON
 expect "--origin values" "sandboxctl run --origin " first-party user llm-generated marketplace
 expect "--egress-mode values" "sandboxctl run --egress-mode " enforce report
 expect "--egress-mode=: the same" "sandboxctl create --egress-mode=r" report
-expect "--state= values" "sandboxctl list --state=" starting running stopping ended
+expect "--idle-action values" "sandboxctl run --idle-action " stop suspend
+expect "--state= values" "sandboxctl list --state=" starting running stopping ended suspending suspended resuming
 expect "--state= with a prefix" "sandboxctl list --state=st" starting stopping
-expect "--state= completes the last element of a list" "sandboxctl list --all --state=running,s" running,starting running,stopping
+expect "--state= completes the last element of a list" "sandboxctl list --all --state=running,s" running,starting running,stopping running,suspending running,suspended
 expect "--state with a space" "sandboxctl list --state e" ended
 expect "nothing for a free value (--memory)" "sandboxctl run --memory "
 
@@ -114,6 +115,9 @@ expect "--service-path: free text, nothing offered" "sandboxctl run --service-pa
 
 expect "stop: live worker ids (list --no-legend, first column)" "sandboxctl stop " 0123456789ab aaaabbbbcccc
 expect "attach: live worker ids, by prefix" "sandboxctl attach 01" 0123456789ab
+expect "suspend: live worker ids" "sandboxctl suspend " 0123456789ab aaaabbbbcccc
+expect "resume: live worker ids" "sandboxctl resume a" aaaabbbbcccc
+expect "suspend's options" "sandboxctl suspend -" --json --help --no-ask-password --no-pager
 expect "status: ended workers too (list --all)" "sandboxctl status " 0123456789ab aaaabbbbcccc deadbeef0000
 expect "logs: ended workers too" "sandboxctl logs --egress d" deadbeef0000
 export STUB_OLD=1

@@ -148,6 +148,16 @@ static void test_services_refused(void **state) {
                        NULL, SBX_ERROR_ISOLATION_UNAVAILABLE, "no Kubernetes export");
 }
 
+/* A pod cannot be checkpointed: suspend is refused, stop is what the idle
+ * timeout does anyway. */
+static void test_idle_action(void **state) {
+        _cleanup_(k8s_export_done) K8sExport e = {};
+
+        export_refused(EXPORT("--idle-action", "suspend", "--", "/bin/true"), NULL, SBX_ERROR_NOT_SUPPORTED,
+                       "no Kubernetes export");
+        export_ok(EXPORT("--idle-action", "stop", "--", "/bin/true"), NULL, &e);
+}
+
 /* A spec field the export does not map (one added to the spec later) is
  * refused, not dropped from the manifest. */
 static void test_unmapped_field_refused(void **state) {
@@ -497,6 +507,7 @@ int main(int argc, char *argv[]) {
                 cmocka_unit_test(test_class_unknown_refused),
                 cmocka_unit_test(test_services_refused),
                 cmocka_unit_test(test_unmapped_field_refused),
+                cmocka_unit_test(test_idle_action),
                 cmocka_unit_test(test_origin_floor),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_limit_defaults_and_range),

@@ -134,7 +134,46 @@ static const BadCase bad_cases[] = {
         { { "probe", "--runtime-path", "/usr/bin/runsc", "--timeout", "0" }, SBX_ERROR_LIMIT_OUT_OF_RANGE, "--timeout" },
         { { "probe", "--runtime-path", "/usr/bin/runsc", "--timeout", "601" }, SBX_ERROR_LIMIT_OUT_OF_RANGE, "--timeout" },
         { { "probe-guest" }, SBX_ERROR_INVALID_SPEC, "--nonce is required" },
+        { { "run", RUN_OK, "--restore", "maybe", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "--restore must be yes or no" },
+        { { "run", RUN_OK, "--runtime", "kata", "--restore=yes", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
+          "--restore is for runsc only" },
+        { { "checkpoint", "--id", "w1", "--runtime-path", "/usr/bin/runsc" }, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+          "--image-max is required" },
+        { { "checkpoint", "--id", "w1", "--image-max", "1G", "--runtime", "kata", "--runtime-path", "/k" },
+          SBX_ERROR_INVALID_SPEC, "runsc for checkpoint" },
+        { { "checkpoint", "--image-max", "1G", "--runtime-path", "/usr/bin/runsc" }, SBX_ERROR_INVALID_SPEC,
+          "--id is required" },
+        { { "checkpoint", "--id", "../x", "--image-max", "1G", "--runtime-path", "/usr/bin/runsc" },
+          SBX_ERROR_INVALID_SPEC, "--id must be" },
+        { { "checkpoint", "--id", "w1", "--image-max", "1G", "--runtime-path", "/usr/bin/runsc", "--home", "/h" },
+          SBX_ERROR_INVALID_SPEC, "Unknown option '--home' for 'checkpoint'" },
+        { { "checkpoint", "--id", "w1", "--image-max", "1G", "--runtime-path", "/usr/bin/runsc", "--", "/bin/true" },
+          SBX_ERROR_INVALID_SPEC, "takes no command" },
+        { { "cleanup", "--id", "w1", "--restore=yes" }, SBX_ERROR_INVALID_SPEC, "Unknown option '--restore=yes' for 'cleanup'" },
 };
+
+static void test_checkpoint_and_restore(void **state) {
+        char *ck[] = { "sandbox-launch", "checkpoint", "--id=w1", "--runtime-path=/usr/bin/runsc", "--image-max=1G", NULL };
+        char *run[] = { "sandbox-launch", "run", RUN_OK, "--restore=yes", "--", "/bin/true", NULL };
+        LaunchArgs a;
+        SbxError e = {};
+
+        assert_int_equal(launch_args_parse(ARGC(ck), ck, &a, &e), 0);
+        assert_int_equal(a.verb, LAUNCH_CHECKPOINT);
+        assert_string_equal(a.id, "w1");
+        assert_int_equal(a.image_max, UINT64_C(1) << 30);
+        assert_string_equal(a.platform, LAUNCH_DEFAULT_PLATFORM);
+        assert_null(a.argv);
+        launch_args_done(&a);
+
+        assert_int_equal(launch_args_parse(ARGC(run), run, &a, &e), 0);
+        assert_true(a.restore);
+        launch_args_done(&a);
+        run[ARGC(run) - 3] = (char *) "--restore=no";
+        assert_int_equal(launch_args_parse(ARGC(run), run, &a, &e), 0);
+        assert_false(a.restore);
+        launch_args_done(&a);
+}
 
 static void test_bad_arguments(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
@@ -184,6 +223,7 @@ int main(void) {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_bad_arguments),
                 cmocka_unit_test(test_ids_and_names),
+                cmocka_unit_test(test_checkpoint_and_restore),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

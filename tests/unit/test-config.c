@@ -34,6 +34,7 @@ static void test_missing_file_keeps_defaults(void **state) {
         assert_int_equal(c.defaults.idle_timeout_usec, 600 * USEC_PER_SEC);
         assert_false(c.allow_shared_kernel_for_standard);
         assert_true(c.egress_require_tls);
+        assert_int_equal(c.suspend_image_max, UINT64_C(1) << 30);
         sbx_config_done(&c);
 }
 
@@ -42,7 +43,7 @@ static void test_values(void **state) {
         SbxError e = {};
         assert_int_equal(load("[Defaults]\nMemoryMax=512M\nTasksMax=100\nCPUQuotaPercent=150\n"
                               "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
-                              "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\n"
+                              "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\nSuspendImageMax=3G\n"
                               "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\n"
                               "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
         assert_int_equal(c.defaults.memory_max, 512u << 20);
@@ -54,6 +55,7 @@ static void test_values(void **state) {
         assert_int_equal(c.max_workers, 7);
         assert_int_equal(c.ended_workers_max, 9);
         assert_int_equal(c.ended_workers_max_age_usec, 600 * USEC_PER_SEC);
+        assert_int_equal(c.suspend_image_max, UINT64_C(3) << 30);
         assert_true(c.allow_shared_kernel_for_standard);
         assert_string_equal(c.runsc_platform, "ptrace");
         assert_int_equal(strv_length(c.egress_floor), 2);
@@ -83,6 +85,10 @@ static void test_errors(void **state) {
         sbx_config_done(&c);
         e = (SbxError) {};
         assert_true(load("[Limits]\nMaxWorkers=0\n", &c, &e) < 0);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Limits]\nSuspendImageMax=0\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "SuspendImageMax"));
         sbx_config_done(&c);
         e = (SbxError) {};
         assert_true(load("[Isolation]\nAllowSharedKernelForStandard=maybe\n", &c, &e) < 0);

@@ -54,6 +54,7 @@ static void test_full_spec(void **state) {
         assert_true(sd_bus_message_append(m, "{sv}", "EgressAllow", "as", 1, "*.example.org") >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "EgressRateBps", "t", UINT64_C(1000)) >= 0);
         assert_true(sd_bus_message_append(m, "{sv}", "EgressMode", "s", "report") >= 0);
+        assert_true(sd_bus_message_append(m, "{sv}", "IdleAction", "s", "suspend") >= 0);
         assert_true(sd_bus_message_open_container(m, 'e', "sv") >= 0);
         assert_true(sd_bus_message_append(m, "s", "Credentials") >= 0);
         assert_true(sd_bus_message_open_container(m, 'v', "a(say)") >= 0);
@@ -76,6 +77,8 @@ static void test_full_spec(void **state) {
         assert_int_equal(s.limits.idle_timeout_usec, 2000000);
         assert_string_equal(s.egress_allow[0], "*.example.org");
         assert_true(s.egress_report_only);
+        assert_true(s.idle_suspend);
+        assert_true(s.set & SPEC_HAS_IDLE_ACTION);
         assert_int_equal(s.n_credentials, 1);
         assert_string_equal(s.credentials[0].name, "tok");
         assert_int_equal(s.credentials[0].size, 3);
@@ -115,6 +118,8 @@ static void test_refusals(void **state) {
         refused("CPUQuotaPercent", "s", SBX_ERROR_WRONG_TYPE, "type u");
         refused("Class", "s", SBX_ERROR_UNKNOWN_CLASS, "\"x\"");
         refused("EgressMode", "s", SBX_ERROR_INVALID_EGRESS, "enforce or report");
+        refused("IdleAction", "s", SBX_ERROR_INVALID_SPEC, "stop or suspend");
+        refused("IdleAction", "u", SBX_ERROR_WRONG_TYPE, "type s");
         refused("Class", "u", SBX_ERROR_WRONG_TYPE, "type s");
         refused("Origin", "u", SBX_ERROR_WRONG_TYPE, "type s");
 }

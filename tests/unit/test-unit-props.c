@@ -51,7 +51,9 @@ static int teardown(void **state) {
         return 0;
 }
 
-static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit, int *ret) {
+/* 0: the worker unit, 1: the cleanup unit, 2: the checkpoint unit; a
+ * worker unit restores its checkpoint with RESTORE. */
+static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool restore, int *ret) {
         sd_bus_message *m = NULL;
         WorkerUnitParams p = {
                 .id = "0123456789ab",
@@ -68,16 +70,23 @@ static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit
                 .egress_socket = "sandbox-0123456789ab-egress.socket",
                 .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
                 .host_ns = host_ns,
+                .restore = restore,
         };
         char *dump = NULL;
 
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        *ret = cleanup_unit ? worker_cleanup_unit_append_properties(m, &p) : worker_unit_append_properties(m, &p);
+        *ret = kind == 1 ? worker_cleanup_unit_append_properties(m, &p) :
+               kind == 2 ? worker_checkpoint_unit_append_properties(m, &p, UINT64_C(1) << 30) :
+                           worker_unit_append_properties(m, &p);
         if (*ret >= 0)
                 dump = test_message_dump(m);
         sd_bus_message_unref(m);
         return dump;
+}
+
+static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit, int *ret) {
+        return build_any(runtime, proxy, cleanup_unit ? 1 : 0, false, ret);
 }
 
 static char *build(SbxRuntime runtime, const char *proxy, int *ret) {
@@ -404,6 +413,33 @@ static void test_cleanup_unit(void **state) {
         assert_int_equal(r, -EINVAL);
 }
 
+/* Suspend: a oneshot with a plain ExecStart= of the launcher's checkpoint,
+ * capped; resume: the worker's own unit, whose launcher restores. */
+static void test_checkpoint_and_restore_units(void **state) {
+        int r;
+        _cleanup_free_ char *ck = build_any(SBX_RUNTIME_RUNSC, NULL, 2, false, &r);
+        _cleanup_free_ char *resumed = NULL, *plain = NULL;
+
+        assert_int_equal(r, 0);
+        assert_prop(ck, "Type", "\"oneshot\"");
+        assert_prop(ck, "ExecStart", "\"checkpoint\"");
+        assert_prop(ck, "ExecStart", "\"--id=0123456789ab\"");
+        assert_prop(ck, "ExecStart", "\"--platform=systrap\"");
+        assert_prop(ck, "ExecStart", "\"--image-max=1073741824\"");
+        assert_false(prop_has(ck, "ExecStart", "\"--home="));
+        assert_false(prop_has(ck, "ExecStart", "\"--\""));
+        assert_null(build_any(SBX_RUNTIME_SYSTEMD, NULL, 2, false, &r));
+        assert_int_equal(r, -EOPNOTSUPP);
+
+        resumed = build_any(SBX_RUNTIME_RUNSC, NULL, 0, true, &r);
+        assert_int_equal(r, 0);
+        assert_prop(resumed, "ExecStartEx", "\"run\"");
+        assert_prop(resumed, "ExecStartEx", "\"--restore=yes\"");
+        assert_prop(resumed, "ExecStartEx", "\"--network=none\"");
+        plain = build(SBX_RUNTIME_RUNSC, NULL, &r);
+        assert_false(prop_has(plain, "ExecStartEx", "--restore"));
+}
+
 static void test_kata_unit(void **state) {
         int r;
         _cleanup_free_ char *d = build(SBX_RUNTIME_KATA, NULL, &r);
@@ -530,6 +566,7 @@ int main(void) {
                 cmocka_unit_test(test_runsc_unit_without_egress),
                 cmocka_unit_test(test_kata_unit),
                 cmocka_unit_test(test_cleanup_unit),
+                cmocka_unit_test(test_checkpoint_and_restore_units),
                 cmocka_unit_test(test_environment_values_absent),
                 cmocka_unit_test(test_wasm_unit),
         };

@@ -16,6 +16,7 @@
 #include "manager.h"
 #include "test-bus.h"
 #include "worker-history.h"
+#include "worker-suspend.h"
 #include "worker.h"
 
 #define MAX_SEEN 256
@@ -244,10 +245,16 @@ static Worker *add_worker(Fixture *f, uid_t owner) {
 static Worker *add_worker_in(Fixture *f, WorkerState state, uid_t owner) {
         Worker *w = add_worker(f, owner);
 
-        if (state == WORKER_RUNNING || state == WORKER_STOPPING || state == WORKER_ENDED)
+        if (state != WORKER_STARTING)
                 assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
         if (state == WORKER_STOPPING)
                 assert_int_equal(worker_set_state(w, WORKER_STOPPING), 0);
+        if (state == WORKER_SUSPENDING || state == WORKER_SUSPENDED || state == WORKER_RESUMING)
+                assert_int_equal(worker_set_state(w, WORKER_SUSPENDING), 0);
+        if (state == WORKER_SUSPENDED || state == WORKER_RESUMING)
+                assert_int_equal(worker_set_state(w, WORKER_SUSPENDED), 0);
+        if (state == WORKER_RESUMING)
+                assert_int_equal(worker_set_state(w, WORKER_RESUMING), 0);
         if (state == WORKER_ENDED)
                 assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
         assert_int_equal(w->state, state);
@@ -261,7 +268,15 @@ static bool listed_transition(WorkerState from, WorkerState to) {
                (from == WORKER_STARTING && to == WORKER_ENDED) ||
                (from == WORKER_RUNNING && to == WORKER_STOPPING) ||
                (from == WORKER_RUNNING && to == WORKER_ENDED) ||
-               (from == WORKER_STOPPING && to == WORKER_ENDED);
+               (from == WORKER_STOPPING && to == WORKER_ENDED) ||
+               (from == WORKER_RUNNING && to == WORKER_SUSPENDING) ||
+               (from == WORKER_SUSPENDING && to == WORKER_SUSPENDED) ||
+               (from == WORKER_SUSPENDING && to == WORKER_RUNNING) ||
+               (from == WORKER_SUSPENDING && to == WORKER_ENDED) ||
+               (from == WORKER_SUSPENDED && to == WORKER_RESUMING) ||
+               (from == WORKER_SUSPENDED && to == WORKER_ENDED) ||
+               (from == WORKER_RESUMING && to == WORKER_RUNNING) ||
+               (from == WORKER_RESUMING && to == WORKER_ENDED);
 }
 
 static void test_transition_table(void **state) {
@@ -332,6 +347,134 @@ static void test_starting_to_ended(void **state) {
         assert_int_equal(count_signal(f, NULL, "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"), 0);
         assert_changed(f, w->object_path, "org.sandboxd1.Worker", NULL);
         assert_changed(f, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers");
+}
+
+/* running -> suspending -> suspended -> resuming -> running: one object all
+ * along (no second WorkerNew), each move a State change, still counted. */
+static void test_suspend_resume_cycle(void **state) {
+        static const WorkerState path[] = { WORKER_SUSPENDING, WORKER_SUSPENDED, WORKER_RESUMING, WORKER_RUNNING };
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        for (size_t i = 0; i < ELEMENTSOF(path); i++) {
+                assert_int_equal(worker_set_state(w, path[i]), 0);
+                assert_int_equal(w->state, path[i]);
+                assert_true(w->exported);
+                assert_true(worker_is_alive(w));
+                barrier(f);
+                assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State");
+                assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerNew"), 0);
+                assert_int_equal(count_signal(f, NULL, "org.freedesktop.DBus.ObjectManager", "InterfacesAdded"), 0);
+                assert_int_equal(f->m->n_alive, 1);
+                seen_clear(f);
+        }
+        assert_string_equal(worker_state_to_string(WORKER_SUSPENDED), "suspended");
+        assert_int_equal(worker_state_from_string("suspended"), WORKER_SUSPENDED);
+}
+
+/* A checkpoint that failed while the sandbox runs on: running again, same object. */
+static void test_suspending_back_to_running(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_SUSPENDING, f->caller);
+
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        barrier(f);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State");
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerNew"), 0);
+}
+
+static void test_suspended_to_ended(void **state) {
+        check_ended(*state, WORKER_SUSPENDED);
+}
+
+static void test_suspending_to_ended(void **state) {
+        check_ended(*state, WORKER_SUSPENDING);
+}
+
+static void test_resuming_to_ended(void **state) {
+        check_ended(*state, WORKER_RESUMING);
+}
+
+/* Stop of a suspended worker: nothing to ask systemd, it ends at once as "stopped". */
+static void test_stop_suspended(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_SUSPENDED, f->caller);
+        SbxError e = {};
+
+        assert_int_equal(worker_stop(w, "stopped", &e), 0);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "stopped");
+        assert_int_equal(f->m->n_alive, 0);
+}
+
+static void test_suspended_channel_and_stop_refusals(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_SUSPENDING, f->caller);
+        SbxError e = {};
+        int fd = -1;
+
+        assert_true(worker_open_channel(w, &fd, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_SUSPENDED);
+        e = (SbxError) {};
+        assert_true(worker_stop(w, "stopped", &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_RUNNING);
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        /* Suspending again waits for the same end. */
+        e = (SbxError) {};
+        assert_int_equal(worker_suspend(w, NULL, &e), 0);
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+}
+
+static void test_suspendable(void **state) {
+        WorkerSpec spec;
+        SbxError e = {};
+        char *env[] = { (char *) "A=1", NULL };
+        SbxCredential cred = { .name = (char *) "tok" };
+
+        worker_spec_init(&spec);
+        spec.class = SBX_CLASS_STANDARD;
+        assert_int_equal(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e), 0);
+        spec.class = SBX_CLASS_TRUSTED;
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_SYSTEMD, false, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(e.message, "shared kernel"));
+        e = (SbxError) {};
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_WASM, false, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        e = (SbxError) {};
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_KATA, false, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        spec.class = SBX_CLASS_STANDARD;
+        e = (SbxError) {};
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, true, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(e.message, "hostinet"));
+        e = (SbxError) {};
+        spec.environment = env;
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        spec.environment = NULL;
+        e = (SbxError) {};
+        spec.credentials = &cred;
+        spec.n_credentials = 1;
+        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+}
+
+/* A trusted worker's Suspend is refused by name and changes nothing. */
+static void test_suspend_trusted_refused(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+        SbxError e = {};
+
+        w->runtime = SBX_RUNTIME_SYSTEMD;
+        w->spec.class = SBX_CLASS_TRUSTED;
+        assert_true(worker_suspend(w, NULL, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_null(w->suspend_unit);
+        barrier(f);
+        assert_int_equal(f->n_seen, 0);
 }
 
 static void test_refused_transitions(void **state) {
@@ -528,6 +671,15 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_stopping_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_starting_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_transitions, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspend_resume_cycle, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspending_back_to_running, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspended_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspending_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_resuming_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_suspended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspended_channel_and_stop_refusals, setup, teardown),
+                cmocka_unit_test(test_suspendable),
+                cmocka_unit_test_setup_teardown(test_suspend_trusted_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deferred_free_after_failed_start, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),

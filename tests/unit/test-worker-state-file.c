@@ -92,6 +92,46 @@ static void test_round_trip_minimal(void **state) {
         assert_string_equal(out.unit, in.unit);
 }
 
+/* A suspended worker: its state, idle action and argv (with an empty
+ * element and one with a newline) come back as they went. */
+static void test_round_trip_suspended(void **state) {
+        _cleanup_(worker_record_done) WorkerRecord in, out;
+        _cleanup_free_ char *text = NULL;
+        char *argv[] = { (char *) "/usr/bin/python3", (char *) "", (char *) "-c", (char *) "a\nb", NULL };
+        char why[256] = "";
+
+        fill(&in);
+        in.suspended = true;
+        in.idle_suspend = true;
+        in.argv = argv;
+        worker_record_init(&out);
+        assert_int_equal(worker_record_format(&in, &text), 0);
+        in.argv = NULL;
+        assert_non_null(strstr(text, "\nsuspended=yes\n"));
+        assert_non_null(strstr(text, "\nidle-action=suspend\n"));
+        assert_int_equal(worker_record_parse(text, strlen(text), &out, why, sizeof(why)), 0);
+        assert_same(&in, &out);
+        assert_true(out.suspended);
+        assert_true(out.idle_suspend);
+        assert_int_equal(strv_length(out.argv), 4);
+        for (size_t i = 0; i < 4; i++)
+                assert_string_equal(out.argv[i], argv[i]);
+}
+
+/* Without its argv a suspended worker could not be resumed: refused. */
+static void test_suspended_needs_argv(void **state) {
+        _cleanup_(worker_record_done) WorkerRecord in, out;
+        _cleanup_free_ char *text = NULL;
+        char why[256] = "";
+
+        fill(&in);
+        in.suspended = true;
+        worker_record_init(&out);
+        assert_int_equal(worker_record_format(&in, &text), 0);
+        assert_int_equal(worker_record_parse(text, strlen(text), &out, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "argv"));
+}
+
 static void test_format_refuses_bad_records(void **state) {
         _cleanup_(worker_record_done) WorkerRecord r;
         char *text = NULL;
@@ -236,6 +276,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_round_trip_minimal),
+                cmocka_unit_test(test_round_trip_suspended),
+                cmocka_unit_test(test_suspended_needs_argv),
                 cmocka_unit_test(test_format_refuses_bad_records),
                 cmocka_unit_test(test_truncated),
                 cmocka_unit_test(test_corrupt),

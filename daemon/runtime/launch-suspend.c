@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Suspend and resume of a gVisor worker: "sandbox-launch checkpoint" saves a
+ * running sandbox into the worker's image directory, and "run --restore=yes"
+ * starts the sandbox again from it (launch-run.c).
+ *
+ * Measured with runsc 0.0~20240729 (systrap) in the test bed: checkpoint
+ * works for a sandbox on gVisor's own network stack (--network=none); the
+ * sandbox exits once it is saved, so "runsc run" returns 0 and the worker's
+ * unit ends. On the host network (--network=host, a worker with an egress
+ * proxy) runsc refuses: "checkpoint not supported when using hostinet", and
+ * the sandbox keeps running. Restore needs the same bundle (mounts, UID),
+ * which the launcher writes again from the same arguments. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <json-c/json.h>
+
+#include "launch.h"
+#include "spawn.h"
+
+#define CHECKPOINT_TIMEOUT_USEC (120 * USEC_PER_SEC)
+#define STATS_TIMEOUT_USEC (20 * USEC_PER_SEC)
+
+/* The sentry's own memory accounting ("runsc events --stats"): what a
+ * checkpoint writes is about that much, so a sandbox above the cap is
+ * refused before anything is saved and while it still runs. */
+static int sandbox_memory_usage(const LaunchArgs *a, const char *root, const char *container, uint64_t *ret) {
+        char out[16384];
+        struct json_object *o, *v;
+        static const char * const path[] = { "data", "memory", "usage", "usage" };
+        const char *json;
+        int status, r;
+
+        char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "events", (char *) "--stats",
+                         (char *) container, NULL };
+        r = spawn_capture(argv, STATS_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -ESRCH;
+        json = strchr(out, '{');
+        o = json ? json_tokener_parse(json) : NULL;
+        v = o;
+        for (size_t i = 0; v && i < ELEMENTSOF(path); i++)
+                if (!json_object_object_get_ex(v, path[i], &v))
+                        v = NULL;
+        r = v && json_object_is_type(v, json_type_int) ? 0 : -EBADMSG;
+        if (r == 0)
+                *ret = json_object_get_uint64(v);
+        if (o)
+                json_object_put(o);
+        return r;
+}
+
+/* Makes every file of DIR 0600 and sums their sizes. runsc writes regular
+ * files only; anything else is not its work. */
+static int image_dir_seal(const char *dir, uint64_t *ret_bytes) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        uint64_t total = 0;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        fd = -1;
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (!S_ISREG(st.st_mode)) {
+                        r = -EPERM;
+                        break;
+                }
+                if (fchmodat(dirfd(d), de->d_name, 0600, 0) < 0) {
+                        r = -errno;
+                        break;
+                }
+                total += (uint64_t) st.st_blocks * 512 > (uint64_t) st.st_size ? (uint64_t) st.st_blocks * 512
+                                                                                 : (uint64_t) st.st_size;
+        }
+        closedir(d);
+        if (r >= 0)
+                *ret_bytes = total;
+        return r;
+}
+
+static int write_marker(const char *dir, uid_t uid) {
+        char path[PATH_MAX + sizeof(LAUNCH_IMAGE_MARKER) + 1], text[32];
+        _cleanup_close_ int fd = -1;
+        int n;
+
+        snprintf(path, sizeof(path), "%s/" LAUNCH_IMAGE_MARKER, dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        n = snprintf(text, sizeof(text), "%u\n", (unsigned) uid);
+        if (write(fd, text, (size_t) n) != n)
+                return errno > 0 ? -errno : -EIO;
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+static int image_root(void) {
+        int r = mkdir_checked("/var/lib/sandboxd", 0755, 0022);
+        return r < 0 ? r : mkdir_checked(LAUNCH_SUSPEND_ROOT, 0700, 0077);
+}
+
+static int checkpoint(const LaunchArgs *a, const char *container, const char *dir) {
+        char root[64], platform[64], image[PATH_MAX + 16], out[1024], line[256];
+        int status, r;
+
+        runtime_root_arg(a, root, sizeof(root));
+        snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
+        snprintf(image, sizeof(image), "--image-path=%s", dir);
+        /* --compression=none: runsc's default (flate-best-speed) deflates
+         * every page at checkpoint and inflates it again at restore; without
+         * it the pages go to pages.img as they are, at the cost of disk
+         * (bench/suspend.sh: about the sandbox's memory). Not
+         * --leave-running: the point is that the sandbox's memory goes. */
+        char *argv[] = { (char *) a->runtime_path, root, (char *) "--ignore-cgroups", (char *) "--network=none",
+                         (char *) "--overlay2=none", platform, (char *) "checkpoint", (char *) "--compression=none",
+                         image, (char *) container, NULL };
+        r = spawn_capture(argv, CHECKPOINT_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return log_error_errno(r, "Failed to run %s checkpoint for %s: %m", a->runtime_path, container);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                log_error("runsc could not checkpoint %s: %s", container, first_line(out, line, sizeof(line)));
+                return -EIO;
+        }
+        return 0;
+}
+
+int launch_checkpoint(const LaunchArgs *a) {
+        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64];
+        uint64_t usage = 0, bytes = 0;
+        struct passwd *pw;
+        int r;
+
+        if (geteuid() != 0) {
+                log_error("sandbox-launch checkpoint needs root.");
+                return EXIT_FAILURE;
+        }
+        snprintf(user, sizeof(user), LAUNCH_CONTAINER_PREFIX "%s", a->id);
+        /* The worker's dynamic user exists only while its unit runs. */
+        pw = getpwnam(user);
+        if (!pw || pw->pw_uid == 0) {
+                log_error("Worker %s is not running (no user %s): nothing to checkpoint.", a->id, user);
+                return EXIT_FAILURE;
+        }
+        runtime_root_arg(a, root, sizeof(root));
+        r = sandbox_memory_usage(a, root, user, &usage);
+        if (r < 0) {
+                log_error_errno(r, "Cannot read the memory usage of sandbox %s: %m", user);
+                return EXIT_FAILURE;
+        }
+        if (usage > a->image_max) {
+                log_error("Refusing to suspend worker %s: its sandbox uses %" PRIu64 " bytes of memory, more than "
+                          "the image cap of %" PRIu64 " bytes (SuspendImageMax=).", a->id, usage, a->image_max);
+                return EXIT_FAILURE;
+        }
+        r = image_root();
+        if (r < 0) {
+                log_error_errno(r, "Refusing the image root " LAUNCH_SUSPEND_ROOT ": %m");
+                return EXIT_FAILURE;
+        }
+        snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
+        (void) rm_rf(dir);
+        if (mkdir(dir, 0700) < 0) {
+                log_error_errno(errno, "Failed to create %s: %m", dir);
+                return EXIT_FAILURE;
+        }
+        /* runsc creates its files 0644; none may be readable by others for
+         * even a moment, so the umask takes that away first. */
+        (void) umask(0077);
+        r = checkpoint(a, user, dir);
+        if (r >= 0) {
+                r = image_dir_seal(dir, &bytes);
+                if (r < 0)
+                        log_error_errno(r, "Failed to seal the checkpoint image %s: %m", dir);
+        }
+        if (r >= 0 && bytes > a->image_max) {
+                log_error("The checkpoint of worker %s takes %" PRIu64 " bytes, more than the image cap of %" PRIu64
+                          " bytes; it is deleted.", a->id, bytes, a->image_max);
+                r = -EFBIG;
+        }
+        if (r >= 0) {
+                r = write_marker(dir, pw->pw_uid);
+                if (r < 0)
+                        log_error_errno(r, "Failed to complete the checkpoint image %s: %m", dir);
+        }
+        if (r < 0) {
+                (void) rm_rf(dir);
+                return EXIT_FAILURE;
+        }
+        {
+                char b[32];
+                snprintf(b, sizeof(b), "%" PRIu64, bytes);
+                log_struct(LOG_INFO, "Checkpointed the worker's sandbox", "SANDBOXD_WORKER_ID", a->id,
+                           "SANDBOXD_IMAGE_BYTES", b, NULL);
+        }
+        return EXIT_SUCCESS;
+}
+
+int launch_restore_check(const char *id, uid_t uid, char *dir, size_t dir_size) {
+        char path[PATH_MAX + sizeof(LAUNCH_IMAGE_MARKER) + 1], text[32] = "";
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        ssize_t n;
+
+        snprintf(dir, dir_size, LAUNCH_SUSPEND_ROOT "/%s", id);
+        if (lstat(dir, &st) < 0)
+                return log_error_errno(errno, "Worker %s has no checkpoint image in %s: %m", id, dir);
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0077) != 0) {
+                log_error("The checkpoint image %s is not a root-only directory; refusing it.", dir);
+                return -EPERM;
+        }
+        snprintf(path, sizeof(path), "%s/" LAUNCH_IMAGE_MARKER, dir);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "The checkpoint image %s is incomplete (%s): %m", dir, path);
+        n = read(fd, text, sizeof(text) - 1);
+        if (n <= 0 || strtoul(text, NULL, 10) != (unsigned long) uid) {
+                /* The sandbox's processes keep the UID they were saved with:
+                 * under another one their home would not be theirs. */
+                log_error("Worker %s was suspended as UID %s, its unit now has UID %u; refusing to restore it.",
+                          id, n > 0 ? strtok(text, "\n") : "?", (unsigned) uid);
+                return -ESTALE;
+        }
+        return 0;
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "adopt.h"
+#include "bus-worker.h"
+#include "manager.h"
+#include "rmrf.h"
+#include "unit-props.h"
+#include "worker-suspend.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool has_egress, SbxError *error) {
+        if (runtime == SBX_RUNTIME_SYSTEMD || runtime == SBX_RUNTIME_WASM)
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "A %s worker runs on the host's shared kernel, whose processes cannot be "
+                                     "checkpointed: only gVisor (runsc) workers can be suspended",
+                                     sbx_class_to_string(spec->class));
+        if (runtime != SBX_RUNTIME_RUNSC)
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "The %s runtime cannot checkpoint a worker: only gVisor (runsc) workers can "
+                                     "be suspended", sbx_runtime_to_string(runtime));
+        if (has_egress)
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "A worker with egress shares its unit's network namespace with gVisor "
+                                     "(runsc --network=host), and runsc refuses to checkpoint such a sandbox "
+                                     "(\"checkpoint not supported when using hostinet\")");
+        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "A worker with Credentials or an Environment cannot be suspended: sandboxd "
+                                     "keeps no copy of them once the worker started, so a resumed unit could not "
+                                     "be given the credentials its sandbox was saved with");
+        return 0;
+}
+
+static int waiter_add(Worker *w, sd_bus_message *request) {
+        sd_bus_message **l;
+
+        if (!request)
+                return 0;
+        l = reallocarray(w->waiters, w->n_waiters + 1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        w->waiters = l;
+        w->waiters[w->n_waiters++] = sd_bus_message_ref(request);
+        return 0;
+}
+
+/* Answers the waiting calls with member MEMBER ("Suspend" answers
+ * SuspendWorker too), or all of them with MEMBER NULL. */
+static void waiters_reply(Worker *w, const char *member, const char *error_name, const char *error_message) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < w->n_waiters; i++) {
+                sd_bus_message *msg = w->waiters[i];
+                const char *mm = sd_bus_message_get_member(msg) ?: "";
+
+                if (member && !startswith(mm, member)) {
+                        w->waiters[k++] = msg;
+                        continue;
+                }
+                bus_worker_reply_waiter(msg, w, error_name, error_message);
+                sd_bus_message_unref(msg);
+        }
+        w->n_waiters = k;
+}
+
+void worker_waiters_fail(Worker *w, const char *name, const char *message) {
+        waiters_reply(w, NULL, name, message);
+}
+
+void worker_delete_images(Worker *w) {
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", w->id) < 0)
+                return;
+        r = rm_rf(dir);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", dir);
+}
+
+uint64_t worker_image_bytes(const Worker *w) {
+        _cleanup_free_ char *dir = NULL;
+        uint64_t total = 0;
+        struct dirent *de;
+        DIR *d;
+
+        if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", w->id) < 0)
+                return 0;
+        d = opendir(dir);
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                        total += (uint64_t) st.st_blocks * 512;
+        }
+        closedir(d);
+        return total;
+}
+
+static bool image_complete(const Worker *w) {
+        _cleanup_free_ char *marker = NULL;
+
+        if (asprintf(&marker, SBX_SUSPEND_ROOT "/%s/" SBX_IMAGE_MARKER, w->id) < 0)
+                return false;
+        return access(marker, F_OK) == 0;
+}
+
+/* ---- suspend ------------------------------------------------------------ */
+
+static void checkpoint_failed(Worker *w, const char *why) {
+        char message[512];
+
+        log_struct(LOG_ERR, "Failed to suspend the worker", "SANDBOXD_WORKER_ID", w->id,
+                   "SANDBOXD_UNIT", w->suspend_unit, "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "suspend-failed", NULL);
+        w->checkpoint_result = -1;
+        snprintf(message, sizeof(message), "The checkpoint of worker %s failed (%s); see journalctl -u %s", w->id,
+                 why, w->suspend_unit);
+        waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
+        if (w->unit_ended) {
+                /* The sandbox is gone with its image: the worker ended. */
+                worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, message);
+                worker_unit_gone(w);
+                return;
+        }
+        /* runsc leaves a sandbox it could not save running. */
+        (void) worker_set_state(w, WORKER_RUNNING);
+        if (w->n_waiters > 0)
+                /* OpenChannel calls that came meanwhile: the channel is there. */
+                waiters_reply(w, NULL, NULL, NULL);
+        if (w->suspend_for_idle) {
+                /* The reaper asked: idle still means it goes. */
+                (void) worker_stop(w, "idle", NULL);
+                return;
+        }
+        (void) worker_arm_idle_timer(w);
+}
+
+static int on_checkpoint_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
+        if (e && w->state == WORKER_SUSPENDING && w->checkpoint_result == 0)
+                checkpoint_failed(w, e->message ?: e->name);
+        return 0;
+}
+
+static void suspend_finish(Worker *w) {
+        char bytes[32], owner_uid[16];
+        uint64_t image = worker_image_bytes(w);
+
+        /* What systemd said about the old unit is no use for the next. */
+        w->unit_ended = false;
+        w->unit_seen_active = false;
+        w->exec_main_code = 0;
+        w->exec_main_status = 0;
+        free(w->unit_result);
+        w->unit_result = NULL;
+        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        /* Its pipes went with the unit; a resume makes new ones. */
+        channel_worker_ended(w->channel);
+        w->channel = channel_free(w->channel);
+        worker_forget(w);
+        if (worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
+                           "SANDBOXD_WORKER_ID", w->id, NULL);
+        snprintf(bytes, sizeof(bytes), "%" PRIu64, image);
+        worker_owner_field(w, owner_uid);
+        log_struct(LOG_INFO, "Worker suspended", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_IMAGE_BYTES", bytes, "SANDBOXD_EVENT", "suspended", "SANDBOXD_OWNER_UID", owner_uid,
+                   NULL);
+        if (worker_set_state(w, WORKER_SUSPENDED) < 0)
+                return;
+        waiters_reply(w, "Suspend", NULL, NULL);
+        /* An OpenChannel or Resume that came while it was being saved. */
+        if (w->n_waiters > 0) {
+                SbxError e = {};
+                if (worker_resume(w, NULL, &e) < 0)
+                        worker_waiters_fail(w, e.name ?: SBX_ERROR_START_FAILED, e.name ? e.message : "Resume failed");
+        }
+}
+
+void worker_suspend_unit_gone(Worker *w) {
+        w->unit_ended = true;
+        if (w->checkpoint_result > 0)
+                suspend_finish(w);
+        /* Otherwise the checkpoint's job decides. */
+}
+
+bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result) {
+        char id[WORKER_ID_LEN + 1];
+        Worker *w;
+
+        if (!startswith(unit, "sandbox-") || strlen(unit) != strlen("sandbox--suspend.service") + WORKER_ID_LEN ||
+            !streq(unit + strlen("sandbox-") + WORKER_ID_LEN, "-suspend.service"))
+                return false;
+        memcpy(id, unit + strlen("sandbox-"), WORKER_ID_LEN);
+        id[WORKER_ID_LEN] = 0;
+        w = manager_find_worker(m, id);
+        if (!w || w->state != WORKER_SUSPENDING || w->checkpoint_result != 0)
+                return true;
+        if (!streq(result, "done") || !image_complete(w)) {
+                char why[64];
+                snprintf(why, sizeof(why), "checkpoint job %s", result);
+                checkpoint_failed(w, why);
+                return true;
+        }
+        w->checkpoint_result = 1;
+        if (w->unit_ended)
+                suspend_finish(w);
+        return true;
+}
+
+int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        Manager *m = w->manager;
+        WorkerUnitParams p = {
+                .id = w->id,
+                .spec = &w->spec,
+                .config = &m->config,
+                .runtime = w->runtime,
+                .launcher_path = m->launcher_path,
+        };
+        int r;
+
+        r = worker_check_suspendable(&w->spec, w->runtime, w->egress_service != NULL, error);
+        if (r < 0)
+                return r;
+        if (w->state == WORKER_SUSPENDING)
+                return waiter_add(w, request);
+        if (w->state != WORKER_RUNNING)
+                return sbx_error_set(error, -ESRCH, w->state == WORKER_SUSPENDED ? SBX_ERROR_SUSPENDED :
+                                     SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
+                                     worker_state_to_string(w->state));
+        if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
+                return -ENOMEM;
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", w->suspend_unit, "fail");
+        if (r >= 0)
+                r = worker_checkpoint_unit_append_properties(msg, &p, m->config.suspend_image_max);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = waiter_add(w, request);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to set up the checkpoint of %s: %s",
+                                     w->id, strerror(-r));
+        /* The slot goes with the worker: no reply finds it freed. */
+        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
+        r = sd_bus_call_async(m->bus, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
+        if (r < 0) {
+                /* The caller answers this one with the error. */
+                if (request)
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to start the checkpoint of %s: %s",
+                                     w->id, strerror(-r));
+        }
+        w->checkpoint_result = 0;
+        w->suspend_for_idle = !request && !error;
+        log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend_unit,
+                   "SANDBOXD_EVENT", "suspending", NULL);
+        return worker_set_state(w, WORKER_SUSPENDING);
+}
+
+/* ---- resume ------------------------------------------------------------- */
+
+int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
+        int r;
+
+        if (w->state == WORKER_RUNNING && request)
+                return 1;               /* nothing to do: answered now */
+        if (w->state == WORKER_SUSPENDING || w->state == WORKER_RESUMING)
+                return waiter_add(w, request);
+        if (w->state != WORKER_SUSPENDED)
+                return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not suspended", w->id,
+                                     worker_state_to_string(w->state));
+        if (!image_complete(w))
+                return sbx_error_set(error, -ENOENT, SBX_ERROR_START_FAILED,
+                                     "The checkpoint image of worker %s is missing in " SBX_SUSPEND_ROOT, w->id);
+        r = waiter_add(w, request);
+        if (r < 0)
+                return r;
+        w->restore = true;
+        r = manager_start_resumed_unit(w->manager, w, error);
+        if (r < 0) {
+                w->restore = false;
+                if (request) {
+                        /* The caller answers this one with the error. */
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                }
+                return r;
+        }
+        log_struct(LOG_INFO, "Resuming worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_EVENT", "resuming", NULL);
+        return worker_set_state(w, WORKER_RESUMING);
+}
+
+void worker_resume_done(Worker *w) {
+        _cleanup_free_ char *priv = NULL;
+        struct stat st;
+        char uid[16];
+        int r;
+
+        w->restore = false;
+        /* systemd reuses the UID that owns the state directory if it is free
+         * (its dynamic-user allocation tries the directory's owner first); the
+         * launcher refused to restore under any other. */
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) >= 0 && stat(priv, &st) == 0 && st.st_uid != w->uid) {
+                log_struct(LOG_WARNING, "The resumed worker's unit got another UID", "SANDBOXD_WORKER_ID", w->id, NULL);
+                w->uid = st.st_uid;
+        }
+        r = worker_arm_idle_timer(w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        r = worker_persist(w);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to persist the worker's state; it will not survive a restart of sandboxd",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+        snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);
+        log_struct(LOG_INFO, "Worker resumed", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_WORKER_UID", uid, "SANDBOXD_EVENT", "resumed", NULL);
+        if (worker_set_state(w, WORKER_RUNNING) < 0)
+                return;
+        waiters_reply(w, NULL, NULL, NULL);
+        if (w->unit_ended)
+                worker_unit_gone(w);
+}
