@@ -300,6 +300,8 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);
         if (s->set & SPEC_HAS_DISK_MAX)
                 argv_addf(a, "--disk=%" PRIu64, s->disk_max);
+        if (p->pool)
+                argv_addf(a, "--pool=wait");
         if (p->egress_proxy_url) {
                 argv_addf(a, "--setenv=HTTPS_PROXY=%s", p->egress_proxy_url);
                 argv_addf(a, "--setenv=https_proxy=%s", p->egress_proxy_url);
@@ -444,7 +446,8 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         const WorkerSpec *s = p->spec;
         int r;
 
-        if (asprintf(&description, "sandboxd worker %s (%s)", p->id, sbx_class_to_string(s->class)) < 0)
+        if (asprintf(&description, "sandboxd %s %s (%s)", p->pool ? "pool sandbox" : "worker", p->id,
+                     sbx_class_to_string(s->class)) < 0)
                 return -ENOMEM;
         r = worker_state_directory(p->id, &state_dir);
         if (r < 0)

@@ -34,6 +34,7 @@ typedef struct WorkerUnitParams {
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
         const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
+        bool pool;                      /* a warm-pool sandbox (pool.h): the launcher runs the waiter */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.

@@ -56,6 +56,8 @@ int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime ru
         w->uid = (uid_t) -1;
         w->owner = (uid_t) -1;
         w->exit_status = -1;
+        w->start_mode = "cold";
+        w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
         w->created_realtime = now_usec(CLOCK_REALTIME);
         w->spec = *spec;                /* takes ownership */
         worker_spec_init(spec);
@@ -86,6 +88,10 @@ Worker *worker_free(Worker *w) {
         sd_bus_slot_unref(w->start_call);
         sd_event_source_disable_unref(w->idle_timer);
         sd_event_source_disable_unref(w->linger_timer);
+        sd_event_source_disable_unref(w->runtime_timer);
+        safe_close(w->pool_fds.stdin_fd);
+        safe_close(w->pool_fds.stdout_fd);
+        safe_close(w->pool_fds.stderr_fd);
         worker_spec_done(&w->spec);
         free(w->egress_policy.data);
         erase_and_free(w->environment.data, w->environment.size);
@@ -515,6 +521,7 @@ void worker_unit_gone(Worker *w) {
         if (r < 0)
                 log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        w->runtime_timer = sd_event_source_disable_unref(w->runtime_timer);
         channel_worker_ended(w->channel);
         worker_delete_home(w);
         worker_stop_egress(w);

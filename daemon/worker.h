@@ -69,6 +69,13 @@ struct Worker {
         const char *stop_reason;        /* set when we asked for the stop */
         const char *end_reason;
         char *result;                   /* worker_result_format(); NULL until ended */
+
+        /* The warm pool (pool.h): "pooled" or "cold", and for a cold start of
+         * a pooled class, why the pool could not serve it. Static strings. */
+        const char *start_mode;
+        const char *start_mode_reason;
+        ChannelDaemonFds pool_fds;      /* a claimed sandbox's stdio until its job is handed over */
+        sd_event_source *runtime_timer; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
 };
 
 const char *worker_state_to_string(WorkerState s);

@@ -21,6 +21,7 @@
 
 #include "launch-env.h"
 #include "launch-guard.h"
+#include "parse-util.h"
 #include "spawn.h"
 
 #define KILL_TIMEOUT_USEC (10 * USEC_PER_SEC)
@@ -32,6 +33,8 @@ typedef struct Guard {
         const char *root_arg;
         const char *container;
         uint64_t limit;
+        const char *limit_path;
+        bool limit_from_file;
         pid_t events_pid;
         int events_fd;
         char line[8192];
@@ -95,6 +98,33 @@ static void kill_sandbox(Guard *g, uint64_t usage) {
         (void) spawn_capture(argv, KILL_TIMEOUT_USEC, out, sizeof(out), NULL);
 }
 
+int launch_guard_read_limit(const char *path, uint64_t *ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char buf[32];
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 1 || buf[n - 1] != '\n')
+                return -EBADMSG;
+        buf[n - 1] = 0;
+        return parse_uint64(buf, ret) < 0 || *ret == 0 ? -EBADMSG : 0;
+}
+
+/* A pooled sandbox waits under the pool's share; its claim brings the
+ * worker's own limit, which applies from then on. Read until it is there. */
+static void refresh_limit(Guard *g) {
+        uint64_t v;
+
+        if (!g->limit_path || g->limit_from_file)
+                return;
+        if (launch_guard_read_limit(g->limit_path, &v) < 0)
+                return;
+        g->limit = v;
+        g->limit_from_file = true;
+}
+
 /* One line of "runsc events": {"type":"stats","data":{"memory":{"usage":{"usage":N}}}} */
 static void handle_line(Guard *g, const char *line) {
         struct json_object *o = json_tokener_parse(line), *v = o;
@@ -103,6 +133,7 @@ static void handle_line(Guard *g, const char *line) {
         for (size_t i = 0; v && i < ELEMENTSOF(path); i++)
                 if (!json_object_object_get_ex(v, path[i], &v))
                         v = NULL;
+        refresh_limit(g);
         if (v && json_object_is_type(v, json_type_int)) {
                 uint64_t usage = json_object_get_uint64(v);
                 if (usage > g->limit && !g->killed)
@@ -145,12 +176,13 @@ static int exit_code(int status) {
 }
 
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     pid_t runtime_pid) {
+                     const char *limit_path, pid_t runtime_pid) {
         Guard g = {
                 .runtime_path = runtime_path,
                 .root_arg = root_arg,
                 .container = container,
                 .limit = limit,
+                .limit_path = limit_path,
                 .events_fd = -1,
                 /* Let the sandbox boot first: a second runsc competing for
                  * the CPU would delay the worker's first byte, and there is
@@ -186,7 +218,7 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                 }
         events_stop(&g);
         if (g.killed) {
-                log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, limit);
+                log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, g.limit);
                 return LAUNCH_GUARD_EXIT_OOM;
         }
         return exit_code(status);

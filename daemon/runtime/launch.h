@@ -10,6 +10,9 @@
 #define LAUNCH_RUNSC_ROOT LAUNCH_STATE_DIR "/runsc"
 #define LAUNCH_KATA_ROOT LAUNCH_STATE_DIR "/kata"
 #define LAUNCH_CONTAINER_PREFIX "sandbox-"
+/* In a warm-pool sandbox's bundle: the claiming worker's memory limit, which
+ * sandboxd (root) writes and the memory guard follows (launch-guard.h). */
+#define LAUNCH_POOL_LIMIT_FILE "memory-max"
 
 /* The launcher failed before the workload could start (a la "docker run"). */
 #define LAUNCH_EXIT_SETUP 125
