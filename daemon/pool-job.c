@@ -51,8 +51,10 @@ static void put_record(Writer *w, char type, const void *data, size_t len) {
         }
         w->p[w->n] = (uint8_t) type;
         put_u32(w->p + w->n + 1, (uint32_t) len);
-        if (len > 0)
+        if (len > 0 && data)
                 memcpy(w->p + w->n + 5, data, len);
+        else if (len > 0)
+                memset(w->p + w->n + 5, 0, len);
         w->n += 5 + len;
 }
 
