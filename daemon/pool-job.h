@@ -22,6 +22,11 @@
 #include "spec.h"
 
 #define POOL_JOB_MAGIC "SBXJOB1\n"
+/* The one byte the waiter writes on its stdout once it runs inside the
+ * booted sandbox; sandboxd reads it before anyone else sees the pipe, and
+ * counts the sandbox ready only then (its unit's start job is done as soon
+ * as the launcher runs, long before runsc has booted). */
+#define POOL_WAITER_READY 'R'
 #define POOL_JOB_HEADER_SIZE 12
 /* Larger jobs (many or large credentials) start cold: the waiting sandbox's
  * credentials tmpfs is sized for this, and the frame must fit the pipe. */

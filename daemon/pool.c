@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -36,7 +37,9 @@ struct PoolEntry {
         SbxClass class;
         ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
         sd_bus_slot *start_call, *unit_match;
-        bool ready;                     /* its start job is done: the waiter runs */
+        sd_event_source *ready_source;  /* the waiter's POOL_WAITER_READY on stdout */
+        bool started;                   /* its start job is done: the launcher runs */
+        bool ready;                     /* the waiter runs inside the booted sandbox */
         bool stopping;
         bool seen_active;
 };
@@ -46,6 +49,7 @@ static PoolEntry *pool_entry_free(PoolEntry *e) {
                 return NULL;
         sd_bus_slot_unref(e->start_call);
         sd_bus_slot_unref(e->unit_match);
+        sd_event_source_disable_unref(e->ready_source);
         safe_close(e->fds.stdin_fd);
         safe_close(e->fds.stdout_fd);
         safe_close(e->fds.stderr_fd);
@@ -161,18 +165,45 @@ static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error
         return 0;
 }
 
+static int on_waiter_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        PoolEntry *e = userdata;
+        char c = 0;
+        ssize_t n = read(fd, &c, 1);
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        e->ready_source = sd_event_source_disable_unref(e->ready_source);
+        /* Anything else: the unit's end follows and takes the entry. */
+        if (n != 1 || c != POOL_WAITER_READY) {
+                log_struct(LOG_WARNING, "Pool sandbox's waiter did not come up",
+                           "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit, NULL);
+                pool_entry_evict(e, "its waiter did not come up");
+                return 0;
+        }
+        e->ready = true;
+        log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
+                   "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
+        bus_manager_notify_status(e->manager);
+        return 0;
+}
+
 bool pool_job_removed(Manager *m, const char *unit, const char *result) {
+        int r;
+
         for (PoolEntry *e = m->pool; e; e = e->next) {
-                if (!streq(e->unit, unit) || e->ready)
+                if (!streq(e->unit, unit) || e->started)
                         continue;
                 if (!streq(result, "done")) {
                         pool_entry_gone(e, "start job failed");
                         return true;
                 }
-                e->ready = true;
-                log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
-                           "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
-                bus_manager_notify_status(m);
+                e->started = true;
+                (void) fd_nonblock(e->fds.stdout_fd, true);
+                r = sd_event_add_io(m->event, &e->ready_source, e->fds.stdout_fd, EPOLLIN, on_waiter_ready, e);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
+                        pool_entry_evict(e, "cannot be watched");
+                }
                 return true;
         }
         return false;

@@ -98,6 +98,14 @@ int pool_wait_run(const char *id) {
         struct rlimit rl;
         int r;
 
+        {
+                char ready = POOL_WAITER_READY;
+                if (write(STDOUT_FILENO, &ready, 1) != 1) {
+                        fprintf(stderr, "sandbox-exec: cannot signal that the pooled sandbox is ready: %s\n",
+                                strerror(errno));
+                        return SBX_EXEC_EXIT_ENVIRONMENT;
+                }
+        }
         r = read_job(&job);
         if (r == -EPIPE)
                 /* Never claimed: the pool let it go. */
