@@ -442,7 +442,9 @@ static int pool_job_environment(const Worker *w, char ***ret) {
                 return -ENOMEM;
         for (char **e = w->spec.environment; e && *e; e++)
                 has_path = has_path || startswith(*e, "PATH=");
-        if (asprintf(&env[k++], "HOME=%s", w->home) < 0)
+        /* The home's real path, as the launcher gives a cold worker: runsc
+         * resolves mounts through the StateDirectory= symlink. */
+        if (asprintf(&env[k++], "HOME=" SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 goto oom;
         if (!has_path && !(env[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin")))
                 goto oom;
@@ -580,7 +582,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
 }
 
 /* MemoryMax, MemorySwapMax, TasksMax and CPUQuota are cgroup settings that
- * systemd applies to a running unit; the others of a cold unit are either
+ * systemd applies to a running unit (and Description a live one); the others of a cold unit are either
  * the pool's own (walls, identity) or kept elsewhere (run time: sandboxd's
  * timer; processes in gVisor: the job's RLIMIT_NPROC; memory inside gVisor:
  * the guard's limit file). */
@@ -588,14 +590,20 @@ static int pool_set_caps(Worker *w) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         Manager *m = w->manager;
         WorkerUnitParams p = { .spec = &w->spec, .runtime = SBX_RUNTIME_RUNSC };
+        _cleanup_free_ char *description = NULL;
         int r;
+
+        /* What a cold worker's unit is called: it is one now. */
+        if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
+                return -ENOMEM;
 
         r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "sb", w->unit, 1);
         if (r >= 0)
-                r = sd_bus_message_append(msg, "a(sv)", 4,
+                r = sd_bus_message_append(msg, "a(sv)", 5,
+                                          "Description", "s", description,
                                           "MemoryMax", "t", w->spec.limits.memory_max,
                                           "MemorySwapMax", "t", (uint64_t) 0,
                                           "TasksMax", "t", unit_tasks_max(&p),
@@ -639,10 +647,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 uint8_t *probe = NULL;
                 size_t size = 0;
                 Worker tmp = { .spec = *spec };
-                char home[sizeof(SBX_STATE_ROOT) + WORKER_ID_LEN + 2];
                 snprintf(tmp.id, sizeof(tmp.id), "%s", e->id);
-                snprintf(home, sizeof(home), SBX_STATE_ROOT "/%s", e->id);
-                tmp.home = home;
                 r = pool_job_frame(&tmp, &probe, &size);
                 erase_and_free(probe, size);
                 if (r == -E2BIG) {
