@@ -13,6 +13,7 @@
 #include "pool-job.h"
 #include "pool-plan.h"
 #include "pool.h"
+#include "probe.h"
 #include "rmrf.h"
 #include "unit-props.h"
 
@@ -122,10 +123,15 @@ static void pool_entry_gone(PoolEntry *e, const char *why) {
         (void) rm_rf(e->home);
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
+        /* One that never came up says the runtime may have broken since its
+         * probe: probe again, so that the gate, and with it the pool, knows. */
+        if (!e->ready && !e->stopping)
+                (void) manager_probe_runtimes(m, NULL);
         pool_unlink(m, e);
         pool_entry_free(e);
         bus_manager_notify_status(m);
-        pool_schedule(m, 0);
+        /* At the refill's pace: a sandbox that keeps failing is not retried in a loop. */
+        pool_schedule(m, USEC_PER_SEC / MAX(m->config.pool_refill_per_second, 1u));
 }
 
 static void pool_entry_evict(PoolEntry *e, const char *why) {
