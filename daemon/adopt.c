@@ -9,6 +9,7 @@
 
 #include "adopt.h"
 #include "fdstore.h"
+#include "pool.h"
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-state-file.h"
@@ -58,6 +59,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
         r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
+        r->pooled = streq(w->start_mode, "pooled");
 }
 
 int worker_save_state(Worker *w) {
@@ -342,6 +344,17 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 w->egress_policy.size = strlen(rec->egress_policy);
                 w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
                 w->egress_policy.name = (char *) "egress-policy";
+        }
+        if (rec->pooled) {
+                /* Its run time is sandboxd's to keep, from the claim on. */
+                uint64_t now = now_usec(CLOCK_REALTIME), end = rec->created_realtime + rec->limits.runtime_max_usec;
+                w->start_mode = "pooled";
+                r = pool_arm_runtime_timer(w, end > now ? end - now : 0);
+                if (r < 0) {
+                        daemon_fds_close(&fds);
+                        worker_free(w);
+                        return r;
+                }
         }
         return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
 }

@@ -542,6 +542,11 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
+        return sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
+                                          100 * USEC_PER_MSEC, on_runtime_timer, w);
+}
+
 /* The caps are on the unit: the limit, the job, and the worker runs. */
 static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
@@ -573,8 +578,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
                         w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
         }
         if (r >= 0)
-                r = sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC,
-                                               w->spec.limits.runtime_max_usec, USEC_PER_SEC, on_runtime_timer, w);
+                r = pool_arm_runtime_timer(w, w->spec.limits.runtime_max_usec);
         if (r < 0) {
                 char why[128];
                 snprintf(why, sizeof(why), "handing the job to the pooled sandbox: %s", strerror(-r));

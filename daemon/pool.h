@@ -34,6 +34,11 @@ bool pool_job_removed(Manager *m, const char *unit, const char *result);
  * MaxWorkers: stops one. */
 void pool_yield_slot(Manager *m);
 
+/* A pooled worker's RuntimeMaxSec, USEC from now (0: at once): systemd's
+ * would count from the pool sandbox's start and cannot be changed on a
+ * running unit, so sandboxd stops the worker itself (result "timeout"). */
+int pool_arm_runtime_timer(Worker *w, uint64_t usec);
+
 /* Serves the request from the pool if it can: 1 when claimed (the reply to
  * REQUEST follows when the workload was handed over; SPEC was taken), 0 when
  * it must start cold (*ret_reason says why), or a negative errno with ERROR. */

@@ -86,6 +86,15 @@ if wait_until 120 pooled_is 4; then ok "the pool refills after claims"; else not
 check "the claimed sandboxes are gone with their workers (homes removed)" \
     wait_until 60 sh -c "! nsenter -t $CT_PID -a test -e /var/lib/private/sandboxd/workers/$first"
 
+# ---- run time: from the claim, kept by sandboxd ---------------------------------
+wait_until 120 pooled_is 4
+create --class standard --runtime 2 -- /bin/sleep 600
+timed=$WID
+check_eq "run time: StartMode is pooled" "pooled" "$(sbx_prop "$timed" StartMode)"
+result_is() { [ "$(sbx_prop "$1" Result)" = "$2" ]; }
+if wait_until 30 result_is "$timed" timeout; then ok "run time: a pooled worker is stopped at its RuntimeMaxSec (result timeout)"; else
+    not_ok "run time: a pooled worker is stopped at its RuntimeMaxSec" "State=$(sbx_prop "$timed" State) Result=$(sbx_prop "$timed" Result)"; fi
+
 # ---- what a running sandbox cannot get: cold, and it says so -------------------
 create --class standard --disk 32M -- /bin/true
 check_eq "DiskMax: StartMode is cold" "cold" "$(sbx_prop "$WID" StartMode)"
@@ -114,6 +123,7 @@ survivor=$WID
 before=$(ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*.service' | grep 'sandboxd pool sandbox' | awk '{print $1}' | grep -v "$survivor" | sort)
 ct systemctl restart sandboxd.service
 check_eq "restart: the claimed worker is re-adopted" "running" "$(sbx_prop "$survivor" State)"
+check_eq "restart: the re-adopted worker is still pooled" "pooled" "$(sbx_prop "$survivor" StartMode)"
 gone=0
 for u in $before; do unit_gone "$u" || gone=1; done
 check_eq "restart: the earlier daemon's waiting sandboxes were stopped" 0 "$gone"
