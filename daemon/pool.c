@@ -717,6 +717,8 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                            "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
                            "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
                            "SANDBOXD_START_MODE", "pooled", NULL);
+                log_struct(LOG_INFO, "Pool sandbox claimed", "SANDBOXD_WORKER_ID", w->id,
+                           "SANDBOXD_EVENT", "pool-claimed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }
         pool_schedule(m, 0);
         return 1;
