@@ -2,10 +2,11 @@
 /* Measures, for N workers of one class, the time from calling CreateWorker
  * to the first byte the worker writes on its channel. Prints one latency in
  * microseconds per line, so the caller can compute percentiles.
- *   sbx-bench-start CLASS N [pooled|cold]
+ *   sbx-bench-start CLASS N [pooled|cold [READY]]
  * With a mode, every worker's StartMode must be that mode (else it fails),
- * and for "pooled" each sample first waits, untimed, until a pooled sandbox
- * is ready, so the series measures claims, not a pool that ran dry. */
+ * and for "pooled" each sample first waits, untimed, until READY (default 1)
+ * pooled sandboxes are ready, so the series measures claims, not a pool
+ * that ran dry. */
 #include <errno.h>
 #include <stdbool.h>
 #include <poll.h>
@@ -44,7 +45,7 @@ static int wait_ended(sd_bus *bus, const char *path, int fd) {
         return -ETIMEDOUT;
 }
 
-static int wait_pooled(sd_bus *bus) {
+static int wait_pooled(sd_bus *bus, uint32_t ready) {
         for (int i = 0; i < 6000; i++) {
                 uint32_t n = 0;
                 sd_bus_message *reply = NULL;
@@ -55,7 +56,7 @@ static int wait_pooled(sd_bus *bus) {
                 sd_bus_message_unref(reply);
                 if (r < 0)
                         return r;
-                if (n > 0)
+                if (n >= ready)
                         return 0;
                 usleep(10000);
         }
@@ -74,7 +75,7 @@ static int check_mode(sd_bus *bus, const char *path, const char *mode) {
         return r;
 }
 
-static int one(sd_bus *bus, const char *class, const char *mode, long long *ret_us) {
+static int one(sd_bus *bus, const char *class, const char *mode, uint32_t ready, long long *ret_us) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
         const char *id, *path;
@@ -83,7 +84,7 @@ static int one(sd_bus *bus, const char *class, const char *mode, long long *ret_
         long long t0;
 
         if (mode && strcmp(mode, "pooled") == 0) {
-                r = wait_pooled(bus);
+                r = wait_pooled(bus, ready);
                 if (r < 0) {
                         fprintf(stderr, "no pooled sandbox became ready: %s\n", strerror(-r));
                         return r;
@@ -132,9 +133,10 @@ int main(int argc, char *argv[]) {
         sd_bus *bus = NULL;
         int n, r;
 
-        if (argc < 3 || argc > 4 || (n = atoi(argv[2])) <= 0 ||
-            (argc == 4 && strcmp(argv[3], "pooled") != 0 && strcmp(argv[3], "cold") != 0)) {
-                fprintf(stderr, "usage: %s CLASS N [pooled|cold]\n", argv[0]);
+        if (argc < 3 || argc > 5 || (n = atoi(argv[2])) <= 0 ||
+            (argc >= 4 && strcmp(argv[3], "pooled") != 0 && strcmp(argv[3], "cold") != 0) ||
+            (argc == 5 && atoi(argv[4]) <= 0)) {
+                fprintf(stderr, "usage: %s CLASS N [pooled|cold [READY]]\n", argv[0]);
                 return 2;
         }
         r = sd_bus_open_system(&bus);
@@ -144,7 +146,7 @@ int main(int argc, char *argv[]) {
         }
         for (int i = 0; i < n; i++) {
                 long long us = 0;
-                if (one(bus, argv[1], argc == 4 ? argv[3] : NULL, &us) < 0)
+                if (one(bus, argv[1], argc >= 4 ? argv[3] : NULL, argc == 5 ? (uint32_t) atoi(argv[4]) : 1, &us) < 0)
                         return 1;
                 printf("%lld\n", us);
                 fflush(stdout);

@@ -38,7 +38,7 @@ ct systemctl start sandboxd
 
 ct /usr/lib/sandboxd-bench/sbx-bench-start trusted 3 >/dev/null       # warm caches
 ct /usr/lib/sandboxd-bench/sbx-bench-start untrusted 3 cold >/dev/null
-ct /usr/lib/sandboxd-bench/sbx-bench-start standard 3 pooled >/dev/null
+ct /usr/lib/sandboxd-bench/sbx-bench-start standard 3 pooled 4 >/dev/null
 tmp=$(mktemp -d)
 # The same walls without sandboxd: a live worker's own unit properties.
 wid=$(ct sandboxctl create --class trusted --cpu 400 -- /bin/sleep 60)
@@ -58,13 +58,14 @@ ct sandboxctl stop "$wid" >/dev/null
 
 # Five rounds, each a fifth of every series in turn, so that a machine that
 # slows down or speeds up during the run weighs on all series alike.
-# A claim makes the pool refill: two sandboxes boot after the pooled series.
+# A claim makes the pool refill. StandardSize=2 is 2 sandboxes with egress and
+# 2 without; the pooled series (no egress) starts each sample with all 4 ready.
 # Every other series starts once the pool is full again, so that the refill's
 # CPU does not land on it (bounded: the pool refills within seconds).
 pool_full() {
     local i
     for i in $(seq 600); do
-        [ "$(ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager PooledSandboxes)" = "u 2" ] && return 0
+        [ "$(ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager PooledSandboxes)" = "u 4" ] && return 0
         sleep 0.1
     done
     echo "the pool did not refill" >&2
@@ -79,7 +80,7 @@ for r in $(seq $ROUNDS); do
     ct python3 /usr/lib/sandboxd-bench/start-baselines.py systemd-run-same /run/bench-worker.service "$per" \
         >> "$tmp/systemd-run-same-walls"
     ct /usr/lib/sandboxd-bench/sbx-bench-start untrusted "$per" cold >> "$tmp/sandboxd-gvisor"
-    ct /usr/lib/sandboxd-bench/sbx-bench-start standard "$per" pooled >> "$tmp/sandboxd-gvisor-pooled"
+    ct /usr/lib/sandboxd-bench/sbx-bench-start standard "$per" pooled 4 >> "$tmp/sandboxd-gvisor-pooled"
     ct python3 /usr/lib/sandboxd-bench/start-baselines.py runsc /run/bench-bundle/config.json "$per" >> "$tmp/bare-runsc"
 done
 echo "bare runsc: the worker's bundle with: $(ct cat /run/bench-bundle/runsc-flags)"
@@ -114,7 +115,7 @@ json.dump({"benchmark": "start-latency", "unit": "microseconds", "rows": rows,
            "bare_runsc": "the worker's own bundle, runsc " + runsc_flags, "rounds_interleaved": 5,
            "goal_p50_ratio_max": 1.2, "pooled_goal": pooled_goal,
            "gvisor_series": "cold: class untrusted, which has no pool in this run; pooled: class standard, "
-                            "[Pool] StandardSize=2, each sample after a pooled sandbox is ready"},
+                            "[Pool] StandardSize=2 (2 with and 2 without egress), each sample once all 4 are ready"},
           open(out, "w"), indent=2)
 print(f"wrote {out}")
 PY

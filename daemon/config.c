@@ -51,7 +51,7 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .egress_require_tls = true,
                 .pool_standard_size = 2,
                 .pool_untrusted_size = 2,
-                .pool_memory_max = 512 * MiB,
+                .pool_memory_max = 1 * GiB,
                 .pool_refill_per_second = 2,
                 .pool_min_mem_available = 512 * MiB,
                 .pool_pressure_max = 20,
@@ -296,7 +296,8 @@ static int origin_floors_validate(char * const *entries, const char *path, SbxEr
 /* Each waiting sandbox gets an equal share of Pool:MemoryMax, which must be
  * enough to run at all; a pool that could never refill is a mistake. */
 static int pool_config_validate(const SbxConfig *c, const char *path, SbxError *error) {
-        unsigned total = c->pool_standard_size + c->pool_untrusted_size;
+        /* Each class waits with that many of each kind, with and without egress. */
+        unsigned total = 2 * (c->pool_standard_size + c->pool_untrusted_size);
 
         if (total == 0)
                 return 0;

@@ -539,7 +539,6 @@ static const SbxCredential *lookup_credential(const char *unit, const char *name
         /* The proxy asks for its policy whenever socket activation (re)starts it. */
         for (Worker *e = m->workers; !w && e; e = e->next)
                 if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
-                        /* A pooled worker without egress has the pair but no policy. */
                         return streq(name, "egress-policy") && e->egress_policy.data ? &e->egress_policy : NULL;
 
         /* Only while the unit is starting: afterwards the daemon's copy is gone. */

@@ -41,6 +41,7 @@ struct Manager {
 
         struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */
         sd_event_source *pool_timer;
+        sd_bus_slot *pool_reload_match;
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);

@@ -44,12 +44,16 @@ unsigned pool_configured_size(const SbxConfig *c, SbxClass class) {
 }
 
 uint64_t pool_entry_memory(const SbxConfig *c) {
-        unsigned total = c->pool_standard_size + c->pool_untrusted_size;
+        unsigned total = pool_configured_total(c);
         return total ? c->pool_memory_max / total : 0;
 }
 
+unsigned pool_configured_total(const SbxConfig *c) {
+        return 2 * (c->pool_standard_size + c->pool_untrusted_size);
+}
+
 unsigned pool_plan_total(const SbxConfig *c, unsigned current, const PoolMemoryFacts *f) {
-        unsigned configured = c->pool_standard_size + c->pool_untrusted_size;
+        unsigned configured = pool_configured_total(c);
         uint64_t share = pool_entry_memory(c), room, deficit;
 
         if (configured == 0)

@@ -21,8 +21,12 @@ typedef struct PoolMemoryFacts {
 /* Reads MEMINFO and PRESSURE (either may be missing: that fact is then unknown). */
 void pool_memory_facts_read(const char *meminfo, const char *pressure, PoolMemoryFacts *ret);
 
-/* How many sandboxes a class waits with by configuration. */
+/* How many sandboxes of each kind a class waits with by configuration: that
+ * many with their proxy pair (for claims with egress) and that many without
+ * (gVisor's own loopback, as a cold worker without egress gets). */
 unsigned pool_configured_size(const SbxConfig *c, SbxClass class);
+/* Both kinds of every class. */
+unsigned pool_configured_total(const SbxConfig *c);
 /* Each waiting sandbox's share of Pool:MemoryMax; 0 when the pool is off. */
 uint64_t pool_entry_memory(const SbxConfig *c);
 

@@ -36,6 +36,8 @@ struct PoolEntry {
         char id[WORKER_ID_LEN + 1];
         char *unit, *unit_path, *home, *egress_socket, *egress_service;
         SbxClass class;
+        bool egress;                    /* made with its proxy pair (runsc --network=host), else
+                                         * with gVisor's own loopback only, as cold workers are */
         ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
         sd_bus_slot *start_call, *unit_match;
         sd_event_source *ready_source;  /* the waiter's POOL_WAITER_READY on stdout */
@@ -70,6 +72,7 @@ void pool_free_all(Manager *m) {
                 pool_entry_free(e);
         }
         m->pool_timer = sd_event_source_disable_unref(m->pool_timer);
+        m->pool_reload_match = sd_bus_slot_unref(m->pool_reload_match);
 }
 
 unsigned pool_n_ready(const Manager *m) {
@@ -86,10 +89,10 @@ unsigned pool_n_total(const Manager *m) {
         return n;
 }
 
-static unsigned pool_n_class(const Manager *m, SbxClass class) {
+static unsigned pool_n_kind(const Manager *m, SbxClass class, bool egress) {
         unsigned n = 0;
         for (PoolEntry *e = m->pool; e; e = e->next)
-                n += e->class == class && !e->stopping;
+                n += e->class == class && e->egress == egress && !e->stopping;
         return n;
 }
 
@@ -107,12 +110,14 @@ static void pool_stop_units(PoolEntry *e) {
         const char *units[] = { e->unit, e->egress_socket, e->egress_service };
 
         for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                (void) sd_bus_call_method_async(e->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                if (units[i])
+                        (void) sd_bus_call_method_async(e->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                                 "StopUnit", NULL, NULL, "ss", units[i], "replace");
 }
 
-/* Its unit is gone (or never came): nothing of it may stay. */
-static void pool_entry_gone(PoolEntry *e, const char *why) {
+/* Its unit is gone, never came, or is let go (UNIT_DOWN false: stopping
+ * still): nothing of it may stay. */
+static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         Manager *m = e->manager;
         _cleanup_free_ char *priv = NULL;
 
@@ -120,6 +125,9 @@ static void pool_entry_gone(PoolEntry *e, const char *why) {
                    "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit, "SANDBOXD_REASON", why,
                    "SANDBOXD_EVENT", "pool-ended", NULL);
         pool_stop_units(e);
+        /* Its ExecStopPost removes the bundle, unless a reload lost it. */
+        if (unit_down)
+                manager_cleanup_sandbox_leftovers(m, e->id, SBX_RUNTIME_RUNSC);
         (void) rm_rf(e->home);
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
@@ -167,7 +175,7 @@ static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error
                         return 0;
         }
         if (down)
-                pool_entry_gone(e, e->stopping ? "evicted" : "unit ended while waiting");
+                pool_entry_gone(e, e->stopping ? "evicted" : "unit ended while waiting", true);
         return 0;
 }
 
@@ -200,7 +208,7 @@ bool pool_job_removed(Manager *m, const char *unit, const char *result) {
                 if (!streq(e->unit, unit) || e->started)
                         continue;
                 if (!streq(result, "done")) {
-                        pool_entry_gone(e, "start job failed");
+                        pool_entry_gone(e, "start job failed", true);
                         return true;
                 }
                 e->started = true;
@@ -221,7 +229,7 @@ static int on_entry_start_reply(sd_bus_message *reply, void *userdata, sd_bus_er
 
         e->start_call = sd_bus_slot_unref(e->start_call);
         if (err)
-                pool_entry_gone(e, err->message ?: err->name);
+                pool_entry_gone(e, err->message ?: err->name, true);
         return 0;
 }
 
@@ -251,7 +259,7 @@ static int pool_entry_pipes(PoolEntry *e, ChannelWorkerFds *ret) {
         return 0;
 }
 
-static int pool_entry_start(Manager *m, SbxClass class) {
+static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds stdio = { -1, -1, -1 };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         char id_arg[sizeof("--id=") + WORKER_ID_LEN], user[sizeof("sandbox-") + WORKER_ID_LEN];
@@ -261,7 +269,7 @@ static int pool_entry_start(Manager *m, SbxClass class) {
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        *e = (PoolEntry) { .manager = m, .class = class, .fds = { -1, -1, -1 } };
+        *e = (PoolEntry) { .manager = m, .class = class, .egress = egress, .fds = { -1, -1, -1 } };
         r = random_hex_id(e->id, WORKER_ID_LEN);
         if (r < 0)
                 goto fail;
@@ -269,7 +277,7 @@ static int pool_entry_start(Manager *m, SbxClass class) {
         if (asprintf(&e->unit, "sandbox-%s.service", e->id) < 0 || asprintf(&e->home, SBX_STATE_ROOT "/%s", e->id) < 0)
                 goto fail;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", e->unit, &e->unit_path);
-        if (r >= 0)
+        if (r >= 0 && egress)
                 r = worker_egress_unit_names(e->id, &e->egress_socket, &e->egress_service);
         if (r >= 0)
                 r = pool_entry_pipes(e, &stdio);
@@ -278,11 +286,13 @@ static int pool_entry_start(Manager *m, SbxClass class) {
         snprintf(id_arg, sizeof(id_arg), "--id=%s", e->id);
         snprintf(user, sizeof(user), "sandbox-%s", e->id);
 
-        /* A cold worker's unit in every respect but three: the waiter is its
-         * workload, its caps wait for the claim (memory: its share of the
-         * pool's; processes: the operator's maximum, which the job lowers;
-         * run time: the claim's, kept by sandboxd from then on), and it
-         * always has its proxy pair, whose policy only a claim can give. */
+        /* A cold worker's unit in every respect but two: the waiter is its
+         * workload, and its caps wait for the claim (memory: its share of
+         * the pool's; processes: the operator's maximum, which the job
+         * lowers; run time: the claim's, kept by sandboxd from then on). One
+         * made for egress has its proxy pair, whose policy only a claim can
+         * give; one without has gVisor's own loopback, as a cold worker
+         * without egress. */
         char *argv[] = { m->exec_path, id_arg, (char *) "--pool-wait", NULL };
         WorkerSpec spec = {
                 .class = class,
@@ -304,7 +314,7 @@ static int pool_entry_start(Manager *m, SbxClass class) {
                 .launcher_path = m->launcher_path,
                 .exec_path = m->exec_path,
                 .stdio = &stdio,
-                .egress_proxy_url = SBX_EGRESS_PROXY_URL,
+                .egress_proxy_url = egress ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = e->egress_socket,
                 .walls_path = m->walls_path,
                 .host_ns = &m->runtimes.walls.host,
@@ -317,7 +327,8 @@ static int pool_entry_start(Manager *m, SbxClass class) {
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
-                r = worker_egress_append_aux_units(msg, e->id, e->unit, m->egress_path, SBX_CREDENTIAL_SOCKET);
+                r = worker_egress_append_aux_units(msg, e->id, e->unit, egress ? m->egress_path : NULL,
+                                                   SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = sd_bus_match_signal_async(m->bus, &e->unit_match, SYSTEMD_DEST, e->unit_path,
                                               "org.freedesktop.DBus.Properties", "PropertiesChanged",
@@ -344,6 +355,7 @@ static bool pool_class_served(Manager *m, SbxClass class) {
         return gate_choose(&m->runtimes, &m->config, class, &runtime, NULL) >= 0 && runtime == SBX_RUNTIME_RUNSC;
 }
 
+/* Per class, as many of each kind (with and without egress) as configured. */
 static void pool_targets(Manager *m, unsigned target[static _SBX_CLASS_MAX]) {
         static const SbxClass classes[] = { SBX_CLASS_STANDARD, SBX_CLASS_UNTRUSTED };
         PoolMemoryFacts facts;
@@ -358,8 +370,8 @@ static void pool_targets(Manager *m, unsigned target[static _SBX_CLASS_MAX]) {
                 target[c] = 0;
         for (size_t i = 0; i < ELEMENTSOF(classes); i++) {
                 SbxClass c = classes[i];
-                target[c] = pool_class_served(m, c) ? MIN(pool_configured_size(&m->config, c), total) : 0;
-                total -= target[c];
+                target[c] = pool_class_served(m, c) ? MIN(pool_configured_size(&m->config, c), total / 2) : 0;
+                total -= 2 * target[c];
         }
 }
 
@@ -371,22 +383,23 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_runtimes_revalidate(m);
         pool_targets(m, target);
         for (PoolEntry *e = m->pool; e; e = e->next)
-                if (!e->stopping && pool_n_class(m, e->class) > target[e->class])
+                if (!e->stopping && pool_n_kind(m, e->class, e->egress) > target[e->class])
                         pool_entry_evict(e, target[e->class] == 0 && !pool_class_served(m, e->class)
                                                     ? "the gate no longer serves its class with gVisor"
                                                     : "the pool is shrunk (memory, MaxWorkers or configuration)");
-        for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++) {
-                if (pool_n_class(m, c) >= target[c])
-                        continue;
-                /* One at a time: RefillPerSecond is the pace. */
-                if (!started) {
-                        int r = pool_entry_start(m, c);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to start a pool sandbox: %m");
-                        started = r >= 0;
+        for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++)
+                for (int egress = 0; egress < 2; egress++) {
+                        if (pool_n_kind(m, c, egress) >= target[c])
+                                continue;
+                        /* One at a time: RefillPerSecond is the pace. */
+                        if (!started) {
+                                int r = pool_entry_start(m, c, egress);
+                                if (r < 0)
+                                        log_warning_errno(r, "Failed to start a pool sandbox: %m");
+                                started = r >= 0;
+                        }
+                        below = below || pool_n_kind(m, c, egress) < target[c];
                 }
-                below = below || pool_n_class(m, c) < target[c];
-        }
         pool_schedule(m, below ? USEC_PER_SEC / m->config.pool_refill_per_second : POOL_CHECK_USEC);
         return 0;
 }
@@ -413,7 +426,30 @@ static void pool_schedule(Manager *m, uint64_t usec) {
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
 
+/* systemd 252 re-reads a transient unit it cannot parse back (ExecStartEx=,
+ * unit-props.h) as a bad setting, and then refuses SetUnitProperties on it:
+ * after a reload no waiting sandbox could be claimed. They go; new ones come. */
+static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        int active = 0;
+
+        if (sd_bus_message_read(msg, "b", &active) < 0 || active)
+                return 0;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
+        pool_schedule(m, 0);
+        return 0;
+}
+
 int pool_start(Manager *m) {
+        int r;
+
+        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
+                return 0;
+        r = sd_bus_match_signal_async(m->bus, &m->pool_reload_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                      "Reloading", on_systemd_reloading, NULL, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
         pool_schedule(m, 0);
         return 0;
 }
@@ -429,7 +465,7 @@ void pool_yield_slot(Manager *m) {
         /* Out of the count at once: the cold worker takes its slot now. */
         if (victim) {
                 victim->stopping = true;
-                pool_entry_gone(victim, "a cold worker needs its MaxWorkers slot");
+                pool_entry_gone(victim, "a cold worker needs its MaxWorkers slot", false);
         }
 }
 
@@ -623,9 +659,9 @@ static int pool_set_caps(Worker *w) {
         return r;
 }
 
-static PoolEntry *pool_find_ready(Manager *m, SbxClass class) {
+static PoolEntry *pool_find_ready(Manager *m, SbxClass class, bool egress) {
         for (PoolEntry *e = m->pool; e; e = e->next)
-                if (e->ready && !e->stopping && e->class == class)
+                if (e->ready && !e->stopping && e->class == class && e->egress == egress)
                         return e;
         return NULL;
 }
@@ -647,9 +683,10 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 *ret_reason = refusal;
                 return 0;
         }
-        e = pool_find_ready(m, spec->class);
+        e = pool_find_ready(m, spec->class, worker_wants_egress(spec));
         if (!e) {
-                *ret_reason = "no pooled sandbox of the class was ready";
+                *ret_reason = worker_wants_egress(spec) ? "no pooled sandbox of the class with egress was ready"
+                                                        : "no pooled sandbox of the class without egress was ready";
                 return 0;
         }
         {
@@ -679,7 +716,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         w->unit_seen_active = true;
         w->egress_socket = TAKE_PTR(e->egress_socket);
         w->egress_service = TAKE_PTR(e->egress_service);
-        if (worker_wants_egress(&w->spec)) {
+        if (e->egress) {
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)
                         goto fail;
@@ -729,7 +766,7 @@ fail:
         e->egress_service = TAKE_PTR(w->egress_service);
         worker_free(w);
         e->stopping = true;
-        pool_entry_gone(e, "a claim failed");
+        pool_entry_gone(e, "a claim failed", false);
         if (error && !error->name)
                 sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
         return r;

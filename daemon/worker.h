@@ -140,6 +140,9 @@ void worker_start_failed(Worker *w, const char *why);
  * lingers briefly so the result can still be read. */
 void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
+/* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:
+ * the launcher's cleanup again, from a oneshot unit of its own. */
+void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime);
 
 int worker_stop(Worker *w, const char *reason, SbxError *error);
 int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);

@@ -26,8 +26,8 @@ ct systemctl start sandboxd.service
 ct sh -c 'printf s3cr3t-one > /root/cred-one; printf s3cr3t-two > /root/cred-two; chmod 600 /root/cred-*'
 
 # ---- the default pool ------------------------------------------------------
-if wait_until 120 pooled_is 4; then ok "default pool: 2 standard + 2 untrusted sandboxes wait"; else
-    not_ok "default pool: 2 standard + 2 untrusted sandboxes wait" "PooledSandboxes=$(pooled)"; fi
+if wait_until 120 pooled_is 8; then ok "default pool: 2 standard + 2 untrusted sandboxes of each kind (with and without egress) wait"; else
+    not_ok "default pool: 2 standard + 2 untrusted sandboxes of each kind (with and without egress) wait" "PooledSandboxes=$(pooled)"; fi
 check_eq "waiting sandboxes are not workers (ListWorkers is empty)" "" \
     "$(ct sandboxctl list --no-legend 2>&1)"
 check_eq "NWorkers does not count them" "0" "$(sbx_mgr_prop NWorkers)"
@@ -59,6 +59,9 @@ check_output "claim: the home is writable" '^written$' echo "$out"
 check_output "claim: RLIMIT_NPROC is the worker's TasksMax" '^nproc:40$' echo "$out"
 check_output "claim: runs under gVisor" "^kernel:" echo "$out"
 check_output "claim: no egress asked, no proxy variable" '^proxy:none$' echo "$out"
+check_output "claim: no egress asked, gVisor's own loopback as for a cold worker (runsc --network=none)" \
+    '--network=none' unit_prop "$unit" ExecStart
+check "claim: no egress asked, no proxy socket unit" unit_gone "sandbox-$first-egress.socket"
 check_output "claim: stdin after the job is the workload's" '^stdin:hello-stdin$' echo "$out"
 uid=$(printf '%s\n' "$out" | sed -n 's/^uid://p')
 if [ "$uid" -ge "$DYNAMIC_UID_MIN" ] 2>/dev/null && [ "$uid" -le "$DYNAMIC_UID_MAX" ]; then
@@ -82,12 +85,12 @@ check "second claim: the first's credential is not there" sh -c "! printf '%s' \
 check "second claim: no process of the first (its sh, its read)" sh -c "! printf '%s' \"\$1\" | grep -q sandbox-exec" _ "$out"
 
 # ---- refill ------------------------------------------------------------------
-if wait_until 120 pooled_is 4; then ok "the pool refills after claims"; else not_ok "the pool refills after claims" "PooledSandboxes=$(pooled)"; fi
+if wait_until 120 pooled_is 8; then ok "the pool refills after claims"; else not_ok "the pool refills after claims" "PooledSandboxes=$(pooled)"; fi
 check "the claimed sandboxes are gone with their workers (homes removed)" \
     wait_until 60 sh -c "! nsenter -t $CT_PID -a test -e /var/lib/private/sandboxd/workers/$first"
 
 # ---- run time: from the claim, kept by sandboxd ---------------------------------
-wait_until 120 pooled_is 4
+wait_until 120 pooled_is 8
 create --class standard --runtime 2 -- /bin/sleep 600
 timed=$WID
 check_eq "run time: StartMode is pooled" "pooled" "$(sbx_prop "$timed" StartMode)"
@@ -127,19 +130,31 @@ check_eq "restart: the re-adopted worker is still pooled" "pooled" "$(sbx_prop "
 gone=0
 for u in $before; do unit_gone "$u" || gone=1; done
 check_eq "restart: the earlier daemon's waiting sandboxes were stopped" 0 "$gone"
-if wait_until 120 pooled_is 4; then ok "restart: the pool is made again"; else not_ok "restart: the pool is made again" "PooledSandboxes=$(pooled)"; fi
+if wait_until 120 pooled_is 8; then ok "restart: the pool is made again"; else not_ok "restart: the pool is made again" "PooledSandboxes=$(pooled)"; fi
 ct sandboxctl stop "$survivor" >/dev/null 2>&1
 
 # ---- counted against MaxWorkers --------------------------------------------------
-set_conf '[Limits]\nMaxWorkers=3\n'
-wait_until 60 pooled_is 3
-check_eq "MaxWorkers=3: three sandboxes wait, not four" 3 "$(pooled)"
+set_conf '[Limits]\nMaxWorkers=4\n'
+wait_until 60 pooled_is 4
+check_eq "MaxWorkers=4: four sandboxes wait, not eight" 4 "$(pooled)"
 create --class trusted -- /bin/sleep 600; a=$WID
 create --class trusted -- /bin/sleep 600; b=$WID
-check "MaxWorkers=3: two cold workers got slots the pool held" test -n "$a" -a -n "$b"
-if wait_until 60 pool_units_at_most 1; then ok "MaxWorkers=3 with two workers: at most one sandbox waits"; else
-    not_ok "MaxWorkers=3 with two workers: at most one sandbox waits" "pool units=$(pool_units)"; fi
+check "MaxWorkers=4: two cold workers got slots the pool held" test -n "$a" -a -n "$b"
+if wait_until 60 pool_units_at_most 2; then ok "MaxWorkers=4 with two workers: at most two sandboxes wait"; else
+    not_ok "MaxWorkers=4 with two workers: at most two sandboxes wait" "pool units=$(pool_units)"; fi
 ct sandboxctl stop "$a" >/dev/null 2>&1; ct sandboxctl stop "$b" >/dev/null 2>&1
+
+# ---- a reload of systemd: waiting sandboxes are replaced, claims still work -----
+set_conf ''
+wait_until 120 pooled_is 8
+old_units=$(ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*.service' | awk '/sandboxd pool sandbox/ {print $1}')
+ct systemctl daemon-reload
+replaced() { for u in $old_units; do unit_gone "$u" || return 1; done; }
+check "reload: the waiting sandboxes systemd re-read are stopped" wait_until 60 replaced
+wait_until 120 pooled_is 8
+create --class standard -- /bin/echo after-reload
+check_eq "reload: a claim after it is pooled" "pooled" "$(sbx_prop "$WID" StartMode)"
+check_output "reload: and runs" '^after-reload$' output "$WID"
 
 # ---- pool off: cold --------------------------------------------------------------
 set_conf '[Pool]\nStandardSize=0\nUntrustedSize=0\n'

@@ -43,7 +43,9 @@ static void test_config(void **state) {
         assert_int_equal(pool_configured_size(&c, SBX_CLASS_UNTRUSTED), 1);
         assert_int_equal(pool_configured_size(&c, SBX_CLASS_TRUSTED), 0);
         assert_int_equal(pool_configured_size(&c, SBX_CLASS_HOSTILE), 0);
-        assert_int_equal(pool_entry_memory(&c), 256 * MiB);
+        /* 3 + 1, each with and without egress: 8 shares. */
+        assert_int_equal(pool_configured_total(&c), 8);
+        assert_int_equal(pool_entry_memory(&c), 128 * MiB);
         assert_int_equal(c.pool_refill_per_second, 5);
         assert_int_equal(c.pool_min_mem_available, 2048 * MiB);
         assert_int_equal(c.pool_pressure_max, 50);
@@ -188,12 +190,12 @@ static void test_plan(void **state) {
         SbxConfig c;
         PoolMemoryFacts f = {};
 
-        sbx_config_init_defaults(&c);   /* 2 + 2, 128M each, keep 512M available, PSI 20% */
+        sbx_config_init_defaults(&c);   /* (2 + 2) x 2 kinds, 128M each, keep 512M available, PSI 20% */
         /* Nothing known: the configured size. */
-        assert_int_equal(pool_plan_total(&c, 0, &f), 4);
+        assert_int_equal(pool_plan_total(&c, 0, &f), 8);
         /* Plenty of memory. */
         f = (PoolMemoryFacts) { .avail_known = true, .mem_available = 8192 * MiB, .pressure_known = true };
-        assert_int_equal(pool_plan_total(&c, 0, &f), 4);
+        assert_int_equal(pool_plan_total(&c, 0, &f), 8);
         /* Room for two more shares above the floor. */
         f.mem_available = 512 * MiB + 2 * 128 * MiB + 1;
         assert_int_equal(pool_plan_total(&c, 0, &f), 2);
@@ -207,10 +209,10 @@ static void test_plan(void **state) {
         f.some_avg10 = 20;
         assert_int_equal(pool_plan_total(&c, 4, &f), 0);
         f.some_avg10 = 19;
-        assert_int_equal(pool_plan_total(&c, 4, &f), 4);
+        assert_int_equal(pool_plan_total(&c, 4, &f), 8);
         c.pool_pressure_max = 0;
         f.some_avg10 = 100;
-        assert_int_equal(pool_plan_total(&c, 4, &f), 4);
+        assert_int_equal(pool_plan_total(&c, 4, &f), 8);
         /* Off. */
         c.pool_standard_size = c.pool_untrusted_size = 0;
         assert_int_equal(pool_plan_total(&c, 0, &f), 0);
