@@ -147,17 +147,20 @@ bool manager_stop_is_final(Manager *m) {
 
 /* ---- start-up ---------------------------------------------------------- */
 
-/* The service's ProcSubset=pid hides /proc/sys: its ExecStartPre= copies
- * the boot ID where the daemon can read it. */
+/* The boot ID as the service's ExecStartPre= (outside the daemon's mount
+ * namespace) copied it: the daemon's own /proc is a new instance
+ * (ProtectProc=), which in a container shows the host's boot ID rather than
+ * the one the container manager mounted over it. The kernel's, read by the
+ * daemon itself, only when that copy is missing. */
 static int read_current_boot_id(sd_id128_t *ret) {
         _cleanup_fclose_ FILE *f = NULL;
         char line[64];
 
-        if (sd_id128_get_boot(ret) >= 0)
-                return 0;
         f = fopen(SBX_CURRENT_BOOT_ID_FILE, "re");
-        if (!f)
-                return -errno;
+        if (!f) {
+                int e = errno;
+                return sd_id128_get_boot(ret) >= 0 ? 0 : -e;
+        }
         if (!fgets(line, sizeof(line), f))
                 return -EBADMSG;
         line[strcspn(line, "\n")] = 0;
