@@ -44,6 +44,8 @@ check "claim: created ($first)" test -n "$first"
 check_eq "claim: StartMode is pooled" "pooled" "$(sbx_prop "$first" StartMode)"
 unit=sandbox-$first.service
 check_output "claim: the unit is described as a worker's now" "sandboxd worker $first" unit_prop "$unit" Description
+check_output "claim: no egress asked, gVisor's own loopback as for a cold worker (runsc --network=none)" \
+    '--network=none' unit_prop "$unit" ExecStart
 check_eq "claim: MemoryMax applied to the running unit" "209715200" "$(unit_prop "$unit" MemoryMax)"
 check_eq "claim: CPUQuota applied to the running unit" "300ms" "$(unit_prop "$unit" CPUQuotaPerSecUSec)"
 check_eq "claim: the memory guard's limit is the worker's" "209715200" \
@@ -59,8 +61,6 @@ check_output "claim: the home is writable" '^written$' echo "$out"
 check_output "claim: RLIMIT_NPROC is the worker's TasksMax" '^nproc:40$' echo "$out"
 check_output "claim: runs under gVisor" "^kernel:" echo "$out"
 check_output "claim: no egress asked, no proxy variable" '^proxy:none$' echo "$out"
-check_output "claim: no egress asked, gVisor's own loopback as for a cold worker (runsc --network=none)" \
-    '--network=none' unit_prop "$unit" ExecStart
 check "claim: no egress asked, no proxy socket unit" unit_gone "sandbox-$first-egress.socket"
 check_output "claim: stdin after the job is the workload's" '^stdin:hello-stdin$' echo "$out"
 uid=$(printf '%s\n' "$out" | sed -n 's/^uid://p')
