@@ -9,6 +9,7 @@
 
 #include "adopt.h"
 #include "fdstore.h"
+#include "pool.h"
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-state-file.h"
@@ -62,6 +63,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->suspended = w->state == WORKER_SUSPENDED;
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
+        r->pooled = streq(w->start_mode, "pooled");
 }
 
 int worker_save_state(Worker *w) {
@@ -149,17 +151,20 @@ bool manager_stop_is_final(Manager *m) {
 
 /* ---- start-up ---------------------------------------------------------- */
 
-/* The service's ProcSubset=pid hides /proc/sys: its ExecStartPre= copies
- * the boot ID where the daemon can read it. */
+/* The boot ID as the service's ExecStartPre= (outside the daemon's mount
+ * namespace) copied it: the daemon's own /proc is a new instance
+ * (ProtectProc=), which in a container shows the host's boot ID rather than
+ * the one the container manager mounted over it. The kernel's, read by the
+ * daemon itself, only when that copy is missing. */
 static int read_current_boot_id(sd_id128_t *ret) {
         _cleanup_fclose_ FILE *f = NULL;
         char line[64];
 
-        if (sd_id128_get_boot(ret) >= 0)
-                return 0;
         f = fopen(SBX_CURRENT_BOOT_ID_FILE, "re");
-        if (!f)
-                return -errno;
+        if (!f) {
+                int e = errno;
+                return sd_id128_get_boot(ret) >= 0 ? 0 : -e;
+        }
         if (!fgets(line, sizeof(line), f))
                 return -EBADMSG;
         line[strcspn(line, "\n")] = 0;
@@ -346,6 +351,17 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 w->egress_policy.size = strlen(rec->egress_policy);
                 w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
                 w->egress_policy.name = (char *) "egress-policy";
+        }
+        if (rec->pooled) {
+                /* Its run time is sandboxd's to keep, from the claim on. */
+                uint64_t now = now_usec(CLOCK_REALTIME), end = rec->created_realtime + rec->limits.runtime_max_usec;
+                w->start_mode = "pooled";
+                r = pool_arm_runtime_timer(w, end > now ? end - now : 0);
+                if (r < 0) {
+                        daemon_fds_close(&fds);
+                        worker_free(w);
+                        return r;
+                }
         }
         return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
 }

@@ -2,6 +2,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus-manager.h"
+#include "pool.h"
 #include "bus-polkit.h"
 #include "bus-worker.h"
 #include "errors.h"
@@ -391,6 +392,12 @@ static int property_get_default_idle(sd_bus *bus, const char *path, const char *
         return sd_bus_message_append(reply, "t", m->config.defaults.idle_timeout_usec);
 }
 
+/* Waiting sandboxes of the warm pool, ready to be claimed (pool.h). */
+static int property_get_pooled(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "u", (uint32_t) pool_n_ready(userdata));
+}
+
 static int property_get_n_workers(sd_bus *bus, const char *path, const char *interface, const char *property,
                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -429,6 +436,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DefaultIdleTimeoutUSec", "t", property_get_default_idle, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EgressFloor", "as", property_get_egress_floor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("NWorkers", "u", property_get_n_workers, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PooledSandboxes", "u", property_get_pooled, 0, 0),
         SD_BUS_PROPERTY("Classes", "a(sb)", property_get_classes, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("CreateWorker", SD_BUS_ARGS("a{sv}", spec), SD_BUS_RESULT("s", id, "o", worker),
                                 method_create_worker, SD_BUS_VTABLE_SENSITIVE | SD_BUS_VTABLE_UNPRIVILEGED),

@@ -123,6 +123,12 @@ static int property_get_result(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "s", w->result ?: "");
 }
 
+static int property_get_start_mode(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Worker *w = userdata;
+        return sd_bus_message_append(reply, "s", streq(property, "StartMode") ? w->start_mode : w->start_mode_reason ?: "");
+}
+
 static int property_get_class(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Worker *w = userdata;
@@ -262,6 +268,8 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("Origin", "s", property_get_origin, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Owner", "u", NULL, offsetof(Worker, owner), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Runtime", "s", property_get_runtime, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("StartMode", "s", property_get_start_mode, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("StartModeReason", "s", property_get_start_mode, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Unit", "s", NULL, offsetof(Worker, unit), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("UID", "u", NULL, offsetof(Worker, uid), SD_BUS_VTABLE_PROPERTY_CONST),

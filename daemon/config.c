@@ -52,6 +52,12 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .egress_rate_bps = 0,
                 .egress_max_tunnels = 64,
                 .egress_require_tls = true,
+                .pool_standard_size = 2,
+                .pool_untrusted_size = 2,
+                .pool_memory_max = 1 * GiB,
+                .pool_refill_per_second = 2,
+                .pool_min_mem_available = 512 * MiB,
+                .pool_pressure_max = 20,
         };
 }
 
@@ -137,6 +143,12 @@ static const ConfigKey config_keys[] = {
         K("Egress:RequireTLS", KEY_BOOL, egress_require_tls),
         K("Classes:Origins", KEY_STRV, origin_floors),
         K("Classes:TrustedOnlyFirstParty", KEY_BOOL, trusted_first_party_only),
+        K("Pool:StandardSize", KEY_UNSIGNED, pool_standard_size),
+        K("Pool:UntrustedSize", KEY_UNSIGNED, pool_untrusted_size),
+        K("Pool:MemoryMax", KEY_SIZE, pool_memory_max),
+        K("Pool:RefillPerSecond", KEY_UNSIGNED, pool_refill_per_second),
+        K("Pool:MinMemAvailable", KEY_SIZE, pool_min_mem_available),
+        K("Pool:PressureMax", KEY_UNSIGNED, pool_pressure_max),
 };
 #undef K
 
@@ -285,6 +297,32 @@ static int origin_floors_validate(char * const *entries, const char *path, SbxEr
         return 0;
 }
 
+/* Each waiting sandbox gets an equal share of Pool:MemoryMax, which must be
+ * enough to run at all; a pool that could never refill is a mistake. */
+static int pool_config_validate(const SbxConfig *c, const char *path, SbxError *error) {
+        /* Each class waits with that many of each kind, with and without egress. */
+        unsigned total = 2 * (c->pool_standard_size + c->pool_untrusted_size);
+
+        if (total == 0)
+                return 0;
+        if (c->pool_standard_size > 64 || c->pool_untrusted_size > 64)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Pool:StandardSize and Pool:UntrustedSize are at most 64 in %s", path);
+        if (c->pool_refill_per_second == 0)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Pool:RefillPerSecond must be positive in %s while the pool is on "
+                                     "(set the sizes to 0 to turn it off)", path);
+        if (c->pool_pressure_max > 100)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Pool:PressureMax is a percentage (0-100) in %s", path);
+        if (c->pool_memory_max / total < c->minimum.memory_max)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Pool:MemoryMax in %s leaves each of the %u pooled sandboxes less than "
+                                     "the %" PRIu64 " bytes a worker needs at least",
+                                     path, total, c->minimum.memory_max);
+        return 0;
+}
+
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         dictionary *d;
         int r = 0;
@@ -345,6 +383,9 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         if (c->suspend_image_max == 0)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Limits:SuspendImageMax must be positive in %s", path);
+        r = pool_config_validate(c, path, error);
+        if (r < 0)
+                return r;
         return origin_floors_validate(c->origin_floors, path, error);
 }
 

@@ -51,6 +51,16 @@ typedef struct SbxConfig {
          * code of that origin gets), and whether trusted is first-party's alone */
         char **origin_floors;
         bool trusted_first_party_only;
+
+        /* The warm pool of gVisor sandboxes (pool.h): how many wait per
+         * class, what they may hold together, how fast they are replaced,
+         * and when memory is too short to keep them. */
+        unsigned pool_standard_size;
+        unsigned pool_untrusted_size;
+        uint64_t pool_memory_max;
+        unsigned pool_refill_per_second;
+        uint64_t pool_min_mem_available;
+        unsigned pool_pressure_max;     /* /proc/pressure/memory "some avg10", percent */
 } SbxConfig;
 
 void sbx_config_init_defaults(SbxConfig *c);

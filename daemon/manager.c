@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "gate.h"
 #include "manager.h"
+#include "pool.h"
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-suspend.h"
@@ -64,6 +65,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->gc_event);
         worker_history_done(&m->history);
         manager_probes_free(m);
+        pool_free_all(m);
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
         strv_free(m->restore_removed);
@@ -166,7 +168,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
-        if (manager_probe_job_removed(m, unit, result))
+        if (manager_probe_job_removed(m, unit, result) || pool_job_removed(m, unit, result))
                 return 0;
         if (worker_suspend_job_removed(m, unit, result))
                 return 0;
@@ -290,6 +292,7 @@ static int manager_check_home_space(SbxError *error) {
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
+        const char *cold_reason = NULL;
         SbxRuntime runtime;
         Worker *w = NULL;
         int r;
@@ -333,11 +336,19 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_resolve_command(m, spec, runtime, error);
         if (r < 0)
                 return r;
+        /* A waiting sandbox of the class serves it if it can (pool.h). */
+        if (runtime == SBX_RUNTIME_RUNSC) {
+                r = pool_claim(m, spec, owner, request, &cold_reason, error);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        pool_yield_slot(m);
 
         r = worker_new(&w, m, spec, runtime);
         if (r < 0)
                 return r;
         w->owner = owner;
+        w->start_mode_reason = cold_reason;
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
                 goto fail;
@@ -390,7 +401,8 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                            "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
                            "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
                            "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
-                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
+                           "SANDBOXD_START_MODE", "cold", "SANDBOXD_REASON", cold_reason ?: "", NULL);
         }
         return 0;
 fail:
@@ -571,7 +583,7 @@ static const SbxCredential *lookup_credential(const char *unit, const char *name
         /* The proxy asks for its policy whenever socket activation (re)starts it. */
         for (Worker *e = m->workers; !w && e; e = e->next)
                 if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
-                        return streq(name, "egress-policy") ? &e->egress_policy : NULL;
+                        return streq(name, "egress-policy") && e->egress_policy.data ? &e->egress_policy : NULL;
 
         /* Only while the unit is starting: afterwards the daemon's copy is gone. */
         if (!w || w->state != WORKER_STARTING)
@@ -639,5 +651,5 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the name org.sandboxd1: %m");
         manager_restore_announce(m);
-        return 0;
+        return pool_start(m);
 }

@@ -38,6 +38,10 @@ struct Manager {
         sd_bus_slot *worker_filter;
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
+
+        struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */
+        sd_event_source *pool_timer;
+        sd_bus_slot *pool_reload_match;
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);

@@ -305,6 +305,13 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);
         if (s->set & SPEC_HAS_DISK_MAX)
                 argv_addf(a, "--disk=%" PRIu64, s->disk_max);
+        /* A pooled sandbox waits under its share of the pool's memory, from
+         * which the bundle would size /tmp: it gets a default worker's /tmp
+         * instead (oci-bundle.c: a quarter of MemoryMax, at most 64 MiB). */
+        if (p->pool)
+                argv_addf(a, "--pool=wait");
+        if (p->pool)
+                argv_addf(a, "--tmp-size=%" PRIu64, MIN(UINT64_C(64) << 20, p->config->defaults.memory_max / 4));
         if (p->egress_proxy_url) {
                 argv_addf(a, "--setenv=HTTPS_PROXY=%s", p->egress_proxy_url);
                 argv_addf(a, "--setenv=https_proxy=%s", p->egress_proxy_url);
@@ -472,7 +479,8 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         const WorkerSpec *s = p->spec;
         int r;
 
-        if (asprintf(&description, "sandboxd worker %s (%s)", p->id, sbx_class_to_string(s->class)) < 0)
+        if (asprintf(&description, "sandboxd %s %s (%s)", p->pool ? "pool sandbox" : "worker", p->id,
+                     sbx_class_to_string(s->class)) < 0)
                 return -ENOMEM;
         r = worker_state_directory(p->id, &state_dir);
         if (r < 0)

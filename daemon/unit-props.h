@@ -35,6 +35,7 @@ typedef struct WorkerUnitParams {
         const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
         bool restore;                   /* a resumed worker: the launcher restores its checkpoint */
+        bool pool;                      /* a warm-pool sandbox (pool.h): the launcher runs the waiter */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.

@@ -142,6 +142,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
         }
         fprintf(f, "created-realtime=%" PRIu64 "\ncreated-monotonic=%" PRIu64 "\nlast-activity-monotonic=%" PRIu64 "\n",
                 r->created_realtime, r->created_monotonic, r->last_activity_monotonic);
+        if (r->pooled)
+                fputs("start-mode=pooled\n", f);
         fputs("end\n", f);
         k = fflush(f) == 0 && !ferror(f) ? 0 : -ENOMEM;
         fclose(f);
@@ -244,6 +246,10 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 if (c < 0)
                         return -EINVAL;
                 *(streq(key, "class") ? &r->class : &r->requested_class) = c;
+        } else if (streq(key, "start-mode")) {
+                if (!streq(value, "pooled") && !streq(value, "cold"))
+                        return -EINVAL;
+                r->pooled = streq(value, "pooled");
         } else if (streq(key, "runtime")) {
                 r->runtime = runtime_from_string(value);
                 if (r->runtime < 0)

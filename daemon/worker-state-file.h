@@ -49,6 +49,7 @@ typedef struct WorkerRecord {
         bool suspended;                 /* no unit: its checkpoint image holds it (worker-suspend.h) */
         bool idle_suspend;              /* IdleAction=suspend */
         char **argv;                    /* the command: a resumed unit's launcher is given it again */
+        bool pooled;                    /* a claimed warm-pool sandbox: sandboxd keeps its run time */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -60,6 +60,8 @@ int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime ru
         w->uid = (uid_t) -1;
         w->owner = (uid_t) -1;
         w->exit_status = -1;
+        w->start_mode = "cold";
+        w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
         w->created_realtime = now_usec(CLOCK_REALTIME);
         w->spec = *spec;                /* takes ownership */
         worker_spec_init(spec);
@@ -94,6 +96,10 @@ Worker *worker_free(Worker *w) {
         free(w->waiters);
         free(w->suspend_unit);
         sd_bus_slot_unref(w->checkpoint_call);
+        sd_event_source_disable_unref(w->runtime_timer);
+        safe_close(w->pool_fds.stdin_fd);
+        safe_close(w->pool_fds.stdout_fd);
+        safe_close(w->pool_fds.stderr_fd);
         worker_spec_done(&w->spec);
         free(w->egress_policy.data);
         erase_and_free(w->environment.data, w->environment.size);
@@ -482,29 +488,33 @@ static int on_cleanup_reply(sd_bus_message *reply, void *userdata, sd_bus_error 
  * forget the command (see unit-props.h), or the cleanup failed. Run it again
  * from a unit of its own, so nothing of the worker outlives it. */
 static void worker_cleanup_leftovers(Worker *w) {
+        manager_cleanup_sandbox_leftovers(w->manager, w->id, w->runtime);
+}
+
+void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         _cleanup_free_ char *bundle = NULL, *unit = NULL, *id = NULL;
-        Manager *m = w->manager;
+        WorkerSpec spec = {};
         WorkerUnitParams p = {
-                .id = w->id,
-                .spec = &w->spec,
+                .id = worker_id,
+                .spec = &spec,
                 .config = &m->config,
-                .runtime = w->runtime,
+                .runtime = runtime,
                 .launcher_path = m->launcher_path,
         };
         int r;
 
-        if (w->runtime != SBX_RUNTIME_RUNSC && w->runtime != SBX_RUNTIME_KATA)
+        if (runtime != SBX_RUNTIME_RUNSC && runtime != SBX_RUNTIME_KATA)
                 return;
-        if (asprintf(&bundle, SBX_BUNDLE_ROOT "/%s", w->id) < 0 || asprintf(&unit, "sandbox-%s-cleanup.service", w->id) < 0 ||
-            !(id = strdup(w->id))) {
-                log_error("Out of memory checking the leftovers of %s.", w->id);
+        if (asprintf(&bundle, SBX_BUNDLE_ROOT "/%s", worker_id) < 0 ||
+            asprintf(&unit, "sandbox-%s-cleanup.service", worker_id) < 0 || !(id = strdup(worker_id))) {
+                log_error("Out of memory checking the leftovers of %s.", worker_id);
                 return;
         }
         if (access(bundle, F_OK) < 0)
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
-                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit, NULL);
+                   "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
         r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
@@ -517,7 +527,7 @@ static void worker_cleanup_leftovers(Worker *w) {
                 r = sd_bus_call_async(m->bus, NULL, msg, on_cleanup_reply, id, 0);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+                           "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_REASON", strerror(-r), NULL);
                 return;
         }
         TAKE_PTR(id);
@@ -556,6 +566,7 @@ void worker_unit_gone(Worker *w) {
         if (r < 0)
                 log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        w->runtime_timer = sd_event_source_disable_unref(w->runtime_timer);
         /* A suspended worker has no channel: its pipes went with its unit. */
         if (w->channel)
                 channel_worker_ended(w->channel);

@@ -79,6 +79,13 @@ struct Worker {
         const char *stop_reason;        /* set when we asked for the stop */
         const char *end_reason;
         char *result;                   /* worker_result_format(); NULL until ended */
+
+        /* The warm pool (pool.h): "pooled" or "cold", and for a cold start of
+         * a pooled class, why the pool could not serve it. Static strings. */
+        const char *start_mode;
+        const char *start_mode_reason;
+        ChannelDaemonFds pool_fds;      /* a claimed sandbox's stdio until its job is handed over */
+        sd_event_source *runtime_timer; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
 };
 
 const char *worker_state_to_string(WorkerState s);
@@ -152,6 +159,9 @@ void worker_start_failed(Worker *w, const char *why);
  * lingers briefly so the result can still be read. */
 void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
+/* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:
+ * the launcher's cleanup again, from a oneshot unit of its own. */
+void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime);
 
 int worker_stop(Worker *w, const char *reason, SbxError *error);
 int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);

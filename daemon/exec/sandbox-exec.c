@@ -14,7 +14,8 @@
 
 static const char usage[] =
         "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
-        "       sandbox-exec --id=ID --check -- /ABSOLUTE/PATH\n";
+        "       sandbox-exec --id=ID --check -- /ABSOLUTE/PATH\n"
+        "       sandbox-exec --id=ID --pool-wait\n";
 
 static int apply_environment(char **env) {
         for (char **e = env; e && *e; e++) {
@@ -68,6 +69,13 @@ int main(int argc, char *argv[]) {
         char **cmd = NULL;
         int r;
 
+        if (argc == 3 && startswith(argv[1], "--id=") && streq(argv[2], "--pool-wait")) {
+                if (env_credential_dir(argv[1] + strlen("--id="), &dir) < 0) {
+                        fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));
+                        return SBX_EXEC_EXIT_USAGE;
+                }
+                return pool_wait_run(argv[1] + strlen("--id="));
+        }
         /* --id=ID [--environment | --check] -- COMMAND... */
         for (int i = 2; i < argc; i++) {
                 if (streq(argv[i], "--")) {

@@ -7,3 +7,8 @@
 #define SBX_EXEC_EXIT_USAGE 123         /* a bad command line: sandboxd's bug */
 #define SBX_EXEC_EXIT_CANNOT_EXEC 126   /* the command exists but could not be executed */
 #define SBX_EXEC_EXIT_NOT_FOUND 127     /* the command does not exist */
+
+/* --pool-wait: wait on stdin for a warm-pool job (pool-job.h) and become it.
+ * Returns only on failure (an exit status above), or 0 when stdin closed
+ * before any job came. */
+int pool_wait_run(const char *id);

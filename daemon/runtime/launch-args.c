@@ -79,6 +79,7 @@ static const LaunchOption options[] = {
         { "tmp-size",     OPT_SIZE,   V(LAUNCH_RUN),                                        FIELD(tmp_size) },
         { "nofile",       OPT_SIZE,   V(LAUNCH_RUN),                                        FIELD(nofile) },
         { "setenv",       OPT_ENV,    V(LAUNCH_RUN),                                        0 },
+        { "pool",         OPT_STRING, V(LAUNCH_RUN),                                        FIELD(pool) },
         { "timeout",      OPT_SIZE,   V(LAUNCH_PROBE),                                      FIELD(timeout_sec) },
         { "nonce",        OPT_STRING, V(LAUNCH_PROBE_GUEST),                                FIELD(nonce) },
         { "restore",      OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(restore) },
@@ -236,6 +237,9 @@ static int check(LaunchArgs *a, SbxError *error) {
                                      "--network must be none or host, got '%s'.", a->network);
         if (a->network && a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--network is for runsc only.");
+        if (a->pool && (!streq(a->pool, "wait") || a->runtime != LAUNCH_RUNTIME_RUNSC || a->disk > 0))
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "--pool=wait is for runsc only, without --disk.");
         switch (a->verb) {
         case LAUNCH_RUN:
                 return check_run(a, error);

@@ -23,6 +23,7 @@
 #include "launch-env.h"
 #include "launch-guard.h"
 #include "launch-sentry-mem.h"
+#include "parse-util.h"
 #include "spawn.h"
 
 #define KILL_TIMEOUT_USEC (10 * USEC_PER_SEC)
@@ -39,6 +40,8 @@ typedef struct Guard {
         const char *root_arg;
         const char *container;
         uint64_t limit;
+        const char *limit_path;
+        bool limit_from_file;
         pid_t events_pid;
         int events_fd;
         char line[8192];
@@ -107,6 +110,47 @@ static void kill_sandbox(Guard *g, uint64_t usage) {
         (void) spawn_capture(argv, KILL_TIMEOUT_USEC, out, sizeof(out), NULL);
 }
 
+int launch_guard_read_limit(const char *path, uint64_t *ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char buf[32];
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 1 || buf[n - 1] != '\n')
+                return -EBADMSG;
+        buf[n - 1] = 0;
+        return parse_uint64(buf, ret) < 0 || *ret == 0 ? -EBADMSG : 0;
+}
+
+/* A pooled sandbox waits under the pool's share; its claim brings the
+ * worker's own limit, which applies from then on. Read until it is there. */
+static void refresh_limit(Guard *g) {
+        uint64_t v;
+
+        if (!g->limit_path || g->limit_from_file)
+                return;
+        if (launch_guard_read_limit(g->limit_path, &v) < 0)
+                return;
+        g->limit = v;
+        g->limit_from_file = true;
+}
+
+/* One reading of the sandbox's memory, from either source: a sandbox that
+ * reports it runs, so a restored one's image can go. */
+static void handle_usage(Guard *g, uint64_t usage) {
+        refresh_limit(g);
+        if (g->images) {
+                int r = rm_rf(g->images);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
+                g->images = NULL;
+        }
+        if (usage > g->limit && !g->killed)
+                kill_sandbox(g, usage);
+}
+
 /* One line of "runsc events": {"type":"stats","data":{"memory":{"usage":{"usage":N}}}} */
 static void handle_line(Guard *g, const char *line) {
         struct json_object *o = json_tokener_parse(line), *v = o;
@@ -115,17 +159,8 @@ static void handle_line(Guard *g, const char *line) {
         for (size_t i = 0; v && i < ELEMENTSOF(path); i++)
                 if (!json_object_object_get_ex(v, path[i], &v))
                         v = NULL;
-        if (v && json_object_is_type(v, json_type_int)) {
-                uint64_t usage = json_object_get_uint64(v);
-                if (g->images) {
-                        int r = rm_rf(g->images);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
-                        g->images = NULL;
-                }
-                if (usage > g->limit && !g->killed)
-                        kill_sandbox(g, usage);
-        }
+        if (v && json_object_is_type(v, json_type_int))
+                handle_usage(g, json_object_get_uint64(v));
         if (o)
                 json_object_put(o);
 }
@@ -194,13 +229,14 @@ static int exit_code(int status) {
 }
 
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     pid_t runtime_pid, const char *images) {
+                     const char *limit_path, pid_t runtime_pid, const char *images) {
         Guard g = {
                 .runtime_path = runtime_path,
                 .root_arg = root_arg,
                 .container = container,
                 .limit = limit,
                 .images = images,
+                .limit_path = limit_path,
                 .events_fd = -1,
                 /* Let the sandbox boot first: a second runsc competing for
                  * the CPU would delay the worker's first byte, and there is
@@ -226,8 +262,8 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                         follow_choose(&g, runtime_pid, now);
                 if (g.follow == FOLLOW_DIRECT && now >= g.next_check) {
                         uint64_t usage;
-                        if (sentry_mem_read(&g.mem, &usage) >= 0 && usage > g.limit && !g.killed)
-                                kill_sandbox(&g, usage);
+                        if (sentry_mem_read(&g.mem, &usage) >= 0)
+                                handle_usage(&g, usage);
                         g.next_check = now + USEC_PER_SEC;
                 }
                 if (g.follow == FOLLOW_EVENTS && g.events_fd < 0 && now >= g.restart_at && events_start(&g) < 0)
@@ -250,7 +286,7 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
         events_stop(&g);
         sentry_mem_close(&g.mem);
         if (g.killed) {
-                log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, limit);
+                log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, g.limit);
                 return LAUNCH_GUARD_EXIT_OOM;
         }
         return exit_code(status);

@@ -13,8 +13,15 @@
 
 /* Waits for runtime_pid ("runsc run") while holding the sandbox named
  * container to limit bytes of memory; returns the exit code the launcher
- * should exit with: the workload's, 128+signal, or LAUNCH_GUARD_EXIT_OOM. */
-/* IMAGES: a resumed sandbox's checkpoint directory, removed once the sandbox
- * reports its first stats (it runs, and runsc holds what it still reads). */
+ * should exit with: the workload's, 128+signal, or LAUNCH_GUARD_EXIT_OOM.
+ * LIMIT_PATH (a warm-pool sandbox's, else NULL): a root-only file in the
+ * bundle where sandboxd writes the claiming worker's limit; once it exists
+ * it replaces LIMIT. IMAGES: a resumed sandbox's checkpoint directory,
+ * removed once the sandbox reports its first stats (it runs, and runsc holds
+ * what it still reads). */
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     pid_t runtime_pid, const char *images);
+                     const char *limit_path, pid_t runtime_pid, const char *images);
+
+/* The limit in PATH: decimal bytes and a newline. -ENOENT before sandboxd
+ * wrote it, -EBADMSG for anything else. */
+int launch_guard_read_limit(const char *path, uint64_t *ret);

@@ -268,10 +268,12 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
         SbxError error = {};
         int r;
 
-        r = credentials_dir(a, &creds);
+        /* A pooled sandbox has no credentials of its unit's: its job brings
+         * them, and its waiter writes them into a tmpfs at the same place. */
+        r = a->pool ? env_credential_dir(a->id, &creds) : credentials_dir(a, &creds);
         if (r < 0)
                 return log_error_errno(r, "Refusing the credentials directory of worker %s: %m", a->id);
-        r = workload_environment(a, creds, &spec_env, &env);
+        r = workload_environment(a, a->pool ? NULL : creds, &spec_env, &env);
         if (r == -EBADMSG)
                 log_error("Refusing to start worker %s: its environment credential %s/" SBX_ENV_CREDENTIAL
                           " is malformed.", a->id, creds);
@@ -294,6 +296,7 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
                 .home = home,
                 .root_image = a->root_image,
                 .credentials_dir = creds,
+                .credentials_writable = a->pool != NULL,
                 .pids_max = a->pids,
                 .memory_max = a->memory,
                 .cpu_percent = a->cpu_percent,
@@ -392,6 +395,8 @@ static int check_stdio_descriptions(void) {
  * VM has a real kernel that enforces the memory limit itself: exec. */
 static int start_runtime(const LaunchArgs *a, const char *bundle) {
         char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], root[64];
+        char limit_path[sizeof(LAUNCH_BUNDLES_DIR "/" LAUNCH_POOL_LIMIT_FILE) + LAUNCH_ID_MAX + 1];
+        char images[sizeof(LAUNCH_SUSPEND_ROOT "/") + LAUNCH_ID_MAX + 1];
         pid_t pid;
 
         snprintf(container, sizeof(container), LAUNCH_CONTAINER_PREFIX "%s", a->id);
@@ -421,12 +426,12 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
                 (void) dup2(null_fd, STDOUT_FILENO);
                 safe_close(null_fd);
         }
-        if (a->restore) {
-                char images[PATH_MAX];
+        if (a->pool)
+                snprintf(limit_path, sizeof(limit_path), LAUNCH_BUNDLES_DIR "/%s/" LAUNCH_POOL_LIMIT_FILE, a->id);
+        if (a->restore)
                 snprintf(images, sizeof(images), LAUNCH_SUSPEND_ROOT "/%s", a->id);
-                return launch_guard_run(a->runtime_path, root, container, a->memory, pid, images);
-        }
-        return launch_guard_run(a->runtime_path, root, container, a->memory, pid, NULL);
+        return launch_guard_run(a->runtime_path, root, container, a->memory, a->pool ? limit_path : NULL, pid,
+                                a->restore ? images : NULL);
 }
 
 int launch_run(const LaunchArgs *a) {

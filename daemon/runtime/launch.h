@@ -18,6 +18,9 @@
 /* Written last into an image directory, with the worker's UID: a directory
  * without it holds no complete checkpoint. */
 #define LAUNCH_IMAGE_MARKER "sandboxd-uid"
+/* In a warm-pool sandbox's bundle: the claiming worker's memory limit, which
+ * sandboxd (root) writes and the memory guard follows (launch-guard.h). */
+#define LAUNCH_POOL_LIMIT_FILE "memory-max"
 
 /* The launcher failed before the workload could start (a la "docker run"). */
 #define LAUNCH_EXIT_SETUP 125

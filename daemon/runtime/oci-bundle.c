@@ -220,7 +220,8 @@ static struct json_object *build_env(const OciBundleSpec *s) {
                 return NULL;
         if (!env_has(s->environment, "PATH") && append(env, json_object_new_string("PATH=" OCI_DEFAULT_PATH)) < 0)
                 return NULL;
-        if (s->credentials_dir) {
+        /* A pooled sandbox's waiter sets it with the job, if it has credentials. */
+        if (s->credentials_dir && !s->credentials_writable) {
                 if (asprintf(&creds, "CREDENTIALS_DIRECTORY=%s", s->credentials_dir) < 0 ||
                     append(env, json_object_new_string(creds)) < 0)
                         return NULL;
@@ -305,6 +306,18 @@ static int add_home(struct json_object *mounts, const OciBundleSpec *s) {
         return add_mount(mounts, s->home, "tmpfs", "tmpfs", opts);
 }
 
+/* What a pooled sandbox's credentials arrive in: the worker's own, empty,
+ * sized for one job. */
+static int add_credentials_tmpfs(struct json_object *mounts, const OciBundleSpec *s) {
+        char size[64], uid[32], gid[32];
+
+        snprintf(size, sizeof(size), "size=%" PRIu64, OCI_POOL_CREDENTIALS_SIZE);
+        snprintf(uid, sizeof(uid), "uid=%u", (unsigned) s->uid);
+        snprintf(gid, sizeof(gid), "gid=%u", (unsigned) s->gid);
+        const char *opts[] = { "nosuid", "nodev", "noexec", "mode=0700", uid, gid, size, NULL };
+        return add_mount(mounts, s->credentials_dir, "tmpfs", "tmpfs", opts);
+}
+
 static struct json_object *build_mounts(const OciBundleSpec *s) {
         _cleanup_json_ struct json_object *mounts = json_object_new_array();
         char tmp_size[64], shm_size[64];
@@ -334,7 +347,10 @@ static struct json_object *build_mounts(const OciBundleSpec *s) {
                 return NULL;
         if (add_home(mounts, s) < 0)
                 return NULL;
-        if (s->credentials_dir && add_mount(mounts, s->credentials_dir, "bind", s->credentials_dir, creds) < 0)
+        if (s->credentials_dir && !s->credentials_writable &&
+            add_mount(mounts, s->credentials_dir, "bind", s->credentials_dir, creds) < 0)
+                return NULL;
+        if (s->credentials_dir && s->credentials_writable && add_credentials_tmpfs(mounts, s) < 0)
                 return NULL;
         return TAKE_PTR(mounts);
 }

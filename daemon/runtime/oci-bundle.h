@@ -23,6 +23,7 @@
  * private namespace, where the proxy listens);
  * Kata gets one (the VM's own) and VM sizing annotations. */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -46,6 +47,8 @@ OciProfile oci_profile_from_string(const char *s);
 #define OCI_DEFAULT_NOFILE UINT64_C(1024)
 #define OCI_DEFAULT_TMP_SIZE (UINT64_C(64) << 20)
 #define OCI_CPU_PERIOD_USEC UINT64_C(100000)
+/* Room for the largest pool job's credentials (POOL_JOB_SIZE_MAX) and slack. */
+#define OCI_POOL_CREDENTIALS_SIZE (UINT64_C(2) << 20)
 
 typedef struct OciBundleSpec {
         OciProfile profile;
@@ -57,6 +60,8 @@ typedef struct OciBundleSpec {
         const char *home;               /* absolute and free of symlinks (see oci-bundle.c) */
         const char *root_image;         /* NULL: the host root, read-only, masked */
         const char *credentials_dir;    /* NULL: the worker has no credentials */
+        bool credentials_writable;      /* a warm-pool sandbox: an empty tmpfs the worker owns at
+                                         * credentials_dir, where its waiter writes the job's */
         uint64_t pids_max;
         uint64_t memory_max;            /* bytes */
         uint64_t cpu_percent;           /* of one CPU */

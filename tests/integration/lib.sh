@@ -298,14 +298,23 @@ sbx_wait_removed() {
 }
 _sbx_removed_seen() { [ -n "$(sbx_signal WorkerRemoved "$1")" ]; }
 
-# Units named sandbox-* that systemd knows about, loaded or not.
+# Units named sandbox-* that systemd knows about, loaded or not, but for the
+# warm pool's waiting sandboxes and their proxy units (README "Warm pool"),
+# which come and go by themselves; a claimed one is a worker's, described so.
 sbx_units() {
-    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | sort
+    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' |
+        awk '/sandboxd pool sandbox/ { w[substr($1, 9, 12)] = 1 } { u[NR] = $1 }
+             END { for (i in u) if (!(substr(u[i], 9, 12) in w)) print u[i] }' | sort
 }
 
-# Entries under the sessions roots (both the private dir and the symlink dir).
+# Entries under the sessions roots (both the private dir and the symlink dir),
+# but for the homes of the warm pool's waiting sandboxes.
 sbx_state_entries() {
-    ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$' | sort
+    local waiting
+    waiting=$(ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*.service' |
+        awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }')
+    ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$' |
+        grep -v -x -F -e "${waiting:-/}" | sort
 }
 
 unit_prop() {

@@ -7,10 +7,16 @@
 # shellcheck disable=SC2010,SC2012  # the entries are sandboxd's own worker IDs and runsc's names for them
 set -u
 
+# The warm pool's waiting sandboxes are there by design (README, "Warm pool"):
+# everything named by one of their IDs is left out of every count.
+waiting=$(systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*.service' |
+    awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }')
+unwaiting() { if [ -n "$waiting" ]; then grep -v -F -e "$waiting"; else cat; fi; }
+
 line() {
     kind=$1
     shift
-    items=$(cat)
+    items=$(unwaiting)
     if [ -z "$items" ]; then
         echo "$kind 0"
     else

@@ -30,6 +30,7 @@ static void fill(WorkerRecord *r) {
         r->created_realtime = UINT64_C(1764580000000000);
         r->created_monotonic = 5000000;
         r->last_activity_monotonic = 7000000;
+        r->pooled = true;
 }
 
 static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
@@ -51,6 +52,7 @@ static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
         assert_int_equal(a->created_realtime, b->created_realtime);
         assert_int_equal(a->created_monotonic, b->created_monotonic);
         assert_int_equal(a->last_activity_monotonic, b->last_activity_monotonic);
+        assert_int_equal(a->pooled, b->pooled);
 }
 
 static void test_round_trip(void **state) {
@@ -81,6 +83,7 @@ static void test_round_trip_minimal(void **state) {
         in.origin = in.egress_socket = in.egress_service = in.egress_policy = NULL;
         in.has_disk_max = false;
         in.disk_max = 0;
+        in.pooled = false;
         worker_record_init(&out);
         assert_int_equal(worker_record_format(&in, &text), 0);
         assert_int_equal(worker_record_parse(text, strlen(text), &out, why, sizeof(why)), 0);
@@ -89,6 +92,9 @@ static void test_round_trip_minimal(void **state) {
         assert_null(out.egress_service);
         assert_null(out.egress_policy);
         assert_false(out.has_disk_max);
+        /* A cold worker's file says nothing of it: older daemons read it as before. */
+        assert_false(out.pooled);
+        assert_null(strstr(text, "start-mode"));
         assert_string_equal(out.unit, in.unit);
 }
 
@@ -197,6 +203,8 @@ static void test_corrupt(void **state) {
         assert_refused(buf, strlen(buf), -EBADMSG, "egress-service");
         snprintf(buf, sizeof(buf), "%segress-policy=7b0\nend\n", head);
         assert_refused(buf, strlen(buf), -EBADMSG, "bad value for egress-policy");
+        snprintf(buf, sizeof(buf), "%sstart-mode=lukewarm\nend\n", head);
+        assert_refused(buf, strlen(buf), -EBADMSG, "bad value for start-mode");
         snprintf(buf, sizeof(buf), "%send\nmore=1\n", head);
         assert_refused(buf, strlen(buf), -EBADMSG, "after its end line");
         assert_refused(WORKER_RECORD_MAGIC " 1\nid=0123\0" "456789ab\nend\n", 40, -EBADMSG, "NUL");

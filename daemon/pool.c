@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bus-manager.h"
+#include "egress-units.h"
+#include "env-cred.h"
+#include "errors.h"
+#include "gate.h"
+#include "pool-job.h"
+#include "pool-plan.h"
+#include "pool.h"
+#include "probe.h"
+#include "rmrf.h"
+#include "unit-props.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+/* Also sandbox-launch's LAUNCH_POOL_LIMIT_FILE, in the bundle it made. */
+#define POOL_LIMIT_FILE "memory-max"
+/* How often the pool looks at the host when it has nothing to start. */
+#define POOL_CHECK_USEC (5 * USEC_PER_SEC)
+/* How long handing a job over may take: the waiter reads as it arrives. */
+#define POOL_HANDOVER_TIMEOUT_MSEC 2000
+#define POOL_MEMINFO "/proc/meminfo"
+#define POOL_PRESSURE "/proc/pressure/memory"
+
+struct PoolEntry {
+        Manager *manager;
+        PoolEntry *next;
+        char id[WORKER_ID_LEN + 1];
+        char *unit, *unit_path, *home, *egress_socket, *egress_service;
+        SbxClass class;
+        bool egress;                    /* made with its proxy pair (runsc --network=host), else
+                                         * with gVisor's own loopback only, as cold workers are */
+        ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
+        sd_bus_slot *start_call, *unit_match;
+        sd_event_source *ready_source;  /* the waiter's POOL_WAITER_READY on stdout */
+        bool started;                   /* its start job is done: the launcher runs */
+        bool ready;                     /* the waiter runs inside the booted sandbox */
+        bool stopping;
+        bool seen_active;
+};
+
+static PoolEntry *pool_entry_free(PoolEntry *e) {
+        if (!e)
+                return NULL;
+        sd_bus_slot_unref(e->start_call);
+        sd_bus_slot_unref(e->unit_match);
+        sd_event_source_disable_unref(e->ready_source);
+        safe_close(e->fds.stdin_fd);
+        safe_close(e->fds.stdout_fd);
+        safe_close(e->fds.stderr_fd);
+        free(e->unit);
+        free(e->unit_path);
+        free(e->home);
+        free(e->egress_socket);
+        free(e->egress_service);
+        free(e);
+        return NULL;
+}
+
+void pool_free_all(Manager *m) {
+        while (m->pool) {
+                PoolEntry *e = m->pool;
+                m->pool = e->next;
+                pool_entry_free(e);
+        }
+        m->pool_timer = sd_event_source_disable_unref(m->pool_timer);
+        m->pool_reload_match = sd_bus_slot_unref(m->pool_reload_match);
+}
+
+unsigned pool_n_ready(const Manager *m) {
+        unsigned n = 0;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                n += e->ready && !e->stopping;
+        return n;
+}
+
+unsigned pool_n_total(const Manager *m) {
+        unsigned n = 0;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                n++;
+        return n;
+}
+
+static unsigned pool_n_kind(const Manager *m, SbxClass class, bool egress) {
+        unsigned n = 0;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                n += e->class == class && e->egress == egress && !e->stopping;
+        return n;
+}
+
+static void pool_unlink(Manager *m, PoolEntry *e) {
+        for (PoolEntry **p = &m->pool; *p; p = &(*p)->next)
+                if (*p == e) {
+                        *p = e->next;
+                        return;
+                }
+}
+
+static void pool_schedule(Manager *m, uint64_t usec);
+
+static void pool_stop_units(PoolEntry *e) {
+        const char *units[] = { e->unit, e->egress_socket, e->egress_service };
+
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (units[i])
+                        (void) sd_bus_call_method_async(e->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                                "StopUnit", NULL, NULL, "ss", units[i], "replace");
+}
+
+/* Its unit is gone, never came, or is let go (UNIT_DOWN false: stopping
+ * still): nothing of it may stay. */
+static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
+        Manager *m = e->manager;
+        _cleanup_free_ char *priv = NULL;
+
+        log_struct(e->stopping ? LOG_DEBUG : LOG_WARNING, "Pool sandbox ended",
+                   "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit, "SANDBOXD_REASON", why,
+                   "SANDBOXD_EVENT", "pool-ended", NULL);
+        pool_stop_units(e);
+        /* Its ExecStopPost removes the bundle, unless a reload lost it. */
+        if (unit_down)
+                manager_cleanup_sandbox_leftovers(m, e->id, SBX_RUNTIME_RUNSC);
+        (void) rm_rf(e->home);
+        if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
+                (void) rm_rf(priv);
+        /* One that never came up says the runtime may have broken since its
+         * probe: probe again, so that the gate, and with it the pool, knows. */
+        if (!e->ready && !e->stopping)
+                (void) manager_probe_runtimes(m, NULL);
+        pool_unlink(m, e);
+        pool_entry_free(e);
+        bus_manager_notify_status(m);
+        /* At the refill's pace: a sandbox that keeps failing is not retried in a loop. */
+        pool_schedule(m, USEC_PER_SEC / MAX(m->config.pool_refill_per_second, 1u));
+}
+
+static void pool_entry_evict(PoolEntry *e, const char *why) {
+        if (e->stopping)
+                return;
+        e->stopping = true;
+        log_struct(LOG_INFO, "Stopping a pool sandbox", "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit,
+                   "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "pool-evicted", NULL);
+        pool_stop_units(e);
+}
+
+static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        PoolEntry *e = userdata;
+        const char *iface, *name, *contents, *s;
+        bool down = false;
+        int r;
+
+        if (sd_bus_message_read(msg, "s", &iface) < 0 || sd_bus_message_enter_container(msg, 'a', "{sv}") < 0)
+                return 0;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                        return 0;
+                if (streq(name, "ActiveState") && streq(contents, "s")) {
+                        if (sd_bus_message_read(msg, "v", "s", &s) < 0)
+                                return 0;
+                        if (streq(s, "inactive") || streq(s, "failed"))
+                                down = e->seen_active;
+                        else
+                                e->seen_active = true;
+                } else if (sd_bus_message_skip(msg, "v") < 0)
+                        return 0;
+                if (sd_bus_message_exit_container(msg) < 0)
+                        return 0;
+        }
+        if (down)
+                pool_entry_gone(e, e->stopping ? "evicted" : "unit ended while waiting", true);
+        return 0;
+}
+
+static int on_waiter_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        PoolEntry *e = userdata;
+        char c = 0;
+        ssize_t n = read(fd, &c, 1);
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        e->ready_source = sd_event_source_disable_unref(e->ready_source);
+        /* Anything else: the unit's end follows and takes the entry. */
+        if (n != 1 || c != POOL_WAITER_READY) {
+                log_struct(LOG_WARNING, "Pool sandbox's waiter did not come up",
+                           "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit, NULL);
+                pool_entry_evict(e, "its waiter did not come up");
+                return 0;
+        }
+        e->ready = true;
+        log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
+                   "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
+        bus_manager_notify_status(e->manager);
+        return 0;
+}
+
+bool pool_job_removed(Manager *m, const char *unit, const char *result) {
+        int r;
+
+        for (PoolEntry *e = m->pool; e; e = e->next) {
+                if (!streq(e->unit, unit) || e->started)
+                        continue;
+                if (!streq(result, "done")) {
+                        pool_entry_gone(e, "start job failed", true);
+                        return true;
+                }
+                e->started = true;
+                (void) fd_nonblock(e->fds.stdout_fd, true);
+                r = sd_event_add_io(m->event, &e->ready_source, e->fds.stdout_fd, EPOLLIN, on_waiter_ready, e);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
+                        pool_entry_evict(e, "cannot be watched");
+                }
+                return true;
+        }
+        return false;
+}
+
+static int on_entry_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PoolEntry *e = userdata;
+        const sd_bus_error *err = sd_bus_message_get_error(reply);
+
+        e->start_call = sd_bus_slot_unref(e->start_call);
+        if (err)
+                pool_entry_gone(e, err->message ?: err->name, true);
+        return 0;
+}
+
+/* The three pipes a sandbox's stdio is made of; the daemon keeps its ends.
+ * The stdin pipe is as large as a job may be, so that handing it over never
+ * waits for the reader. */
+static int pool_entry_pipes(PoolEntry *e, ChannelWorkerFds *ret) {
+        int in[2], out[2], err[2];
+
+        if (pipe2(in, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(out, O_CLOEXEC) < 0) {
+                safe_close(in[0]);
+                safe_close(in[1]);
+                return -errno;
+        }
+        if (pipe2(err, O_CLOEXEC) < 0) {
+                safe_close(in[0]);
+                safe_close(in[1]);
+                safe_close(out[0]);
+                safe_close(out[1]);
+                return -errno;
+        }
+        (void) fcntl(in[1], F_SETPIPE_SZ, (int) POOL_JOB_SIZE_MAX);
+        e->fds = (ChannelDaemonFds) { .stdin_fd = in[1], .stdout_fd = out[0], .stderr_fd = err[0] };
+        *ret = (ChannelWorkerFds) { .stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err[1] };
+        return 0;
+}
+
+static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
+        _cleanup_(channel_worker_fds_close) ChannelWorkerFds stdio = { -1, -1, -1 };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        char id_arg[sizeof("--id=") + WORKER_ID_LEN], user[sizeof("sandbox-") + WORKER_ID_LEN];
+        PoolEntry *e;
+        int r;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        *e = (PoolEntry) { .manager = m, .class = class, .egress = egress, .fds = { -1, -1, -1 } };
+        r = random_hex_id(e->id, WORKER_ID_LEN);
+        if (r < 0)
+                goto fail;
+        r = -ENOMEM;
+        if (asprintf(&e->unit, "sandbox-%s.service", e->id) < 0 || asprintf(&e->home, SBX_STATE_ROOT "/%s", e->id) < 0)
+                goto fail;
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", e->unit, &e->unit_path);
+        if (r >= 0 && egress)
+                r = worker_egress_unit_names(e->id, &e->egress_socket, &e->egress_service);
+        if (r >= 0)
+                r = pool_entry_pipes(e, &stdio);
+        if (r < 0)
+                goto fail;
+        snprintf(id_arg, sizeof(id_arg), "--id=%s", e->id);
+        snprintf(user, sizeof(user), "sandbox-%s", e->id);
+
+        /* A cold worker's unit in every respect but two: the waiter is its
+         * workload, and its caps wait for the claim (memory: its share of
+         * the pool's; processes: the operator's maximum, which the job
+         * lowers; run time: the claim's, kept by sandboxd from then on). One
+         * made for egress has its proxy pair, whose policy only a claim can
+         * give; one without has gVisor's own loopback, as a cold worker
+         * without egress. */
+        char *argv[] = { m->exec_path, id_arg, (char *) "--pool-wait", NULL };
+        WorkerSpec spec = {
+                .class = class,
+                .requested_class = class,
+                .argv = argv,
+                .limits = m->config.defaults,
+        };
+        spec.limits.memory_max = pool_entry_memory(&m->config);
+        spec.limits.tasks_max = m->config.maximum.tasks_max;
+        spec.limits.runtime_max_usec = m->config.maximum.runtime_max_usec;
+        WorkerUnitParams p = {
+                .id = e->id,
+                .unit = e->unit,
+                .user = user,
+                .home = e->home,
+                .spec = &spec,
+                .config = &m->config,
+                .runtime = SBX_RUNTIME_RUNSC,
+                .launcher_path = m->launcher_path,
+                .exec_path = m->exec_path,
+                .stdio = &stdio,
+                .egress_proxy_url = egress ? SBX_EGRESS_PROXY_URL : NULL,
+                .egress_socket = e->egress_socket,
+                .walls_path = m->walls_path,
+                .host_ns = &m->runtimes.walls.host,
+                .pool = true,
+        };
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", e->unit, "fail");
+        if (r >= 0)
+                r = worker_unit_append_properties(msg, &p);
+        if (r >= 0)
+                r = worker_egress_append_aux_units(msg, e->id, e->unit, egress ? m->egress_path : NULL,
+                                                   SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = sd_bus_match_signal_async(m->bus, &e->unit_match, SYSTEMD_DEST, e->unit_path,
+                                              "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                              on_entry_properties, NULL, e);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, &e->start_call, msg, on_entry_start_reply, e, 0);
+        if (r < 0)
+                goto fail;
+        e->next = m->pool;
+        m->pool = e;
+        log_struct(LOG_DEBUG, "Starting a pool sandbox", "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit,
+                   "SANDBOXD_CLASS", sbx_class_to_string(class), "SANDBOXD_EVENT", "pool-starting", NULL);
+        return 0;
+fail:
+        pool_entry_free(e);
+        return r;
+}
+
+/* ---- keeping the pool at its size ---------------------------------------- */
+
+/* A class is pooled only while the gate serves it with gVisor right now. */
+static bool pool_class_served(Manager *m, SbxClass class) {
+        SbxRuntime runtime;
+        return gate_choose(&m->runtimes, &m->config, class, &runtime, NULL) >= 0 && runtime == SBX_RUNTIME_RUNSC;
+}
+
+/* Per class, as many of each kind (with and without egress) as configured. */
+static void pool_targets(Manager *m, unsigned target[static _SBX_CLASS_MAX]) {
+        static const SbxClass classes[] = { SBX_CLASS_STANDARD, SBX_CLASS_UNTRUSTED };
+        PoolMemoryFacts facts;
+        unsigned total, room;
+
+        pool_memory_facts_read(POOL_MEMINFO, POOL_PRESSURE, &facts);
+        total = pool_plan_total(&m->config, pool_n_total(m), &facts);
+        /* Workers come first: the pool only takes slots nobody uses. */
+        room = m->config.max_workers > m->n_alive ? m->config.max_workers - m->n_alive : 0;
+        total = MIN(total, room);
+        for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++)
+                target[c] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(classes); i++) {
+                SbxClass c = classes[i];
+                target[c] = pool_class_served(m, c) ? MIN(pool_configured_size(&m->config, c), total / 2) : 0;
+                total -= 2 * target[c];
+        }
+}
+
+static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        unsigned target[_SBX_CLASS_MAX];
+        bool below = false, started = false;
+
+        manager_runtimes_revalidate(m);
+        pool_targets(m, target);
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                if (!e->stopping && pool_n_kind(m, e->class, e->egress) > target[e->class])
+                        pool_entry_evict(e, target[e->class] == 0 && !pool_class_served(m, e->class)
+                                                    ? "the gate no longer serves its class with gVisor"
+                                                    : "the pool is shrunk (memory, MaxWorkers or configuration)");
+        for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++)
+                for (int egress = 0; egress < 2; egress++) {
+                        if (pool_n_kind(m, c, egress) >= target[c])
+                                continue;
+                        /* One at a time: RefillPerSecond is the pace. */
+                        if (!started) {
+                                int r = pool_entry_start(m, c, egress);
+                                if (r < 0)
+                                        log_warning_errno(r, "Failed to start a pool sandbox: %m");
+                                started = r >= 0;
+                        }
+                        below = below || pool_n_kind(m, c, egress) < target[c];
+                }
+        pool_schedule(m, below ? USEC_PER_SEC / m->config.pool_refill_per_second : POOL_CHECK_USEC);
+        return 0;
+}
+
+static void pool_schedule(Manager *m, uint64_t usec) {
+        uint64_t when = now_usec(CLOCK_MONOTONIC) + usec;
+        int r;
+
+        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0 || !m->bus)
+                return;
+        if (m->pool_timer) {
+                uint64_t next = 0;
+                /* An earlier check stays earlier. */
+                if (sd_event_source_get_enabled(m->pool_timer, NULL) > 0 &&
+                    sd_event_source_get_time(m->pool_timer, &next) >= 0 && next <= when)
+                        return;
+                r = sd_event_source_set_time(m->pool_timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->pool_timer, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(m->event, &m->pool_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
+                                      on_pool_timer, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule the pool's refill: %m");
+}
+
+/* systemd 252 re-reads a transient unit it cannot parse back (ExecStartEx=,
+ * unit-props.h) as a bad setting, and then refuses SetUnitProperties on it:
+ * after a reload no waiting sandbox could be claimed. They go; new ones come. */
+static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        int active = 0;
+
+        if (sd_bus_message_read(msg, "b", &active) < 0 || active)
+                return 0;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
+        pool_schedule(m, 0);
+        return 0;
+}
+
+int pool_start(Manager *m) {
+        int r;
+
+        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
+                return 0;
+        r = sd_bus_match_signal_async(m->bus, &m->pool_reload_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                      "Reloading", on_systemd_reloading, NULL, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
+        pool_schedule(m, 0);
+        return 0;
+}
+
+void pool_yield_slot(Manager *m) {
+        PoolEntry *victim = NULL;
+
+        if (m->n_alive + pool_n_total(m) < m->config.max_workers)
+                return;
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                if (!e->stopping)
+                        victim = e;
+        /* Out of the count at once: the cold worker takes its slot now. */
+        if (victim) {
+                victim->stopping = true;
+                pool_entry_gone(victim, "a cold worker needs its MaxWorkers slot", false);
+        }
+}
+
+/* ---- claiming ------------------------------------------------------------ */
+
+/* The workload's environment, as a cold worker's OCI process gets it
+ * (oci-bundle.c): HOME, PATH unless the spec set one, CREDENTIALS_DIRECTORY
+ * with credentials, sandboxd's proxy variables with egress, then the spec's. */
+static int pool_job_environment(const Worker *w, char ***ret) {
+        size_t n = strv_length(w->spec.environment), k = 0;
+        bool has_path = false;
+        char **env = calloc(n + 6, sizeof(char *));
+        _cleanup_free_ char *creds = NULL;
+
+        if (!env)
+                return -ENOMEM;
+        for (char **e = w->spec.environment; e && *e; e++)
+                has_path = has_path || startswith(*e, "PATH=");
+        /* The home's real path, as the launcher gives a cold worker: runsc
+         * resolves mounts through the StateDirectory= symlink. */
+        if (asprintf(&env[k++], "HOME=" SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                goto oom;
+        if (!has_path && !(env[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin")))
+                goto oom;
+        if (w->spec.n_credentials > 0) {
+                if (env_credential_dir(w->id, &creds) < 0 || asprintf(&env[k++], "CREDENTIALS_DIRECTORY=%s", creds) < 0)
+                        goto oom;
+        }
+        if (worker_wants_egress(&w->spec)) {
+                if (asprintf(&env[k++], "HTTPS_PROXY=%s", SBX_EGRESS_PROXY_URL) < 0 ||
+                    asprintf(&env[k++], "https_proxy=%s", SBX_EGRESS_PROXY_URL) < 0)
+                        goto oom;
+        }
+        for (char **e = w->spec.environment; e && *e; e++)
+                if (!(env[k++] = strdup(*e)))
+                        goto oom;
+        *ret = env;
+        return 0;
+oom:
+        env[k ? k - 1 : 0] = NULL;
+        strv_free_erase(env);
+        return -ENOMEM;
+}
+
+static int pool_job_frame(const Worker *w, uint8_t **ret, size_t *ret_size) {
+        _cleanup_strv_free_erase_ char **env = NULL;
+        PoolJob job = {
+                .argv = w->spec.argv,
+                .credentials = w->spec.credentials,
+                .n_credentials = w->spec.n_credentials,
+                .nproc = w->spec.limits.tasks_max,
+        };
+        int r;
+
+        r = pool_job_environment(w, &env);
+        if (r < 0)
+                return r;
+        job.environment = env;
+        return pool_job_encode(&job, ret, ret_size);
+}
+
+static int write_all_timeout(int fd, const uint8_t *p, size_t n, int timeout_msec) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + (uint64_t) timeout_msec * USEC_PER_MSEC;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0 && errno == EAGAIN) {
+                        uint64_t now = now_usec(CLOCK_MONOTONIC);
+                        struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                        if (now >= deadline)
+                                return -ETIMEDOUT;
+                        (void) poll(&pfd, 1, (int) ((deadline - now) / USEC_PER_MSEC) + 1);
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* The memory guard of the sandbox's launcher follows this from now on. */
+static int pool_write_limit(const Worker *w) {
+        _cleanup_free_ char *path = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        char line[32];
+        int n;
+
+        if (asprintf(&path, SBX_BUNDLE_ROOT "/%s/" POOL_LIMIT_FILE, w->id) < 0 ||
+            asprintf(&tmp, SBX_BUNDLE_ROOT "/%s/." POOL_LIMIT_FILE ".tmp", w->id) < 0)
+                return -ENOMEM;
+        n = snprintf(line, sizeof(line), "%" PRIu64 "\n", w->spec.limits.memory_max);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, line, (size_t) n) != n)
+                return errno ? -errno : -EIO;
+        return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+
+        log_struct(LOG_INFO, "Pooled worker reached its run time limit, stopping it",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+        (void) worker_stop(w, "timeout", NULL);
+        return 0;
+}
+
+int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
+        return sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
+                                          100 * USEC_PER_MSEC, on_runtime_timer, w);
+}
+
+/* The caps are on the unit: the limit, the job, and the worker runs. */
+static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        ChannelDaemonFds fds = w->pool_fds;
+        uint8_t *frame = NULL;
+        size_t size = 0;
+        int r;
+
+        w->start_call = sd_bus_slot_unref(w->start_call);
+        if (e) {
+                char why[400];
+                snprintf(why, sizeof(why), "setting its caps on the pooled unit: %s", e->message ?: e->name);
+                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                worker_start_failed(w, why);
+                return 0;
+        }
+        r = pool_write_limit(w);
+        if (r >= 0)
+                r = pool_job_frame(w, &frame, &size);
+        if (r >= 0)
+                r = write_all_timeout(fds.stdin_fd, frame, size, POOL_HANDOVER_TIMEOUT_MSEC);
+        erase_and_free(frame, size);
+        if (r >= 0) {
+                /* The channel's ends are the worker's now. */
+                r = worker_adopt_channel(w, &fds, now_usec(CLOCK_MONOTONIC));
+                if (r >= 0)
+                        w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
+        }
+        if (r >= 0)
+                r = pool_arm_runtime_timer(w, w->spec.limits.runtime_max_usec);
+        if (r < 0) {
+                char why[128];
+                snprintf(why, sizeof(why), "handing the job to the pooled sandbox: %s", strerror(-r));
+                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                worker_start_failed(w, why);
+                return 0;
+        }
+        worker_start_done(w);
+        return 0;
+}
+
+/* MemoryMax, MemorySwapMax, TasksMax and CPUQuota are cgroup settings that
+ * systemd applies to a running unit (and Description a live one); the others of a cold unit are either
+ * the pool's own (walls, identity) or kept elsewhere (run time: sandboxd's
+ * timer; processes in gVisor: the job's RLIMIT_NPROC; memory inside gVisor:
+ * the guard's limit file). */
+static int pool_set_caps(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        Manager *m = w->manager;
+        WorkerUnitParams p = { .spec = &w->spec, .runtime = SBX_RUNTIME_RUNSC };
+        _cleanup_free_ char *description = NULL;
+        int r;
+
+        /* What a cold worker's unit is called: it is one now. */
+        if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
+                return -ENOMEM;
+
+        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "sb", w->unit, 1);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sv)", 5,
+                                          "Description", "s", description,
+                                          "MemoryMax", "t", w->spec.limits.memory_max,
+                                          "MemorySwapMax", "t", (uint64_t) 0,
+                                          "TasksMax", "t", unit_tasks_max(&p),
+                                          "CPUQuotaPerSecUSec", "t", (uint64_t) w->spec.limits.cpu_quota_percent * 10000);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, &w->start_call, msg, on_claim_properties_set, w, 0);
+        return r;
+}
+
+static PoolEntry *pool_find_ready(Manager *m, SbxClass class, bool egress) {
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                if (e->ready && !e->stopping && e->class == class && e->egress == egress)
+                        return e;
+        return NULL;
+}
+
+int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, const char **ret_reason,
+               SbxError *error) {
+        PoolEntry *e;
+        Worker *w = NULL;
+        const char *refusal;
+        int r;
+
+        if (pool_configured_size(&m->config, spec->class) == 0) {
+                *ret_reason = m->config.pool_standard_size + m->config.pool_untrusted_size == 0
+                                      ? "the pool is off" : "the class has no pool";
+                return 0;
+        }
+        refusal = pool_claim_refusal(spec);
+        if (refusal) {
+                *ret_reason = refusal;
+                return 0;
+        }
+        e = pool_find_ready(m, spec->class, worker_wants_egress(spec));
+        if (!e) {
+                *ret_reason = worker_wants_egress(spec) ? "no pooled sandbox of the class with egress was ready"
+                                                        : "no pooled sandbox of the class without egress was ready";
+                return 0;
+        }
+        {
+                /* Before anything is taken: a job too large for the sandbox starts cold. */
+                uint8_t *probe = NULL;
+                size_t size = 0;
+                Worker tmp = { .spec = *spec };
+                snprintf(tmp.id, sizeof(tmp.id), "%s", e->id);
+                r = pool_job_frame(&tmp, &probe, &size);
+                erase_and_free(probe, size);
+                if (r == -E2BIG) {
+                        *ret_reason = "the job (credentials and environment) is larger than a pooled sandbox takes";
+                        return 0;
+                }
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to prepare the job: %s",
+                                             strerror(-r));
+        }
+
+        r = worker_new_with_id(&w, m, spec, SBX_RUNTIME_RUNSC, e->id);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s",
+                                     strerror(-r));
+        w->owner = owner;
+        w->start_mode = "pooled";
+        /* Its unit has long been active: its end is an end. */
+        w->unit_seen_active = true;
+        w->egress_socket = TAKE_PTR(e->egress_socket);
+        w->egress_service = TAKE_PTR(e->egress_service);
+        if (e->egress) {
+                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
+                if (r < 0)
+                        goto fail;
+                w->egress_policy.size = strlen((char *) w->egress_policy.data);
+                w->egress_policy.name = (char *) "egress-policy";
+        }
+        r = worker_watch_unit(w);
+        if (r < 0)
+                goto fail;
+        /* Gate, second check, as for a cold worker: the runtime that runs this
+         * sandbox must still be what the gate chooses for the class. */
+        manager_runtimes_revalidate(m);
+        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
+        if (r < 0)
+                goto fail;
+        r = pool_set_caps(w);
+        if (r < 0)
+                goto fail;
+        /* The sandbox is the worker's from here: out of the pool. */
+        w->pool_fds = e->fds;
+        e->fds = (ChannelDaemonFds) { -1, -1, -1 };
+        pool_unlink(m, e);
+        pool_entry_free(e);
+        w->create_request = sd_bus_message_ref(request);
+        manager_add_worker(m, w);
+        bus_manager_notify_status(m);
+        {
+                char owner_uid[16];
+                worker_owner_field(w, owner_uid);
+                log_struct(LOG_INFO, "Starting worker",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                           "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                           "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
+                           "SANDBOXD_START_MODE", "pooled", NULL);
+                log_struct(LOG_INFO, "Pool sandbox claimed", "SANDBOXD_WORKER_ID", w->id,
+                           "SANDBOXD_EVENT", "pool-claimed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
+        }
+        pool_schedule(m, 0);
+        return 1;
+fail:
+        /* The sandbox saw nothing of the request; it is not handed to another
+         * all the same: it goes, and the pool makes a new one. */
+        e->egress_socket = TAKE_PTR(w->egress_socket);
+        e->egress_service = TAKE_PTR(w->egress_service);
+        worker_free(w);
+        e->stopping = true;
+        pool_entry_gone(e, "a claim failed", false);
+        if (error && !error->name)
+                sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
+        return r;
+}
