@@ -24,10 +24,43 @@
 #define EGRESS_POLICY_ENTRIES_MAX 1024
 #define EGRESS_POLICY_FILE_MAX (1024 * 1024)
 
+/* The CONNECT listener's port; service i listens on EGRESS_SERVICE_PORT_FIRST + i. */
+#define EGRESS_PROXY_PORT 3128
+#define EGRESS_SERVICE_PORT_FIRST 3129
+#define EGRESS_SERVICES_MAX 16
+#define EGRESS_SERVICE_NAME_MAX 32
+#define EGRESS_SERVICE_HEADER_MAX 256
+#define EGRESS_SERVICE_METHODS_MAX 8
+#define EGRESS_SERVICE_PATHS_MAX 64
+#define EGRESS_SERVICE_PATH_MAX 1024
+/* The request body is held whole before it goes upstream (a 413 comes
+ * before the upstream sees a byte); the response is streamed. */
+#define EGRESS_SERVICE_REQUEST_MAX (UINT64_C(16) << 20)
+#define EGRESS_SERVICE_RESPONSE_MAX (UINT64_C(1) << 30)
+
 typedef enum EgressMode {
         EGRESS_MODE_ENFORCE,
         EGRESS_MODE_REPORT,     /* log what enforce would deny, and allow it */
 } EgressMode;
+
+/* One upstream the credential broker serves on its own loopback listener.
+ * No secret here: the proxy reads it from its credential "broker-<name>". */
+typedef struct EgressService {
+        char *name;                     /* 1-32 of [A-Za-z0-9_], starting with a letter */
+        uint16_t listen_port;           /* the listener's port in the worker's namespace */
+        char *host;                     /* upstream DNS name, normalised */
+        uint16_t port;
+        char *base;                     /* "" or "/v1": prefixed to the worker's path */
+        char *header_name;              /* e.g. "Authorization" */
+        char *header_template;          /* exactly one "{}", e.g. "Bearer {}" */
+        char **methods;                 /* NULL-terminated, at least one */
+        size_t n_methods;
+        char **paths;                   /* allowed prefixes, NULL-terminated, at least one */
+        size_t n_paths;
+        uint64_t max_request_bytes;
+        uint64_t max_response_bytes;
+        uint64_t rate_bps;              /* 0: unlimited */
+} EgressService;
 
 typedef struct EgressPolicy {
         char *worker_id;
@@ -49,6 +82,9 @@ typedef struct EgressPolicy {
         uint64_t hello_timeout_usec;    /* to read the ClientHello after the 200 */
         unsigned refusal_log_burst;     /* refusals logged in full per window, then one summary */
         uint64_t refusal_log_window_usec;
+        EgressService *services;        /* in listen_port order as sandboxd wrote them */
+        size_t n_services;
+        char *broker_ca_file;           /* NULL: the system trust store */
 } EgressPolicy;
 
 /* A new policy with the defaults: enforce, require TLS, nothing allowed,
@@ -65,6 +101,14 @@ int egress_policy_add_deny(EgressPolicy *p, const char *pattern);
 int egress_policy_add_floor(EgressPolicy *p, const char *pattern);
 int egress_policy_add_private_range(EgressPolicy *p, const char *cidr);
 void egress_policy_clear_floor(EgressPolicy *p);
+
+/* Copies SERVICE (all fields set, checked as the JSON reader checks them)
+ * into the policy. -EINVAL for a bad field or a listen_port or name
+ * already used, -E2BIG past EGRESS_SERVICES_MAX, -ENOMEM. */
+int egress_policy_add_service(EgressPolicy *p, const EgressService *service);
+const EgressService *egress_policy_find_service(const EgressPolicy *p, uint16_t listen_port);
+int egress_policy_set_broker_ca_file(EgressPolicy *p, const char *path);
+void egress_service_done(EgressService *s);
 
 const char *egress_mode_to_string(EgressMode m);
 int egress_mode_from_string(const char *s, EgressMode *ret);
