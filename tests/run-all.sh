@@ -47,7 +47,7 @@ BUILD_DEB=$SRC/build-deb
 LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
-      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev
+      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev
       systemd-container debootstrap clang libclang-rt-14-dev
       build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion
       python3-jsonschema python3-yaml"

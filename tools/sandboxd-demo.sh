@@ -17,7 +17,7 @@ cd "$SRC"
 
 # debian/control's Build-Depends, and what boots the container.
 DEPS="build-essential dpkg-dev debhelper meson ninja-build pkg-config libsystemd-dev libseccomp-dev libcap-dev
-      libiniparser-dev libjson-c-dev libc-ares-dev libhttp-parser-dev scdoc bash-completion systemd-container debootstrap"
+      libiniparser-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev scdoc bash-completion systemd-container debootstrap"
 missing=$(for p in $DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
     apt-get update -q

@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "broker.h"
 #include "config.h"
 #include "egress-policy.h"
 #include "egress-proxy.h"
@@ -165,11 +166,46 @@ static void raise_fd_limit(void) {
         }
 }
 
+static int socket_port(int fd) {
+        union { struct sockaddr sa; struct sockaddr_in in; struct sockaddr_in6 in6; } addr = {};
+        socklen_t len = sizeof(addr);
+
+        if (getsockname(fd, &addr.sa, &len) < 0)
+                return -errno;
+        if (addr.sa.sa_family == AF_INET)
+                return ntohs(addr.in.sin_port);
+        if (addr.sa.sa_family == AF_INET6)
+                return ntohs(addr.in6.sin6_port);
+        return -EAFNOSUPPORT;
+}
+
+/* Listeners are told apart by their port: a service's listen_port is its
+ * broker listener; an activated socket must otherwise be the CONNECT
+ * port, while --listen (tests, by hand) may use any other port for it. */
+static int add_listener(Proxy *proxy, Broker *broker, int fd, bool activated) {
+        int port = socket_port(fd);
+        if (port < 0) {
+                safe_close(fd);
+                return log_error_errno(port, "Failed to read the address of a listening socket: %m");
+        }
+        BrokerService *s = broker_find_service(broker, (uint16_t) port);
+        if (s)
+                return broker_add_listener(broker, s, fd);
+        if (activated && port != EGRESS_PROXY_PORT) {
+                safe_close(fd);
+                log_error("Activated socket on port %d is neither the proxy's (%d) nor a service's", port,
+                          EGRESS_PROXY_PORT);
+                return -EINVAL;
+        }
+        return proxy_add_listener(proxy, fd);
+}
+
 static int run(int argc, char **argv) {
         Args args = {};
         EgressPolicy *policy = NULL;
         sd_event *event = NULL;
         Proxy *proxy = NULL;
+        Broker *broker = NULL;
         int r, n_fds;
 
         r = parse_args(argc, argv, &args);
@@ -209,13 +245,22 @@ static int run(int argc, char **argv) {
                 goto finish;
         }
 
+        /* Secrets and the trust store are read now, before the seccomp filter. */
+        if (proxy->policy->n_services > 0) {
+                r = broker_new(proxy, &broker);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to set up the credential broker: %m");
+                        goto finish;
+                }
+        }
+
         n_fds = sd_listen_fds(true);
         if (n_fds < 0) {
                 r = log_error_errno(n_fds, "Failed to read socket activation fds: %m");
                 goto finish;
         }
         for (int i = 0; i < n_fds; i++) {
-                r = proxy_add_listener(proxy, SD_LISTEN_FDS_START + i);
+                r = add_listener(proxy, broker, SD_LISTEN_FDS_START + i, true);
                 if (r < 0) {
                         log_error_errno(r, "Failed to watch activated socket: %m");
                         goto finish;
@@ -227,11 +272,19 @@ static int run(int argc, char **argv) {
                         r = log_error_errno(fd, "Failed to listen on %s: %m", args.listen[i]);
                         goto finish;
                 }
-                r = proxy_add_listener(proxy, fd);
+                r = add_listener(proxy, broker, fd, false);
                 if (r < 0)
                         goto finish;
         }
-        if (proxy->n_listeners == 0) {
+        for (size_t i = 0; broker && i < broker->n_services; i++) {
+                bool found = false;
+                for (size_t j = 0; j < broker->n_listeners; j++)
+                        found = found || sd_event_source_get_userdata(broker->listeners[j]) == &broker->services[i];
+                if (!found)
+                        log_warning("Service %s has no listener (port %u): it cannot be called",
+                                    broker->services[i].config->name, broker->services[i].config->listen_port);
+        }
+        if (proxy->n_listeners == 0 && (!broker || broker->n_listeners == 0)) {
                 log_error("Nothing to listen on: not socket-activated and no --listen given");
                 r = -EINVAL;
                 goto finish;
@@ -248,15 +301,18 @@ static int run(int argc, char **argv) {
                 log_error_errno(r, "Failed to install seccomp filter: %m");
                 goto finish;
         }
-        log_info("sandbox-egress ready: worker %s, mode %s, %zu allow rules, %zu listeners",
+        log_info("sandbox-egress ready: worker %s, mode %s, %zu allow rules, %zu listeners, %zu services",
                  proxy->policy->worker_id ?: "-", egress_mode_to_string(proxy->policy->mode),
-                 proxy->policy->n_allow, proxy->n_listeners);
+                 proxy->policy->n_allow, proxy->n_listeners + (broker ? broker->n_listeners : 0),
+                 proxy->policy->n_services);
         (void) sd_notify(false, "READY=1");
 
         r = sd_event_loop(event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
 finish:
+        /* The secrets are wiped here, before the proxy's memory is released. */
+        broker_free(broker);
         proxy_free(proxy);
         sd_event_unref(event);
         ares_library_cleanup();

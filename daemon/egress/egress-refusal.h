@@ -19,4 +19,8 @@
  * LF or markup). Returns the length written, or 0 if BUF is too small. */
 size_t egress_refusal_format(char *buf, size_t size, int code, const char *host, uint16_t port, const char *reason);
 
+/* The same for a request to a broker listener: the status, the reason
+ * header and a body naming SERVICE; sanitised alike, "Connection: close". */
+size_t egress_broker_refusal_format(char *buf, size_t size, int code, const char *service, const char *reason);
+
 const char *egress_status_text(int code);

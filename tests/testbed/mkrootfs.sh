@@ -6,7 +6,7 @@ set -euo pipefail
 
 CACHE=${SANDBOXD_TESTBED_CACHE:-/var/cache/sandboxd-testbed}
 # man-db and bash-completion: the package's man pages and completion are tested inside.
-PACKAGES=systemd,systemd-sysv,dbus,man-db,bash-completion,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,tinyproxy-bin,strace
+PACKAGES=systemd,systemd-sysv,dbus,man-db,bash-completion,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,libhttp-parser2.9,libssl3,tinyproxy-bin,strace
 BACKPORTS_PACKAGES="runsc"
 # The clients of the client matrix (tests/clients): apt inside the rootfs,
 # since debootstrap's resolver cannot configure npm's dependency tree.

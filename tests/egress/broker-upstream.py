@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A TLS upstream for the broker tests. Every request is one JSON line in LOG
+(method, path, headers, body length, the proxy-side port of the connection).
+(under any base path)
+  /big/N      N bytes with a Content-Length
+  /chunked/N  N bytes, chunked
+  /close/N    N bytes delimited by the close (HTTP/1.0 style)
+  anything else: 200 "ok"
+Usage: broker-upstream.py ADDRESS PORT CERT KEY LOG"""
+import http.server
+import json
+import socketserver
+import ssl
+import sys
+import threading
+
+LOCK = threading.Lock()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def handle_any(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        with LOCK, open(self.server.log, "a") as f:
+            f.write(json.dumps({"method": self.command, "path": self.path,
+                                "headers": [[k, v] for k, v in self.headers.items()],
+                                "body": len(body), "te": self.headers.get("Transfer-Encoding"),
+                                "peer": self.client_address[1]}) + "\n")
+        parts = self.path.split("?")[0].split("/")
+        kind, size = (parts[-2], int(parts[-1])) if len(parts) >= 3 and parts[-1].isdigit() else ("", 2)
+        self.send_response(200)
+        if kind == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            left = size
+            while left:
+                k = min(left, 10000)
+                self.wfile.write(b"%x\r\n%s\r\n" % (k, b"c" * k))
+                left -= k
+            self.wfile.write(b"0\r\n\r\n")
+        elif kind == "close":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"z" * size)
+            self.close_connection = True
+        else:
+            data = b"x" * size if kind == "big" else b"ok"
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = handle_any
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    address, port, cert, key, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+    server = Server((address, port), Handler)
+    server.log = log
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# The credential broker of the real sandbox-egress binary (seccomp filter
+# on), run with --listen in a private user and network namespace: the TLS
+# upstream lives in a namespace of its own behind a veth on 11.0.0.10, an
+# ordinary unicast address, so the classifier's refusal of loopback and
+# private ranges stays in force (no test-only switch in the proxy). The
+# upstream's certificate is signed by a test CA given as broker_ca_file.
+# Exit 77 (skip) where unprivileged namespaces are unavailable.
+#   test-broker.sh SANDBOX_EGRESS_BINARY
+set -u
+BIN=$(readlink -f "${1:?usage: $0 SANDBOX_EGRESS_BINARY}")
+HERE=$(dirname "$(readlink -f "$0")")
+PY=$(command -v /usr/bin/python3 || command -v python3)
+
+if [ "${2:-}" != "--inside" ]; then
+    command -v python3 >/dev/null && command -v openssl >/dev/null || { echo "python3/openssl missing"; exit 77; }
+    unshare -rn true 2>/dev/null || { echo "no user+network namespaces here"; exit 77; }
+    exec unshare -rn "$0" "$BIN" --inside
+fi
+
+T=$(mktemp -d)
+FAILED=0
+N=0
+PROXY_PID= UP_PID= BAD_PID= UPNS_PID=
+cleanup() {
+    # shellcheck disable=SC2086
+    kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+ip link set lo up
+unshare -n sleep infinity & UPNS_PID=$!
+for i in $(seq 100); do
+    [ "$(readlink /proc/$UPNS_PID/ns/net 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.05
+done
+ip link add v0 type veth peer name v1 netns "$UPNS_PID"
+ip addr add 11.0.0.1/24 dev v0
+ip link set v0 up
+nsenter -t "$UPNS_PID" -n sh -ec 'ip link set lo up; ip addr add 11.0.0.2/24 dev v1; ip addr add 11.0.0.10/32 dev v1
+           ip link set v1 up; ip route add default via 11.0.0.1'
+ip route add 11.0.0.10/32 via 11.0.0.2
+
+# A test CA, the upstream's certificate from it, and a self-signed one it does not vouch for.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/ca.key" -out "$T/ca.pem" -subj /CN=broker-test-ca \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$T/up.key" -out "$T/up.csr" -subj /CN=api.broker.test 2>/dev/null
+printf 'subjectAltName=DNS:api.broker.test\n' > "$T/ext"
+openssl x509 -req -in "$T/up.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 -extfile "$T/ext" \
+    -out "$T/up.pem" 2>/dev/null
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/bad.key" -out "$T/bad.pem" \
+    -subj /CN=untrusted.broker.test -addext "subjectAltName=DNS:untrusted.broker.test" 2>/dev/null
+cat > "$T/hosts" <<'HOSTS'
+11.0.0.10 api.broker.test
+11.0.0.10 wrong.broker.test
+11.0.0.10 untrusted.broker.test
+11.0.0.10 denied.broker.test
+10.1.2.3 private.broker.test
+11.0.0.1 local.broker.test
+HOSTS
+: > "$T/resolv.conf"
+SECRET=s3cr3t-gh-7f2a9c
+mkdir -m 0700 "$T/creds"
+printf '%s\n' "$SECRET" > "$T/creds/broker-GITHUB"
+for s in WRONG UNTRUSTED PRIVATE LOCAL LIMITED DENIED; do printf 'key-%s' "$s" > "$T/creds/broker-$s"; done
+svc() {   # NAME PORT HOST UPSTREAM_PORT [METHODS] [PATHS] [HEADER] [TEMPLATE]
+    printf '{"name":"%s","listen_port":%s,"host":"%s","port":%s,"base":"/v1","header_name":"%s",
+             "header_template":"%s","methods":%s,"paths":%s,"max_request_bytes":1048576,
+             "max_response_bytes":1048576,"rate_bps":0}' "$1" "$2" "$3" "$4" "${7:-Authorization}" \
+        "${8:-Bearer {\}}" "${5:-[\"GET\",\"POST\",\"HEAD\"]}" "${6:-[\"/\"]}"
+}
+cat > "$T/policy.json" <<POLICY
+{ "worker_id": "broker-unit", "allow": [], "deny": ["denied.broker.test"], "request_timeout_ms": 3000,
+  "refusal_log_burst": 100000, "broker_ca_file": "$T/ca.pem",
+  "services": [ $(svc GITHUB 3129 api.broker.test 443), $(svc WRONG 3130 wrong.broker.test 443),
+                $(svc UNTRUSTED 3131 untrusted.broker.test 8443), $(svc PRIVATE 3132 private.broker.test 443),
+                $(svc LOCAL 3133 local.broker.test 443),
+                $(svc LIMITED 3134 api.broker.test 443 '["GET"]' '["/allowed"]' X-Api-Key '{}'),
+                $(svc DENIED 3135 denied.broker.test 443) ] }
+POLICY
+nsenter -t "$UPNS_PID" -n "$PY" "$HERE/broker-upstream.py" 0.0.0.0 443 "$T/up.pem" "$T/up.key" "$T/up.log" 2>"$T/up.err" & UP_PID=$!
+nsenter -t "$UPNS_PID" -n "$PY" "$HERE/broker-upstream.py" 0.0.0.0 8443 "$T/bad.pem" "$T/bad.key" "$T/bad.log" 2>"$T/bad.err" & BAD_PID=$!
+listen=()
+for p in 3129 3130 3131 3132 3133 3134 3135; do listen+=(--listen "127.0.0.1:$p"); done
+CREDENTIALS_DIRECTORY=$T/creds "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" \
+    "${listen[@]}" 2>"$T/proxy.log" & PROXY_PID=$!
+ready=no
+for i in $(seq 300); do
+    "$PY" -c 'import socket
+for a in (("127.0.0.1", 3129), ("127.0.0.1", 3135), ("11.0.0.10", 443), ("11.0.0.10", 8443)):
+    socket.create_connection(a).close()' 2>/dev/null && { ready=yes; break; }
+    sleep 0.1
+done
+if [ "$ready" != yes ]; then
+    echo "Bail out! the proxy or the upstreams are not up after 30 s"
+    sed 's/^/# /' "$T/proxy.log" | tail -20
+    exit 1
+fi
+: > "$T/up.log"
+
+check() {   # NAME CONDITION_COMMAND...
+    local name=$1
+    shift
+    N=$((N + 1))
+    if "$@"; then
+        echo "ok $N - $name"
+    else
+        echo "not ok $N - $name"
+        FAILED=$((FAILED + 1))
+    fi
+}
+# The answer to raw bytes (a Python bytes literal) on a service port: "STATUS REASON".
+raw() {   # PORT BYTES_LITERAL
+    "$PY" - "$@" <<'RAW'
+import ast, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(ast.literal_eval(sys.argv[2]))
+data = b""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+except socket.timeout:
+    pass
+head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+reason = [h.split(":", 1)[1].strip() for h in head[1:] if h.lower().startswith("x-sandbox-egress-reason:")]
+print(head[0].split(" ")[1] if head[0] else "-", reason[0] if reason else "-")
+RAW
+}
+requests() { wc -l < "$T/up.log"; }
+last() {   # FIELD: of the upstream's last request
+    tail -n 1 "$T/up.log" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+last_header() {   # NAME: every value the upstream's last request had for it, one per line
+    tail -n 1 "$T/up.log" | "$PY" -c 'import json, sys
+for k, v in json.load(sys.stdin)["headers"]:
+    if k.lower() == sys.argv[1].lower(): print(v)' "$1"
+}
+is() { [ "$1" = "$2" ] || { echo "# got '$1', wanted '$2'"; return 1; }; }
+starts() { case $1 in "$2"*) return 0;; esac; echo "# got '$1', wanted '$2...'"; return 1; }
+URL=http://127.0.0.1:3129
+
+# --- the credential ---
+got=$(curl -s -o "$T/body" -w '%{http_code}' "$URL/hello?q=1")
+check "curl GET reaches the upstream under the base path" is "$got $(last path)" "200 /v1/hello?q=1"
+check "... with the injected credential" is "$(last_header Authorization)" "Bearer $SECRET"
+check "... and the upstream's Host" is "$(last_header Host)" "api.broker.test"
+got=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer worker-own' -H 'authorization: x' \
+      -H 'Proxy-Authorization: y' "$URL/mine")
+check "a worker's Authorization is replaced, never forwarded" \
+    is "$got $(last_header Authorization | tr '\n' ' ')$(last_header Proxy-Authorization)" "200 Bearer $SECRET "
+before=$(requests)
+got=$(raw 3134 'b"GET /allowed/x HTTP/1.1\r\nHost: x\r\nX-Api-Key: worker\r\n\r\n"')
+check "a custom header (X-Api-Key) is injected in place of the worker's" \
+    is "$got $(last_header X-Api-Key) $(last_header Authorization)" "200 - key-LIMITED "
+
+# --- refused before the upstream ---
+before=$(requests)
+check "a method not allowed is 405" is "$(raw 3134 'b"POST /allowed HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"')" \
+    "405 method-not-allowed"
+check "a path not allowed is 403" is "$(raw 3134 'b"GET /other HTTP/1.1\r\nHost: x\r\n\r\n"')" "403 path-not-allowed"
+check "DELETE is 405 (curl)" is "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/x")" 405
+head -c 1048577 /dev/zero > "$T/big-body"
+got=$(curl -s -o "$T/body" -w '%{http_code}' --data-binary @"$T/big-body" "$URL/upload")
+check "a 1 MiB + 1 request body is 413 (curl)" is "$got $(grep -c request-too-large "$T/body")" "413 1"
+got=$("$PY" - <<'PYEOF'
+import http.client
+c = http.client.HTTPConnection("127.0.0.1", 3129, timeout=20)
+def body():
+    for i in range(17):
+        yield b"y" * 65536
+c.request("POST", "/chunked-upload", body=body(), encode_chunked=True, headers={"Transfer-Encoding": "chunked"})
+r = c.getresponse()
+print(r.status, r.getheader("X-Sandbox-Egress-Reason"))
+PYEOF
+)
+check "a chunked body over 1 MiB is 413" is "$got" "413 request-too-large"
+check "CL+TE is refused" is "$(raw 3129 'b"POST /s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"')" \
+    "400 ambiguous-framing"
+check "a bad chunk size is refused" is "$(raw 3129 'b"POST /s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n"')" \
+    "400 invalid-chunk-size"
+check "an overflowing chunk size is refused" \
+    is "$(raw 3129 'b"POST /s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nab\r\n0\r\n\r\n"')" \
+    "400 invalid-chunk-size"
+check "two Content-Lengths are refused" \
+    is "$(raw 3129 'b"POST /s HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"')" "400 ambiguous-framing"
+got=$(raw 3129 'b"GET /a%0d%0aX-Injected:%201 HTTP/1.1\r\nHost: x\r\n\r\n"')
+check "header injection through an encoded path is refused" is "${got%% *}" 400
+got=$(raw 3129 'b"GET /a\rX-Injected: 1 HTTP/1.1\r\nHost: x\r\n\r\n"')
+check "header injection through a bare CR in the path is refused" is "$got" "400 bare-cr"
+check "a dot segment is refused" is "$(raw 3129 'b"GET /a/../../admin HTTP/1.1\r\nHost: x\r\n\r\n"')" "400 invalid-path"
+check "nothing refused reached the upstream" is "$(requests)" "$before"
+
+# --- the upstream's certificate and address ---
+got=$(raw 3131 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')
+check "an untrusted certificate is 502 with the reason" starts "$got" "502 tls-certificate-untrusted self-signed"
+check "... and the untrusted upstream saw no request" is "$(cat "$T/bad.log" 2>/dev/null | wc -l)" 0
+check "a wrong host name is 502 with the reason" is "$(raw 3130 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')" \
+    "502 tls-hostname-mismatch"
+got=$(raw 3132 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')
+check "a service on a private address is refused" starts "$got" "403 private-address private 10.0.0.0/8"
+check "a service on the host's own address is refused" is "$(raw 3133 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')" \
+    "403 host-local"
+check "a service the operator denies is refused" is "$(raw 3135 'b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n"')" \
+    "403 denied-by-rule"
+curl -s -D "$T/hdr" -o "$T/body" "$URL/../x" >/dev/null; curl -s -o "$T/body2" http://127.0.0.1:3131/x
+check "refusal bodies name the reason and never the secret" \
+    sh -c "grep -q 'tls-certificate-untrusted' '$T/body2' && ! grep -q '$SECRET' '$T/body' '$T/body2'"
+
+# --- responses ---
+got=$(curl -s -o "$T/body" -w '%{http_code} %{size_download}' "$URL/big/1048576")
+check "a response of exactly the cap passes" is "$got" "200 1048576"
+got=$(curl -s -o "$T/body" -w '%{http_code}' "$URL/big/1048577")
+check "a response over the cap (Content-Length) is 502" is "$got $(grep -c response-too-large "$T/body")" "502 1"
+curl -s -o /dev/null "$URL/chunked/2000000"
+rc=$?
+check "a chunked response over the cap is cut (curl sees a short transfer)" is "$rc" 18
+got=$(curl -s -o "$T/body" -w '%{http_code} %{size_download}' "$URL/chunked/300000")
+check "a chunked response arrives whole" is "$got" "200 300000"
+got=$(curl -s -o "$T/body" -w '%{http_code} %{size_download}' "$URL/close/70000")
+check "a response delimited by the close arrives whole" is "$got" "200 70000"
+got=$(curl -s -I -o /dev/null -w '%{http_code}' "$URL/big/5000")
+check "HEAD: no body expected" is "$got $(last method)" "200 HEAD"
+
+# --- keep-alive and chunked both ways ---
+got=$("$PY" - <<'PYEOF'
+import http.client, json
+c = http.client.HTTPConnection("127.0.0.1", 3129, timeout=20)
+out = []
+for i in range(3):
+    c.request("GET", "/chunked/20000" if i == 1 else "/k%d" % i)
+    r = c.getresponse()
+    out.append("%d:%d" % (r.status, len(r.read())))
+c.request("POST", "/chunked-in", body=iter([b"a" * 1000, b"b" * 2345]), encode_chunked=True,
+          headers={"Transfer-Encoding": "chunked"})
+r = c.getresponse()
+out.append("%d:%d" % (r.status, len(r.read())))
+print(" ".join(out), c.sock is not None)
+PYEOF
+)
+check "four requests on one keep-alive connection, chunked responses among them" \
+    is "$got" "200:2 200:20000 200:2 200:2 True"
+check "a chunked request body reaches the upstream de-chunked with its length" \
+    is "$(last body) $(last te)" "3345 None"
+peers=$(tail -n 4 "$T/up.log" | "$PY" -c 'import json, sys; print(len({json.loads(l)["peer"] for l in sys.stdin}))')
+check "... over one reused upstream connection" is "$peers" 1
+got=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Expect: 100-continue' --data-binary 'hello=1' "$URL/form")
+check "Expect: 100-continue (curl) gets the body through" is "$got $(last body)" "200 7"
+
+# --- clients ---
+got=$("$PY" -c 'import urllib.request, os
+r = urllib.request.urlopen("http://127.0.0.1:3129/urllib", timeout=20)
+print(r.status, r.read().decode())')
+check "Python urllib works" is "$got $(last_header Authorization)" "200 ok Bearer $SECRET"
+got=$("$PY" -c 'import urllib.request, urllib.error
+try:
+    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:3129/x", method="DELETE"), timeout=20)
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers["X-Sandbox-Egress-Reason"])')
+check "... and sees a refusal's reason" is "$got" "405 method-not-allowed"
+if command -v node >/dev/null; then
+    got=$(node -e 'fetch("http://127.0.0.1:3129/node", { method: "POST", body: "x".repeat(5000) })
+          .then(async r => { console.log(r.status, (await r.text()).length);
+                 const q = await fetch("http://127.0.0.1:3129/chunked/50000"); console.log(q.status, (await q.text()).length); })
+          .catch(e => console.log("error", e.cause || e))' 2>&1 | tr '\n' ' ')
+    check "Node's fetch works (POST, then a chunked response)" is "$got" "200 2 200 50000 "
+else
+    echo "ok $((N += 1)) # skip no node"
+fi
+
+# --- the journal entry ---
+check "one entry per request, with status and reason" \
+    sh -c "grep -q 'broker: GITHUB GET /v1/hello?q=1 -> 200 (bytes_in=' '$T/proxy.log' &&
+           grep -q 'broker: LIMITED POST /allowed -> 405 .*reason=method-not-allowed' '$T/proxy.log' &&
+           grep -q 'broker: UNTRUSTED GET /v1/x -> 502 .*reason=tls-certificate-untrusted' '$T/proxy.log'"
+check "the secret is not in the proxy's log" sh -c "! grep -q '$SECRET' '$T/proxy.log'"
+
+kill -TERM "$PROXY_PID"
+wait "$PROXY_PID"
+status=$?
+check "proxy exits cleanly on SIGTERM, sanitizer- and seccomp-clean" \
+    sh -c "[ $status = 0 ] && ! grep -Eq 'runtime error|Sanitizer|Bad system call' '$T/proxy.log'"
+PROXY_PID=
+if [ "$FAILED" != 0 ]; then sed 's/^/# /' "$T/proxy.log" | tail -30; fi
+echo "# passed $((N - FAILED)) failed $FAILED"
+[ "$FAILED" = 0 ]
