@@ -314,9 +314,6 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = gate_check_features(runtime, spec->set & SPEC_HAS_DISK_MAX, error);
         if (r < 0)
                 return r;
-        r = gate_check_services(spec->n_services, error);
-        if (r < 0)
-                return r;
         /* Before anything exists: a command that is not there creates nothing. */
         r = manager_resolve_command(m, spec, runtime, error);
         if (r < 0)
