@@ -112,7 +112,16 @@ int worker_broker_restore(Worker *w, FdStore *fds) {
         for (size_t i = 0; i < p->n_services; i++) {
                 r = restore_one(w, fds, p->services[i].name);
                 if (r < 0)
-                        return r;
+                        break;
         }
-        return 0;
+        if (r >= 0)
+                return 0;
+        /* Taking an fd does not remove it from systemd's store: the other
+         * secrets of a worker that is not adopted must not stay there. */
+        for (size_t i = 0; i < p->n_services; i++) {
+                char name[FDNAME_MAX];
+                if (broker_secret_fdname(w->id, p->services[i].name, name, sizeof(name)) >= 0)
+                        (void) fdstore_remove(name);
+        }
+        return r;
 }
