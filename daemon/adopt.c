@@ -12,6 +12,7 @@
 #include "pool.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-broker.h"
 #include "worker-state-file.h"
 #include "worker-suspend.h"
 
@@ -87,6 +88,9 @@ int worker_persist(Worker *w) {
                 if (r < 0)
                         return r;
         }
+        r = worker_broker_persist(w);
+        if (r < 0)
+                return r;
         /* The fds must be in systemd's hands before the client hears of the
          * worker: a daemon killed right after the reply would lose them. */
         (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
@@ -108,6 +112,7 @@ void worker_forget(Worker *w) {
                 fd_name(name, sizeof(name), w->id, i);
                 (void) fdstore_remove(name);
         }
+        worker_broker_forget(w);
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove the state file of worker %s: %m", w->id);
@@ -363,6 +368,14 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                         return r;
                 }
         }
+        /* The proxy reloads its secrets whenever it restarts: a worker whose
+         * secrets were not kept could not be served again. */
+        r = worker_broker_restore(w, &rs->fds);
+        if (r < 0) {
+                worker_free(w);
+                daemon_fds_close(&fds);
+                return r;
+        }
         return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
 }
 
@@ -465,7 +478,7 @@ static int restore_records(Restore *rs) {
                         if (r >= 0)
                                 r = strv_push(&rs->adopted, id);
                         else
-                                r = restore_lose(rs, id, "adoption-failed", true);
+                                r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 }
                 if (r < 0)
                         return r;

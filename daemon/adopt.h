@@ -11,11 +11,12 @@
  * systemd's file descriptor store, both written before CreateWorker is
  * answered, so that even a kill -9 right after the reply loses nothing. */
 
-/* At the start job's success: stores the channel's ends and writes the state. */
+/* At the start job's success: stores the channel's ends and the broker's
+ * secrets (worker-broker.h) and writes the state. */
 int worker_persist(Worker *w);
 /* Rewrites the state file (the last activity moves on). */
 int worker_save_state(Worker *w);
-/* The worker ended: its state file and stored fds go. */
+/* The worker ended: its state file and stored fds go, its broker secrets are wiped. */
 void worker_forget(Worker *w);
 /* The daemon closed its end of the worker's stdin: systemd's copy must go
  * too, or the worker never sees its EOF. */

@@ -71,6 +71,7 @@ void sbx_config_done(SbxConfig *c) {
         strv_free(c->egress_floor);
         strv_free(c->egress_deny);
         strv_free(c->egress_private_ranges);
+        free(c->egress_broker_ca_file);
         strv_free(c->origin_floors);
         *c = (SbxConfig) {};
 }
@@ -141,6 +142,7 @@ static const ConfigKey config_keys[] = {
         K("Egress:RateBps", KEY_SIZE, egress_rate_bps),
         K("Egress:MaxTunnels", KEY_UNSIGNED, egress_max_tunnels),
         K("Egress:RequireTLS", KEY_BOOL, egress_require_tls),
+        K("Egress:BrokerCAFile", KEY_STRING, egress_broker_ca_file),
         K("Classes:Origins", KEY_STRV, origin_floors),
         K("Classes:TrustedOnlyFirstParty", KEY_BOOL, trusted_first_party_only),
         K("Pool:StandardSize", KEY_UNSIGNED, pool_standard_size),
@@ -386,6 +388,16 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         r = pool_config_validate(c, path, error);
         if (r < 0)
                 return r;
+        /* The proxy reads it in its own mount namespace, where a relative
+         * path means nothing; an empty value is the system trust store. */
+        if (c->egress_broker_ca_file && !c->egress_broker_ca_file[0]) {
+                free(c->egress_broker_ca_file);
+                c->egress_broker_ca_file = NULL;
+        }
+        if (c->egress_broker_ca_file && c->egress_broker_ca_file[0] != '/')
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "Egress:BrokerCAFile in %s is \"%.128s\"; give an absolute path", path,
+                                     c->egress_broker_ca_file);
         return origin_floors_validate(c->origin_floors, path, error);
 }
 

@@ -46,6 +46,7 @@ typedef struct SbxConfig {
         uint64_t egress_rate_bps;
         unsigned egress_max_tunnels;
         bool egress_require_tls;
+        char *egress_broker_ca_file;    /* the broker's upstream CAs; NULL: the system trust store */
 
         /* Classes: the operator's origins as "name:class" (the lowest class
          * code of that origin gets), and whether trusted is first-party's alone */

@@ -66,7 +66,8 @@ static void serve_one(CredentialServer *s, int fd) {
         socklen_t credlen = sizeof(cred);
         _cleanup_free_ char *buf = NULL;
         const char *unit, *name;
-        const SbxCredential *c;
+        const uint8_t *data;
+        size_t size;
         struct timeval tv = { .tv_sec = 5 };
         int r;
 
@@ -84,14 +85,13 @@ static void serve_one(CredentialServer *s, int fd) {
                 log_warning("Refusing credential request with an unexpected peer address");
                 return;
         }
-        c = s->lookup(unit, name, s->userdata);
-        if (!c) {
+        if (s->lookup(unit, name, s->userdata, &data, &size) < 0) {
                 log_struct(LOG_WARNING, "Credential request for an unknown unit or credential",
                            "SANDBOXD_UNIT", unit, "SANDBOXD_CREDENTIAL", name, NULL);
                 return;
         }
         (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        r = write_all(fd, c->data, c->size);
+        r = write_all(fd, data, size);
         if (r < 0)
                 log_struct(LOG_ERR, "Failed to deliver a credential",
                            "SANDBOXD_UNIT", unit, "SANDBOXD_CREDENTIAL", name, "ERRNO", strerror(-r), NULL);

@@ -11,7 +11,10 @@
  * socket itself is reachable by root only. */
 typedef struct CredentialServer CredentialServer;
 
-typedef const SbxCredential *(*CredentialLookupFn)(const char *unit, const char *name, void *userdata);
+/* Sets *RET_DATA and *RET_SIZE to what UNIT may have as credential NAME (the
+ * bytes stay the caller's) and returns 0, or -ENOENT when it may have none. */
+typedef int (*CredentialLookupFn)(const char *unit, const char *name, void *userdata, const uint8_t **ret_data,
+                                  size_t *ret_size);
 
 int credential_server_new(CredentialServer **ret, sd_event *event, const char *path,
                           CredentialLookupFn lookup, void *userdata);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "egress-policy.h"
 #include "egress-units.h"
 #include "errors.h"
+#include "spec-service.h"
 #include "util.h"
 
 #define RESOLVERS_MAX 8   /* glibc reads three; c-ares a few more */
@@ -44,6 +46,40 @@ int egress_resolver_addresses(const char *resolv_conf, EgressCidr *ret, size_t m
                 n++;
         }
         return (int) n;
+}
+
+/* The broker's view of one validated service: where to connect, what to
+ * inject, what to let through. */
+static int policy_add_service(EgressPolicy *p, const SbxService *svc, size_t i, uint64_t egress_rate_bps) {
+        SbxServiceOrigin origin;
+        char header_name[SBX_SERVICE_HEADER_MAX + 1];
+        const char *tmpl;
+        int r;
+
+        r = sbx_service_url_parse(svc->url, &origin);
+        if (r < 0)
+                return r;
+        r = sbx_service_header_parse(sbx_service_header(svc), header_name, sizeof(header_name), &tmpl);
+        if (r < 0)
+                return r;
+        EgressService e = {
+                .name = svc->name,
+                .listen_port = worker_service_port(i),
+                .host = origin.host,
+                .port = origin.port,
+                .base = origin.base,
+                .header_name = header_name,
+                .header_template = (char *) tmpl,
+                .methods = (char **) sbx_service_methods(svc),
+                .n_methods = strv_length(sbx_service_methods(svc)),
+                .paths = (char **) sbx_service_paths(svc),
+                .n_paths = strv_length(sbx_service_paths(svc)),
+                .max_request_bytes = svc->max_request_bytes,
+                .max_response_bytes = svc->max_response_bytes,
+                /* A service without its own rate shares the worker's. */
+                .rate_bps = svc->rate_bps ?: egress_rate_bps,
+        };
+        return egress_policy_add_service(p, &e);
 }
 
 int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const char *worker_id, char **ret,
@@ -88,7 +124,34 @@ int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const cha
                         return sbx_error_set(error, r, SBX_ERROR_INVALID_EGRESS,
                                              "Egress:PrivateRanges entry \"%.64s\" in the configuration is invalid", *cidr);
         }
+        for (size_t i = 0; i < s->n_services; i++) {
+                r = policy_add_service(p, &s->services[i], i, s->egress_rate_bps);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SERVICE,
+                                             "Service %s cannot be given to the broker: %s", s->services[i].name,
+                                             strerror(-r));
+        }
+        if (c->egress_broker_ca_file) {
+                r = egress_policy_set_broker_ca_file(p, c->egress_broker_ca_file);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_INVALID_SPEC,
+                                             "Egress:BrokerCAFile \"%.128s\" in the configuration is invalid",
+                                             c->egress_broker_ca_file);
+        }
         return egress_policy_to_json(p, ret);
+}
+
+int worker_service_url_env(const SbxService *s, size_t i, char **ret) {
+        _cleanup_free_ char *name = strdup(s->name);
+
+        if (!name)
+                return -ENOMEM;
+        /* Names are [A-Za-z0-9_] (spec-service.h), so this is the whole mapping. */
+        for (char *c = name; *c; c++)
+                *c = (char) toupper((unsigned char) *c);
+        if (asprintf(ret, "SANDBOX_SERVICE_%s_URL=http://127.0.0.1:%u", name, (unsigned) worker_service_port(i)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_service) {
@@ -176,17 +239,37 @@ static int append_proxy_hardening(sd_bus_message *m) {
         return append_ip_walls(m);
 }
 
-static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit) {
+/* Listen=a(ss): the CONNECT listener if the worker has egress, then one
+ * loopback listener per service, on the ports the policy names. */
+static int append_listen(sd_bus_message *m, const WorkerSpec *spec) {
+        char addr[32];
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sv"));
+        CHECK(sd_bus_message_append(m, "s", "Listen"));
+        CHECK(sd_bus_message_open_container(m, 'v', "a(ss)"));
+        CHECK(sd_bus_message_open_container(m, 'a', "(ss)"));
+        if (worker_wants_egress(spec))
+                CHECK(sd_bus_message_append(m, "(ss)(ss)", "Stream", "127.0.0.1:3128", "Stream", "[::1]:3128"));
+        for (size_t i = 0; i < spec->n_services; i++) {
+                snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned) worker_service_port(i));
+                CHECK(sd_bus_message_append(m, "(ss)", "Stream", addr));
+        }
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
+static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit, const WorkerSpec *spec) {
         int r;
 
         CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
         CHECK(sd_bus_message_append(m, "s", socket));
         CHECK(sd_bus_message_open_container(m, 'a', "(sv)"));
         CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker egress listener"));
-        /* The listener lives in the worker's own network namespace: it is the
-         * only thing the worker can connect to. */
-        CHECK(sd_bus_message_append(m, "(sv)", "Listen", "a(ss)", 2,
-                                    "Stream", "127.0.0.1:3128", "Stream", "[::1]:3128"));
+        /* The listeners live in the worker's own network namespace: they are
+         * the only things the worker can connect to. */
+        CHECK(append_listen(m, spec));
         /* In a namespace made a moment ago, ::1 is still tentative until the
          * kernel's address work runs (a workqueue: late on a loaded host), and
          * a plain bind() to it fails. With IP_FREEBIND it binds at once and
@@ -205,8 +288,29 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
         return sd_bus_message_close_container(m);
 }
 
+/* LoadCredential=a(ss): the policy and each service's secret, all from
+ * sandboxd's socket, which hands them to this unit alone. */
+static int append_proxy_credentials(sd_bus_message *m, const WorkerSpec *spec, const char *credential_socket) {
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'r', "sv"));
+        CHECK(sd_bus_message_append(m, "s", "LoadCredential"));
+        CHECK(sd_bus_message_open_container(m, 'v', "a(ss)"));
+        CHECK(sd_bus_message_open_container(m, 'a', "(ss)"));
+        CHECK(sd_bus_message_append(m, "(ss)", "egress-policy", credential_socket));
+        for (size_t i = 0; i < spec->n_services; i++) {
+                _cleanup_free_ char *id = NULL;
+                if (asprintf(&id, SBX_BROKER_CREDENTIAL_PREFIX "%s", spec->services[i].name) < 0)
+                        return -ENOMEM;
+                CHECK(sd_bus_message_append(m, "(ss)", id, credential_socket));
+        }
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
 static int append_proxy_service(sd_bus_message *m, const char *service, const char *worker_unit,
-                                const char *egress_path, const char *credential_socket) {
+                                const WorkerSpec *spec, const char *egress_path, const char *credential_socket) {
         /* AF_NETLINK: the proxy follows the host's addresses over rtnetlink
          * to refuse them as destinations. */
         static const char * const families[] = { "AF_INET", "AF_INET6", "AF_UNIX", "AF_NETLINK" };
@@ -219,8 +323,10 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
         CHECK(sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, egress_path, 1, egress_path, 0));
         CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));
-        /* The policy comes from sandboxd's credential socket, never from the worker. */
-        CHECK(sd_bus_message_append(m, "(sv)", "LoadCredential", "a(ss)", 1, "egress-policy", credential_socket));
+        /* The policy and the secrets come from sandboxd's credential socket,
+         * never from the worker, and never by value (SetCredential= would put
+         * them in a world-readable unit file and bus property). */
+        CHECK(append_proxy_credentials(m, spec, credential_socket));
         CHECK(sd_bus_message_append(m, "(sv)", "DynamicUser", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "NoNewPrivileges", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "CapabilityBoundingSet", "t", (uint64_t) 0));
@@ -244,7 +350,7 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
         return sd_bus_message_close_container(m);
 }
 
-int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit,
+int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
                                    const char *egress_path, const char *credential_socket) {
         _cleanup_free_ char *socket = NULL, *service = NULL;
         int r;
@@ -252,8 +358,8 @@ int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char
         CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
         if (egress_path) {
                 CHECK(worker_egress_unit_names(id, &socket, &service));
-                CHECK(append_socket_unit(m, socket, worker_unit));
-                CHECK(append_proxy_service(m, service, worker_unit, egress_path, credential_socket));
+                CHECK(append_socket_unit(m, socket, worker_unit, spec));
+                CHECK(append_proxy_service(m, service, worker_unit, spec, egress_path, credential_socket));
         }
         return sd_bus_message_close_container(m);
 }

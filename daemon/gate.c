@@ -55,11 +55,3 @@ int gate_check_features(SbxRuntime runtime, bool wants_disk_cap, SbxError *error
                                      "use a gVisor class (standard or untrusted) or leave DiskMax out");
         return 0;
 }
-
-int gate_check_services(size_t n_services, SbxError *error) {
-        if (n_services > 0)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
-                                     "Services were checked and are valid, but this sandboxd's egress proxy has no "
-                                     "credential broker yet: leave Services out");
-        return 0;
-}

@@ -18,8 +18,3 @@ int gate_recheck(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxR
 /* Requirements of a spec that only some runtimes can enforce. A cap that
  * cannot be enforced is refused, never silently dropped. */
 int gate_check_features(SbxRuntime runtime, bool wants_disk_cap, SbxError *error);
-
-/* Services (spec-service.h) are checked and then refused: the egress
- * proxy does not broker them yet, and a worker whose calls would silently
- * lack the credential, or reach nothing, is worse than no worker. */
-int gate_check_services(size_t n_services, SbxError *error);

@@ -7,6 +7,7 @@
 #include "adopt.h"
 #include "bus-manager.h"
 #include "egress-units.h"
+#include "worker-broker.h"
 #include "env-cred.h"
 #include "errors.h"
 #include "gate.h"
@@ -213,7 +214,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .launcher_path = m->launcher_path,
                 .exec_path = m->exec_path,
                 .stdio = stdio,
-                .egress_proxy_url = w->egress_service ? SBX_EGRESS_PROXY_URL : NULL,
+                .egress_proxy_url = worker_wants_egress(&w->spec) ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
                 .walls_path = m->walls_path,
                 .host_ns = &m->runtimes.walls.host,
@@ -231,7 +232,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         r = worker_unit_append_properties(msg, &p);
         if (r < 0)
                 return r;
-        r = worker_egress_append_aux_units(msg, w->id, w->unit, w->egress_service ? m->egress_path : NULL,
+        r = worker_egress_append_aux_units(msg, w->id, w->unit, &w->spec, w->egress_service ? m->egress_path : NULL,
                                            SBX_CREDENTIAL_SOCKET);
         if (r < 0)
                 return r;
@@ -306,13 +307,13 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         /* systemd fetches a worker's secrets, environment and egress policy
          * from the credential socket when the unit starts; without it the
          * start fails with nothing to say why. */
-        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0 || worker_wants_egress(spec)) {
+        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0 || worker_wants_proxy(spec)) {
                 r = credential_server_reachable(m->credentials);
                 if (r < 0)
                         return sbx_error_set(error, r, SBX_ERROR_START_FAILED,
                                              "The credential socket " SBX_CREDENTIAL_SOCKET
-                                             " is gone (%s): a worker with secrets, an environment or egress"
-                                             " cannot start until sandboxd is restarted",
+                                             " is gone (%s): a worker with secrets, an environment, egress"
+                                             " or services cannot start until sandboxd is restarted",
                                              strerror(-r));
         }
         /* Gate, first check: choose the runtime for the class. */
@@ -322,13 +323,11 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = gate_check_features(runtime, spec->set & SPEC_HAS_DISK_MAX, error);
         if (r < 0)
                 return r;
-        r = gate_check_services(spec->n_services, error);
-        if (r < 0)
-                return r;
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
         if (spec->idle_suspend) {
-                r = worker_check_suspendable(spec, runtime, worker_wants_egress(spec), error);
+                r = worker_check_suspendable(spec, runtime, worker_wants_egress(spec) || spec->n_services > 0,
+                                             error);
                 if (r < 0)
                         return r;
         }
@@ -353,7 +352,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
         w->environment.name = (char *) SBX_ENV_CREDENTIAL;
-        if (worker_wants_egress(&w->spec)) {
+        if (worker_wants_proxy(&w->spec)) {
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)
                         goto fail;
@@ -576,24 +575,32 @@ int manager_wipe_leftovers(Manager *m) {
         return 0;
 }
 
-static const SbxCredential *lookup_credential(const char *unit, const char *name, void *userdata) {
+static int credential_found(const SbxCredential *c, const uint8_t **ret_data, size_t *ret_size) {
+        *ret_data = c->data;
+        *ret_size = c->size;
+        return 0;
+}
+
+static int lookup_credential(const char *unit, const char *name, void *userdata, const uint8_t **ret_data,
+                             size_t *ret_size) {
         Manager *m = userdata;
         Worker *w = manager_find_worker_by_unit(m, unit);
 
-        /* The proxy asks for its policy whenever socket activation (re)starts it. */
+        /* The proxy asks for its policy and its broker secrets whenever
+         * socket activation (re)starts it, for as long as the worker lives. */
         for (Worker *e = m->workers; !w && e; e = e->next)
                 if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
-                        return streq(name, "egress-policy") && e->egress_policy.data ? &e->egress_policy : NULL;
+                        return worker_proxy_credential(e, name, ret_data, ret_size);
 
         /* Only while the unit is starting: afterwards the daemon's copy is gone. */
         if (!w || w->state != WORKER_STARTING)
-                return NULL;
+                return -ENOENT;
         if (streq(name, SBX_ENV_CREDENTIAL))
-                return &w->environment;
+                return credential_found(&w->environment, ret_data, ret_size);
         for (size_t i = 0; i < w->spec.n_credentials; i++)
                 if (streq(w->spec.credentials[i].name, name))
-                        return &w->spec.credentials[i];
-        return NULL;
+                        return credential_found(&w->spec.credentials[i], ret_data, ret_size);
+        return -ENOENT;
 }
 
 int manager_startup(Manager *m) {

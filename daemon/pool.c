@@ -303,6 +303,11 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         spec.limits.memory_max = pool_entry_memory(&m->config);
         spec.limits.tasks_max = m->config.maximum.tasks_max;
         spec.limits.runtime_max_usec = m->config.maximum.runtime_max_usec;
+        /* Only which listeners the proxy's socket gets is read from it: the
+         * policy it serves is the claiming worker's, fetched by unit name. A
+         * worker with Services never claims (it starts cold). */
+        char *any_host[] = { (char *) "*", NULL };
+        WorkerSpec proxy_spec = { .egress_allow = egress ? any_host : NULL };
         WorkerUnitParams p = {
                 .id = e->id,
                 .unit = e->unit,
@@ -327,7 +332,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
-                r = worker_egress_append_aux_units(msg, e->id, e->unit, egress ? m->egress_path : NULL,
+                r = worker_egress_append_aux_units(msg, e->id, e->unit, &proxy_spec, egress ? m->egress_path : NULL,
                                                    SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = sd_bus_match_signal_async(m->bus, &e->unit_match, SYSTEMD_DEST, e->unit_path,

@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <sys/socket.h>
 
+#include "egress-units.h"
 #include "env-cred.h"
 #include "unit-props.h"
 
@@ -217,7 +218,7 @@ int worker_state_directory(const char *id, char **ret) {
  * transient unit file, the unit's bus property) and reaches the privileged
  * launcher, so the spec's values travel as a credential instead. */
 static int build_environment(const WorkerUnitParams *p, char ***ret) {
-        char **env = calloc(4, sizeof(char *));
+        char **env = calloc(4 + p->spec->n_services, sizeof(char *));
         size_t k = 0;
 
         if (!env)
@@ -229,6 +230,10 @@ static int build_environment(const WorkerUnitParams *p, char ***ret) {
                     asprintf(&env[k++], "https_proxy=%s", p->egress_proxy_url) < 0)
                         goto oom;
         }
+        /* Addresses, not secrets: the broker holds the credential. */
+        for (size_t i = 0; i < p->spec->n_services; i++)
+                if (worker_service_url_env(&p->spec->services[i], i, &env[k++]) < 0)
+                        goto oom;
         *ret = env;
         return 0;
 oom:
@@ -296,7 +301,7 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         if (p->runtime == SBX_RUNTIME_RUNSC) {
                 /* Only a worker with a proxy needs the unit's namespace, where
                  * the proxy listens; any other gets gVisor's own loopback. */
-                argv_addf(a, "--network=%s", p->egress_proxy_url ? "host" : "none");
+                argv_addf(a, "--network=%s", p->egress_socket ? "host" : "none");
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
@@ -315,6 +320,12 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         if (p->egress_proxy_url) {
                 argv_addf(a, "--setenv=HTTPS_PROXY=%s", p->egress_proxy_url);
                 argv_addf(a, "--setenv=https_proxy=%s", p->egress_proxy_url);
+        }
+        for (size_t i = 0; i < s->n_services; i++) {
+                _cleanup_free_ char *e = NULL;
+                if (worker_service_url_env(&s->services[i], i, &e) < 0)
+                        return -ENOMEM;
+                argv_addf(a, "--setenv=%s", e);
         }
         argv_addf(a, "--");
         for (char **e = s->argv; e && *e; e++)
@@ -512,7 +523,7 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "UMask", "u", 0077));
         CHECK(append_strv(m, "Environment", (const char * const *) env));
         CHECK(append_credentials(m, s));
-        if (p->egress_proxy_url) {
+        if (p->egress_socket) {
                 /* The proxy's listener must exist in the namespace before the
                  * worker runs; a worker whose listener failed does not start
                  * (StartFailed, result "dependency") rather than run without. */

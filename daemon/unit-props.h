@@ -30,8 +30,8 @@ typedef struct WorkerUnitParams {
         const char *launcher_path;      /* sandbox-launch, for non-systemd runtimes */
         const char *exec_path;          /* sandbox-exec, the trusted and wasm workers' wrapper */
         const ChannelWorkerFds *stdio;  /* the worker's ends of the channel's pipes */
-        const char *egress_proxy_url;   /* NULL: no egress at all */
-        const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
+        const char *egress_proxy_url;   /* NULL: no CONNECT egress */
+        const char *egress_socket;      /* the proxy's socket unit (egress or Services); NULL: none */
         const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
         bool restore;                   /* a resumed worker: the launcher restores its checkpoint */

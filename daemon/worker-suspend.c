@@ -26,7 +26,7 @@ int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool ha
                                      "be suspended", sbx_runtime_to_string(runtime));
         if (has_egress)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "A worker with egress shares its unit's network namespace with gVisor "
+                                     "A worker with egress or Services shares its unit's network namespace with gVisor "
                                      "(runsc --network=host), and runsc refuses to checkpoint such a sandbox "
                                      "(\"checkpoint not supported when using hostinet\")");
         if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)

@@ -66,6 +66,26 @@ static void test_values(void **state) {
         sbx_config_done(&c);
 }
 
+static void test_broker_ca_file(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+
+        sbx_config_init_defaults(&c);
+        assert_null(c.egress_broker_ca_file);
+        sbx_config_done(&c);
+        assert_int_equal(load("[Egress]\nBrokerCAFile=/etc/sandboxd/broker-ca.pem\n", &c, &e), 0);
+        assert_string_equal(c.egress_broker_ca_file, "/etc/sandboxd/broker-ca.pem");
+        sbx_config_done(&c);
+        /* Empty: back to the system trust store. */
+        assert_int_equal(load("[Egress]\nBrokerCAFile=\n", &c, &e), 0);
+        assert_null(c.egress_broker_ca_file);
+        sbx_config_done(&c);
+        assert_true(load("[Egress]\nBrokerCAFile=broker-ca.pem\n", &c, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_INVALID_SPEC);
+        assert_non_null(strstr(e.message, "Egress:BrokerCAFile"));
+        sbx_config_done(&c);
+}
+
 static void test_errors(void **state) {
         SbxConfig c;
         SbxError e = {};
@@ -136,6 +156,7 @@ int main(void) {
                 cmocka_unit_test(test_missing_file_keeps_defaults),
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_broker_ca_file),
                 cmocka_unit_test(test_syscall_names),
                 cmocka_unit_test(test_parsers),
         };

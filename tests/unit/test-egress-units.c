@@ -10,6 +10,7 @@
 #include "egress-policy.h"
 #include "egress-units.h"
 #include "errors.h"
+#include "spec-service.h"
 #include "test-bus.h"
 
 static char **strv2(const char *a, const char *b) {
@@ -89,11 +90,14 @@ static void test_aux_units(void **state) {
         sd_bus *bus = test_bus_new_offline(&peer);
         sd_bus_message *m = NULL;
         _cleanup_free_ char *d = NULL;
+        WorkerSpec spec;
 
+        worker_spec_init(&spec);
+        spec.egress_allow = strv2("example.org", NULL);
         assert_non_null(bus);
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service",
+        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", &spec,
                                                         "/usr/libexec/sandboxd/sandbox-egress",
                                                         "/run/sandboxd/credentials.sock"), 0);
         d = test_message_dump(m);
@@ -135,7 +139,7 @@ static void test_aux_units(void **state) {
         /* No destination allowed: no aux units at all. */
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", NULL,
+        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", &spec, NULL,
                                                         "/run/sandboxd/credentials.sock"), 0);
         free(d);
         d = test_message_dump(m);
@@ -143,6 +147,170 @@ static void test_aux_units(void **state) {
         sd_bus_message_unref(m);
         close(peer);
         sd_bus_close_unref(bus);
+        worker_spec_done(&spec);
+}
+
+#define SECRET "sbx-unit-test-secret-4f1e"
+
+/* Two services, as a spec has them once validated and defaulted. */
+static void spec_with_services(WorkerSpec *s) {
+        worker_spec_init(s);
+        s->services = calloc(2, sizeof(SbxService));
+        assert_non_null(s->services);
+        s->n_services = 2;
+        s->set |= SPEC_HAS_SERVICES;
+        s->services[0] = (SbxService) {
+                .set = SERVICE_HAS_URL | SERVICE_HAS_CREDENTIAL | SERVICE_HAS_HEADER | SERVICE_HAS_METHODS |
+                       SERVICE_HAS_PATHS | SERVICE_HAS_RATE,
+                .name = strdup("github"),
+                .url = strdup("https://API.Example.test:8443/v1/"),
+                .credential = (uint8_t *) strdup(SECRET),
+                .credential_size = strlen(SECRET),
+                .header = strdup("X-Api-Key: token {}"),
+                .methods = strv2("GET", "POST"),
+                .paths = strv2("/repos/", NULL),
+                .rate_bps = 1000,
+        };
+        s->services[1] = (SbxService) {
+                .set = SERVICE_HAS_URL | SERVICE_HAS_CREDENTIAL,
+                .name = strdup("Other_2"),
+                .url = strdup("https://other.example.test"),
+                .credential = (uint8_t *) strdup(SECRET "-2"),
+                .credential_size = strlen(SECRET "-2"),
+        };
+        for (size_t i = 0; i < s->n_services; i++)
+                sbx_service_apply_defaults(&s->services[i]);
+}
+
+static char *aux_units_dump(const WorkerSpec *spec) {
+        int peer = -1;
+        sd_bus *bus = test_bus_new_offline(&peer);
+        sd_bus_message *m = NULL;
+        char *d;
+
+        assert_non_null(bus);
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", spec,
+                                                        "/usr/libexec/sandboxd/sandbox-egress",
+                                                        "/run/sandboxd/credentials.sock"), 0);
+        d = test_message_dump(m);
+        assert_non_null(d);
+        sd_bus_message_unref(m);
+        close(peer);
+        sd_bus_close_unref(bus);
+        return d;
+}
+
+static void test_aux_units_services(void **state) {
+        _cleanup_free_ char *d = NULL;
+        WorkerSpec s;
+
+        /* Services without egress: the proxy pair with only the service
+         * listeners, no CONNECT listener for a worker allowed nowhere. */
+        spec_with_services(&s);
+        assert_true(worker_wants_proxy(&s));
+        assert_false(worker_wants_egress(&s));
+        d = aux_units_dump(&s);
+        assert_non_null(strstr(d, "\"sandbox-0123456789ab-egress.socket\""));
+        assert_non_null(strstr(d, "\"sandbox-0123456789ab-egress.service\""));
+        assert_non_null(strstr(d, "\"127.0.0.1:3129\""));
+        assert_non_null(strstr(d, "\"127.0.0.1:3130\""));
+        assert_null(strstr(d, ":3128\""));
+        assert_null(strstr(d, ":3131\""));
+        /* Each secret by reference to the socket, under its own id. */
+        assert_non_null(strstr(d, "\"egress-policy\""));
+        assert_non_null(strstr(d, "\"broker-github\""));
+        assert_non_null(strstr(d, "\"broker-Other_2\""));
+        assert_null(strstr(d, "SetCredential"));
+        assert_null(strstr(d, SECRET));
+        free(d);
+
+        /* With egress as well: the CONNECT listener first, then the services. */
+        s.egress_allow = strv2("example.org", NULL);
+        d = aux_units_dump(&s);
+        assert_non_null(strstr(d, "\"127.0.0.1:3128\""));
+        assert_non_null(strstr(d, "\"[::1]:3128\""));
+        assert_non_null(strstr(d, "\"127.0.0.1:3129\""));
+        assert_true(strstr(d, "\"127.0.0.1:3128\"") < strstr(d, "\"127.0.0.1:3129\""));
+        assert_null(strstr(d, SECRET));
+        worker_spec_done(&s);
+}
+
+static void test_policy_services(void **state) {
+        _cleanup_free_ char *json = NULL;
+        EgressPolicy *p = NULL;
+        const EgressService *e;
+        SbxConfig c;
+        WorkerSpec s;
+
+        sbx_config_init_defaults(&c);
+        c.egress_broker_ca_file = strdup("/etc/sandboxd/broker-ca.pem");
+        spec_with_services(&s);
+        s.egress_rate_bps = 4096;
+        assert_int_equal(worker_egress_policy_json(&s, &c, "0123456789ab", &json, NULL), 0);
+        /* The policy names the services; the secrets stay out of it. */
+        assert_null(strstr(json, SECRET));
+        assert_int_equal(egress_policy_from_json(json, &p), 0);
+        assert_string_equal(p->broker_ca_file, "/etc/sandboxd/broker-ca.pem");
+        assert_int_equal(p->n_services, 2);
+        /* No allow-list: the CONNECT side reaches nothing. */
+        assert_int_equal(p->n_allow, 0);
+
+        e = egress_policy_find_service(p, 3129);
+        assert_non_null(e);
+        assert_string_equal(e->name, "github");
+        assert_string_equal(e->host, "api.example.test");
+        assert_int_equal(e->port, 8443);
+        assert_string_equal(e->base, "/v1");
+        assert_string_equal(e->header_name, "X-Api-Key");
+        assert_string_equal(e->header_template, "token {}");
+        assert_int_equal(e->n_methods, 2);
+        assert_string_equal(e->methods[1], "POST");
+        assert_int_equal(e->n_paths, 1);
+        assert_string_equal(e->paths[0], "/repos/");
+        assert_int_equal(e->rate_bps, 1000);
+        assert_int_equal(e->max_request_bytes, 1u << 20);
+
+        /* The defaults: Authorization: Bearer {}, GET, "/", the worker's rate. */
+        e = egress_policy_find_service(p, 3130);
+        assert_non_null(e);
+        assert_string_equal(e->name, "Other_2");
+        assert_string_equal(e->host, "other.example.test");
+        assert_int_equal(e->port, 443);
+        assert_string_equal(e->base, "");
+        assert_string_equal(e->header_name, "Authorization");
+        assert_string_equal(e->header_template, "Bearer {}");
+        assert_int_equal(e->n_methods, 1);
+        assert_string_equal(e->methods[0], "GET");
+        assert_string_equal(e->paths[0], "/");
+        assert_int_equal(e->rate_bps, 4096);
+        assert_int_equal(e->max_response_bytes, 1u << 20);
+        egress_policy_free(p);
+
+        /* Without BrokerCAFile: the system trust store. */
+        free(c.egress_broker_ca_file);
+        c.egress_broker_ca_file = NULL;
+        free(json);
+        json = NULL;
+        assert_int_equal(worker_egress_policy_json(&s, &c, "0123456789ab", &json, NULL), 0);
+        assert_int_equal(egress_policy_from_json(json, &p), 0);
+        assert_null(p->broker_ca_file);
+        egress_policy_free(p);
+        worker_spec_done(&s);
+        sbx_config_done(&c);
+}
+
+static void test_service_url_env(void **state) {
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        WorkerSpec s;
+
+        spec_with_services(&s);
+        assert_int_equal(worker_service_url_env(&s.services[0], 0, &a), 0);
+        assert_string_equal(a, "SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129");
+        assert_int_equal(worker_service_url_env(&s.services[1], 1, &b), 0);
+        assert_string_equal(b, "SANDBOX_SERVICE_OTHER_2_URL=http://127.0.0.1:3130");
+        worker_spec_done(&s);
 }
 
 static void test_resolver_addresses(void **state) {
@@ -178,6 +346,9 @@ int main(void) {
                 cmocka_unit_test(test_policy_json),
                 cmocka_unit_test(test_policy_refuses_bad_operator_entries),
                 cmocka_unit_test(test_aux_units),
+                cmocka_unit_test(test_aux_units_services),
+                cmocka_unit_test(test_policy_services),
+                cmocka_unit_test(test_service_url_env),
                 cmocka_unit_test(test_resolver_addresses),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,14 +105,6 @@ static void test_features(void **state) {
         assert_string_equal(e.name, SBX_ERROR_ISOLATION_UNAVAILABLE);
 }
 
-static void test_services_refused(void **state) {
-        SbxError e = {};
-        assert_int_equal(gate_check_services(0, NULL), 0);
-        assert_int_equal(gate_check_services(1, &e), -EOPNOTSUPP);
-        assert_string_equal(e.name, SBX_ERROR_ISOLATION_UNAVAILABLE);
-        assert_non_null(strstr(e.message, "no credential broker"));
-}
-
 static void test_probe_output(void **state) {
         char reason[64];
         bool ok;
@@ -134,7 +126,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_override_only_for_standard, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_second_check_sees_a_runtime_change, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_features, setup, teardown),
-                cmocka_unit_test(test_services_refused),
                 cmocka_unit_test_setup_teardown(test_probe_output, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

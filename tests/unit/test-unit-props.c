@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "test-bus.h"
+#include "spec-service.h"
 #include "unit-props.h"
 
 /* A spec Environment value: a secret, like a credential's. */
@@ -67,7 +68,8 @@ static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool res
                 .exec_path = "/usr/libexec/sandboxd/sandbox-exec",
                 .stdio = &(ChannelWorkerFds) { 0, 1, 2 },
                 .egress_proxy_url = proxy,
-                .egress_socket = "sandbox-0123456789ab-egress.socket",
+                /* As the manager sets it: whenever the worker has the proxy pair. */
+                .egress_socket = proxy || spec.n_services > 0 ? "sandbox-0123456789ab-egress.socket" : NULL,
                 .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
                 .host_ns = host_ns,
                 .restore = restore,
@@ -380,6 +382,68 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
 }
 
+#define SERVICE_SECRET "svcsecret-8d2c71"
+
+static void add_service(const char *name) {
+        SbxService *n = realloc(spec.services, (spec.n_services + 1) * sizeof(SbxService));
+
+        assert_non_null(n);
+        spec.services = n;
+        spec.services[spec.n_services++] = (SbxService) {
+                .set = SERVICE_HAS_URL | SERVICE_HAS_CREDENTIAL,
+                .name = strdup(name),
+                .url = strdup("https://api.example.test/v1"),
+                .credential = (uint8_t *) strdup(SERVICE_SECRET),
+                .credential_size = strlen(SERVICE_SECRET),
+        };
+        spec.set |= SPEC_HAS_SERVICES;
+}
+
+static void drop_services(void) {
+        for (size_t i = 0; i < spec.n_services; i++)
+                sbx_service_done(&spec.services[i]);
+        free(spec.services);
+        spec.services = NULL;
+        spec.n_services = 0;
+        spec.set &= ~SPEC_HAS_SERVICES;
+}
+
+/* Services: every class finds each one's base URL in its environment (the
+ * unit's for the shared kernel, the launcher's --setenv for a sandbox), the
+ * worker joins the proxy's listeners even without egress, a gVisor sandbox
+ * uses the unit's namespace where they listen, and the secret is nowhere. */
+static void test_service_environment(void **state) {
+        static const SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA, SBX_RUNTIME_WASM };
+
+        add_service("github");
+        add_service("pypi");
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
+                bool launcher = runtimes[i] == SBX_RUNTIME_RUNSC || runtimes[i] == SBX_RUNTIME_KATA;
+                const char *prop = launcher ? "ExecStartEx" : "Environment";
+                const char *github = launcher ? "\"--setenv=SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129\""
+                                              : "\"SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129\"";
+                const char *pypi = launcher ? "\"--setenv=SANDBOX_SERVICE_PYPI_URL=http://127.0.0.1:3130\""
+                                            : "\"SANDBOX_SERVICE_PYPI_URL=http://127.0.0.1:3130\"";
+                int r;
+                _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
+
+                assert_int_equal(r, 0);
+                assert_prop(d, prop, github);
+                assert_prop(d, prop, pypi);
+                /* No CONNECT egress: no proxy variables. */
+                assert_null(strstr(d, "HTTPS_PROXY"));
+                assert_prop(d, "Requires", "\"sandbox-0123456789ab-egress.socket\"");
+                assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
+                if (runtimes[i] == SBX_RUNTIME_RUNSC)
+                        assert_prop(d, "ExecStartEx", "\"--network=host\"");
+                if (strstr(d, SERVICE_SECRET))
+                        fail_msg("runtime %s: a service's secret is in the unit", sbx_runtime_to_string(runtimes[i]));
+                /* The worker itself never loads the broker's secrets. */
+                assert_false(prop_has(d, "LoadCredential", "broker-"));
+        }
+        drop_services();
+}
+
 /* Without egress a gVisor worker gets gVisor's own loopback and nothing of
  * the host's network stack, not even the unit's empty namespace. */
 static void test_runsc_unit_without_egress(void **state) {
@@ -562,6 +626,7 @@ int main(void) {
                 cmocka_unit_test(test_no_namespace_check_for_launcher),
                 cmocka_unit_test(test_namespace_check_fails_closed),
                 cmocka_unit_test(test_proxy_environment),
+                cmocka_unit_test(test_service_environment),
                 cmocka_unit_test(test_runsc_unit),
                 cmocka_unit_test(test_runsc_unit_without_egress),
                 cmocka_unit_test(test_kata_unit),
