@@ -23,3 +23,7 @@
 #define SBX_ERROR_INVALID_ARGUMENT      "org.sandboxd1.Error.InvalidArgument"
 #define SBX_ERROR_EXECUTABLE_NOT_FOUND  "org.sandboxd1.Error.ExecutableNotFound"
 #define SBX_ERROR_ACCESS_DENIED         "org.sandboxd1.Error.AccessDenied"
+#define SBX_ERROR_INVALID_WORKSPACE     "org.sandboxd1.Error.InvalidWorkspace"
+#define SBX_ERROR_WORKSPACE_EXISTS      "org.sandboxd1.Error.WorkspaceExists"
+#define SBX_ERROR_NO_SUCH_WORKSPACE     "org.sandboxd1.Error.NoSuchWorkspace"
+#define SBX_ERROR_WORKSPACE_BUSY        "org.sandboxd1.Error.WorkspaceBusy"

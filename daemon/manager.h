@@ -38,6 +38,9 @@ struct Manager {
         sd_bus_slot *worker_filter;
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
+        struct Workspace *workspaces;   /* manager-workspace.h */
+        char *workspace_root;           /* SBX_WORKSPACE_ROOT */
+        char *mkfs_path;                /* mkfs.ext4, for new workspaces */
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);

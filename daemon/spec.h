@@ -39,6 +39,7 @@ typedef enum SbxSpecField {
         SPEC_HAS_EGRESS_ALLOW = 1 << 12,
         SPEC_HAS_ORIGIN = 1 << 13,
         SPEC_HAS_SERVICES = 1 << 14,
+        SPEC_HAS_WORKSPACE = 1 << 15,
 } SbxSpecField;
 
 /* An upstream the worker reaches through the proxy's broker (spec-service.h). */
@@ -73,6 +74,7 @@ typedef struct WorkerSpec {
         bool egress_report_only;
         SbxService *services;
         size_t n_services;
+        char *workspace;                /* NULL: a fresh home (workspace.h) */
 } WorkerSpec;
 
 void worker_spec_init(WorkerSpec *s);

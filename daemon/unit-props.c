@@ -437,6 +437,43 @@ static int append_namespace_check(sd_bus_message *m, const WorkerUnitParams *p) 
 
 static int append_caps(sd_bus_message *m, const WorkerUnitParams *p);
 
+/* A workspace's image is mounted on the state directory systemd has just
+ * made, by a privileged command in the host's mount namespace, before any
+ * other command: every later command's namespace (and the bundle gVisor
+ * gets) sees the workspace as the home, and systemd's StateDirectory= set-up
+ * for the main command chowns its files to this worker's dynamic UID (the
+ * ownership choice: README, "Workspaces"). ext4 only, never a probed type.
+ * libmount reuses the loop device of an image that is attached already, so
+ * the image is never open through two block devices at once. The unmount
+ * runs last, whatever the end; if it fails, rm_rf() leaves the mount alone. */
+#define SBX_MOUNT_PATH "/bin/mount"
+#define SBX_UMOUNT_PATH "/bin/umount"
+
+static int append_workspace_mount(sd_bus_message *m, const WorkerUnitParams *p) {
+        static const char * const privileged[] = { "privileged", NULL };
+        _cleanup_free_ char *dir = NULL;
+
+        if (!p->workspace_image)
+                return 0;
+        if (asprintf(&dir, SBX_PRIVATE_STATE_ROOT "/%s", p->id) < 0)
+                return -ENOMEM;
+        char *argv[] = { (char *) SBX_MOUNT_PATH, (char *) "-t", (char *) "ext4",
+                         (char *) "-o", (char *) "loop,nosuid,nodev,noatime", (char *) p->workspace_image, dir, NULL };
+        return unit_append_exec(m, "ExecStartPreEx", SBX_MOUNT_PATH, argv, privileged);
+}
+
+static int append_workspace_umount(sd_bus_message *m, const WorkerUnitParams *p) {
+        static const char * const flags[] = { "privileged", "ignore-failure", NULL };
+        _cleanup_free_ char *dir = NULL;
+
+        if (!p->workspace_image)
+                return 0;
+        if (asprintf(&dir, SBX_PRIVATE_STATE_ROOT "/%s", p->id) < 0)
+                return -ENOMEM;
+        char *argv[] = { (char *) SBX_UMOUNT_PATH, dir, NULL };
+        return unit_append_exec(m, "ExecStopPostEx", SBX_UMOUNT_PATH, argv, flags);
+}
+
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
         _cleanup_free_ char *description = NULL, *state_dir = NULL;
         _cleanup_strv_free_ char **env = NULL;
@@ -491,9 +528,11 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio->stdin_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
+        CHECK(append_workspace_mount(m, p));
         /* The walls are checked before anything else of the worker runs. */
         CHECK(append_namespace_check(m, p));
         CHECK(append_exec(m, p));
+        CHECK(append_workspace_umount(m, p));
         CHECK(unit_append_hardening(m, p));
         CHECK(append_caps(m, p));
         return sd_bus_message_close_container(m);

@@ -34,6 +34,7 @@ typedef struct WorkerUnitParams {
         const char *egress_socket;      /* the proxy's socket unit, with egress_proxy_url */
         const char *walls_path;         /* sandbox-walls: shared-kernel workers' namespace check */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
+        const char *workspace_image;    /* NULL: a fresh home; else mounted as the home */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.

@@ -23,6 +23,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_socket);
         free(r->egress_service);
         free(r->egress_policy);
+        free(r->workspace);
         worker_record_init(r);
 }
 
@@ -126,6 +127,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 fprintf(f, "egress-socket=%s\negress-service=%s\n", r->egress_socket, r->egress_service);
         if (policy)
                 fprintf(f, "egress-policy=%s\n", policy);
+        if (r->workspace)
+                fprintf(f, "workspace=%s\n", r->workspace);
         fprintf(f, "created-realtime=%" PRIu64 "\ncreated-monotonic=%" PRIu64 "\nlast-activity-monotonic=%" PRIu64 "\n",
                 r->created_realtime, r->created_monotonic, r->last_activity_monotonic);
         fputs("end\n", f);
@@ -197,6 +200,8 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 k = set_string(&r->egress_socket, value);
         else if (streq(key, "egress-service"))
                 k = set_string(&r->egress_service, value);
+        else if (streq(key, "workspace"))
+                k = set_string(&r->workspace, value);
         else if (streq(key, "egress-policy")) {
                 char *p = NULL;
                 k = hex_decode(value, &p);

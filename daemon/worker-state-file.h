@@ -46,6 +46,7 @@ typedef struct WorkerRecord {
         uint64_t created_realtime;
         uint64_t created_monotonic;
         uint64_t last_activity_monotonic;
+        char *workspace;                /* NULL: the worker has a home of its own */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "manager-workspace.h"
 #include "unit-props.h"
 #include "worker.h"
 
@@ -233,6 +234,8 @@ int worker_set_state(Worker *w, WorkerState s) {
                 w->ended_realtime = now_usec(CLOCK_REALTIME);
                 if (m->n_alive > 0)
                         m->n_alive--;
+                /* Its home is unmounted and the unit gone: the next worker may have it. */
+                manager_workspace_release(m, w);
                 /* A worker whose start failed was never on the bus. */
                 if (w->exported)
                         bus_worker_emit_ended(w);

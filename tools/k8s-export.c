@@ -121,6 +121,7 @@ bool k8s_name_is_valid(const char *s) {
 const char *k8s_runtime_class(SbxClass c) {
         switch (c) {
         case SBX_CLASS_STANDARD:
+        case SBX_CLASS_DEVCONTAINER:
         case SBX_CLASS_UNTRUSTED:
                 return "gvisor";
         case SBX_CLASS_HOSTILE:

@@ -36,6 +36,10 @@ static const struct {
         { SBX_ERROR_NOT_RUNNING, 70 },
         { SBX_ERROR_TOO_MANY_WORKERS, 77 },
         { SBX_ERROR_ACCESS_DENIED, 77 },
+        { SBX_ERROR_INVALID_WORKSPACE, 65 },
+        { SBX_ERROR_WORKSPACE_EXISTS, 70 },
+        { SBX_ERROR_NO_SUCH_WORKSPACE, 66 },
+        { SBX_ERROR_WORKSPACE_BUSY, 70 },
         /* A new Invalid* error is a refusal as invalid before anyone lists it. */
         { "org.sandboxd1.Error.InvalidSomethingNew", 65 },
         { "org.sandboxd1.Error.SomethingNew", 70 },

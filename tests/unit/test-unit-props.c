@@ -51,6 +51,8 @@ static int teardown(void **state) {
         return 0;
 }
 
+static const char *workspace_image;
+
 static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit, int *ret) {
         sd_bus_message *m = NULL;
         WorkerUnitParams p = {
@@ -68,6 +70,7 @@ static char *build_unit(SbxRuntime runtime, const char *proxy, bool cleanup_unit
                 .egress_socket = "sandbox-0123456789ab-egress.socket",
                 .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
                 .host_ns = host_ns,
+                .workspace_image = workspace_image,
         };
         char *dump = NULL;
 
@@ -516,8 +519,46 @@ static void test_namespace_check_fails_closed(void **state) {
         host_ns = &probed_host_ns;
 }
 
+/* A workspace is mounted on the state directory by a privileged command that
+ * runs before any other, and unmounted by one that runs after every other,
+ * for the shared kernel and gVisor alike; only ext4, never a probed type. */
+static void test_workspace_mount(void **state) {
+        static const SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_RUNSC };
+        int r;
+
+        workspace_image = "/var/lib/sandboxd/workspaces/proj.img";
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
+                _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
+                const char *mount, *umount;
+
+                assert_int_equal(r, 0);
+                assert_prop(d, "ExecStartPreEx", "\"/bin/mount\"");
+                assert_prop(d, "ExecStartPreEx", "\"ext4\"");
+                assert_prop(d, "ExecStartPreEx", "\"loop,nosuid,nodev,noatime\"");
+                assert_prop(d, "ExecStartPreEx", "\"/var/lib/sandboxd/workspaces/proj.img\"");
+                assert_prop(d, "ExecStartPreEx", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
+                assert_prop(d, "ExecStartPreEx", "\"privileged\"");
+                assert_prop(d, "ExecStopPostEx", "\"/bin/umount\"");
+                assert_prop(d, "ExecStopPostEx", "\"ignore-failure\"");
+                mount = strstr(d, "\"/bin/mount\"");
+                umount = strstr(d, "\"/bin/umount\"");
+                /* First of every command, and the unmount after the launcher's cleanup. */
+                assert_true(mount < strstr(d, "\"ExecStartEx\""));
+                assert_true(strstr(d, "sandbox-walls") == NULL || mount < strstr(d, "sandbox-walls"));
+                assert_true(umount > strstr(d, "\"ExecStartEx\""));
+                /* The home systemd makes is still the state directory it chowns. */
+                assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
+        }
+        workspace_image = NULL;
+        _cleanup_free_ char *plain = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+        assert_int_equal(r, 0);
+        assert_null(strstr(plain, "/bin/mount"));
+        assert_null(strstr(plain, "/bin/umount"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_workspace_mount),
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_trusted_hides_host_sockets),
                 cmocka_unit_test(test_every_class_has_trusted_walls),
