@@ -49,6 +49,7 @@ typedef struct CliSpec {
         char *class;
         char *origin;
         char *egress_mode;
+        char *workspace;
         SpecCredential *credentials;
         size_t n_credentials;
         SpecU64 memory_max;
