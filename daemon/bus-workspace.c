@@ -9,6 +9,7 @@
 #define WORKSPACE_IFACE "org.sandboxd1.Workspace"
 #define WORKSPACE_PREFIX "/org/sandboxd1/workspace"
 
+/* Root and the owner: a find callback cannot wait for polkit. */
 static bool workspace_visible(Manager *m, sd_bus_message *msg, const Workspace *ws) {
         uid_t caller = UID_INVALID;
 
@@ -99,16 +100,29 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         return sd_bus_reply_method_return(msg, "o", ws->object_path);
 }
 
+/* As ListWorkers: everyone's to root and holders of manage-workspaces (asked
+ * without a password), the caller's own to everyone else; never refused. */
 int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         Manager *m = userdata;
+        uid_t caller;
+        bool all;
         int r;
+
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKSPACES, UID_INVALID, NULL, false, &refused);
+        if (r == 0)
+                return 1;
+        all = r > 0;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(susttbo)");
         for (Workspace *ws = m->workspaces; r >= 0 && ws; ws = ws->next) {
-                if (!workspace_visible(m, msg, ws))
+                if (!all && ws->owner != caller)
                         continue;
                 r = sd_bus_message_append(reply, "(susttbo)", ws->name, (uint32_t) ws->owner,
                                           sbx_class_to_string(ws->class), ws->size_max,
@@ -148,7 +162,8 @@ int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = manager_delete_workspace(m, ws, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
-        (void) sd_bus_emit_object_removed(sd_bus_message_get_bus(msg), path);
+        /* The object is gone already: name its interface rather than look it up. */
+        (void) sd_bus_emit_interfaces_removed(sd_bus_message_get_bus(msg), path, WORKSPACE_IFACE, NULL);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
