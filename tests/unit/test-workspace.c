@@ -4,7 +4,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -267,6 +271,50 @@ static void test_devcontainer_under_origin_floor(void **state) {
         worker_spec_done(&s);
 }
 
+/* A home that is still a mount point (a workspace whose unmount failed) must
+ * not be emptied by the home's deletion: rm_rf() stays on the parent's file
+ * system, PATH itself included. Needs a mount namespace of its own. */
+static int rm_rf_mount_child(void) {
+        _cleanup_free_ char *dir = NULL, *file = NULL;
+        int fd, r;
+
+        if (unshare(CLONE_NEWNS) < 0)
+                return 77;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return 77;
+        if (asprintf(&dir, "%s/home", root) < 0 || asprintf(&file, "%s/home/data", root) < 0)
+                return 1;
+        if (mkdir(dir, 0700) < 0 || mount("tmpfs", dir, "tmpfs", 0, "size=1M") < 0)
+                return 77;
+        fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return 2;
+        close(fd);
+        r = rm_rf(dir);
+        if (r != -EXDEV)
+                return 3;
+        if (access(file, F_OK) < 0)
+                return 4;
+        if (umount(dir) < 0)
+                return 5;
+        /* Unmounted, it is an ordinary directory again and goes. */
+        return rm_rf(dir) == 0 && access(dir, F_OK) < 0 ? 0 : 6;
+}
+
+static void test_rm_rf_leaves_a_mounted_home(void **state) {
+        int status;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(rm_rf_mount_child());
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                skip();
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_names),
@@ -278,6 +326,7 @@ int main(void) {
                 cmocka_unit_test(test_apply_class),
                 cmocka_unit_test(test_spec_workspace),
                 cmocka_unit_test(test_devcontainer_under_origin_floor),
+                cmocka_unit_test(test_rm_rf_leaves_a_mounted_home),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
