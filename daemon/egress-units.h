@@ -33,5 +33,8 @@ int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_servi
 /* Appends the aux units of StartTransientUnit (a(sa(sv))): the proxy's socket,
  * listening inside the worker's network namespace, and its service, which
  * runs in the host's namespace. With EGRESS_PATH NULL, an empty array. */
+/* The same entries without the array around them, for a caller adding more. */
+int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const char *worker_unit,
+                                     const char *egress_path, const char *credential_socket);
 int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit,
                                    const char *egress_path, const char *credential_socket);

@@ -241,8 +241,14 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         r = worker_unit_append_properties(msg, &p);
         if (r < 0)
                 return r;
-        r = worker_egress_append_aux_units(msg, w->id, w->unit, w->egress_service ? m->egress_path : NULL,
-                                           SBX_CREDENTIAL_SOCKET);
+        r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
+        if (r >= 0)
+                r = worker_egress_append_aux_entries(msg, w->id, w->unit, w->egress_service ? m->egress_path : NULL,
+                                                     SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = worker_workspace_append_aux_unit(msg, &p);
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(msg);

@@ -72,5 +72,10 @@ int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint6
  * where the runtime enforces the spec's value inside its sandbox. */
 uint64_t unit_tasks_max(const WorkerUnitParams *p);
 
+/* The unit that mounts P's workspace image on its home (sandbox-<id>-workspace.service),
+ * one (sa(sv)) entry of StartTransientUnit's aux array; nothing without a workspace. */
+int worker_workspace_unit_name(const char *id, char **ret);
+int worker_workspace_append_aux_unit(sd_bus_message *m, const WorkerUnitParams *p);
+
 /* The state directory as systemd wants it: relative to /var/lib. */
 int worker_state_directory(const char *id, char **ret);

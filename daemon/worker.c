@@ -429,7 +429,11 @@ static void worker_delete_home(Worker *w) {
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 return;
         r = rm_rf(priv);
-        if (r < 0)
+        /* A workspace is still mounted there until its mount unit stops,
+         * which then removes the mount point itself. */
+        if (r == -EXDEV && w->spec.workspace)
+                log_debug("Leaving %s to the workspace's mount unit", priv);
+        else if (r < 0)
                 log_warning_errno(r, "Failed to remove %s: %m", priv);
 }
 

@@ -519,9 +519,27 @@ static void test_namespace_check_fails_closed(void **state) {
         host_ns = &probed_host_ns;
 }
 
-/* A workspace is mounted on the state directory by a privileged command that
- * runs before any other, and unmounted by one that runs after every other,
- * for the shared kernel and gVisor alike; only ext4, never a probed type. */
+/* A workspace is mounted on the home by a unit of its own, in the host's
+ * namespace, which the worker requires and starts after, for the shared
+ * kernel and gVisor alike; only ext4, never a probed type. */
+static char *build_workspace_unit(int *ret) {
+        WorkerUnitParams p = {
+                .id = "0123456789ab",
+                .workspace_image = "/var/lib/sandboxd/workspaces/proj.img",
+        };
+        sd_bus_message *m = NULL;
+        char *dump = NULL;
+
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
+        *ret = worker_workspace_append_aux_unit(m, &p);
+        if (*ret >= 0 && sd_bus_message_close_container(m) >= 0)
+                dump = test_message_dump(m);
+        sd_bus_message_unref(m);
+        return dump;
+}
+
 static void test_workspace_mount(void **state) {
         static const SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_RUNSC };
         int r;
@@ -529,31 +547,45 @@ static void test_workspace_mount(void **state) {
         workspace_image = "/var/lib/sandboxd/workspaces/proj.img";
         for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
                 _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
-                const char *mount, *umount;
 
                 assert_int_equal(r, 0);
-                assert_prop(d, "ExecStartPreEx", "\"/bin/mount\"");
-                assert_prop(d, "ExecStartPreEx", "\"ext4\"");
-                assert_prop(d, "ExecStartPreEx", "\"loop,nosuid,nodev,noatime\"");
-                assert_prop(d, "ExecStartPreEx", "\"/var/lib/sandboxd/workspaces/proj.img\"");
-                assert_prop(d, "ExecStartPreEx", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
-                assert_prop(d, "ExecStartPreEx", "\"privileged\"");
-                assert_prop(d, "ExecStopPostEx", "\"/bin/umount\"");
-                assert_prop(d, "ExecStopPostEx", "\"ignore-failure\"");
-                mount = strstr(d, "\"/bin/mount\"");
-                umount = strstr(d, "\"/bin/umount\"");
-                /* First of every command, and the unmount after the launcher's cleanup. */
-                assert_true(mount < strstr(d, "\"ExecStartEx\""));
-                assert_true(strstr(d, "sandbox-walls") == NULL || mount < strstr(d, "sandbox-walls"));
-                assert_true(umount > strstr(d, "\"ExecStartEx\""));
-                /* The home systemd makes is still the state directory it chowns. */
+                assert_prop(d, "Requires", "\"sandbox-0123456789ab-workspace.service\"");
+                assert_prop(d, "After", "\"sandbox-0123456789ab-workspace.service\"");
+                /* The home systemd makes and chowns is still the state directory. */
                 assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
+                assert_null(strstr(d, "/bin/mount"));
         }
         workspace_image = NULL;
         _cleanup_free_ char *plain = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
         assert_int_equal(r, 0);
-        assert_null(strstr(plain, "/bin/mount"));
-        assert_null(strstr(plain, "/bin/umount"));
+        assert_null(strstr(plain, "workspace.service"));
+
+        _cleanup_free_ char *ws = build_workspace_unit(&r);
+        assert_int_equal(r, 0);
+        assert_non_null(strstr(ws, "\"sandbox-0123456789ab-workspace.service\""));
+        assert_prop(ws, "Type", "\"oneshot\"");
+        assert_prop(ws, "RemainAfterExit", "true");
+        assert_prop(ws, "StopWhenUnneeded", "true");
+        assert_prop(ws, "ExecStart", "\"/bin/mkdir\"");
+        assert_prop(ws, "ExecStart", "\"/bin/mount\"");
+        assert_prop(ws, "ExecStart", "\"ext4\"");
+        assert_prop(ws, "ExecStart", "\"loop,nosuid,nodev,noatime\"");
+        assert_prop(ws, "ExecStart", "\"/var/lib/sandboxd/workspaces/proj.img\"");
+        assert_prop(ws, "ExecStart", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
+        assert_prop(ws, "ExecStop", "\"/bin/umount\"");
+        assert_prop(ws, "ExecStop", "\"/bin/rmdir\"");
+        /* The unmount comes first: nothing is removed below a mount that stayed. */
+        assert_true(strstr(ws, "/bin/umount") < strstr(ws, "/bin/rmdir"));
+        /* Nothing of the host namespace is taken away from it: it must mount there. */
+        assert_null(strstr(ws, "PrivateDevices"));
+        assert_null(strstr(ws, "ProtectSystem"));
+
+        WorkerUnitParams none = { .id = "0123456789ab" };
+        sd_bus_message *m = NULL;
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_int_equal(worker_workspace_append_aux_unit(m, &none), 0);
+        sd_bus_message_unref(m);
 }
 
 int main(void) {
