@@ -2,12 +2,13 @@
 # Workspace ownership across dynamic UIDs (issue 13): what each way of giving
 # a new worker's UID the files of a workspace costs, on a loop-mounted ext4
 # image holding 100,000 files.
-#   A  systemd's StateDirectory= fix-up: a recursive chown to the new UID on
-#      every start (measured as chown -R, the same one fchownat per inode)
+#   A  systemd's StateDirectory= fix-up: a recursive chown to the new UID
+#      (measured as chown -R, the same one fchownat per inode); paid at a start
+#      whose predecessor's UID is taken, since DynamicUser= reuses it when free
 #   B  an idmapped mount (mount_setattr MOUNT_ATTR_IDMAP): constant per start,
 #      needs a privileged helper that builds a user namespace per worker
 #   C  a stable UID per workspace: nothing per start, but a UID outside
-#      DynamicUser= with a user record of its own
+#      the range DynamicUser= allocates from, reserved against it
 # Runs on the host (root; needs loop devices), prints a table, writes JSON.
 #   sudo bash bench/workspace-ownership.sh [FILES] [RUNS]   (default 100000 3)
 set -euo pipefail
