@@ -7,8 +7,8 @@
 #      whose predecessor's UID is taken, since DynamicUser= reuses it when free
 #   B  an idmapped mount (mount_setattr MOUNT_ATTR_IDMAP): constant per start,
 #      needs a privileged helper that builds a user namespace per worker
-#   C  a stable UID per workspace: nothing per start, but a UID outside
-#      the range DynamicUser= allocates from, reserved against it
+#   C  a stable UID per workspace: nothing per start, but a fixed UID that
+#      must be reserved against the range DynamicUser= allocates from
 # Runs on the host (root; needs loop devices), prints a table, writes JSON.
 #   sudo bash bench/workspace-ownership.sh [FILES] [RUNS]   (default 100000 3)
 set -euo pipefail
