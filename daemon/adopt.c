@@ -58,6 +58,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->egress_socket = w->egress_socket;
         r->egress_service = w->egress_service;
         r->egress_policy = (char *) w->egress_policy.data;
+        r->workspace = w->spec.workspace;
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
         r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
@@ -341,6 +342,10 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 spec.disk_max = rec->disk_max;
         }
         spec.egress_rate_bps = rec->egress_rate_bps;
+        if (rec->workspace) {
+                spec.set |= SPEC_HAS_WORKSPACE;
+                spec.workspace = TAKE_PTR(rec->workspace);
+        }
         r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0) {

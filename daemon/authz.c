@@ -6,6 +6,7 @@ static const char * const action_table[_SBX_ACTION_MAX] = {
         [SBX_ACTION_CREATE_WORKER] = "org.sandboxd1.create-worker",
         [SBX_ACTION_CREATE_TRUSTED_WORKER] = "org.sandboxd1.create-trusted-worker",
         [SBX_ACTION_MANAGE_WORKERS] = "org.sandboxd1.manage-workers",
+        [SBX_ACTION_MANAGE_WORKSPACES] = "org.sandboxd1.manage-workspaces",
 };
 
 const char *sbx_action_to_string(SbxAction a) {
@@ -21,7 +22,8 @@ AuthzDecision authz_decide(uid_t caller, SbxAction action, uid_t owner) {
                 return AUTHZ_DENY;
         if (caller == 0)
                 return AUTHZ_ALLOW;
-        if (action == SBX_ACTION_MANAGE_WORKERS && owner != UID_INVALID && caller == owner)
+        if ((action == SBX_ACTION_MANAGE_WORKERS || action == SBX_ACTION_MANAGE_WORKSPACES) &&
+            owner != UID_INVALID && caller == owner)
                 return AUTHZ_ALLOW;
         return AUTHZ_ASK_POLKIT;
 }

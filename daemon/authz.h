@@ -12,6 +12,7 @@ typedef enum SbxAction {
         SBX_ACTION_CREATE_WORKER,
         SBX_ACTION_CREATE_TRUSTED_WORKER,
         SBX_ACTION_MANAGE_WORKERS,
+        SBX_ACTION_MANAGE_WORKSPACES,   /* use or delete another user's workspace */
         _SBX_ACTION_MAX,
 } SbxAction;
 
@@ -28,7 +29,7 @@ const char *sbx_action_to_string(SbxAction a);
 SbxAction authz_create_action(SbxClass class);
 
 /* The whole policy that needs no polkit: root may do anything; a worker's
- * owner may manage that worker; a caller whose UID is unknown may do
+ * owner may manage that worker, a workspace's owner that workspace; a caller whose UID is unknown may do
  * nothing. OWNER is the worker's owner, UID_INVALID when there is none
  * (creation, listing). */
 AuthzDecision authz_decide(uid_t caller, SbxAction action, uid_t owner);

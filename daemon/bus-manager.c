@@ -5,6 +5,8 @@
 #include "pool.h"
 #include "bus-polkit.h"
 #include "bus-worker.h"
+#include "bus-workspace.h"
+#include "manager-workspace.h"
 #include "errors.h"
 #include "manager.h"
 #include "preflight.h"
@@ -40,6 +42,7 @@ static int redirect_method_to_worker(sd_bus_message *msg, Manager *m, sd_bus_err
 static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(worker_spec_done) WorkerSpec spec;
         Manager *m = userdata;
+        Workspace *ws = NULL;
         uid_t owner = UID_INVALID;
         SbxError e = {};
         int r;
@@ -48,8 +51,13 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = worker_spec_from_bus(&spec, msg, &e);
         if (r >= 0) {
                 worker_spec_apply_defaults(&spec, &m->config);
-                r = worker_spec_validate(&spec, &m->config, &e);
+                /* The workspace's class is a floor like the origin's. */
+                ws = spec.workspace ? manager_find_workspace(m, spec.workspace) : NULL;
+                if (ws)
+                        r = workspace_apply_class(ws, &spec, &e);
         }
+        if (r >= 0)
+                r = worker_spec_validate(&spec, &m->config, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The class decides the action, so the spec is read first; nothing
@@ -57,6 +65,16 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_authorize(m, msg, authz_create_action(spec.class), UID_INVALID, NULL, true, ret_error);
         if (r <= 0)
                 return r < 0 ? r : 1;
+        /* Another user's workspace is theirs: only they and root run workers
+         * on it. Decided without polkit, because one call cannot wait for two
+         * polkit answers (the first is gone by the time the second comes). */
+        if (ws) {
+                uid_t caller = UID_INVALID;
+                if (bus_caller_uid(msg, &caller) < 0 || (caller != 0 && caller != ws->owner))
+                        return sd_bus_error_setf(ret_error, SBX_ERROR_ACCESS_DENIED,
+                                                 "Workspace %s belongs to UID %u: only its owner and root may run "
+                                                 "workers on it", ws->name, (unsigned) ws->owner);
+        }
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
@@ -460,6 +478,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_read_worker_log, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Preflight", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssbs)", runtimes, "a(sbs)", walls),
                                 method_preflight, 0),
+        SD_BUS_METHOD_WITH_ARGS("CreateWorkspace", SD_BUS_ARGS("s", name, "a{sv}", settings),
+                                SD_BUS_RESULT("o", workspace), bus_method_create_workspace, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListWorkspaces", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(susttbo)", workspaces),
+                                bus_method_list_workspaces, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("DeleteWorkspace", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                bus_method_delete_workspace, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerRemoved", SD_BUS_ARGS("s", id, "o", worker, "s", reason), 0),
         SD_BUS_VTABLE_END
@@ -482,6 +506,9 @@ int bus_manager_install(Manager *m) {
         r = sd_bus_add_node_enumerator(m->bus, NULL, "/org/sandboxd1/worker", bus_worker_enumerate, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the worker enumerator: %m");
+        r = bus_workspace_install(m);
+        if (r < 0)
+                return r;
         r = sd_bus_add_object_manager(m->bus, NULL, "/org/sandboxd1");
         if (r < 0)
                 return log_error_errno(r, "Failed to add the object manager: %m");

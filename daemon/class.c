@@ -5,6 +5,7 @@
 static const char * const class_table[_SBX_CLASS_MAX] = {
         [SBX_CLASS_TRUSTED] = "trusted",
         [SBX_CLASS_STANDARD] = "standard",
+        [SBX_CLASS_DEVCONTAINER] = "devcontainer",
         [SBX_CLASS_UNTRUSTED] = "untrusted",
         [SBX_CLASS_HOSTILE] = "hostile",
         [SBX_CLASS_WASM] = "wasm",

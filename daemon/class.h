@@ -8,6 +8,10 @@
 typedef enum SbxClass {
         SBX_CLASS_TRUSTED,
         SBX_CLASS_STANDARD,
+        /* standard's wall (gVisor) around a workspace that outlives the
+         * worker: right after standard, so every floor above standard
+         * (untrusted, an origin's) still raises it. */
+        SBX_CLASS_DEVCONTAINER,
         SBX_CLASS_UNTRUSTED,
         SBX_CLASS_HOSTILE,
         SBX_CLASS_WASM,

@@ -350,16 +350,24 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
         return sd_bus_message_close_container(m);
 }
 
-int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
-                                   const char *egress_path, const char *credential_socket) {
+int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const char *worker_unit,
+                                     const WorkerSpec *spec, const char *egress_path, const char *credential_socket) {
         _cleanup_free_ char *socket = NULL, *service = NULL;
         int r;
 
-        CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
         if (egress_path) {
                 CHECK(worker_egress_unit_names(id, &socket, &service));
                 CHECK(append_socket_unit(m, socket, worker_unit, spec));
                 CHECK(append_proxy_service(m, service, worker_unit, spec, egress_path, credential_socket));
         }
+        return 0;
+}
+
+int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
+                                   const char *egress_path, const char *credential_socket) {
+        int r;
+
+        CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
+        CHECK(worker_egress_append_aux_entries(m, id, worker_unit, spec, egress_path, credential_socket));
         return sd_bus_message_close_container(m);
 }

@@ -57,3 +57,6 @@ int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_servi
  * secret from CREDENTIAL_SOCKET. With EGRESS_PATH NULL, an empty array. */
 int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
                                    const char *egress_path, const char *credential_socket);
+/* The same entries without the array around them, for a caller adding more. */
+int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const char *worker_unit,
+                                     const WorkerSpec *spec, const char *egress_path, const char *credential_socket);

@@ -29,3 +29,7 @@
 #define SBX_ERROR_SUSPENDED             "org.sandboxd1.Error.Suspended"
 /* The checkpoint of a worker failed (the journal of its -suspend unit says why); it runs on, or ended. */
 #define SBX_ERROR_SUSPEND_FAILED        "org.sandboxd1.Error.SuspendFailed"
+#define SBX_ERROR_INVALID_WORKSPACE     "org.sandboxd1.Error.InvalidWorkspace"
+#define SBX_ERROR_WORKSPACE_EXISTS      "org.sandboxd1.Error.WorkspaceExists"
+#define SBX_ERROR_NO_SUCH_WORKSPACE     "org.sandboxd1.Error.NoSuchWorkspace"
+#define SBX_ERROR_WORKSPACE_BUSY        "org.sandboxd1.Error.WorkspaceBusy"

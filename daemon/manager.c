@@ -13,6 +13,7 @@
 #include "gate.h"
 #include "manager.h"
 #include "pool.h"
+#include "manager-workspace.h"
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-suspend.h"
@@ -40,7 +41,10 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
         m->walls_path = strdup(getenv("SANDBOXD_WALLS") ?: SANDBOXD_LIBEXECDIR "/sandbox-walls");
-        if (!m->launcher_path || !m->exec_path || !m->egress_path || !m->walls_path) {
+        m->workspace_root = strdup(getenv("SANDBOXD_WORKSPACE_ROOT") ?: SBX_WORKSPACE_ROOT);
+        m->mkfs_path = strdup(getenv("SANDBOXD_MKFS") ?: "/sbin/mkfs.ext4");
+        if (!m->launcher_path || !m->exec_path || !m->egress_path || !m->walls_path || !m->workspace_root ||
+            !m->mkfs_path) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -79,6 +83,13 @@ Manager *manager_free(Manager *m) {
         free(m->exec_path);
         free(m->egress_path);
         free(m->walls_path);
+        while (m->workspaces) {
+                Workspace *ws = m->workspaces;
+                m->workspaces = ws->next;
+                workspace_free(ws);
+        }
+        free(m->workspace_root);
+        free(m->mkfs_path);
         free(m);
         return NULL;
 }
@@ -220,8 +231,15 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .host_ns = &m->runtimes.walls.host,
                 .restore = w->restore,
         };
+        _cleanup_free_ char *image = NULL;
         int r;
 
+        if (w->spec.workspace) {
+                r = workspace_image_path(m->workspace_root, w->spec.workspace, &image);
+                if (r < 0)
+                        return r;
+                p.workspace_image = image;
+        }
         r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r < 0)
@@ -232,8 +250,14 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         r = worker_unit_append_properties(msg, &p);
         if (r < 0)
                 return r;
-        r = worker_egress_append_aux_units(msg, w->id, w->unit, &w->spec, w->egress_service ? m->egress_path : NULL,
-                                           SBX_CREDENTIAL_SOCKET);
+        r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
+        if (r >= 0)
+                r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec,
+                                                     w->egress_service ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = worker_workspace_append_aux_unit(msg, &p);
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(msg);
@@ -295,6 +319,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
         const char *cold_reason = NULL;
         SbxRuntime runtime;
+        Workspace *ws = NULL;
         Worker *w = NULL;
         int r;
 
@@ -335,6 +360,15 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_resolve_command(m, spec, runtime, error);
         if (r < 0)
                 return r;
+        if (spec->workspace) {
+                ws = manager_find_workspace(m, spec->workspace);
+                if (!ws)
+                        return sbx_error_set(error, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE,
+                                             "No workspace named \"%.64s\"", spec->workspace);
+                if (ws->worker_id)
+                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                             "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
+        }
         /* A waiting sandbox of the class serves it if it can (pool.h). */
         if (runtime == SBX_RUNTIME_RUNSC) {
                 r = pool_claim(m, spec, owner, request, &cold_reason, error);
@@ -383,6 +417,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
                 goto fail;
+        /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
+        if (ws)
+                (void) manager_workspace_attach(m, ws, w, NULL);
         w->create_request = sd_bus_message_ref(request);
         manager_add_worker(m, w);
         bus_manager_notify_status(m);
@@ -457,6 +494,14 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         }
         worker_restore_running(w);
         manager_add_worker(m, w);
+        if (w->spec.workspace) {
+                Workspace *ws = manager_find_workspace(m, w->spec.workspace);
+                SbxError e = {};
+                if (!ws || manager_workspace_attach(m, ws, w, &e) < 0)
+                        log_struct(LOG_ERR, "A re-adopted worker's workspace is gone or taken",
+                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_WORKSPACE", w->spec.workspace,
+                                   "SANDBOXD_REASON", ws ? e.message : "no such workspace", NULL);
+        }
         /* A deadline that passed while the daemon was down fires at once. */
         r = worker_arm_idle_timer(w);
         if (r < 0)
@@ -631,6 +676,10 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %m");
 
+        /* Before the restore: re-adopted workers take their workspaces back. */
+        r = manager_load_workspaces(m);
+        if (r < 0)
+                return r;
         /* A restart re-adopts what it can account for, a boot wipes. */
         r = manager_restore(m);
         if (r < 0)

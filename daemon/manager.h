@@ -42,6 +42,9 @@ struct Manager {
         struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */
         sd_event_source *pool_timer;
         sd_bus_slot *pool_reload_match;
+        struct Workspace *workspaces;   /* manager-workspace.h */
+        char *workspace_root;           /* SBX_WORKSPACE_ROOT */
+        char *mkfs_path;                /* mkfs.ext4, for new workspaces */
 };
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error);

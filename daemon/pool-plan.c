@@ -76,5 +76,9 @@ const char *pool_claim_refusal(const WorkerSpec *s) {
                 return "DiskMax replaces the home by a tmpfs, which a running sandbox cannot get";
         if (s->n_services > 0)
                 return "Services are not served by pooled sandboxes";
+        /* The workspace is mounted as the home before the unit starts; a
+         * waiting sandbox has a fresh home of its own already. */
+        if (s->workspace)
+                return "a Workspace is mounted as the home before the sandbox starts";
         return NULL;
 }

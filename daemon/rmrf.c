@@ -75,7 +75,7 @@ int rm_rf_children(const char *dir) {
 
 int rm_rf(const char *path) {
         _cleanup_free_ char *copy = strdup(path);
-        struct stat st;
+        struct stat st, parent;
         char *slash;
         int dfd, r;
 
@@ -90,7 +90,14 @@ int rm_rf(const char *path) {
         dfd = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        r = rm_rf_at(dfd, slash + 1, st.st_dev, 0);
+        /* The parent's file system, not PATH's: a home that is still a mount
+         * point (a workspace the unit failed to unmount) is left alone. */
+        if (fstat(dfd, &parent) < 0) {
+                r = -errno;
+                close(dfd);
+                return r;
+        }
+        r = rm_rf_at(dfd, slash + 1, parent.st_dev, 0);
         close(dfd);
         return r;
 }

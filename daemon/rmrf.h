@@ -2,8 +2,8 @@
 #pragma once
 
 /* Removes PATH and everything below it without following any symlink a
- * worker may have planted, and without leaving its file system. A missing
- * PATH is success. */
+ * worker may have planted, and without leaving its parent's file system
+ * (-EXDEV for a mount point, PATH itself included). A missing PATH is success. */
 int rm_rf(const char *path);
 
 /* Removes every entry inside DIR (not DIR itself). */

@@ -25,6 +25,7 @@ SbxRuntime class_required_runtime(SbxClass c) {
         case SBX_CLASS_TRUSTED:
                 return SBX_RUNTIME_SYSTEMD;
         case SBX_CLASS_STANDARD:
+        case SBX_CLASS_DEVCONTAINER:
         case SBX_CLASS_UNTRUSTED:
                 return SBX_RUNTIME_RUNSC;
         case SBX_CLASS_HOSTILE:

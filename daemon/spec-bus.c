@@ -2,6 +2,7 @@
 #include "errors.h"
 #include "spec-bus.h"
 #include "spec-service.h"
+#include "workspace.h"
 
 typedef int (*SpecReader)(WorkerSpec *s, sd_bus_message *m, SbxError *error);
 
@@ -65,7 +66,7 @@ static int read_class(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         s->class = sbx_class_from_string(v);
         if (s->class < 0)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS,
-                                     "Unknown isolation class \"%.64s\"; use trusted, standard, untrusted, hostile or wasm", v);
+                                     "Unknown isolation class \"%.64s\"; use trusted, standard, devcontainer, untrusted, hostile or wasm", v);
         s->set |= SPEC_HAS_CLASS;
         return 0;
 }
@@ -82,6 +83,18 @@ static int read_origin(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         if (!s->origin)
                 return -ENOMEM;
         s->set |= SPEC_HAS_ORIGIN;
+        return 0;
+}
+
+static int read_workspace(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        const char *v;
+        int r = sd_bus_message_read_basic(m, 's', &v);
+        if (r < 0)
+                return r;
+        s->workspace = strndup(v, SBX_WORKSPACE_NAME_MAX + 1);
+        if (!s->workspace)
+                return -ENOMEM;
+        s->set |= SPEC_HAS_WORKSPACE;
         return 0;
 }
 
@@ -356,6 +369,7 @@ static const struct {
         { "EgressMode", "s", read_egress_mode },
         { "Services", "a(sa{sv})", read_services },
         { "IdleAction", "s", read_idle_action },
+        { "Workspace", "s", read_workspace },
 };
 
 int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {

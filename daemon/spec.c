@@ -9,6 +9,7 @@
 #include "spec.h"
 #include "spec-service.h"
 #include "worker-view.h"
+#include "workspace.h"
 
 void worker_spec_init(WorkerSpec *s) {
         *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID, .requested_class = _SBX_CLASS_INVALID };
@@ -19,6 +20,7 @@ void worker_spec_done(WorkerSpec *s) {
         strv_free(s->environment);
         strv_free(s->egress_allow);
         free(s->origin);
+        free(s->workspace);
         for (size_t i = 0; i < s->n_credentials; i++) {
                 free(s->credentials[i].name);
                 erase_and_free(s->credentials[i].data, s->credentials[i].size);
@@ -226,6 +228,28 @@ static int validate_egress(const WorkerSpec *s, SbxError *error) {
         return 0;
 }
 
+/* A workspace is a home on the host's file system, mounted by the unit:
+ * something the shared kernel and gVisor take, not Kata's VM or wasm. */
+static int validate_workspace(const WorkerSpec *s, SbxError *error) {
+        if (!s->workspace)
+                return s->class == SBX_CLASS_DEVCONTAINER
+                        ? sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
+                                        "Class devcontainer needs a Workspace: create one with CreateWorkspace and name it")
+                        : 0;
+        if (!workspace_name_is_valid(s->workspace))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
+                                     "Workspace \"%.64s\" is not a workspace name: use 1-%d characters of [a-z0-9_-], "
+                                     "starting with a letter or digit", s->workspace, SBX_WORKSPACE_NAME_MAX);
+        if (!workspace_class_is_valid(s->class))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
+                                     "A Workspace can back a worker of class trusted, standard, devcontainer or "
+                                     "untrusted, not %s", sbx_class_to_string(s->class));
+        if (s->set & SPEC_HAS_DISK_MAX)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
+                                     "DiskMax does not apply to a worker on a Workspace: the workspace's SizeMax is its cap");
+        return 0;
+}
+
 int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *error) {
         int r;
 
@@ -237,11 +261,14 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
                 return r;
         if (s->class < 0 || s->class >= _SBX_CLASS_MAX)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS,
-                                     "Unknown isolation class; use trusted, standard, untrusted, hostile or wasm");
+                                     "Unknown isolation class; use trusted, standard, devcontainer, untrusted, hostile or wasm");
         if (sbx_config_origin_floor(c, s->origin ?: SBX_ORIGIN_DEFAULT) == _SBX_CLASS_INVALID)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_ORIGIN,
                                      "Unknown origin \"%.64s\"; use first-party, user, llm-generated, marketplace "
                                      "or one of the [Classes] Origins in sandboxd.conf", s->origin);
+        r = validate_workspace(s, error);
+        if (r < 0)
+                return r;
         r = check_limit("MemoryMax", s->limits.memory_max, c->minimum.memory_max, c->maximum.memory_max, error);
         if (r >= 0)
                 r = check_limit("TasksMax", s->limits.tasks_max, c->minimum.tasks_max, c->maximum.tasks_max, error);

@@ -40,6 +40,7 @@ typedef enum SbxSpecField {
         SPEC_HAS_ORIGIN = 1 << 13,
         SPEC_HAS_SERVICES = 1 << 14,
         SPEC_HAS_IDLE_ACTION = 1 << 15,
+        SPEC_HAS_WORKSPACE = 1 << 16,
 } SbxSpecField;
 
 /* An upstream the worker reaches through the proxy's broker (spec-service.h). */
@@ -75,6 +76,7 @@ typedef struct WorkerSpec {
         SbxService *services;
         size_t n_services;
         bool idle_suspend;              /* IdleAction=suspend: the reaper suspends instead of stopping */
+        char *workspace;                /* NULL: a fresh home (workspace.h) */
 } WorkerSpec;
 
 void worker_spec_init(WorkerSpec *s);

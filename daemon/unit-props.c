@@ -483,6 +483,86 @@ static int append_namespace_check(sd_bus_message *m, const WorkerUnitParams *p) 
 
 static int append_caps(sd_bus_message *m, const WorkerUnitParams *p);
 
+/* A workspace's image is mounted on the worker's state directory by a unit
+ * of its own, sandbox-<id>-workspace.service, in the host's mount namespace
+ * before the worker's unit starts (inside a unit, systemd would bind the
+ * bare host directory over it, and PrivateDevices= denies the loop device):
+ * so every command of the worker, and gVisor's bundle, sees the workspace as
+ * the home, and systemd's StateDirectory= set-up chowns its files to this
+ * worker's dynamic UID (the ownership choice: README, "Workspaces"). ext4
+ * only, never a probed type. libmount reuses the loop device of an image
+ * that is attached already, so an image is never open through two block
+ * devices at once. The worker requires the mount unit, which stops when it
+ * is no longer needed: it unmounts, then removes the empty mount point and
+ * the home's link. If the unmount fails, nothing below is removed. */
+#define SBX_MOUNT_PATH "/bin/mount"
+#define SBX_UMOUNT_PATH "/bin/umount"
+
+int worker_workspace_unit_name(const char *id, char **ret) {
+        return asprintf(ret, "sandbox-%s-workspace.service", id) < 0 ? -ENOMEM : 0;
+}
+
+int worker_workspace_append_aux_unit(sd_bus_message *m, const WorkerUnitParams *p) {
+        _cleanup_free_ char *name = NULL, *dir = NULL, *link = NULL, *description = NULL;
+        int r;
+
+        if (!p->workspace_image)
+                return 0;
+        if (worker_workspace_unit_name(p->id, &name) < 0 || asprintf(&dir, SBX_PRIVATE_STATE_ROOT "/%s", p->id) < 0 ||
+            asprintf(&link, SBX_STATE_ROOT "/%s", p->id) < 0 ||
+            asprintf(&description, "sandboxd workspace of worker %s", p->id) < 0)
+                return -ENOMEM;
+        char *mkdir_argv[] = { (char *) "/bin/mkdir", (char *) "-p", (char *) "-m", (char *) "0700", dir, NULL };
+        char *mount_argv[] = { (char *) SBX_MOUNT_PATH, (char *) "-t", (char *) "ext4", (char *) "-o",
+                               (char *) "loop,nosuid,nodev,noatime", (char *) p->workspace_image, dir, NULL };
+        char *umount_argv[] = { (char *) SBX_UMOUNT_PATH, dir, NULL };
+        char *rmdir_argv[] = { (char *) "/bin/rmdir", dir, NULL };
+        char *rm_argv[] = { (char *) "/bin/rm", (char *) "-f", link, NULL };
+
+        r = sd_bus_message_open_container(m, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                          "Description", "s", description,
+                                          "Type", "s", "oneshot",
+                                          "RemainAfterExit", "b", 1,
+                                          "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "TimeoutStartUSec", "t", 60 * USEC_PER_SEC);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStart", mkdir_argv[0], mkdir_argv, NULL);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStart", mount_argv[0], mount_argv, NULL);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStop", umount_argv[0], umount_argv, NULL);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStop", rmdir_argv[0], rmdir_argv, NULL);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStop", rm_argv[0], rm_argv, NULL);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int append_workspace_dependency(sd_bus_message *m, const WorkerUnitParams *p) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if (!p->workspace_image)
+                return 0;
+        if (worker_workspace_unit_name(p->id, &name) < 0)
+                return -ENOMEM;
+        /* Without its workspace mounted the worker does not start at all:
+         * it would otherwise write into a bare directory that is deleted. */
+        r = sd_bus_message_append(m, "(sv)", "Requires", "as", 1, name);
+        return r < 0 ? r : sd_bus_message_append(m, "(sv)", "After", "as", 1, name);
+}
+
 int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) {
         _cleanup_free_ char *description = NULL, *state_dir = NULL;
         _cleanup_strv_free_ char **env = NULL;
@@ -538,6 +618,7 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio->stdin_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
+        CHECK(append_workspace_dependency(m, p));
         /* The walls are checked before anything else of the worker runs. */
         CHECK(append_namespace_check(m, p));
         CHECK(append_exec(m, p));

@@ -36,6 +36,7 @@ typedef struct WorkerUnitParams {
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
         bool restore;                   /* a resumed worker: the launcher restores its checkpoint */
         bool pool;                      /* a warm-pool sandbox (pool.h): the launcher runs the waiter */
+        const char *workspace_image;    /* NULL: a fresh home; else mounted as the home */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.
@@ -76,6 +77,11 @@ int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint6
 /* The unit's TasksMax: the spec's, plus room for the runtime's own threads
  * where the runtime enforces the spec's value inside its sandbox. */
 uint64_t unit_tasks_max(const WorkerUnitParams *p);
+
+/* The unit that mounts P's workspace image on its home (sandbox-<id>-workspace.service),
+ * one (sa(sv)) entry of StartTransientUnit's aux array; nothing without a workspace. */
+int worker_workspace_unit_name(const char *id, char **ret);
+int worker_workspace_append_aux_unit(sd_bus_message *m, const WorkerUnitParams *p);
 
 /* The state directory as systemd wants it: relative to /var/lib. */
 int worker_state_directory(const char *id, char **ret);

@@ -24,6 +24,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_service);
         free(r->egress_policy);
         strv_free(r->argv);
+        free(r->workspace);
         worker_record_init(r);
 }
 
@@ -140,6 +141,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 /* One line per element, in order; "-" is the empty string. */
                 fprintf(f, "argv=%s\n", *h ? h : "-");
         }
+        if (r->workspace)
+                fprintf(f, "workspace=%s\n", r->workspace);
         fprintf(f, "created-realtime=%" PRIu64 "\ncreated-monotonic=%" PRIu64 "\nlast-activity-monotonic=%" PRIu64 "\n",
                 r->created_realtime, r->created_monotonic, r->last_activity_monotonic);
         if (r->pooled)
@@ -213,6 +216,8 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 k = set_string(&r->egress_socket, value);
         else if (streq(key, "egress-service"))
                 k = set_string(&r->egress_service, value);
+        else if (streq(key, "workspace"))
+                k = set_string(&r->workspace, value);
         else if (streq(key, "egress-policy")) {
                 char *p = NULL;
                 k = hex_decode(value, &p);

@@ -50,6 +50,7 @@ typedef struct WorkerRecord {
         bool idle_suspend;              /* IdleAction=suspend */
         char **argv;                    /* the command: a resumed unit's launcher is given it again */
         bool pooled;                    /* a claimed warm-pool sandbox: sandboxd keeps its run time */
+        char *workspace;                /* NULL: the worker has a home of its own */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "manager-workspace.h"
 #include "unit-props.h"
 #include "worker-suspend.h"
 #include "worker.h"
@@ -259,6 +260,8 @@ int worker_set_state(Worker *w, WorkerState s) {
                 w->ended_realtime = now_usec(CLOCK_REALTIME);
                 if (m->n_alive > 0)
                         m->n_alive--;
+                /* Its home is unmounted and the unit gone: the next worker may have it. */
+                manager_workspace_release(m, w);
                 /* A worker whose start failed was never on the bus. */
                 if (w->exported)
                         bus_worker_emit_ended(w);
@@ -467,7 +470,11 @@ void worker_delete_home(Worker *w) {
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 return;
         r = rm_rf(priv);
-        if (r < 0)
+        /* A workspace is still mounted there until its mount unit stops,
+         * which then removes the mount point itself. */
+        if (r == -EXDEV && w->spec.workspace)
+                log_debug("Leaving %s to the workspace's mount unit", priv);
+        else if (r < 0)
                 log_warning_errno(r, "Failed to remove %s: %m", priv);
 }
 

@@ -121,6 +121,7 @@ bool k8s_name_is_valid(const char *s) {
 const char *k8s_runtime_class(SbxClass c) {
         switch (c) {
         case SBX_CLASS_STANDARD:
+        case SBX_CLASS_DEVCONTAINER:
         case SBX_CLASS_UNTRUSTED:
                 return "gvisor";
         case SBX_CLASS_HOSTILE:
@@ -753,6 +754,9 @@ static const struct {
         /* Agent Sandbox has no checkpoint of a pod: dropping it would turn
          * "sleeps when idle" into "dies when idle" without saying so. */
         { SPEC_HAS_IDLE_ACTION, SBX_ERROR_NOT_SUPPORTED, "--idle-action suspend has no Kubernetes export: leave it out" },
+        /* A host's workspace image is no volume a cluster can mount. */
+        { SPEC_HAS_WORKSPACE, SBX_ERROR_NOT_SUPPORTED,
+          "A host's Workspace has no Kubernetes export: leave it out (export's --workspace asks for a volume claim)" },
 };
 
 static int check_exported_fields(const WorkerSpec *s, SbxError *error) {

@@ -30,6 +30,10 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED,                              EXIT_REFUSED },
         { SBX_ERROR_SUSPENDED,                                  EXIT_FAILED },
         { SBX_ERROR_SUSPEND_FAILED,                             EXIT_FAILED },
+        { SBX_ERROR_INVALID_WORKSPACE,                          EXIT_INVALID },
+        { SBX_ERROR_WORKSPACE_EXISTS,                           EXIT_FAILED },
+        { SBX_ERROR_NO_SUCH_WORKSPACE,                          EXIT_NOT_FOUND },
+        { SBX_ERROR_WORKSPACE_BUSY,                             EXIT_FAILED },
         /* Refusals by the bus or polkit. */
         { SD_BUS_ERROR_ACCESS_DENIED,                           EXIT_REFUSED },
         { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,      EXIT_REFUSED },

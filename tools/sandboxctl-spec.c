@@ -15,6 +15,7 @@ void cli_spec_done(CliSpec *spec) {
         strv_free(spec->egress_allow);
         free(spec->class);
         free(spec->origin);
+        free(spec->workspace);
         free(spec->egress_mode);
         free(spec->idle_action);
         for (size_t i = 0; i < spec->n_credentials; i++) {
@@ -249,6 +250,7 @@ enum {
         ARG_SERVICE_MAX_REQUEST,
         ARG_SERVICE_MAX_RESPONSE,
         ARG_SERVICE_RATE,
+        ARG_WORKSPACE,
 };
 
 static const struct option spec_options[] = {
@@ -275,6 +277,7 @@ static const struct option spec_options[] = {
         { "service-max-request",  required_argument, NULL, ARG_SERVICE_MAX_REQUEST },
         { "service-max-response", required_argument, NULL, ARG_SERVICE_MAX_RESPONSE },
         { "service-rate",         required_argument, NULL, ARG_SERVICE_RATE },
+        { "workspace",   required_argument, NULL, ARG_WORKSPACE },
         SANDBOXCTL_GLOBAL_OPTIONS,
         {}
 };
@@ -352,6 +355,9 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
                 return spec_add_credential(spec, arg, error);
         case ARG_DISK:
                 return set_size_option(&spec->disk_max, "disk", arg, error);
+        case ARG_WORKSPACE:
+                r = set_string(&spec->workspace, arg);
+                break;
         case ARG_ALLOW:
                 if (isempty(arg))
                         return sbx_error_set(error, EINVAL, NULL, "--allow expects a host pattern");
@@ -628,6 +634,7 @@ int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
             (r = append_u64(m, "EgressRateBps", spec->egress_rate_bps)) < 0 ||
             (r = append_string(m, "EgressMode", spec->egress_mode)) < 0 ||
             (r = append_string(m, "IdleAction", spec->idle_action)) < 0 ||
+            (r = append_string(m, "Workspace", spec->workspace)) < 0 ||
             (r = append_services(m, spec)) < 0)
                 return r;
         return sd_bus_message_close_container(m);

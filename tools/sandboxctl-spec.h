@@ -50,6 +50,7 @@ typedef struct CliSpec {
         char *origin;
         char *egress_mode;
         char *idle_action;
+        char *workspace;
         SpecCredential *credentials;
         size_t n_credentials;
         SpecU64 memory_max;

@@ -20,6 +20,7 @@
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
 #include "sandboxctl-spec.h"
+#include "sandboxctl-workspace.h"
 #include "util.h"
 
 #define BUS_NAME          "org.sandboxd1"
@@ -81,6 +82,9 @@ static void help(void) {
                "  sandboxctl preflight [--json] [--no-legend]\n"
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
                "  sandboxctl export --format=kubernetes --image=IMAGE [OPTIONS] [--] COMMAND...\n"
+               "  sandboxctl workspace create NAME --size SIZE [--class CLASS]\n"
+               "  sandboxctl workspace list [--json] [--no-legend]\n"
+               "  sandboxctl workspace delete NAME\n"
                "\n"
                "COMMANDS\n"
                "  run       Create a worker running COMMAND, connect this terminal's\n"
@@ -131,10 +135,19 @@ static void help(void) {
                "                          of one Sandbox\n"
                "       --workspace        the home on a PersistentVolumeClaim of --disk\n"
                "       --config PATH      the policy to apply (default /etc/sandboxd.conf)\n"
+               "  workspace Files that outlive a worker: an ext4 image of its own, the home\n"
+               "            of one worker at a time (run/create --workspace NAME).\n"
+               "            create makes one capped at SIZE (writes beyond it fail with\n"
+               "            ENOSPC); every worker on it runs at least as CLASS. list shows\n"
+               "            NAME OWNER CLASS SIZE-MAX SIZE-USED IN-USE (yours, or everyone's\n"
+               "            to root and holders of org.sandboxd1.manage-workspaces); delete\n"
+               "            wipes one that no worker uses.\n"
+               "       --size SIZE        the workspace's cap (create; required)\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
-               "  --class CLASS           trusted, standard, untrusted, hostile or wasm\n"
+               "  --class CLASS           trusted, standard, devcontainer, untrusted,\n"
+               "                          hostile or wasm\n"
                "  --origin ORIGIN         where the code came from: first-party (default), user,\n"
                "                          llm-generated, marketplace or an operator's origin;\n"
                "                          llm-generated and marketplace run at least untrusted\n"
@@ -150,6 +163,8 @@ static void help(void) {
                "  --credential NAME:PATH  read PATH (with your own permissions) and pass its\n"
                "                          bytes as $CREDENTIALS_DIRECTORY/NAME (repeatable)\n"
                "  --disk SIZE             size cap of the worker's home\n"
+               "  --workspace NAME        the workspace NAME is the worker's home (required by\n"
+               "                          --class devcontainer; not with --disk)\n"
                "  --allow PATTERN         allow egress to a host pattern: example.org,\n"
                "                          *.example.org, optionally :PORT (repeatable)\n"
                "  --egress-rate SIZE      egress bytes per second per destination\n"
@@ -233,6 +248,8 @@ static int bus_connect(sd_bus **ret) {
 enum {
         ARG_ALL = 0x100,
         ARG_STATE,
+        ARG_SIZE,
+        ARG_CLASS,
 };
 
 /* Applies a global option found before or after the verb: 0, or 1 when it
@@ -1070,6 +1087,89 @@ typedef struct Verb {
         int (*run)(int argc, char *argv[]);
 } Verb;
 
+typedef struct WorkspaceArgs {
+        uint64_t size_max;
+        bool size_given;
+        const char *class;
+} WorkspaceArgs;
+
+static int workspace_option(int c, const char *value, void *userdata) {
+        WorkspaceArgs *a = userdata;
+
+        switch (c) {
+        case ARG_SIZE:
+                if (parse_size(value, &a->size_max) < 0) {
+                        print_error("workspace: --size: invalid size '%s' (use bytes or a K, M, G, T suffix)", value);
+                        return -EINVAL;
+                }
+                a->size_given = true;
+                return 0;
+        case ARG_CLASS:
+                a->class = value;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+/* workspace create|list|delete: argv[0] is "workspace", argv[1] the action. */
+static int verb_workspace(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",  no_argument,       NULL, 'h' },
+                { "size",  required_argument, NULL, ARG_SIZE },
+                { "class", required_argument, NULL, ARG_CLASS },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        WorkspaceArgs a = {};
+        const char *action = argc > 1 ? argv[1] : "";
+        bool create = streq(action, "create"), list = streq(action, "list"), delete = streq(action, "delete");
+        int r;
+
+        if (!create && !list && !delete) {
+                print_error("workspace: expected create, list or delete, got '%s'", action);
+                return EXIT_USAGE;
+        }
+        PARSE_OR_RETURN(parse_verb_options(argc - 1, argv + 1, ":h", options, workspace_option, &a));
+        if (argc - 1 - optind != (list ? 0 : 1)) {
+                print_error("workspace %s: expected %s", action, list ? "no arguments" : "one workspace name");
+                return EXIT_USAGE;
+        }
+        if (!create && (a.size_given || a.class)) {
+                print_error("workspace %s: --size and --class are for create", action);
+                return EXIT_USAGE;
+        }
+        if (create && !a.size_given) {
+                print_error("workspace create: --size SIZE is required: a workspace always has a cap");
+                return EXIT_USAGE;
+        }
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        if (list) {
+                r = call_manager(bus, "ListWorkspaces", &error, &reply, NULL);
+                if (r < 0)
+                        return print_failure("Failed to list the workspaces", &error, r);
+                r = workspace_list_print(reply, arg.json, arg.legend, stdout);
+                return r < 0 ? print_failure("Failed to print the workspaces", NULL, r) : EXIT_OK;
+        }
+        if (delete) {
+                r = call_manager(bus, "DeleteWorkspace", &error, NULL, "s", argv[1 + optind]);
+                return r < 0 ? print_failure("Failed to delete the workspace", &error, r) : EXIT_OK;
+        }
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "CreateWorkspace");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", argv[1 + optind]);
+        if (r >= 0)
+                r = workspace_settings_append(m, a.size_max, a.class);
+        if (r < 0)
+                return print_failure("Failed to build the request", NULL, r);
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        return r < 0 ? print_failure("Failed to create the workspace", &error, r) : EXIT_OK;
+}
+
 static const Verb verbs[] = {
         { "run",       verb_run },
         { "create",    verb_create },
@@ -1082,6 +1182,7 @@ static const Verb verbs[] = {
         { "preflight", verb_preflight },
         { "logs",      verb_logs },
         { "export",    verb_export },
+        { "workspace", verb_workspace },
 };
 
 int main(int argc, char *argv[]) {

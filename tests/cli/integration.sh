@@ -263,7 +263,7 @@ check "... and stops the worker" 0 "$running"
 probe_entries() { in_ct journalctl --output=export _SYSTEMD_UNIT=sandboxd.service 2>/dev/null | grep -c '^SANDBOXD_RUNTIME_PATH=' || true; }
 classes=$(in_ct busctl get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes 2>&1)
 check_match "Classes lists every class with whether it is usable" \
-    '^a\(sb\) 5 "trusted" (true|false) "standard" (true|false) "untrusted" (true|false) "hostile" (true|false) "wasm" (true|false)$' "$classes"
+    '^a\(sb\) 6 "trusted" (true|false) "standard" (true|false) "devcontainer" (true|false) "untrusted" (true|false) "hostile" (true|false) "wasm" (true|false)$' "$classes"
 usable=$(sctl preflight --json | python3 -c 'import json,sys; print(" ".join(e["class"] for e in json.load(sys.stdin)["classes"] if e["available"]))')
 from_prop=$(read -r -a w <<<"$classes"; for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do [ "${w[i + 1]}" = true ] && printf '%s ' "${w[i]//\"/}"; done)
 check "... and agrees with Preflight" "$usable" "${from_prop% }"
@@ -276,7 +276,7 @@ after=$before
 for _ in $(seq 100); do after=$(probe_entries); [ "$after" -gt "$before" ] && break; sleep 0.1; done
 if [ "$after" -gt "$before" ]; then ok "... while Preflight does (the count above would have seen one)"; else not_ok "... while Preflight does" "probe entries stayed at $before"; fi
 as_tester=$(in_ct runuser -u tester -- busctl get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Classes 2>&1)
-if [[ $classes == 'a(sb) 5 '* ]] && [ "$as_tester" = "$classes" ]; then
+if [[ $classes == 'a(sb) 6 '* ]] && [ "$as_tester" = "$classes" ]; then
     ok "Classes is readable to anyone (Preflight is root's)"
 else
     not_ok "Classes is readable to anyone (Preflight is root's)" "root:   $classes" "tester: $as_tester"

@@ -39,6 +39,10 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED, 77 },
         { SBX_ERROR_SUSPENDED, 70 },
         { SBX_ERROR_SUSPEND_FAILED, 70 },
+        { SBX_ERROR_INVALID_WORKSPACE, 65 },
+        { SBX_ERROR_WORKSPACE_EXISTS, 70 },
+        { SBX_ERROR_NO_SUCH_WORKSPACE, 66 },
+        { SBX_ERROR_WORKSPACE_BUSY, 70 },
         /* A new Invalid* error is a refusal as invalid before anyone lists it. */
         { "org.sandboxd1.Error.InvalidSomethingNew", 65 },
         { "org.sandboxd1.Error.SomethingNew", 70 },

@@ -32,6 +32,8 @@ case " \$* " in
         printf '%s\n' '0123456789ab trusted  running  -          root  5min  1min  12M' \\
                       'aaaabbbbcccc standard running  -          alice 1h    2min  40M' \\
                       'deadbeef0000 trusted  ended    exited 0   root  2h    -     -' ;;
+    *" workspace list "*)
+        printf '%s\n' 'proj  0 standard 67108864 1048576 no' 'notes 0 trusted  16777216 524288  yes' ;;
     *" list "*)
         printf '%s\n' '0123456789ab trusted  running  -          root  5min  1min  12M' \\
                       'aaaabbbbcccc standard running  -          alice 1h    2min  40M' ;;
@@ -67,15 +69,15 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create export list logs preflight resume run status stop suspend
+expect "verbs" "sandboxctl " attach create export list logs preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
 spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate'
 # shellcheck disable=SC2086
-expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --help --no-ask-password --no-pager
+expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --workspace --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
-expect "create's options" "sandboxctl create --" $spec --help --no-ask-password --no-pager --json
+expect "create's options" "sandboxctl create --" $spec --workspace --help --no-ask-password --no-pager --json
 expect "list's options" "sandboxctl list -" -a --all --state= --json --no-legend --help --no-ask-password --no-pager
 expect "status's options" "sandboxctl status -" --json --help --no-ask-password --no-pager
 expect "stop's options" "sandboxctl stop -" --json --help --no-ask-password --no-pager
@@ -91,7 +93,7 @@ expect "options of a verb after its argument" "sandboxctl logs 0123456789ab --e"
 expect "--class: the classes this host serves (Classes property)" "sandboxctl run --class " standard trusted
 expect "--class=: the same" "sandboxctl create --class=t" trusted
 export STUB_NO_DAEMON=1
-expect "--class: every class when no daemon answers" "sandboxctl run --class " trusted standard untrusted hostile wasm
+expect "--class: every class when no daemon answers" "sandboxctl run --class " trusted standard devcontainer untrusted hostile wasm
 unset STUB_NO_DAEMON
 expect "--origin values" "sandboxctl run --origin " first-party user llm-generated marketplace
 expect "--egress-mode values" "sandboxctl run --egress-mode " enforce report
@@ -123,6 +125,13 @@ expect "logs: ended workers too" "sandboxctl logs --egress d" deadbeef0000
 export STUB_OLD=1
 expect "status: live ids from a sandboxctl without list --all" "sandboxctl status " 0123456789ab aaaabbbbcccc
 unset STUB_OLD
+expect "workspace: its actions" "sandboxctl workspace " create list delete
+expect "workspace's options" "sandboxctl workspace create proj --" --size --class --json --no-legend --help --no-ask-password --no-pager
+expect "workspace delete: the names workspace list shows" "sandboxctl workspace delete " proj notes
+expect "workspace delete: only one name" "sandboxctl workspace delete proj "
+expect "nothing for workspace create's name" "sandboxctl workspace create "
+expect "run --workspace: the names workspace list shows" "sandboxctl run --workspace n" notes
+expect "nothing for --size" "sandboxctl workspace create proj --size "
 expect "only one id" "sandboxctl stop 0123456789ab "
 expect "no ids for list" "sandboxctl list "
 
@@ -139,7 +148,7 @@ if grep '^busctl' "$calls" | grep -qv -- '--auto-start=no'; then
 else
     ok "busctl never bus-activates sandboxd"
 fi
-if grep '^sandboxctl' "$calls" | grep -qv -- '^sandboxctl --no-ask-password list'; then
+if grep '^sandboxctl' "$calls" | grep -qvE -- '^sandboxctl --no-ask-password (workspace )?list'; then
     not_ok "sandboxctl is only asked to list, without a password prompt" "$(grep '^sandboxctl' "$calls")"
 else
     ok "sandboxctl is only asked to list, without a password prompt"

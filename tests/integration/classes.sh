@@ -35,10 +35,11 @@ pf=$(ct sandboxctl preflight --no-legend 2>&1)
 diag "$pf"
 check_output "preflight: trusted is served by systemd" '^trusted +systemd .* yes' echo "$pf"
 check_output "preflight: standard is served by runsc" '^standard +runsc +/usr/bin/runsc +yes' echo "$pf"
+check_output "preflight: devcontainer is served by runsc" '^devcontainer +runsc +/usr/bin/runsc +yes' echo "$pf"
 check_output "preflight: untrusted is served by runsc" '^untrusted +runsc +/usr/bin/runsc +yes' echo "$pf"
 check_output "preflight: hostile is unavailable without Kata" '^hostile +kata .* no ' echo "$pf"
 check_output "preflight: wasm is unavailable without a wasm runtime" '^wasm +wasm .* no ' echo "$pf"
-check_output "preflight --json lists five classes" '^5$' \
+check_output "preflight --json lists six classes (devcontainer too)" '^6$' \
     sh -c "nsenter -t $CT_PID -a sandboxctl preflight --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)[\"classes\"]))'"
 
 # ---- gVisor workers ----------------------------------------------------------

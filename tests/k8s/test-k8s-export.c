@@ -173,6 +173,13 @@ static void test_unmapped_field_refused(void **state) {
         assert_int_equal(k8s_export_prepare(&s, &c, &error), -EOPNOTSUPP);
         assert_string_equal(error.name, SBX_ERROR_ISOLATION_UNAVAILABLE);
         assert_non_null(strstr(error.message, "no Kubernetes export"));
+
+        s.set = SPEC_HAS_ARGV | SPEC_HAS_WORKSPACE;
+        s.workspace = strdup("proj");
+        assert_non_null(s.workspace);
+        assert_int_equal(k8s_export_prepare(&s, &c, &error), -EOPNOTSUPP);
+        assert_string_equal(error.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(error.message, "Workspace"));
 }
 
 static void test_class_unknown_refused(void **state) {

@@ -228,12 +228,21 @@ testbed_boot() {
 
     local cgroups=0
     _testbed_cgroup_v1 && cgroups=1
+    # Workspaces are ext4 images on loop devices. nspawn's /dev has none, so
+    # the host's loop control and existing loop nodes are bound in (the host's
+    # device cgroup allows them); sandbox-workspace creates a node missing in
+    # the container's /dev when the kernel hands out a new one.
+    local -a devbinds=()
+    local dev
+    for dev in /dev/loop-control /dev/loop[0-9]*; do
+        [ -e "$dev" ] && devbinds+=("--bind=$dev")
+    done
     (
         if [ "$cgroups" = 1 ] && ! _testbed_cgroup_enter "$name"; then
             echo "testbed: could not enter a cgroup subtree of its own" >&2
         fi
         exec systemd-nspawn -D "$rootfs" -M "$name" -b --register=no --keep-unit --private-network \
-            --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe
+            --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe "${devbinds[@]}"
     ) </dev/null >"$state/console.log" 2>&1 &
     nspawn_pid=$!
     echo "$nspawn_pid" >"$state/nspawn.pid"

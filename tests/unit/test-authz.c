@@ -29,6 +29,17 @@ static void test_owner_manages_own_worker(void **state) {
         assert_int_equal(authz_decide(TESTER, SBX_ACTION_MANAGE_WORKERS, UID_INVALID), AUTHZ_ASK_POLKIT);
 }
 
+/* A workspace's owner manages it as a worker's owner does; owning one is no
+ * right over another's, nor over workers. */
+static void test_owner_manages_own_workspace(void **state) {
+        assert_string_equal(sbx_action_to_string(SBX_ACTION_MANAGE_WORKSPACES), "org.sandboxd1.manage-workspaces");
+        assert_int_equal(authz_decide(TESTER, SBX_ACTION_MANAGE_WORKSPACES, TESTER), AUTHZ_ALLOW);
+        assert_int_equal(authz_decide(TESTER, SBX_ACTION_MANAGE_WORKSPACES, OTHER), AUTHZ_ASK_POLKIT);
+        assert_int_equal(authz_decide(TESTER, SBX_ACTION_MANAGE_WORKSPACES, UID_INVALID), AUTHZ_ASK_POLKIT);
+        assert_int_equal(authz_decide(0, SBX_ACTION_MANAGE_WORKSPACES, OTHER), AUTHZ_ALLOW);
+        assert_int_equal(authz_decide(UID_INVALID, SBX_ACTION_MANAGE_WORKSPACES, UID_INVALID), AUTHZ_DENY);
+}
+
 static void test_owning_a_worker_grants_no_creation(void **state) {
         assert_int_equal(authz_decide(TESTER, SBX_ACTION_CREATE_WORKER, TESTER), AUTHZ_ASK_POLKIT);
         assert_int_equal(authz_decide(TESTER, SBX_ACTION_CREATE_TRUSTED_WORKER, TESTER), AUTHZ_ASK_POLKIT);
@@ -201,6 +212,7 @@ int main(void) {
                 cmocka_unit_test(test_root_never_asks),
                 cmocka_unit_test(test_owner_manages_own_worker),
                 cmocka_unit_test(test_owning_a_worker_grants_no_creation),
+                cmocka_unit_test(test_owner_manages_own_workspace),
                 cmocka_unit_test(test_unknown_caller_is_refused),
                 cmocka_unit_test(test_create_actions),
                 cmocka_unit_test(test_builtin_floors),

@@ -183,6 +183,9 @@ static void test_claim_refusal(void **state) {
         s.n_services = 1;
         assert_non_null(strstr(pool_claim_refusal(&s), "Services"));
         s.n_services = 0;
+        s.workspace = (char *) "proj";
+        assert_non_null(strstr(pool_claim_refusal(&s), "Workspace"));
+        s.workspace = NULL;
         worker_spec_done(&s);
 }
 

@@ -58,7 +58,7 @@ static void test_every_class_once_in_order(void **state) {
 
         classes_read(got, sizeof(got));
         /* Nothing probed but the shared kernel (which needs no probe). */
-        assert_string_equal(got, "trusted=1 standard=0 untrusted=0 hostile=0 wasm=0");
+        assert_string_equal(got, "trusted=1 standard=0 devcontainer=0 untrusted=0 hostile=0 wasm=0");
 }
 
 static void test_follows_the_probed_runtimes(void **state) {
@@ -66,7 +66,7 @@ static void test_follows_the_probed_runtimes(void **state) {
 
         runtime_status_set(&table.status[SBX_RUNTIME_RUNSC], true, "/usr/bin/runsc", "ok");
         classes_read(got, sizeof(got));
-        assert_string_equal(got, "trusted=1 standard=1 untrusted=1 hostile=0 wasm=0");
+        assert_string_equal(got, "trusted=1 standard=1 devcontainer=1 untrusted=1 hostile=0 wasm=0");
 }
 
 static void test_shared_kernel_exception_for_standard_only(void **state) {
@@ -74,7 +74,7 @@ static void test_shared_kernel_exception_for_standard_only(void **state) {
 
         config.allow_shared_kernel_for_standard = true;
         classes_read(got, sizeof(got));
-        assert_string_equal(got, "trusted=1 standard=1 untrusted=0 hostile=0 wasm=0");
+        assert_string_equal(got, "trusted=1 standard=1 devcontainer=0 untrusted=0 hostile=0 wasm=0");
 }
 
 static void test_unverified_walls_refuse_every_class(void **state) {
@@ -83,7 +83,7 @@ static void test_unverified_walls_refuse_every_class(void **state) {
         runtime_status_set(&table.status[SBX_RUNTIME_RUNSC], true, "/usr/bin/runsc", "ok");
         table.walls.namespaces_private = false;
         classes_read(got, sizeof(got));
-        assert_string_equal(got, "trusted=0 standard=0 untrusted=0 hostile=0 wasm=0");
+        assert_string_equal(got, "trusted=0 standard=0 devcontainer=0 untrusted=0 hostile=0 wasm=0");
 }
 
 int main(void) {

@@ -52,6 +52,8 @@ static int teardown(void **state) {
         return 0;
 }
 
+static const char *workspace_image;
+
 /* 0: the worker unit, 1: the cleanup unit, 2: the checkpoint unit; a
  * worker unit restores its checkpoint with RESTORE. */
 static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool restore, int *ret) {
@@ -73,6 +75,7 @@ static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool res
                 .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
                 .host_ns = host_ns,
                 .restore = restore,
+                .workspace_image = workspace_image,
         };
         char *dump = NULL;
 
@@ -616,8 +619,78 @@ static void test_namespace_check_fails_closed(void **state) {
         host_ns = &probed_host_ns;
 }
 
+/* A workspace is mounted on the home by a unit of its own, in the host's
+ * namespace, which the worker requires and starts after, for the shared
+ * kernel and gVisor alike; only ext4, never a probed type. */
+static char *build_workspace_unit(int *ret) {
+        WorkerUnitParams p = {
+                .id = "0123456789ab",
+                .workspace_image = "/var/lib/sandboxd/workspaces/proj.img",
+        };
+        sd_bus_message *m = NULL;
+        char *dump = NULL;
+
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
+        *ret = worker_workspace_append_aux_unit(m, &p);
+        if (*ret >= 0 && sd_bus_message_close_container(m) >= 0)
+                dump = test_message_dump(m);
+        sd_bus_message_unref(m);
+        return dump;
+}
+
+static void test_workspace_mount(void **state) {
+        static const SbxRuntime runtimes[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_RUNSC };
+        int r;
+
+        workspace_image = "/var/lib/sandboxd/workspaces/proj.img";
+        for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
+                _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
+
+                assert_int_equal(r, 0);
+                assert_prop(d, "Requires", "\"sandbox-0123456789ab-workspace.service\"");
+                assert_prop(d, "After", "\"sandbox-0123456789ab-workspace.service\"");
+                /* The home systemd makes and chowns is still the state directory. */
+                assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
+                assert_null(strstr(d, "/bin/mount"));
+        }
+        workspace_image = NULL;
+        _cleanup_free_ char *plain = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+        assert_int_equal(r, 0);
+        assert_null(strstr(plain, "workspace.service"));
+
+        _cleanup_free_ char *ws = build_workspace_unit(&r);
+        assert_int_equal(r, 0);
+        assert_non_null(strstr(ws, "\"sandbox-0123456789ab-workspace.service\""));
+        assert_prop(ws, "Type", "\"oneshot\"");
+        assert_prop(ws, "RemainAfterExit", "true");
+        assert_prop(ws, "StopWhenUnneeded", "true");
+        assert_prop(ws, "ExecStart", "\"/bin/mkdir\"");
+        assert_prop(ws, "ExecStart", "\"/bin/mount\"");
+        assert_prop(ws, "ExecStart", "\"ext4\"");
+        assert_prop(ws, "ExecStart", "\"loop,nosuid,nodev,noatime\"");
+        assert_prop(ws, "ExecStart", "\"/var/lib/sandboxd/workspaces/proj.img\"");
+        assert_prop(ws, "ExecStart", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
+        assert_prop(ws, "ExecStop", "\"/bin/umount\"");
+        assert_prop(ws, "ExecStop", "\"/bin/rmdir\"");
+        /* The unmount comes first: nothing is removed below a mount that stayed. */
+        assert_true(strstr(ws, "/bin/umount") < strstr(ws, "/bin/rmdir"));
+        /* Nothing of the host namespace is taken away from it: it must mount there. */
+        assert_null(strstr(ws, "PrivateDevices"));
+        assert_null(strstr(ws, "ProtectSystem"));
+
+        WorkerUnitParams none = { .id = "0123456789ab" };
+        sd_bus_message *m = NULL;
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_int_equal(worker_workspace_append_aux_unit(m, &none), 0);
+        sd_bus_message_unref(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_workspace_mount),
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_trusted_hides_host_sockets),
                 cmocka_unit_test(test_every_class_has_trusted_walls),

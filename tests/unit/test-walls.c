@@ -287,7 +287,7 @@ static void test_preflight_rows(void **state) {
         assert_int_equal(sd_bus_message_read(m, "(sssbs)", &cls, &runtime, &path, &available, &reason), 1);
         assert_string_equal(cls, "trusted");
         assert_true(available);
-        assert_int_equal(sd_bus_message_skip(m, "(sssbs)(sssbs)(sssbs)(sssbs)"), 1);
+        assert_int_equal(sd_bus_message_skip(m, "(sssbs)(sssbs)(sssbs)(sssbs)(sssbs)"), 1);
         assert_int_equal(sd_bus_message_exit_container(m), 1);
         assert_int_equal(sd_bus_message_enter_container(m, 'a', "(sbs)"), 1);
         assert_int_equal(sd_bus_message_read(m, "(sbs)", &wall, &verified, &detail), 1);

@@ -31,6 +31,7 @@ static void fill(WorkerRecord *r) {
         r->created_monotonic = 5000000;
         r->last_activity_monotonic = 7000000;
         r->pooled = true;
+        r->workspace = strdup("proj-1");
 }
 
 static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
@@ -53,6 +54,8 @@ static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
         assert_int_equal(a->created_monotonic, b->created_monotonic);
         assert_int_equal(a->last_activity_monotonic, b->last_activity_monotonic);
         assert_int_equal(a->pooled, b->pooled);
+        /* A re-adopted worker must take its workspace back, not a fresh home. */
+        assert_string_equal(a->workspace, b->workspace);
 }
 
 static void test_round_trip(void **state) {

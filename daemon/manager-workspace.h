@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "workspace.h"
+#include "worker.h"
+
+/* The workspaces of a Manager (m->workspaces), loaded at start-up from
+ * m->workspace_root; which worker holds each is known only while it runs. */
+
+int manager_load_workspaces(Manager *m);
+Workspace *manager_find_workspace(Manager *m, const char *name);
+
+/* Makes a workspace for OWNER; a named error, and nothing on disk, on failure. */
+int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
+                             Workspace **ret, SbxError *error);
+/* Wipes WS (its image and metadata) and forgets it; refused while in use. */
+int manager_delete_workspace(Manager *m, Workspace *ws, SbxError *error);
+
+/* What a worker on WS runs as: an unset class is raised to the workspace's,
+ * a lower one asked for is refused (never downgraded, never silently
+ * upgraded either). Pure: no state is read but WS and SPEC. */
+int workspace_apply_class(const Workspace *ws, WorkerSpec *spec, SbxError *error);
+
+/* Binds WS to W (WorkspaceBusy when another worker holds it) and records
+ * its use; releasing clears that and records the time again. */
+int manager_workspace_attach(Manager *m, Workspace *ws, Worker *w, SbxError *error);
+void manager_workspace_release(Manager *m, Worker *w);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "class.h"
+#include "util.h"
+
+/* A workspace is an ext4 image, <root>/<name>.img, with its metadata beside
+ * it in <root>/<name>.meta. A worker gets it as its home: the unit loop-mounts
+ * the image on the state directory before anything of the worker runs
+ * (unit-props.c), so the cap is the file system's own size, whatever the class. */
+#define SBX_WORKSPACE_ROOT "/var/lib/sandboxd/workspaces"
+#define SBX_WORKSPACE_NAME_MAX 64
+/* ext4 with a journal needs a few MiB of its own; below this nothing useful fits. */
+#define SBX_WORKSPACE_SIZE_MIN (UINT64_C(16) * 1024 * 1024)
+#define SBX_WORKSPACE_SIZE_MAX (UINT64_C(1024) * 1024 * 1024 * 1024)
+#define SBX_WORKSPACES_MAX 1024
+
+typedef struct Workspace Workspace;
+struct Workspace {
+        Workspace *next;
+        char *name;
+        char *object_path;              /* /org/sandboxd1/workspace/<name> */
+        uid_t owner;
+        uint64_t size_max;
+        SbxClass class;                 /* the least class a worker on it runs as */
+        uint64_t created_usec;
+        uint64_t last_used_usec;
+        char *worker_id;                /* the worker it is attached to, NULL when free */
+};
+
+/* 1-64 characters of [a-z0-9_-], starting with a letter or digit: the name
+ * is a file name, an object path element and a command-line argument. */
+bool workspace_name_is_valid(const char *name);
+/* Classes a workspace can back: the shared kernel and gVisor. */
+bool workspace_class_is_valid(SbxClass c);
+
+int workspace_new(Workspace **ret, const char *name);
+Workspace *workspace_free(Workspace *ws);
+static inline void workspace_freep(Workspace **ws) { workspace_free(*ws); }
+
+int workspace_image_path(const char *root, const char *name, char **ret);
+
+/* Bytes the image occupies on the host's file system (it is sparse). */
+uint64_t workspace_size_used(const char *root, const Workspace *ws);
+
+/* The metadata file: written to a temporary name and renamed into place, 0600. */
+int workspace_save(const char *root, const Workspace *ws);
+/* Reads <root>/<name>.meta; -EINVAL for a file that is not one of ours. */
+int workspace_load(const char *root, const char *name, Workspace **ret);
+
+/* Makes the image (sparse, SIZE bytes) and its file system with MKFS, then
+ * the metadata. -EEXIST if either file exists; on any failure nothing of it
+ * is left behind. */
+int workspace_create(const char *root, const Workspace *ws, const char *mkfs_path);
+/* Removes the image and the metadata. */
+int workspace_remove(const char *root, const char *name);

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "manager-workspace.h"
+#include "rmrf.h"
+#include "spec.h"
+#include "workspace.h"
+
+static char root[] = "/tmp/sbx-test-workspace.XXXXXX";
+static SbxConfig config;
+
+static int setup(void **state) {
+        assert_non_null(mkdtemp(root));
+        sbx_config_init_defaults(&config);
+        return 0;
+}
+
+static int teardown(void **state) {
+        sbx_config_done(&config);
+        return rm_rf(root);
+}
+
+static size_t n_entries(const char *dir) {
+        DIR *d = opendir(dir);
+        size_t n = 0;
+
+        assert_non_null(d);
+        for (struct dirent *de; (de = readdir(d)); )
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        n++;
+        closedir(d);
+        return n;
+}
+
+static Workspace *sample(const char *name) {
+        Workspace *ws = NULL;
+        assert_int_equal(workspace_new(&ws, name), 0);
+        ws->owner = 1000;
+        ws->size_max = 32 << 20;
+        ws->class = SBX_CLASS_STANDARD;
+        ws->created_usec = 1764580000000000;
+        ws->last_used_usec = 1764580000000001;
+        return ws;
+}
+
+static void test_names(void **state) {
+        static const char * const good[] = { "a", "proj", "proj-1", "my_ws", "0abc",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+        static const char * const bad[] = { "", "-a", "_a", "A", "proj.img", "a/b", "..", ".", "a b", "ä",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "a\n" };
+        Workspace *ws = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                assert_true(workspace_name_is_valid(good[i]));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                assert_false(workspace_name_is_valid(bad[i]));
+                assert_int_equal(workspace_new(&ws, bad[i]), -EINVAL);
+        }
+        assert_false(workspace_name_is_valid(NULL));
+}
+
+static void test_classes(void **state) {
+        assert_true(workspace_class_is_valid(SBX_CLASS_TRUSTED));
+        assert_true(workspace_class_is_valid(SBX_CLASS_STANDARD));
+        assert_true(workspace_class_is_valid(SBX_CLASS_DEVCONTAINER));
+        assert_true(workspace_class_is_valid(SBX_CLASS_UNTRUSTED));
+        assert_false(workspace_class_is_valid(SBX_CLASS_HOSTILE));
+        assert_false(workspace_class_is_valid(SBX_CLASS_WASM));
+        assert_string_equal(sbx_class_to_string(SBX_CLASS_DEVCONTAINER), "devcontainer");
+        assert_int_equal(sbx_class_from_string("devcontainer"), SBX_CLASS_DEVCONTAINER);
+        /* Between standard and untrusted: an untrusted floor still raises it. */
+        assert_true(SBX_CLASS_STANDARD < SBX_CLASS_DEVCONTAINER && SBX_CLASS_DEVCONTAINER < SBX_CLASS_UNTRUSTED);
+}
+
+static void test_save_load(void **state) {
+        _cleanup_(workspace_freep) Workspace *in = sample("round"), *out = NULL;
+        _cleanup_free_ char *meta = NULL;
+        struct stat st;
+
+        assert_int_equal(workspace_save(root, in), 0);
+        assert_true(asprintf(&meta, "%s/round.meta", root) > 0);
+        assert_int_equal(stat(meta, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_int_equal(workspace_load(root, "round", &out), 0);
+        assert_string_equal(out->name, "round");
+        assert_string_equal(out->object_path, "/org/sandboxd1/workspace/round");
+        assert_int_equal(out->owner, 1000);
+        assert_int_equal(out->size_max, 32 << 20);
+        assert_int_equal(out->class, SBX_CLASS_STANDARD);
+        assert_int_equal(out->created_usec, in->created_usec);
+        assert_int_equal(out->last_used_usec, in->last_used_usec);
+        assert_null(out->worker_id);
+        assert_int_equal(unlink(meta), 0);
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+/* A file cut short or not ours is no workspace. */
+static void test_load_refuses(void **state) {
+        static const char * const texts[] = {
+                "sandboxd-workspace 1\nowner=1000\nsize-max=33554432\nclass=standard\n",
+                "sandboxd-workspace 2\nowner=1000\nsize-max=33554432\nclass=standard\nend\n",
+                "sandboxd-workspace 1\nsize-max=33554432\nclass=standard\nend\n",
+                "sandboxd-workspace 1\nowner=1000\nsize-max=1024\nclass=standard\nend\n",
+                "sandboxd-workspace 1\nowner=1000\nsize-max=33554432\nclass=hostile\nend\n",
+                "sandboxd-workspace 1\nowner=x\nsize-max=33554432\nend\n",
+                "sandboxd-workspace 1\nowner=1000\nsize-max=33554432\nbogus=1\nend\n",
+        };
+        _cleanup_free_ char *meta = NULL;
+        Workspace *ws = NULL;
+
+        assert_true(asprintf(&meta, "%s/bad.meta", root) > 0);
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                write_file(meta, texts[i]);
+                assert_int_equal(workspace_load(root, "bad", &ws), -EINVAL);
+        }
+        assert_int_equal(unlink(meta), 0);
+        assert_int_equal(workspace_load(root, "bad", &ws), -ENOENT);
+}
+
+/* mkfs failing leaves neither an image nor metadata behind. */
+static void test_create_failure_leaves_nothing(void **state) {
+        _cleanup_(workspace_freep) Workspace *ws = sample("fails");
+
+        assert_int_equal(workspace_create(root, ws, "/bin/false"), -EIO);
+        assert_int_equal(n_entries(root), 0);
+        assert_int_equal(workspace_create(root, ws, "/nonexistent/mkfs.ext4"), -EIO);
+        assert_int_equal(n_entries(root), 0);
+}
+
+static const char *find_mkfs(void) {
+        static const char * const paths[] = { "/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4" };
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+                if (access(paths[i], X_OK) == 0)
+                        return paths[i];
+        return NULL;
+}
+
+static void test_create_and_remove(void **state) {
+        _cleanup_(workspace_freep) Workspace *ws = sample("real"), *again = NULL;
+        _cleanup_free_ char *img = NULL;
+        const char *mkfs = find_mkfs();
+        struct stat st;
+
+        if (!mkfs)
+                skip();
+        assert_int_equal(workspace_create(root, ws, mkfs), 0);
+        assert_int_equal(workspace_image_path(root, "real", &img), 0);
+        assert_int_equal(stat(img, &st), 0);
+        /* The cap is the image's size; it is sparse, and only root reads it. */
+        assert_int_equal((uint64_t) st.st_size, ws->size_max);
+        assert_true((uint64_t) st.st_blocks * 512 < ws->size_max);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_true(workspace_size_used(root, ws) > 0);
+        assert_int_equal(n_entries(root), 2);
+        /* Never over an existing one. */
+        assert_int_equal(workspace_create(root, ws, mkfs), -EEXIST);
+        assert_int_equal(workspace_load(root, "real", &again), 0);
+        assert_int_equal(workspace_remove(root, "real"), 0);
+        assert_int_equal(n_entries(root), 0);
+        assert_int_equal(workspace_size_used(root, ws), 0);
+}
+
+/* The workspace's class is a floor: raised when the spec names none,
+ * refused when it names a lower one, never lowered. */
+static void test_apply_class(void **state) {
+        _cleanup_(workspace_freep) Workspace *ws = sample("cls");
+        WorkerSpec s;
+        SbxError e = {};
+
+        ws->class = SBX_CLASS_DEVCONTAINER;
+        worker_spec_init(&s);
+        config.default_class = SBX_CLASS_TRUSTED;
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(workspace_apply_class(ws, &s, &e), 0);
+        assert_int_equal(s.class, SBX_CLASS_DEVCONTAINER);
+        worker_spec_done(&s);
+
+        worker_spec_init(&s);
+        s.class = SBX_CLASS_TRUSTED;
+        s.set |= SPEC_HAS_CLASS;
+        worker_spec_apply_defaults(&s, &config);
+        assert_true(workspace_apply_class(ws, &s, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_INVALID_WORKSPACE);
+        assert_non_null(strstr(e.message, "needs class devcontainer or above, not trusted"));
+        worker_spec_done(&s);
+
+        worker_spec_init(&s);
+        s.class = SBX_CLASS_UNTRUSTED;
+        s.set |= SPEC_HAS_CLASS;
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(workspace_apply_class(ws, &s, &e), 0);
+        assert_int_equal(s.class, SBX_CLASS_UNTRUSTED);
+        worker_spec_done(&s);
+        config.default_class = SBX_CLASS_STANDARD;
+}
+
+static void spec_with(WorkerSpec *s, SbxClass class, const char *workspace) {
+        worker_spec_init(s);
+        s->argv = calloc(2, sizeof(char *));
+        s->argv[0] = strdup("/bin/true");
+        s->set |= SPEC_HAS_ARGV | SPEC_HAS_CLASS;
+        s->class = class;
+        if (workspace) {
+                s->workspace = strdup(workspace);
+                s->set |= SPEC_HAS_WORKSPACE;
+        }
+        worker_spec_apply_defaults(s, &config);
+}
+
+static void assert_spec_refused(WorkerSpec *s, const char *fragment) {
+        SbxError e = {};
+        assert_true(worker_spec_validate(s, &config, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_INVALID_WORKSPACE);
+        assert_non_null(strstr(e.message, fragment));
+        worker_spec_done(s);
+}
+
+static void test_spec_workspace(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+
+        spec_with(&s, SBX_CLASS_DEVCONTAINER, NULL);
+        assert_spec_refused(&s, "devcontainer needs a Workspace");
+        spec_with(&s, SBX_CLASS_WASM, "proj");
+        assert_spec_refused(&s, "not wasm");
+        spec_with(&s, SBX_CLASS_HOSTILE, "proj");
+        assert_spec_refused(&s, "not hostile");
+        spec_with(&s, SBX_CLASS_STANDARD, "../etc");
+        assert_spec_refused(&s, "is not a workspace name");
+        spec_with(&s, SBX_CLASS_STANDARD, "proj");
+        s.set |= SPEC_HAS_DISK_MAX;
+        s.disk_max = 64 << 20;
+        assert_spec_refused(&s, "DiskMax does not apply");
+
+        static const SbxClass ok[] = { SBX_CLASS_TRUSTED, SBX_CLASS_STANDARD, SBX_CLASS_DEVCONTAINER,
+                                       SBX_CLASS_UNTRUSTED };
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                spec_with(&s, ok[i], "proj");
+                assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+                worker_spec_done(&s);
+        }
+}
+
+/* An llm-generated devcontainer runs untrusted: the origin's floor is above it. */
+static void test_devcontainer_under_origin_floor(void **state) {
+        WorkerSpec s;
+
+        spec_with(&s, SBX_CLASS_DEVCONTAINER, "proj");
+        free(s.origin);
+        s.origin = strdup("llm-generated");
+        s.set |= SPEC_HAS_ORIGIN;
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(s.class, SBX_CLASS_UNTRUSTED);
+        worker_spec_done(&s);
+}
+
+/* A home that is still a mount point (a workspace whose unmount failed) must
+ * not be emptied by the home's deletion: rm_rf() stays on the parent's file
+ * system, PATH itself included. Needs a mount namespace of its own. */
+static int rm_rf_mount_child(void) {
+        _cleanup_free_ char *dir = NULL, *file = NULL;
+        int fd, r;
+
+        if (unshare(CLONE_NEWNS) < 0)
+                return 77;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return 77;
+        if (asprintf(&dir, "%s/home", root) < 0 || asprintf(&file, "%s/home/data", root) < 0)
+                return 1;
+        if (mkdir(dir, 0700) < 0 || mount("tmpfs", dir, "tmpfs", 0, "size=1M") < 0)
+                return 77;
+        fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return 2;
+        close(fd);
+        r = rm_rf(dir);
+        if (r != -EXDEV)
+                return 3;
+        if (access(file, F_OK) < 0)
+                return 4;
+        if (umount(dir) < 0)
+                return 5;
+        /* Unmounted, it is an ordinary directory again and goes. */
+        return rm_rf(dir) == 0 && access(dir, F_OK) < 0 ? 0 : 6;
+}
+
+static void test_rm_rf_leaves_a_mounted_home(void **state) {
+        int status;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(rm_rf_mount_child());
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                skip();
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_classes),
+                cmocka_unit_test(test_save_load),
+                cmocka_unit_test(test_load_refuses),
+                cmocka_unit_test(test_create_failure_leaves_nothing),
+                cmocka_unit_test(test_create_and_remove),
+                cmocka_unit_test(test_apply_class),
+                cmocka_unit_test(test_spec_workspace),
+                cmocka_unit_test(test_devcontainer_under_origin_floor),
+                cmocka_unit_test(test_rm_rf_leaves_a_mounted_home),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
