@@ -762,7 +762,8 @@ int tunnel_start(Proxy *p, int client_fd) {
         }
         t->proxy = p;
         t->client_fd = client_fd;
-        (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+        if (!p->accepted_nodelay)
+                (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         t->upstream_fd = -1;
         t->start_usec = now_usec(CLOCK_MONOTONIC);
         direction_init(&t->up);
@@ -786,5 +787,9 @@ int tunnel_start(Proxy *p, int client_fd) {
                 tunnel_free(t);
                 return r;
         }
+        /* A client writes its CONNECT right after connect(): by the time
+         * the proxy has accepted, it has usually arrived, and reading it now
+         * saves a trip through the event loop. EAGAIN leaves it to the watch. */
+        tunnel_read_request(t);
         return 0;
 }
