@@ -750,6 +750,20 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Only the counters need a value: every buffer is read only as far as it
+ * was filled, and tls_hello_parse() sets the fields of the TlsHello it
+ * fills. calloc() cleared all of its 43 KB for every tunnel, which showed in
+ * the proxy's profile (memset, 1.5% of its samples in the rate test). */
+static Handshake *handshake_new(void) {
+        Handshake *hs = malloc(sizeof(*hs));
+
+        if (!hs)
+                return NULL;
+        hs->request_len = hs->hello_len = hs->hello_sent = hs->hello_parse_at = 0;
+        hs->n_addrs = hs->next_addr = 0;
+        return hs;
+}
+
 int tunnel_start(Proxy *p, int client_fd) {
         Tunnel *t;
         int r;
@@ -774,7 +788,7 @@ int tunnel_start(Proxy *p, int client_fd) {
                 tunnel_deny(t, 403, "too-many-tunnels");
                 return 0;
         }
-        t->hs = calloc(1, sizeof(*t->hs));
+        t->hs = handshake_new();
         if (!t->hs) {
                 tunnel_free(t);
                 return -ENOMEM;
