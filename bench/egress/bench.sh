@@ -149,7 +149,8 @@ for round in $(seq "$ROUNDS"); do
         echo "$round ${col%%:*} throughput_bps $tp"
     done
     for col in $(rotated "$round"); do
-        lat=$($B/egress-load latency "${col#*:}" $TARGET_PING "$PINGS" $B/hello.bin)
+        lat=$(EGRESS_LOAD_SAMPLES=$B/samples-${col%%:*}-$round \
+              $B/egress-load latency "${col#*:}" $TARGET_PING "$PINGS" $B/hello.bin)
         echo "$round ${col%%:*} latency_p50_us ${lat% *}"
         echo "$round ${col%%:*} latency_p99_us ${lat#* }"
     done
@@ -158,7 +159,7 @@ for round in $(seq "$ROUNDS"); do
         echo "$round ${col%%:*} tunnels_per_s $rate"
     done
 done > $B/samples.txt
-python3 - $B/samples.txt "bytes=$BYTES repeat=$REPEAT pings=$PINGS rate_seconds=$SECONDS_RATE client=egress-load threads=$PROCS rounds=$ROUNDS cpus=$(nproc)" <<'PY'
+python3 - $B/samples.txt "bytes=$BYTES repeat=$REPEAT pings=$PINGS rate_seconds=$SECONDS_RATE client=egress-load threads=$PROCS rounds=$ROUNDS cpus=$(nproc)" $B <<'PY'
 import json, statistics, sys
 rounds = {}
 for line in open(sys.argv[1]):
@@ -178,6 +179,9 @@ for col in ("direct", "sandbox-egress", "tinyproxy"):
             lambda r: r[col]["throughput_bps"] / r["direct"]["throughput_bps"])), 3)
         for k in ("latency_p50_us", "latency_p99_us"):
             x["added_" + k] = median(per_round(lambda r: r[col][k] - r["direct"][k]))
+    # Every sample of every round, for the distributions bench/run.sh draws.
+    x["latency_samples_us"] = sorted(int(v) for rnd in sorted(rounds)
+                                     for v in open(f"{sys.argv[3]}/samples-{col}-{rnd}"))
     out[col] = x
 out["sandbox-egress"]["tunnels_ratio_vs_tinyproxy"] = round(median(per_round(
     lambda r: r["sandbox-egress"]["tunnels_per_s"] / r["tinyproxy"]["tunnels_per_s"])), 3)

@@ -10,7 +10,8 @@
  *   egress-load throughput VIA TARGET BYTES REPEAT HELLO_FILE  -> bytes/s (median)
  *   egress-load latency VIA TARGET COUNT HELLO_FILE            -> p50_us p99_us
  *   egress-load rate VIA TARGET SECONDS THREADS HELLO_FILE     -> tunnels/s
- * VIA is "direct" or a proxy "HOST:PORT" (IPv4); TARGET is "NAME:PORT". */
+ * VIA is "direct" or a proxy "HOST:PORT" (IPv4); TARGET is "NAME:PORT".
+ * With EGRESS_LOAD_SAMPLES=FILE, latency also writes every sample (us) there. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -152,6 +153,17 @@ static void latency(long count) {
         for (long i = 0; i < count; i++)
                 samples[i] = one_ping();
         qsort(samples, (size_t) count, sizeof(double), cmp_double);
+        /* Every sample, for the latency distributions bench/run.sh draws. */
+        const char *path = getenv("EGRESS_LOAD_SAMPLES");
+        if (path) {
+                FILE *f = fopen(path, "we");
+                if (!f)
+                        die(path);
+                for (long i = 0; i < count; i++)
+                        fprintf(f, "%d\n", (int) (samples[i] * 1e6));
+                if (fclose(f) != 0)
+                        die(path);
+        }
         long p99 = (long) ((double) count * 0.99);
         printf("%d %d\n", (int) (samples[count / 2] * 1e6), (int) (samples[MIN(count - 1, p99)] * 1e6));
         free(samples);
