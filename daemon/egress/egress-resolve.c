@@ -293,11 +293,12 @@ int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handl
         assert(host);
         assert(handler);
 
-        if (resolver_answer_from_cache(r, host, port, handler, userdata)) {
-                if (ret)
-                        *ret = NULL;
+        /* Cleared first: a cached answer runs the handler here, and *ret may
+         * live in what the handler frees. */
+        if (ret)
+                *ret = NULL;
+        if (resolver_answer_from_cache(r, host, port, handler, userdata))
                 return 0;
-        }
         ResolveQuery *q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
