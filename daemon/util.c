@@ -217,7 +217,7 @@ static struct iovec iov_str(const char *s) {
 
 void log_struct_internal(int priority, const char *message, ...) {
         const char *keys[LOG_STRUCT_FIELDS_MAX], *values[LOG_STRUCT_FIELDS_MAX];
-        struct iovec iov[3 * (LOG_STRUCT_FIELDS_MAX + 4)];
+        struct iovec iov[4 * LOG_STRUCT_FIELDS_MAX + 3 * 4];   /* KEY = value \n each, and the fixed fields */
         char *fields[LOG_STRUCT_FIELDS_MAX + 3];
         char prio[16];
         size_t n_keys = 0, n = 0;
