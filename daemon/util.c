@@ -173,14 +173,21 @@ static int journal_connect(void) {
         union {
                 struct sockaddr sa;
                 struct sockaddr_un un;
-        } a = { .un = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET } };
-        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        } a = { .un = { .sun_family = AF_UNIX } };
+        /* $SANDBOXD_JOURNAL_SOCKET: for tests, which have no journald to read
+         * back from; every program of ours runs with a fixed environment. */
+        const char *path = getenv("SANDBOXD_JOURNAL_SOCKET") ?: JOURNAL_SOCKET;
+        int fd;
 
+        if (strlen(path) >= sizeof(a.un.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(a.un.sun_path, path, strlen(path) + 1);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
         /* As libsystemd does: room for a burst of entries before sendmsg() blocks. */
         (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int) { 8 << 20 }, sizeof(int));
-        if (connect(fd, &a.sa, offsetof(struct sockaddr_un, sun_path) + sizeof(JOURNAL_SOCKET)) < 0) {
+        if (connect(fd, &a.sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1)) < 0) {
                 int r = -errno;
                 safe_close(fd);
                 return r;
