@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 
+/* Without this every entry would carry CODE_FILE=util.c, CODE_LINE and
+ * CODE_FUNC=log_struct_internal: the same three fields for every caller,
+ * which tell nothing and cost journald three more fields per entry (the
+ * egress proxy writes two entries per tunnel). */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "util.h"
@@ -153,10 +162,73 @@ void log_msg(int priority, const char *fmt, ...) {
         errno = saved;
 }
 
+/* One datagram per entry on a socket connected once: sd_journal_sendv()
+ * names the socket's path in every sendmsg(), so the kernel resolves it for
+ * each entry, and it needs each field as one string, an asprintf() each.
+ * The egress proxy writes two entries per tunnel. Process-wide, like stderr. */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+static int journal_fd = -1;
+
+static int journal_connect(void) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } a = { .un = { .sun_family = AF_UNIX } };
+        /* $SANDBOXD_JOURNAL_SOCKET: for tests, which have no journald to read
+         * back from; every program of ours runs with a fixed environment. */
+        const char *path = getenv("SANDBOXD_JOURNAL_SOCKET") ?: JOURNAL_SOCKET;
+        int fd;
+
+        if (strlen(path) >= sizeof(a.un.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(a.un.sun_path, path, strlen(path) + 1);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* As libsystemd does: room for a burst of entries before sendmsg() blocks. */
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int) { 8 << 20 }, sizeof(int));
+        if (connect(fd, &a.sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1)) < 0) {
+                int r = -errno;
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* The native protocol's KEY=value lines, sent as they are. False when the
+ * entry did not go: the caller then hands it to sd_journal_sendv(), which
+ * also covers what this does not (a value with a newline, an entry too big
+ * for one datagram). */
+static bool journal_send_connected(const struct iovec *iov, size_t n) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+                if (journal_fd < 0)
+                        journal_fd = journal_connect();
+                if (journal_fd < 0)
+                        return false;
+                struct msghdr mh = { .msg_iov = (struct iovec *) iov, .msg_iovlen = n };
+                if (sendmsg(journal_fd, &mh, MSG_NOSIGNAL) >= 0)
+                        return true;
+                if (errno != ECONNREFUSED && errno != ENOTCONN && errno != ECONNRESET && errno != EPIPE)
+                        return false;
+                /* journald restarted: its socket is a new one. */
+                journal_fd = safe_close(journal_fd);
+        }
+        return false;
+}
+
+#define LOG_STRUCT_FIELDS_MAX 32
+
+static struct iovec iov_str(const char *s) {
+        return (struct iovec) { .iov_base = (char *) s, .iov_len = strlen(s) };
+}
+
 void log_struct_internal(int priority, const char *message, ...) {
-        struct iovec iov[34];
-        char *fields[34];
-        size_t n = 0;
+        const char *keys[LOG_STRUCT_FIELDS_MAX], *values[LOG_STRUCT_FIELDS_MAX];
+        struct iovec iov[4 * LOG_STRUCT_FIELDS_MAX + 3 * 4];   /* KEY = value \n each, and the fixed fields */
+        char *fields[LOG_STRUCT_FIELDS_MAX + 3];
+        char prio[16];
+        size_t n_keys = 0, n = 0;
+        bool newline;
         va_list ap;
         int saved = errno;
 
@@ -166,23 +238,57 @@ void log_struct_internal(int priority, const char *message, ...) {
                 errno = saved;
                 return;
         }
+        /* The rest are KEY, value string pairs; a NULL key ends the list. */
+        va_start(ap, message);
+        for (const char *key = va_arg(ap, const char *); key && n_keys < LOG_STRUCT_FIELDS_MAX;
+             key = va_arg(ap, const char *)) {
+                const char *value = va_arg(ap, const char *);
+                keys[n_keys] = key;
+                values[n_keys++] = value ?: "";
+        }
+        va_end(ap);
+        snprintf(prio, sizeof(prio), "%i", priority);
+
+        newline = strchr(message, '\n') || (log_copy.worker_id && strchr(log_copy.worker_id, '\n'));
+        for (size_t i = 0; i < n_keys && !newline; i++)
+                newline = strchr(values[i], '\n');
+        if (!newline) {
+                const char *fixed[][2] = {
+                        { "MESSAGE=", message },
+                        { "PRIORITY=", prio },
+                        { "SYSLOG_IDENTIFIER=", program_invocation_short_name },
+                        { "SANDBOXD_WORKER_ID=", log_copy.worker_id },
+                };
+                for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                        if (fixed[i][1]) {
+                                iov[n++] = iov_str(fixed[i][0]);
+                                iov[n++] = iov_str(fixed[i][1]);
+                                iov[n++] = iov_str("\n");
+                        }
+                for (size_t i = 0; i < n_keys; i++) {
+                        iov[n++] = iov_str(keys[i]);
+                        iov[n++] = iov_str("=");
+                        iov[n++] = iov_str(values[i]);
+                        iov[n++] = iov_str("\n");
+                }
+                if (journal_send_connected(iov, n)) {
+                        errno = saved;
+                        return;
+                }
+                n = 0;
+        }
+
         if (asprintf(&fields[n], "MESSAGE=%s", message) >= 0)
                 n++;
-        if (asprintf(&fields[n], "PRIORITY=%i", priority) >= 0)
+        if (asprintf(&fields[n], "PRIORITY=%s", prio) >= 0)
                 n++;
         if (log_copy.worker_id && asprintf(&fields[n], "SANDBOXD_WORKER_ID=%s", log_copy.worker_id) >= 0)
                 n++;
-        /* The rest are KEY, value string pairs; a NULL key ends the list. */
-        va_start(ap, message);
-        for (const char *key = va_arg(ap, const char *); key && n < ELEMENTSOF(fields);
-             key = va_arg(ap, const char *)) {
-                const char *value = va_arg(ap, const char *);
-                if (asprintf(&fields[n], "%s=%s", key, value ?: "") >= 0)
+        for (size_t i = 0; i < n_keys; i++)
+                if (asprintf(&fields[n], "%s=%s", keys[i], values[i]) >= 0)
                         n++;
-        }
-        va_end(ap);
         for (size_t i = 0; i < n; i++)
-                iov[i] = (struct iovec) { .iov_base = fields[i], .iov_len = strlen(fields[i]) };
+                iov[i] = iov_str(fields[i]);
         sd_journal_sendv(iov, (int) n);
         for (size_t i = 0; i < n; i++)
                 free(fields[i]);

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -165,6 +167,9 @@ int proxy_add_listener(Proxy *p, int fd) {
         if (r < 0)
                 goto fail;
         sd_event_source_set_io_fd_own(s, true);
+        /* Set once here rather than on every accepted socket, which inherits it. */
+        bool nodelay = setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int)) >= 0;
+        p->accepted_nodelay = (p->n_listeners == 0 || p->accepted_nodelay) && nodelay;
         p->listeners[p->n_listeners++] = s;
         return 0;
 fail:

@@ -44,6 +44,7 @@ typedef struct Proxy {
         sd_event_source *summary_timer;
         sd_event_source **listeners;
         size_t n_listeners;
+        bool accepted_nodelay;       /* every listener has TCP_NODELAY, which accepted sockets inherit */
         Tunnel *tunnels;
         unsigned n_tunnels;
         DestBucket *buckets;

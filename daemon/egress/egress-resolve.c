@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ares.h>
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "egress-resolve.h"
@@ -22,14 +24,21 @@ struct Resolver {
         ares_channel channel;
         bool channel_initialized;
         bool env_hosts;
+        const char *hosts_path;       /* what c-ares reads for the "f" lookup */
         sd_event_source *timer;
         ResolverSocket sockets[RESOLVER_SOCKETS_MAX];
+        ResolveCache cache;
+        /* The query whose ares_getaddrinfo() call is running: an answer that
+         * comes back inside that call was read from the hosts file (DNS
+         * answers always wait for a socket). */
+        const ResolveQuery *in_getaddrinfo;
 };
 
 struct ResolveQuery {
         Resolver *resolver;
         resolve_handler_t handler;
         void *userdata;
+        char host[RESOLVE_CACHE_HOST_MAX + 1];
 };
 
 static void resolver_rearm_timer(Resolver *r) {
@@ -144,6 +153,8 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
                 }
                 res->env_hosts = true;
         }
+        res->hosts_path = hosts_file ?: "/etc/hosts";
+        resolve_cache_init(&res->cache);
 
         r = sd_event_add_time_relative(event, &res->timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_resolver_timer, res);
         if (r < 0) {
@@ -187,29 +198,82 @@ static int ares_status_to_errno(int status) {
         }
 }
 
+/* How long an answer may be kept: its smallest TTL (a CNAME's included),
+ * or, read from the hosts file, as long as the file stays as it is. */
+static uint64_t answer_ttl_usec(const Resolver *r, const ResolveQuery *q, const struct ares_addrinfo *result) {
+        int ttl = INT32_MAX;
+
+        if (r->in_getaddrinfo == q)
+                return RESOLVE_CACHE_TTL_MAX_USEC;
+        for (const struct ares_addrinfo_node *node = result->nodes; node; node = node->ai_next)
+                ttl = MIN(ttl, node->ai_ttl);
+        for (const struct ares_addrinfo_cname *c = result->cnames; c; c = c->next)
+                ttl = MIN(ttl, c->ttl);
+        return ttl > 0 ? (uint64_t) ttl * USEC_PER_SEC : 0;
+}
+
 static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinfo *result) {
         ResolveQuery *q = arg;
         ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
         size_t n = 0;
 
-        if (q->handler) {
-                if (status == ARES_SUCCESS && result) {
-                        for (struct ares_addrinfo_node *node = result->nodes; node && n < RESOLVE_ADDRESSES_MAX;
-                             node = node->ai_next) {
-                                if (node->ai_addrlen > sizeof(addrs[n].sa))
-                                        continue;
-                                memset(&addrs[n], 0, sizeof(addrs[n]));
-                                memcpy(&addrs[n].sa, node->ai_addr, node->ai_addrlen);
-                                addrs[n].len = node->ai_addrlen;
-                                n++;
-                        }
+        if (status == ARES_SUCCESS && result) {
+                for (struct ares_addrinfo_node *node = result->nodes; node && n < RESOLVE_ADDRESSES_MAX;
+                     node = node->ai_next) {
+                        if (node->ai_addrlen > sizeof(addrs[n].sa))
+                                continue;
+                        memset(&addrs[n], 0, sizeof(addrs[n]));
+                        memcpy(&addrs[n].sa, node->ai_addr, node->ai_addrlen);
+                        addrs[n].len = node->ai_addrlen;
+                        n++;
                 }
+                /* Kept even when the tunnel that asked has gone meanwhile. */
+                resolve_cache_store(&q->resolver->cache, q->host, addrs, n, answer_ttl_usec(q->resolver, q, result),
+                                    now_usec(CLOCK_MONOTONIC));
+        }
+        if (q->handler) {
                 int err = status == ARES_SUCCESS ? (n > 0 ? 0 : -ENOENT) : ares_status_to_errno(status);
                 q->handler(err, addrs, n, q->userdata);
         }
         if (result)
                 ares_freeaddrinfo(result);
         free(q);
+}
+
+static void hosts_file_id(const char *path, ResolveFileId *id) {
+        struct stat st;
+
+        *id = (ResolveFileId) {};
+        if (stat(path, &st) < 0)
+                return;   /* absent (or unreadable, and then c-ares cannot read it either) */
+        *id = (ResolveFileId) {
+                .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t) st.st_size,
+                .mtime_nsec = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                .ctime_nsec = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+        };
+}
+
+/* One stat() of the hosts file instead of reading and parsing it (or a DNS
+ * round trip); the handler runs here if the answer is still cached. */
+static bool resolver_answer_from_cache(Resolver *r, const char *host, uint16_t port, resolve_handler_t handler,
+                                       void *userdata) {
+        ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
+        ResolveFileId id;
+
+        hosts_file_id(r->hosts_path, &id);
+        resolve_cache_check_hosts_file(&r->cache, &id);
+        const ResolveCacheEntry *e = resolve_cache_lookup(&r->cache, host, now_usec(CLOCK_MONOTONIC));
+        if (!e)
+                return false;
+        memcpy(addrs, e->addrs, e->n_addrs * sizeof(addrs[0]));
+        for (size_t i = 0; i < e->n_addrs; i++) {
+                if (addrs[i].sa.ss_family == AF_INET)
+                        ((struct sockaddr_in *) &addrs[i].sa)->sin_port = htons(port);
+                else
+                        ((struct sockaddr_in6 *) &addrs[i].sa)->sin6_port = htons(port);
+        }
+        handler(0, addrs, e->n_addrs, userdata);
+        return true;
 }
 
 int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handler_t handler, void *userdata,
@@ -229,10 +293,17 @@ int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handl
         assert(host);
         assert(handler);
 
+        /* Cleared first: a cached answer runs the handler here, and *ret may
+         * live in what the handler frees. */
+        if (ret)
+                *ret = NULL;
+        if (resolver_answer_from_cache(r, host, port, handler, userdata))
+                return 0;
         ResolveQuery *q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
         *q = (ResolveQuery) { .resolver = r, .handler = handler, .userdata = userdata };
+        snprintf(q->host, sizeof(q->host), "%s", host);
         snprintf(service, sizeof(service), "%u", port);
         if (r->env_hosts)
                 hints.ai_flags |= ARES_AI_ENVHOSTS;
@@ -240,7 +311,9 @@ int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handl
                 *ret = q;
         /* May call on_addrinfo synchronously (hosts file, literals): the
          * caller must be ready for the handler before this returns. */
+        r->in_getaddrinfo = q;
         ares_getaddrinfo(r->channel, host, service, &hints, on_addrinfo, q);
+        r->in_getaddrinfo = NULL;
         resolver_rearm_timer(r);
         return 0;
 }

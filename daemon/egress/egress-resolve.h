@@ -10,15 +10,10 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
-#define RESOLVE_ADDRESSES_MAX 16
+#include "resolve-cache.h"
 
 typedef struct Resolver Resolver;
 typedef struct ResolveQuery ResolveQuery;
-
-typedef struct ResolvedAddress {
-        struct sockaddr_storage sa;
-        socklen_t len;
-} ResolvedAddress;
 
 /* status: 0, or a negative errno (-ENOENT no such name, -ETIMEDOUT, -EIO).
  * The addresses are valid only during the call. */
@@ -31,7 +26,9 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
 Resolver *resolver_free(Resolver *r);
 
 /* Resolves host for TCP to port, A and AAAA. The handler runs exactly once,
- * unless the query is cancelled first. */
+ * unless the query is cancelled first; at once, before this returns, for an
+ * answer still in the cache (resolve-cache.h: answers, never decisions, so
+ * the caller classifies them as it does fresh ones) and then *ret is NULL. */
 int resolver_resolve(Resolver *r, const char *host, uint16_t port, resolve_handler_t handler, void *userdata,
                      ResolveQuery **ret);
 /* The handler will not run; the query itself is freed when c-ares lets go of it. */

@@ -750,6 +750,20 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Only the counters need a value: every buffer is read only as far as it
+ * was filled, and tls_hello_parse() sets the fields of the TlsHello it
+ * fills. calloc() cleared all of its 43 KB for every tunnel, which showed in
+ * the proxy's profile (memset, 1.5% of its samples in the rate test). */
+static Handshake *handshake_new(void) {
+        Handshake *hs = malloc(sizeof(*hs));
+
+        if (!hs)
+                return NULL;
+        hs->request_len = hs->hello_len = hs->hello_sent = hs->hello_parse_at = 0;
+        hs->n_addrs = hs->next_addr = 0;
+        return hs;
+}
+
 int tunnel_start(Proxy *p, int client_fd) {
         Tunnel *t;
         int r;
@@ -762,7 +776,8 @@ int tunnel_start(Proxy *p, int client_fd) {
         }
         t->proxy = p;
         t->client_fd = client_fd;
-        (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+        if (!p->accepted_nodelay)
+                (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         t->upstream_fd = -1;
         t->start_usec = now_usec(CLOCK_MONOTONIC);
         direction_init(&t->up);
@@ -773,7 +788,7 @@ int tunnel_start(Proxy *p, int client_fd) {
                 tunnel_deny(t, 403, "too-many-tunnels");
                 return 0;
         }
-        t->hs = calloc(1, sizeof(*t->hs));
+        t->hs = handshake_new();
         if (!t->hs) {
                 tunnel_free(t);
                 return -ENOMEM;
@@ -786,5 +801,9 @@ int tunnel_start(Proxy *p, int client_fd) {
                 tunnel_free(t);
                 return r;
         }
+        /* A client writes its CONNECT right after connect(): by the time
+         * the proxy has accepted, it has usually arrived, and reading it now
+         * saves a trip through the event loop. EAGAIN leaves it to the watch. */
+        tunnel_read_request(t);
         return 0;
 }

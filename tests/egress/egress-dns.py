@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A tiny authoritative DNS server for the egress tests: answers A queries
 for the names given, NXDOMAIN for everything else, and appends every query
-name to LOGFILE (one per line), so a test can prove a name was never asked.
-LOGFILE exists as soon as the server answers.
-Usage: egress-dns.py ADDRESS PORT LOGFILE NAME=IPV4..."""
+name to LOGFILE (one per line), so a test can prove a name was never asked
+(or, for the proxy's cache, asked once). LOGFILE exists as soon as the
+server answers. Answers carry a TTL of 60 s unless NAME=IPV4/TTL says.
+Usage: egress-dns.py ADDRESS PORT LOGFILE NAME=IPV4[/TTL]..."""
 import socket
 import struct
 import sys
@@ -20,7 +21,11 @@ def parse_name(data, pos):
 
 def main():
     address, port, logfile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    records = dict(a.split("=", 1) for a in sys.argv[4:])
+    records = {}
+    for a in sys.argv[4:]:
+        name, value = a.split("=", 1)
+        ipv4, _, ttl = value.partition("/")
+        records[name] = (ipv4, int(ttl or 60))
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((address, port))
     open(logfile, "a").close()   # exists once queries can be answered
@@ -39,7 +44,8 @@ def main():
         if name in records:
             rcode = 0
             if qtype == 1:
-                answers = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(records[name])
+                answers = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, records[name][1], 4) + \
+                    socket.inet_aton(records[name][0])
         header = struct.pack(">HHHHHH", qid, 0x8400 | (flags & 0x0100) | rcode, 1, 1 if answers else 0, 0, 0)
         s.sendto(header + question + answers, peer)
 

@@ -47,10 +47,11 @@ ip addr add 11.0.0.1/24 dev v0
 ip -6 addr add 2a01:db9::1/64 dev v0 nodad
 ip link set v0 up
 up sh -ec 'ip link set lo up; ip addr add 11.0.0.2/24 dev v1; ip addr add 11.0.0.10/32 dev v1
-           ip addr add 11.0.0.77/32 dev v1; ip -6 addr add 2a01:db9::2/64 dev v1 nodad; ip link set v1 up
+           ip addr add 11.0.0.77/32 dev v1; ip addr add 11.0.0.78/32 dev v1; ip -6 addr add 2a01:db9::2/64 dev v1 nodad; ip link set v1 up
            ip route add default via 11.0.0.1; ip -6 route add default via 2a01:db9::1'
 ip route add 11.0.0.10/32 via 11.0.0.2
 ip route add 11.0.0.77/32 via 11.0.0.2
+ip route add 11.0.0.78/32 via 11.0.0.2
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/key.pem" -out "$T/cert.pem" -subj /CN=api.egress.test \
     -addext "subjectAltName=DNS:*.egress.test" 2>/dev/null
 cat > "$T/hosts" <<'EOF'
@@ -67,6 +68,7 @@ cat > "$T/hosts" <<'EOF'
 ::ffff:11.0.0.1 local-mapped.egress.test
 11.0.0.77 late.egress.test
 11.0.0.10 gone2.egress.test.corp.test
+11.0.0.10 switch.egress.test
 EOF
 cat > "$T/policy.json" <<'EOF'
 { "worker_id": "unit", "allow": ["*.egress.test"], "hello_timeout_ms": 3000, "request_timeout_ms": 3000,
@@ -84,7 +86,8 @@ nsenter -t "$UPNS_PID" -n "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.
 "$PY" "$HERE/egress-upstream.py" 0.0.0.0 443 "$T/cert.pem" "$T/key.pem" & HOSTSVC_PID=$!
 # A resolver with a search domain, and names that exist only under it.
 "$PY" "$HERE/egress-dns.py" 127.0.0.1 53 "$T/dns.log" dns.egress.test=11.0.0.10 \
-    gone.egress.test.corp.test=11.0.0.10 & DNS_PID=$!
+    gone.egress.test.corp.test=11.0.0.10 cached.egress.test=11.0.0.10 nocache.egress.test=11.0.0.10/0 \
+    late-dns.egress.test=11.0.0.78 & DNS_PID=$!
 printf 'nameserver 127.0.0.1\nsearch corp.test\noptions ndots:5\n' > "$T/resolv.conf"
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
 "$BIN" --policy "$T/policy-flood.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3129 \
@@ -173,6 +176,41 @@ if grep -q '^dns\.egress\.test$' "$T/dns.log" && ! grep -q 'corp\.test' "$T/dns.
 else
     echo "not ok $N - queries seen: $(sort -u "$T/dns.log" | tr '\n' ' ')"; FAILED=$((FAILED + 1))
 fi
+
+# The answers cache (issue 14): a DNS answer is reused within its TTL, one of
+# TTL 0 never; a cached answer is classified again on every use; a change of
+# the hosts file is seen by the next lookup.
+asked() { grep -c "^$1\$" "$T/dns.log"; }   # A and AAAA: two lines per lookup
+check() {   # NAME CONDITION...
+    local name=$1
+    shift
+    N=$((N + 1))
+    if "$@"; then echo "ok $N - $name"; else echo "not ok $N - $name"; FAILED=$((FAILED + 1)); fi
+}
+expect "cached.egress.test through DNS" "^200 tls-ok" --target cached.egress.test:443 --cafile "$T/cert.pem"
+n1=$(asked cached.egress.test)
+expect "... and again" "^200 tls-ok" --target cached.egress.test:443 --cafile "$T/cert.pem"
+check "a DNS answer with a TTL of 60 s is asked for once ($n1 then $(asked cached.egress.test) queries)" \
+    test "$n1" -gt 0 -a "$(asked cached.egress.test)" = "$n1"
+expect "nocache.egress.test (TTL 0) through DNS" "^200 tls-ok" --target nocache.egress.test:443 --cafile "$T/cert.pem"
+n1=$(asked nocache.egress.test)
+expect "... and again" "^200 tls-ok" --target nocache.egress.test:443 --cafile "$T/cert.pem"
+check "a DNS answer with a TTL of 0 is asked for every time ($n1 then $(asked nocache.egress.test) queries)" \
+    test "$n1" -gt 0 -a "$(asked nocache.egress.test)" = "$((2 * n1))"
+expect "late-dns.egress.test (11.0.0.78, DNS) is allowed" "^200 tls-ok" --target late-dns.egress.test:443 \
+    --cafile "$T/cert.pem"
+n1=$(asked late-dns.egress.test)
+ip addr add 11.0.0.78/32 dev lo
+expect_within "... its cached answer, once 11.0.0.78 is the host's, is refused as host-local" "^403 host-local$" \
+    --target late-dns.egress.test:443
+ip addr del 11.0.0.78/32 dev lo
+check "... and that was the cached answer, classified again ($n1 then $(asked late-dns.egress.test) queries)" \
+    test "$(asked late-dns.egress.test)" = "$n1"
+expect "switch.egress.test (hosts file, 11.0.0.10) is allowed" "^200 tls-ok" --target switch.egress.test:443 \
+    --cafile "$T/cert.pem"
+sed -i 's/^11.0.0.10 switch.egress.test$/10.1.2.3 switch.egress.test/' "$T/hosts"
+expect "... once the hosts file says 10.1.2.3, refused at once" "^403 private-address private 10.0.0.0/8" \
+    --target switch.egress.test:443
 
 # Real clients' CONNECT forms (issue 14): Python's urllib sends HTTP/1.0,
 # no Host; openssl s_client -proxy sends HTTP/1.0 too.
