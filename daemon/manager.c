@@ -227,7 +227,6 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .stdio = stdio,
                 .egress_proxy_url = worker_wants_egress(&w->spec) ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = w->egress_socket,
-                .walls_path = m->walls_path,
                 .host_ns = &m->runtimes.walls.host,
                 .restore = w->restore,
         };

@@ -321,7 +321,6 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 .stdio = &stdio,
                 .egress_proxy_url = egress ? SBX_EGRESS_PROXY_URL : NULL,
                 .egress_socket = e->egress_socket,
-                .walls_path = m->walls_path,
                 .host_ns = &m->runtimes.walls.host,
                 .pool = true,
         };

@@ -338,16 +338,31 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
  * (PREFIX, then the spec's argv) verbatim. With the wrapper as the unit's
  * Type=exec main process, a command that cannot be executed would no longer
  * fail the start: an ExecStartPre= check as the worker keeps that a
- * StartFailed rather than a worker that exits at once. */
+ * StartFailed rather than a worker that exits at once.
+ *
+ * The same check verifies the walls first. systemd runs a unit in the
+ * host's namespaces where it cannot make private ones (a container without
+ * the capability: systemd 254+ only logs a notice); unprivileged, the check
+ * runs inside the worker's namespaces and walls and fails the start if any
+ * of them is PID 1's. One process for both: every ExecStartPre= costs a
+ * whole set-up of the unit's mount namespace, most of a start. (A sandboxed
+ * runtime's launcher runs privileged, sees /proc/1 and checks its own.) */
 static int append_wrapped_exec(sd_bus_message *m, const WorkerUnitParams *p, const char * const *prefix) {
         static const char * const no_expand[] = { "no-env-expand", NULL };
         const char *command = prefix ? prefix[0] : p->spec->argv[0];
         Argv w = {}, check = {};
         int r;
 
+        /* Without PID 1's identities the check cannot be made: refuse. */
+        if (!p->host_ns || (p->host_ns->mask & WALLS_NS_MASK) != WALLS_NS_MASK)
+                return -EINVAL;
         argv_addf(&check, "%s", p->exec_path);
         argv_addf(&check, "--id=%s", p->id);
         argv_addf(&check, "--check");
+        for (NsKind k = 0; k < _NS_KIND_MAX; k++)
+                if (WALLS_NS_MASK & NS_MASK(k))
+                        argv_addf(&check, "--%s=%" PRIu64 ":%" PRIu64, ns_kind_to_string(k), p->host_ns->id[k].dev,
+                                  p->host_ns->id[k].ino);
         argv_addf(&check, "--");
         argv_addf(&check, "%s", command);
         r = check.error ?: unit_append_exec(m, "ExecStartPreEx", p->exec_path, check.v, no_expand);
@@ -458,27 +473,6 @@ int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnit
                 r = sd_bus_message_close_container(m);
         strv_free(ck.v);
         return r;
-}
-
-/* systemd runs a unit in the host's namespaces where it cannot make private
- * ones (a container without the capability: systemd 254+ only logs a notice).
- * An unprivileged ExecStartPre= runs inside the worker's namespaces and walls,
- * and fails the start if any of them is PID 1's. A sandboxed runtime's
- * launcher runs privileged ("+"), sees /proc/1 and checks its own. */
-static int append_namespace_check(sd_bus_message *m, const WorkerUnitParams *p) {
-        char id[64], ids[_NS_KIND_MAX][48];
-
-        if (p->runtime != SBX_RUNTIME_SYSTEMD && p->runtime != SBX_RUNTIME_WASM)
-                return 0;
-        /* Without PID 1's identities the check cannot be made: refuse. */
-        if (!p->walls_path || !p->host_ns || (p->host_ns->mask & WALLS_NS_MASK) != WALLS_NS_MASK)
-                return -EINVAL;
-        snprintf(id, sizeof(id), "--id=%s", p->id);
-        for (NsKind k = 0; k < _NS_KIND_MAX; k++)
-                snprintf(ids[k], sizeof(ids[k]), "--%s=%" PRIu64 ":%" PRIu64, ns_kind_to_string(k),
-                         p->host_ns->id[k].dev, p->host_ns->id[k].ino);
-        char *argv[] = { (char *) p->walls_path, (char *) "check", id, ids[NS_NET], ids[NS_IPC], ids[NS_MNT], NULL };
-        return unit_append_exec(m, "ExecStartPre", p->walls_path, argv, NULL);
 }
 
 static int append_caps(sd_bus_message *m, const WorkerUnitParams *p);
@@ -619,8 +613,6 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_workspace_dependency(m, p));
-        /* The walls are checked before anything else of the worker runs. */
-        CHECK(append_namespace_check(m, p));
         CHECK(append_exec(m, p));
         CHECK(unit_append_hardening(m, p));
         CHECK(append_caps(m, p));

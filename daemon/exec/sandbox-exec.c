@@ -9,12 +9,13 @@
 #include <sys/stat.h>
 
 #include "env-cred.h"
+#include "ns-ident.h"
 #include "sandbox-exec.h"
 #include "util.h"
 
 static const char usage[] =
         "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
-        "       sandbox-exec --id=ID --check -- /ABSOLUTE/PATH\n"
+        "       sandbox-exec --id=ID --check [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO] -- /ABSOLUTE/PATH\n"
         "       sandbox-exec --id=ID --pool-wait\n";
 
 static int apply_environment(char **env) {
@@ -43,10 +44,53 @@ static int load_environment(const char *dir) {
         return r;
 }
 
-/* --check: whether the command could be executed at all, as the worker
- * and inside its walls. An ExecStartPre= of the unit runs it, so that a
- * command that is missing fails the start (StartFailed) as it did when it was
- * the unit's own ExecStart=, instead of a worker that exits at once. */
+/* --check's first half: whether systemd made the namespaces it was asked
+ * for (a container without the capability runs the unit in PID 1's, and
+ * systemd 254+ only logs a notice). HOST holds PID 1's identities, which
+ * sandboxd read; any of ours equal to one of them refuses the start. */
+static int check_namespaces(const char *id, const NsIdSet *host) {
+        char reason[320];
+        NsIdSet own;
+        int r;
+
+        if (host->mask == 0)
+                return EXIT_SUCCESS;
+        log_copy_to_journal(id);
+        r = ns_id_set_read("self", host->mask, &own);
+        if (r < 0) {
+                log_error_errno(r, "Cannot read worker %s's namespaces: %m", id);
+                return SBX_EXEC_EXIT_SHARED;
+        }
+        if (ns_id_set_compare(&own, host, host->mask, reason, sizeof(reason)) < 0) {
+                log_error("Refusing to start worker %s: %s; systemd did not make its namespaces private "
+                          "(see PrivateNetwork=, PrivateIPC= and drop-ins for sandbox-*.service).", id, reason);
+                return SBX_EXEC_EXIT_SHARED;
+        }
+        return EXIT_SUCCESS;
+}
+
+/* "--net=DEV:INO" and the like into HOST; false if ARG is none of them, or
+ * names a namespace twice. */
+static bool parse_host_namespace(const char *arg, NsIdSet *host) {
+        for (NsKind k = 0; k < _NS_KIND_MAX; k++) {
+                size_t n = strlen(ns_kind_to_string(k));
+
+                if (!startswith(arg, "--") || strncmp(arg + 2, ns_kind_to_string(k), n) != 0 || arg[2 + n] != '=')
+                        continue;
+                if ((host->mask & NS_MASK(k)) || ns_id_parse(arg + 3 + n, &host->id[k]) < 0)
+                        return false;
+                host->mask |= NS_MASK(k);
+                return true;
+        }
+        return false;
+}
+
+/* --check's second half: whether the command could be executed at all, as
+ * the worker and inside its walls. An ExecStartPre= of the unit runs both
+ * halves in one process (each ExecStartPre= costs a full set-up of the
+ * unit's mount namespace), so that walls that are not there, or a command
+ * that is missing, fail the start (StartFailed) instead of a worker that
+ * exits at once. */
 static int check_command(const char *path) {
         struct stat st;
         int r;
@@ -66,6 +110,7 @@ static int check_command(const char *path) {
 int main(int argc, char *argv[]) {
         _cleanup_free_ char *dir = NULL;
         bool environment = false, check = false;
+        NsIdSet host = {};
         char **cmd = NULL;
         int r;
 
@@ -76,7 +121,7 @@ int main(int argc, char *argv[]) {
                 }
                 return pool_wait_run(argv[1] + strlen("--id="));
         }
-        /* --id=ID [--environment | --check] -- COMMAND... */
+        /* --id=ID [--environment | --check [--net=..] [--ipc=..] [--mnt=..]] -- COMMAND... */
         for (int i = 2; i < argc; i++) {
                 if (streq(argv[i], "--")) {
                         cmd = argv + i + 1;
@@ -86,7 +131,7 @@ int main(int argc, char *argv[]) {
                         environment = true;
                 else if (streq(argv[i], "--check") && !environment && !check)
                         check = true;
-                else
+                else if (!check || !parse_host_namespace(argv[i], &host))
                         break;
         }
         if (argc < 2 || !startswith(argv[1], "--id=") || !cmd || !cmd[0] || cmd[0][0] != '/') {
@@ -100,8 +145,10 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));
                 return SBX_EXEC_EXIT_USAGE;
         }
-        if (check)
-                return check_command(cmd[0]);
+        if (check) {
+                r = check_namespaces(argv[1] + strlen("--id="), &host);
+                return r != EXIT_SUCCESS ? r : check_command(cmd[0]);
+        }
         if (environment && load_environment(dir) < 0)
                 return SBX_EXEC_EXIT_ENVIRONMENT;
         execv(cmd[0], cmd);

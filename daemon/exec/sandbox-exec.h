@@ -5,6 +5,7 @@
  * 126 and 127 are what shells and env(1) use for the same cases. */
 #define SBX_EXEC_EXIT_ENVIRONMENT 122   /* the environment credential is unreadable or malformed */
 #define SBX_EXEC_EXIT_USAGE 123         /* a bad command line: sandboxd's bug */
+#define SBX_EXEC_EXIT_SHARED 125        /* --check: a namespace is PID 1's, the walls are not there */
 #define SBX_EXEC_EXIT_CANNOT_EXEC 126   /* the command exists but could not be executed */
 #define SBX_EXEC_EXIT_NOT_FOUND 127     /* the command does not exist */
 

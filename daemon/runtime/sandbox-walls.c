@@ -3,8 +3,7 @@
  *   host   (privileged step of the walls probe unit) prints PID 1's namespaces
  *   probe  (inside the probe unit's walls) prints its own namespaces and
  *          whether IPAddressDeny=any stops a loopback connection
- *   check  (ExecStartPre= of a shared-kernel worker) fails when any of its
- *          namespaces is one given on the command line (PID 1's)
+ * (A shared-kernel worker's own check is sandbox-exec --check.)
  * sandboxd reads the first two (daemon/walls.h has the line format); the
  * verdict is its own. */
 #include <arpa/inet.h>
@@ -15,14 +14,12 @@
 #include "ns-ident.h"
 #include "util.h"
 
-#define WALLS_EXIT_SHARED 125           /* like sandbox-launch's setup status */
 #define CONNECT_TIMEOUT_MSEC 5000
 
 static const char usage[] =
         "Usage:\n"
         "  sandbox-walls host\n"
-        "  sandbox-walls probe\n"
-        "  sandbox-walls check [--id=ID] [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO]\n";
+        "  sandbox-walls probe\n";
 
 static int print_ids(const char *tag, const char *proc) {
         char ids[160];
@@ -100,62 +97,11 @@ static int verb_probe(void) {
         return EXIT_SUCCESS;
 }
 
-static int verb_check(int argc, char *argv[]) {
-        const char *id = NULL;
-        char reason[320];
-        NsIdSet host = {}, own;
-        int r;
-
-        for (int i = 2; i < argc; i++) {
-                const char *v = NULL;
-                NsKind k;
-
-                if (startswith(argv[i], "--id=")) {
-                        id = argv[i] + strlen("--id=");
-                        continue;
-                }
-                for (k = 0; k < _NS_KIND_MAX; k++) {
-                        size_t n = strlen(ns_kind_to_string(k));
-                        if (startswith(argv[i], "--") && strncmp(argv[i] + 2, ns_kind_to_string(k), n) == 0 &&
-                            argv[i][2 + n] == '=') {
-                                v = argv[i] + 3 + n;
-                                break;
-                        }
-                }
-                if (!v || (host.mask & NS_MASK(k)) || ns_id_parse(v, &host.id[k]) < 0) {
-                        log_error("sandbox-walls check: bad argument '%s'.", argv[i]);
-                        return 2;
-                }
-                host.mask |= NS_MASK(k);
-        }
-        if (host.mask == 0) {
-                log_error("sandbox-walls check: nothing to check against (--net=, --ipc=, --mnt=).");
-                return 2;
-        }
-        if (id)
-                log_copy_to_journal(id);
-        r = ns_id_set_read("self", host.mask, &own);
-        if (r < 0) {
-                log_error_errno(r, "Cannot read this worker's namespaces: %m");
-                return WALLS_EXIT_SHARED;
-        }
-        r = ns_id_set_compare(&own, &host, host.mask, reason, sizeof(reason));
-        if (r < 0) {
-                log_error("Refusing to start worker %s: %s; systemd did not make its namespaces private "
-                          "(see PrivateNetwork=, PrivateIPC= and drop-ins for sandbox-*.service).",
-                          id ?: "(no id)", reason);
-                return WALLS_EXIT_SHARED;
-        }
-        return EXIT_SUCCESS;
-}
-
 int main(int argc, char *argv[]) {
         if (argc == 2 && streq(argv[1], "host"))
                 return print_ids("host", "1");
         if (argc == 2 && streq(argv[1], "probe"))
                 return verb_probe();
-        if (argc >= 2 && streq(argv[1], "check"))
-                return verb_check(argc, argv);
         fputs(usage, argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h")) ? stdout : stderr);
         return argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h")) ? EXIT_SUCCESS : 2;
 }

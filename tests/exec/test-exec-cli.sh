@@ -28,6 +28,22 @@ plain=$(mktemp)
 out=$("$EXEC" --id="$id" --check -- "$plain" 2>&1); rc=$?
 rm -f "$plain"
 check "--check of a file without execute permission: 126" 126 'Permission denied' "$rc" "$out"
+# The walls half: a namespace that is the one given (as if PID 1's) refuses
+# with 125 before the command is looked at; other identities pass.
+own_net=$(stat -L -c %d:%i /proc/self/ns/net)
+out=$("$EXEC" --id="$id" --check --net="$own_net" -- /bin/sh 2>&1); rc=$?
+check "--check with our own net namespace as PID 1's: 125, naming it" 125 \
+    "Refusing to start worker $id: the network namespace is PID 1's \\(net=$own_net\\)" "$rc" "$out"
+out=$("$EXEC" --id="$id" --check --net="$own_net" -- /nonexistent/cmd 2>&1); rc=$?
+check "--check: the walls come before the command" 125 "Refusing to start worker" "$rc" "$out"
+out=$("$EXEC" --id="$id" --check --net=1:1 --ipc=1:2 --mnt=1:3 -- /bin/sh 2>&1); rc=$?
+check "--check with other namespaces than ours: 0, silent" 0 '^$' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check --net=1:1 --net=1:2 -- /bin/sh 2>&1); rc=$?
+check "--check with a namespace named twice: 123" 123 'bad command line' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check --net=bogus -- /bin/sh 2>&1); rc=$?
+check "--check with a malformed identity: 123" 123 'bad command line' "$rc" "$out"
+out=$("$EXEC" --id="$id" --net=1:1 -- /bin/true 2>&1); rc=$?
+check "a namespace without --check: 123" 123 'bad command line' "$rc" "$out"
 out=$("$EXEC" --id="$id" --check --environment -- /bin/sh 2>&1); rc=$?
 check "--check with --environment: 123" 123 'bad command line' "$rc" "$out"
 # shellcheck disable=SC2016  # the $ signs are the worker's, unexpanded

@@ -74,12 +74,14 @@ check "journal: the walls probe's verdict, with the firewall's" journal_has \
 # A trusted worker carries the check, with PID 1's identities, and runs.
 host_net=$(ct stat -L -c %d:%i /proc/1/ns/net)
 if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
-    pre=$(unit_prop "sandbox-$WID.service" ExecStartPre)
-    check_output "trusted worker: ExecStartPre is sandbox-walls check with PID 1's net ($host_net)" \
-        "sandbox-walls check --id=$WID --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+" echo "$pre"
     pre_ex=$(unit_prop "sandbox-$WID.service" ExecStartPreEx)
-    check_output "trusted worker: the check runs unprivileged (no flags, not \"+\")" \
-        '^\{ path=/usr/libexec/sandboxd/sandbox-walls ; argv\[\]=[^;]* ; flags= ;' echo "$pre_ex"
+    check_output "trusted worker: its one ExecStartPre is sandbox-exec --check with PID 1's net ($host_net)" \
+        "sandbox-exec --id=$WID --check --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sleep" \
+        echo "$pre_ex"
+    check_output "trusted worker: the check runs unprivileged (not \"+\")" \
+        '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$pre_ex"
+    check_eq "trusted worker: no other ExecStartPre (each costs a mount namespace)" 1 \
+        "$(grep -o '{ path=' <<<"$pre_ex" | wc -l)"
     check_eq "trusted worker with private namespaces runs" running "$(sbx_prop "$WID" State)"
     sbx_call StopWorker s "$WID" >/dev/null
 else

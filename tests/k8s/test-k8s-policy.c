@@ -182,7 +182,7 @@ static void build_host(Sides *s) {
                 .home = HOME_DIR, .spec = &spec, .config = &config, .runtime = SBX_RUNTIME_SYSTEMD,
                 .launcher_path = "/usr/libexec/sandboxd/sandbox-launch",
                 .exec_path = "/usr/libexec/sandboxd/sandbox-exec", .stdio = &(ChannelWorkerFds) { 0, 1, 2 },
-                .walls_path = "/usr/libexec/sandboxd/sandbox-walls", .host_ns = &host_ns,
+                .host_ns = &host_ns,
         };
         bus = test_bus_new_offline(&peer);
         assert_non_null(bus);

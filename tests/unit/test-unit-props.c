@@ -72,7 +72,6 @@ static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool res
                 .egress_proxy_url = proxy,
                 /* As the manager sets it: whenever the worker has the proxy pair. */
                 .egress_socket = proxy || spec.n_services > 0 ? "sandbox-0123456789ab-egress.socket" : NULL,
-                .walls_path = "/usr/libexec/sandboxd/sandbox-walls",
                 .host_ns = host_ns,
                 .restore = restore,
                 .workspace_image = workspace_image,
@@ -568,8 +567,10 @@ static void test_wasm_unit(void **state) {
         assert_null(strstr(d, "\"privileged\""));
 }
 
-/* A shared-kernel worker's first command checks, inside its walls, that none
- * of its namespaces is PID 1's; it is unprivileged, and ExecStart is untouched. */
+/* A shared-kernel worker's one ExecStartPre= checks, inside its walls and
+ * unprivileged, that none of its namespaces is PID 1's and that its command
+ * can run: one process, since each ExecStartPre= sets up the unit's mount
+ * namespace again. ExecStart is untouched. */
 static void test_namespace_check(void **state) {
         static const SbxRuntime shared_kernel[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
         int r;
@@ -578,18 +579,18 @@ static void test_namespace_check(void **state) {
                 _cleanup_free_ char *d = build(shared_kernel[i], NULL, &r);
 
                 assert_int_equal(r, 0);
-                assert_prop(d, "ExecStartPre", "\"/usr/libexec/sandboxd/sandbox-walls\"");
-                assert_prop(d, "ExecStartPre", "\"check\"");
-                assert_prop(d, "ExecStartPre", "\"--id=0123456789ab\"");
-                assert_prop(d, "ExecStartPre", "\"--net=4:4026531992\"");
-                assert_prop(d, "ExecStartPre", "\"--ipc=4:4026531839\"");
-                assert_prop(d, "ExecStartPre", "\"--mnt=4:4026531841\"");
-                assert_false(prop_has(d, "ExecStartPre", "privileged"));
+                assert_prop(d, "ExecStartPreEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
+                assert_prop(d, "ExecStartPreEx", "\"--check\"");
+                assert_prop(d, "ExecStartPreEx", "\"--id=0123456789ab\"");
+                assert_prop(d, "ExecStartPreEx", "\"--net=4:4026531992\"");
+                assert_prop(d, "ExecStartPreEx", "\"--ipc=4:4026531839\"");
+                assert_prop(d, "ExecStartPreEx", "\"--mnt=4:4026531841\"");
                 assert_false(prop_has(d, "ExecStartPreEx", "privileged"));
-                assert_false(prop_has(d, "ExecStartEx", "sandbox-walls"));
-                /* It runs first: before sandbox-exec's check of the command. */
-                assert_non_null(strstr(d, "\"ExecStartPreEx\""));
-                assert_true(strstr(d, "sandbox-walls") < strstr(d, "\"ExecStartPreEx\""));
+                assert_false(prop_has(d, "ExecStartEx", "--net="));
+                /* One check process, not one per check. */
+                assert_null(strstr(d, "\"ExecStartPre\""));
+                assert_null(strstr(d, "sandbox-walls"));
+                assert_null(strstr(strstr(d, "\"ExecStartPreEx\"") + 1, "\"ExecStartPreEx\""));
         }
 }
 
