@@ -182,9 +182,11 @@ static int socket_port(int fd) {
 }
 
 /* Listeners are told apart by their port: a service's listen_port is its
- * broker listener; an activated socket must otherwise be the CONNECT
- * port, while --listen (tests, by hand) may use any other port for it. */
-static int add_listener(Proxy *proxy, Broker *broker, int fd, bool activated) {
+ * broker listener, any other port (3128 in a worker's socket unit) a
+ * CONNECT listener. A socket unit and a policy that disagree thus fail
+ * closed either way: a service port taken for CONNECT answers nothing but
+ * CONNECT, which the allow-list still governs. */
+static int add_listener(Proxy *proxy, Broker *broker, int fd) {
         int port = socket_port(fd);
         if (port < 0) {
                 safe_close(fd);
@@ -193,12 +195,6 @@ static int add_listener(Proxy *proxy, Broker *broker, int fd, bool activated) {
         BrokerService *s = broker_find_service(broker, (uint16_t) port);
         if (s)
                 return broker_add_listener(broker, s, fd);
-        if (activated && port != EGRESS_PROXY_PORT) {
-                safe_close(fd);
-                log_error("Activated socket on port %d is neither the proxy's (%d) nor a service's", port,
-                          EGRESS_PROXY_PORT);
-                return -EINVAL;
-        }
         return proxy_add_listener(proxy, fd);
 }
 
@@ -262,7 +258,7 @@ static int run(int argc, char **argv) {
                 goto finish;
         }
         for (int i = 0; i < n_fds; i++) {
-                r = add_listener(proxy, broker, SD_LISTEN_FDS_START + i, true);
+                r = add_listener(proxy, broker, SD_LISTEN_FDS_START + i);
                 if (r < 0) {
                         log_error_errno(r, "Failed to watch activated socket: %m");
                         goto finish;
@@ -274,7 +270,7 @@ static int run(int argc, char **argv) {
                         r = log_error_errno(fd, "Failed to listen on %s: %m", args.listen[i]);
                         goto finish;
                 }
-                r = add_listener(proxy, broker, fd, false);
+                r = add_listener(proxy, broker, fd);
                 if (r < 0)
                         goto finish;
         }
