@@ -74,9 +74,15 @@ rss_kb() { ct awk '/^VmRSS:/ {print $2}' "/proc/$(main_pid)/status"; }
 leaks() { ct "$W/leaks.sh"; }
 # Every count of leaks.sh is 0.
 no_leaks() { ! leaks | grep -qv ' 0$'; }
-fds_back() { [ "$(fd_count)" -le $(($1 + FD_SLACK)) ]; }
+# The warm pool refills by itself after claims. Full, as many sandboxes wait
+# (each holding its stdio pipes in sandboxd) as at the baseline. Its defaults:
+# StandardSize=2 and UntrustedSize=2, each with and without egress.
+POOL_FULL=8
+pool_full() { [ "$(sbx_mgr_prop PooledSandboxes)" = "$POOL_FULL" ]; }
+fds_back() { pool_full && [ "$(fd_count)" -le $(($1 + FD_SLACK)) ]; }
 
 # ---- churn -----------------------------------------------------------------------
+wait_until 120 pool_full || diag "the pool did not fill: $(sbx_mgr_prop PooledSandboxes) of $POOL_FULL waiting"
 fds_before=$(fd_count)
 pid_before=$(main_pid)
 # A short warm-up, so the RSS baseline holds what any daemon that served a
@@ -144,7 +150,11 @@ check "the leak check is clean again" wait_until 10 no_leaks
 # Every worker's home from here on is on a small file system of its own, so
 # that the full-disk fault fills that and not the test bed. sandboxd is
 # restarted (no worker runs) so that its own mount namespace has it too.
+# The faults compare what exists before and after them; a warm pool that
+# refills (or fails to, on a full disk) would change that by itself, so it is
+# off from here (its own faults are tests/integration/pool.sh's).
 ct mount -t tmpfs -o size=64m,mode=0755 sbx-rel-homes "$SBX_STATE_ROOT"
+ct sh -c "printf '[Egress]\nFloor=*.sbx-rel.test\n[Pool]\nStandardSize=0\nUntrustedSize=0\n' > $CONF"
 ct systemctl restart sandboxd.service
 check_output "faults: the homes are on their own file system" '^tmpfs$' ct stat -f -c %T "$SBX_STATE_ROOT"
 
