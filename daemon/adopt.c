@@ -409,6 +409,12 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
                 spec.set |= SPEC_HAS_DISK_MAX;
                 spec.disk_max = rec->disk_max;
         }
+        /* Its home is the workspace it was suspended on: the resumed unit
+         * mounts it again, and no other worker may take it meanwhile. */
+        if (rec->workspace) {
+                spec.set |= SPEC_HAS_WORKSPACE;
+                spec.workspace = TAKE_PTR(rec->workspace);
+        }
         r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0)
@@ -423,6 +429,7 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         }
         worker_restore_suspended(w);
         manager_add_worker(m, w);
+        manager_workspace_hold(m, w);
         log_struct(LOG_INFO, "Suspended worker re-adopted after a restart of sandboxd",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
         return 0;

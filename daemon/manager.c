@@ -473,6 +473,19 @@ int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
         return 0;
 }
 
+void manager_workspace_hold(Manager *m, Worker *w) {
+        Workspace *ws;
+        SbxError e = {};
+
+        if (!w->spec.workspace)
+                return;
+        ws = manager_find_workspace(m, w->spec.workspace);
+        if (!ws || manager_workspace_attach(m, ws, w, &e) < 0)
+                log_struct(LOG_ERR, "A re-adopted worker's workspace is gone or taken",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_WORKSPACE", w->spec.workspace,
+                           "SANDBOXD_REASON", ws ? e.message : "no such workspace", NULL);
+}
+
 int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity) {
         _cleanup_free_ char *state = NULL;
         ChannelDaemonFds own = *fds;
@@ -493,14 +506,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         }
         worker_restore_running(w);
         manager_add_worker(m, w);
-        if (w->spec.workspace) {
-                Workspace *ws = manager_find_workspace(m, w->spec.workspace);
-                SbxError e = {};
-                if (!ws || manager_workspace_attach(m, ws, w, &e) < 0)
-                        log_struct(LOG_ERR, "A re-adopted worker's workspace is gone or taken",
-                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_WORKSPACE", w->spec.workspace,
-                                   "SANDBOXD_REASON", ws ? e.message : "no such workspace", NULL);
-        }
+        manager_workspace_hold(m, w);
         /* A deadline that passed while the daemon was down fires at once. */
         r = worker_arm_idle_timer(w);
         if (r < 0)

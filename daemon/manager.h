@@ -80,6 +80,9 @@ int manager_wipe_leftovers(Manager *m);
 /* Stops UNITS and waits (bounded) until they are gone. */
 int manager_stop_units(Manager *m, char **units);
 
+/* A re-adopted worker, running or suspended, takes its workspace back
+ * (logged if it is gone or taken). */
+void manager_workspace_hold(Manager *m, Worker *w);
 /* Takes W, rebuilt from its state file, and the daemon's ends of its pipes
  * (closed on failure): it runs again as before the restart. */
 int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);

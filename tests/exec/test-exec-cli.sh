@@ -36,6 +36,10 @@ check "--check with our own net namespace as PID 1's: 125, naming it" 125 \
     "Refusing to start worker $id: the network namespace is PID 1's \\(net=$own_net\\)" "$rc" "$out"
 out=$("$EXEC" --id="$id" --check --net="$own_net" -- /nonexistent/cmd 2>&1); rc=$?
 check "--check: the walls come before the command" 125 "Refusing to start worker" "$rc" "$out"
+own_ipc=$(stat -L -c %d:%i /proc/self/ns/ipc) own_mnt=$(stat -L -c %d:%i /proc/self/ns/mnt)
+out=$("$EXEC" --id="$id" --check --net=1:1 --ipc="$own_ipc" --mnt="$own_mnt" -- /bin/sh 2>&1); rc=$?
+check "--check: shared IPC and mount namespaces are both named" 125 "the IPC and mount namespaces are PID 1's" \
+    "$rc" "$out"
 out=$("$EXEC" --id="$id" --check --net=1:1 --ipc=1:2 --mnt=1:3 -- /bin/sh 2>&1); rc=$?
 check "--check with other namespaces than ours: 0, silent" 0 '^$' "$rc" "$out"
 out=$("$EXEC" --id="$id" --check --net=1:1 --net=1:2 -- /bin/sh 2>&1); rc=$?
