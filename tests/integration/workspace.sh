@@ -243,6 +243,30 @@ check_eq "delete removed the images and the metadata" "" "$(ws_entries)"
 check_output "ListWorkspaces is empty" '^$' ct sandboxctl workspace list --no-legend
 check_error "a worker on a deleted workspace: NoSuchWorkspace" "$E.NoSuchWorkspace" root \
     CreateWorker 'a{sv}' 3 Argv as 1 /bin/true Class s trusted Workspace s proj
+# ---- a worker suspended on a workspace keeps it across a restart of sandboxd ----
+check "sleep: a workspace for a worker that will be suspended" sbx_call CreateWorkspace 'sa{sv}' sleep 1 SizeMax t $((16 * MIB))
+if SID=$(ct sandboxctl create --class devcontainer --workspace sleep -- /bin/sh -c 'echo before >note; exec cat'); then
+    check "sleep: the worker wrote on it" wait_until 60 ct test -e "$SBX_STATE_ROOT/$SID/note"
+    check "sleep: suspend it" ct timeout 120 sandboxctl suspend "$SID"
+    pid=$(unit_prop sandboxd.service MainPID)
+    check "sleep: restart sandboxd while it is suspended" ct systemctl restart sandboxd.service
+    check "sleep: the daemon is back" wait_until 30 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl show -P MainPID sandboxd.service)\" != $pid ] && nsenter -t $CT_PID -a busctl --system status org.sandboxd1 >/dev/null 2>&1"
+    check_output "sleep: the worker is still suspended" 'suspended' sbx_prop "$SID" State
+    check_eq "sleep: the suspended worker still holds its workspace" "true $SID" "$(ws_prop sleep InUse) $(ws_prop sleep Worker)"
+    check_error "sleep: a second worker on it is refused" "$E.WorkspaceBusy" root \
+        CreateWorker 'a{sv}' 3 Argv as 1 /bin/true Class s devcontainer Workspace s sleep
+    check "sleep: resume it" ct timeout 120 sandboxctl resume "$SID"
+    check_output "sleep: resumed, the same process answers" '^alive$' \
+        ct timeout 30 /usr/lib/sandboxd-tests/sbx-channel roundtrip "$SID" alive
+    check_output "sleep: its home is the workspace again (what it wrote is there)" '^before$' \
+        ct cat "$SBX_STATE_ROOT/$SID/note"
+    ct sandboxctl stop "$SID" >/dev/null 2>&1
+    check "sleep: once stopped the workspace is free" wait_until 30 sh -c "[ \"\$(nsenter -t $CT_PID -a busctl --system get-property $SBX_DEST $SBX_PATH/workspace/sleep org.sandboxd1.Workspace InUse)\" = 'b false' ]"
+else
+    not_ok "sleep: a devcontainer worker on a workspace starts"
+fi
+sbx_call DeleteWorkspace s sleep >/dev/null
+
 check "a new proj is empty: delete wiped the data" sbx_call CreateWorkspace 'sa{sv}' proj 1 SizeMax t $((16 * MIB))
 check_output "  a worker on it finds no note" '^empty$' run --class trusted --workspace proj -- /bin/sh -c 'test ! -e note && echo empty'
 sbx_call DeleteWorkspace s proj >/dev/null
