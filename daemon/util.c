@@ -316,6 +316,22 @@ int random_hex_id(char *buf, size_t n_hex) {
         return 0;
 }
 
+ssize_t read_full(int fd, void *buf, size_t size) {
+        size_t done = 0;
+
+        while (done < size) {
+                ssize_t k = read(fd, (uint8_t *) buf + done, size - done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                done += (size_t) k;
+        }
+        return (ssize_t) done;
+}
+
 int fd_nonblock(int fd, bool nonblock) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0)

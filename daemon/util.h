@@ -117,3 +117,6 @@ void log_copy_to_journal(const char *worker_id);
 uint64_t now_usec(int clock_id);
 int random_hex_id(char *buf, size_t n_hex);
 int fd_nonblock(int fd, bool nonblock);
+/* Reads SIZE bytes of FD into BUF, or as many as there are before end of
+ * file: the count read (short only at end of file), or -errno. */
+ssize_t read_full(int fd, void *buf, size_t size);

@@ -36,19 +36,13 @@ static int read_secret(const char *dir, const char *name, uint8_t *buf, size_t *
                           BROKER_SECRET_MAX);
                 return -EINVAL;
         }
-        while (done < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + done, (size_t) st.st_size - done);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        break;
-                }
-                done += (size_t) k;
-        }
+        ssize_t n = read_full(fd, buf, (size_t) st.st_size);
         close(fd);
+        /* Shorter than fstat() said: it changed under us. */
+        r = n < 0 ? (int) n : (size_t) n < (size_t) st.st_size ? -EIO : 0;
         if (r < 0)
                 return log_error_errno(r, "Failed to read the credential of service %s: %m", name);
+        done = (size_t) n;
         if (done > 0 && buf[done - 1] == '\n')
                 done--;
         if (done > 0 && buf[done - 1] == '\r')
@@ -183,17 +177,7 @@ BrokerService *broker_find_service(Broker *b, uint16_t listen_port) {
 }
 
 const char *broker_service_check_floor(const BrokerService *s) {
-        const EgressPolicy *p = s->broker->proxy->policy;
-        const char *host = s->config->host;
-        uint16_t port = s->config->port;
-
-        for (size_t i = 0; i < p->n_deny; i++)
-                if (egress_pattern_match(&p->deny[i], host, port, 0))
-                        return "denied-by-rule";
-        for (size_t i = 0; i < p->n_floor; i++)
-                if (egress_pattern_match(&p->floor[i], host, port, 0))
-                        return NULL;
-        return "outside-operator-floor";
+        return egress_policy_check_operator(s->broker->proxy->policy, s->config->host, s->config->port);
 }
 
 static int on_listener(sd_event_source *source, int fd, uint32_t revents, void *userdata) {

@@ -11,20 +11,14 @@
 #include "pool-job.h"
 #include "sandbox-exec.h"
 
-/* Byte-exact: whatever follows the frame is the workload's stdin. */
+/* Byte-exact: whatever follows the frame is the workload's stdin. An end
+ * of file before N bytes is -EPIPE: the pool let the sandbox go. */
 static int read_exact(int fd, uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = read(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -EPIPE;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
+        ssize_t k = read_full(fd, p, n);
+
+        if (k < 0)
+                return (int) k;
+        return (size_t) k < n ? -EPIPE : 0;
 }
 
 static int read_job(PoolJob *ret) {
