@@ -362,6 +362,22 @@ int egress_mode_from_string(const char *s, EgressMode *ret) {
         return 0;
 }
 
+static bool patterns_match(const EgressPattern *pats, size_t n, const char *host, uint16_t port) {
+        for (size_t i = 0; i < n; i++)
+                if (egress_pattern_match(&pats[i], host, port, 0))
+                        return true;
+        return false;
+}
+
+const char *egress_policy_check_operator(const EgressPolicy *p, const char *host, uint16_t port) {
+        assert(p);
+        assert(host);
+
+        if (patterns_match(p->deny, p->n_deny, host, port))
+                return "denied-by-rule";
+        return patterns_match(p->floor, p->n_floor, host, port) ? NULL : "outside-operator-floor";
+}
+
 const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host, bool bracketed,
                                      uint16_t port, char *host_out, size_t host_out_size) {
         EgressHostKind kind;
@@ -378,9 +394,9 @@ const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host
         if (kind != EGRESS_HOST_NAME)
                 return "ip-literal";   /* TLS cannot name an IP in SNI, and addresses bypass the allow-list */
 
-        for (size_t i = 0; i < p->n_deny; i++)
-                if (egress_pattern_match(&p->deny[i], host_out, port, 0))
-                        return "denied-by-rule";
+        /* Deny comes before the allow-list, the floor after it. */
+        if (patterns_match(p->deny, p->n_deny, host_out, port))
+                return "denied-by-rule";
 
         for (size_t i = 0; i < p->n_allow; i++) {
                 if (!egress_pattern_match_host(&p->allow[i], host_out))
@@ -392,10 +408,7 @@ const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host
         return host_allowed ? "port-not-allowed" : "not-in-allow-list";
 
 floor:
-        for (size_t i = 0; i < p->n_floor; i++)
-                if (egress_pattern_match(&p->floor[i], host_out, port, 0))
-                        return NULL;
-        return "outside-operator-floor";
+        return patterns_match(p->floor, p->n_floor, host_out, port) ? NULL : "outside-operator-floor";
 }
 
 /* ---- JSON ---- */

@@ -121,6 +121,11 @@ int egress_mode_from_string(const char *s, EgressMode *ret);
 const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host, bool bracketed,
                                      uint16_t port, char *host_out, size_t host_out_size);
 
+/* The operator's rules alone, for a destination the worker's allow-list
+ * does not govern (a broker service): NULL, "denied-by-rule" or
+ * "outside-operator-floor". HOST is normalised already. */
+const char *egress_policy_check_operator(const EgressPolicy *p, const char *host, uint16_t port);
+
 /* Serialisation. Unknown keys, wrong types and bad entries are refused
  * with -EINVAL, so a policy never loads half understood. */
 int egress_policy_to_json(const EgressPolicy *p, char **ret);

@@ -65,6 +65,25 @@ static void test_allow_deny_floor(void **state) {
         assert_null(check(p, "git.example.net", 8443));
 }
 
+/* A broker service's host: the operator's deny rules and floor, with no
+ * allow-list of the worker's in between. */
+static void test_operator_rules(void **state) {
+        _cleanup_egress_policy_ EgressPolicy *p = NULL;
+        assert_int_equal(egress_policy_new(&p), 0);
+        assert_int_equal(egress_policy_add_deny(p, "secret.example.org"), 0);
+
+        /* The default floor lets everything through but the deny rules. */
+        assert_null(egress_policy_check_operator(p, "api.example.org", 443));
+        assert_string_equal(egress_policy_check_operator(p, "secret.example.org", 443), "denied-by-rule");
+        egress_policy_clear_floor(p);
+        assert_string_equal(egress_policy_check_operator(p, "api.example.org", 443), "outside-operator-floor");
+        assert_int_equal(egress_policy_add_floor(p, "*.example.org"), 0);
+        assert_null(egress_policy_check_operator(p, "api.example.org", 443));
+        assert_string_equal(egress_policy_check_operator(p, "api.example.net", 443), "outside-operator-floor");
+        /* Deny wins over the floor. */
+        assert_string_equal(egress_policy_check_operator(p, "secret.example.org", 443), "denied-by-rule");
+}
+
 static void test_literals(void **state) {
         _cleanup_egress_policy_ EgressPolicy *p = NULL;
         char out[EGRESS_HOST_MAX + 1];
@@ -374,6 +393,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_allow_deny_floor),
+                cmocka_unit_test(test_operator_rules),
                 cmocka_unit_test(test_literals),
                 cmocka_unit_test(test_bad_entries),
                 cmocka_unit_test(test_json_roundtrip),
