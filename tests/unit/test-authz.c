@@ -8,6 +8,7 @@
 
 #include "authz.h"
 #include "config.h"
+#include "test-config.h"
 #include "errors.h"
 #include "spec.h"
 
@@ -67,19 +68,6 @@ static void test_create_actions(void **state) {
 }
 
 /* ---- origins ------------------------------------------------------------ */
-
-static int load(const char *text, SbxConfig *c, SbxError *e) {
-        char path[] = "/tmp/sandboxd-test-authz-XXXXXX";
-        int fd = mkstemp(path), r;
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        sbx_config_init_defaults(c);
-        r = sbx_config_load(c, path, e);
-        unlink(path);
-        return r;
-}
 
 static void test_builtin_floors(void **state) {
         SbxConfig c;
@@ -159,7 +147,8 @@ static void test_operator_origins(void **state) {
         SbxError e = {};
         SbxClass req;
 
-        assert_int_equal(load("[Classes]\nOrigins=ci-bot:standard scraped:hostile llm-generated:hostile\n", &c, &e), 0);
+        assert_int_equal(test_config_load("[Classes]\nOrigins=ci-bot:standard scraped:hostile llm-generated:hostile\n",
+                                          &c, &e), 0);
         assert_int_equal(sbx_config_origin_floor(&c, "ci-bot"), SBX_CLASS_STANDARD);
         assert_int_equal(sbx_config_origin_floor(&c, "scraped"), SBX_CLASS_HOSTILE);
         /* A built-in floor can be raised. */
@@ -176,18 +165,18 @@ static void test_operator_origins_refused(void **state) {
         SbxConfig c;
         SbxError e = {};
 
-        assert_true(load("[Classes]\nOrigins=marketplace:trusted\n", &c, &e) < 0);
+        assert_true(test_config_load("[Classes]\nOrigins=marketplace:trusted\n", &c, &e) < 0);
         assert_non_null(strstr(e.message, "lowers marketplace below untrusted"));
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Classes]\nOrigins=ci-bot\n", &c, &e) < 0);
+        assert_true(test_config_load("[Classes]\nOrigins=ci-bot\n", &c, &e) < 0);
         assert_non_null(strstr(e.message, "ORIGIN:CLASS"));
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Classes]\nOrigins=ci-bot:sturdy\n", &c, &e) < 0);
+        assert_true(test_config_load("[Classes]\nOrigins=ci-bot:sturdy\n", &c, &e) < 0);
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Classes]\nOrigins=Bad_Name:standard\n", &c, &e) < 0);
+        assert_true(test_config_load("[Classes]\nOrigins=Bad_Name:standard\n", &c, &e) < 0);
         sbx_config_done(&c);
 }
 
@@ -196,7 +185,7 @@ static void test_trusted_only_first_party(void **state) {
         SbxError e = {};
         SbxClass req;
 
-        assert_int_equal(load("[Classes]\nTrustedOnlyFirstParty=yes\nOrigins=ci-bot:trusted\n", &c, &e), 0);
+        assert_int_equal(test_config_load("[Classes]\nTrustedOnlyFirstParty=yes\nOrigins=ci-bot:trusted\n", &c, &e), 0);
         assert_true(c.trusted_first_party_only);
         assert_int_equal(effective(&c, NULL, SBX_CLASS_TRUSTED, &req), SBX_CLASS_TRUSTED);
         assert_int_equal(effective(&c, "first-party", SBX_CLASS_TRUSTED, &req), SBX_CLASS_TRUSTED);

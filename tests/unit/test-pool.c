@@ -7,24 +7,12 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "test-config.h"
 #include "errors.h"
 #include "pool-job.h"
 #include "pool-plan.h"
 
 #define MiB (UINT64_C(1) << 20)
-
-static int load(const char *text, SbxConfig *c, SbxError *e) {
-        char path[] = "/tmp/sandboxd-test-pool-XXXXXX";
-        int fd = mkstemp(path), r;
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        sbx_config_init_defaults(c);
-        r = sbx_config_load(c, path, e);
-        unlink(path);
-        return r;
-}
 
 static void test_config(void **state) {
         SbxConfig c;
@@ -37,7 +25,7 @@ static void test_config(void **state) {
         assert_int_equal(pool_entry_memory(&c), 128 * MiB);
         sbx_config_done(&c);
 
-        assert_int_equal(load("[Pool]\nStandardSize=3\nUntrustedSize=1\nMemoryMax=1G\nRefillPerSecond=5\n"
+        assert_int_equal(test_config_load("[Pool]\nStandardSize=3\nUntrustedSize=1\nMemoryMax=1G\nRefillPerSecond=5\n"
                               "MinMemAvailable=2G\nPressureMax=50\n", &c, &e), 0);
         assert_int_equal(pool_configured_size(&c, SBX_CLASS_STANDARD), 3);
         assert_int_equal(pool_configured_size(&c, SBX_CLASS_UNTRUSTED), 1);
@@ -52,26 +40,26 @@ static void test_config(void **state) {
         sbx_config_done(&c);
 
         /* Off: no refill rate needed. */
-        assert_int_equal(load("[Pool]\nStandardSize=0\nUntrustedSize=0\nRefillPerSecond=0\n", &c, &e), 0);
+        assert_int_equal(test_config_load("[Pool]\nStandardSize=0\nUntrustedSize=0\nRefillPerSecond=0\n", &c, &e), 0);
         assert_int_equal(pool_entry_memory(&c), 0);
         sbx_config_done(&c);
 
         e = (SbxError) {};
-        assert_true(load("[Pool]\nRefillPerSecond=0\n", &c, &e) < 0);
+        assert_true(test_config_load("[Pool]\nRefillPerSecond=0\n", &c, &e) < 0);
         assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Pool]\nMemoryMax=32M\n", &c, &e) < 0);
+        assert_true(test_config_load("[Pool]\nMemoryMax=32M\n", &c, &e) < 0);
         assert_non_null(strstr(e.message, "Pool:MemoryMax"));
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Pool]\nStandardSize=65\n", &c, &e) < 0);
+        assert_true(test_config_load("[Pool]\nStandardSize=65\n", &c, &e) < 0);
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Pool]\nPressureMax=101\n", &c, &e) < 0);
+        assert_true(test_config_load("[Pool]\nPressureMax=101\n", &c, &e) < 0);
         sbx_config_done(&c);
         e = (SbxError) {};
-        assert_true(load("[Pool]\nSize=2\n", &c, &e) < 0);
+        assert_true(test_config_load("[Pool]\nSize=2\n", &c, &e) < 0);
         assert_non_null(strstr(e.message, "Unknown key"));
         sbx_config_done(&c);
 }
