@@ -6,7 +6,8 @@
 # injected header from curl, Python's urllib and Node's fetch in a trusted
 # and a gVisor worker, which call http://127.0.0.1:<port> from
 # SANDBOX_SERVICE_<NAME>_URL; a worker-sent Authorization never arrives; a
-# service whose name resolves to a private address is refused. The secret is
+# service whose name resolves to a private address is refused; git clones
+# over smart HTTP from a forge that demands the credential. The secret is
 # nowhere the worker can read (environment, credentials, files, a dump of its
 # own memory, the broker's answers, journalctl), nowhere a sibling worker or
 # an unprivileged user can (unit files and properties of every sandbox unit,
@@ -61,7 +62,16 @@ ct sh -ec "
     openssl x509 -req -in $P/up.csr -CA $W/ca.pem -CAkey $P/ca.key -CAcreateserial -days 2 -extfile $P/ext \
         -out $P/up.pem 2>/dev/null
     chmod -R a+rX $W
-    systemd-run -q --unit=sbx-broker-it-up ip netns exec upstream python3 $P/upstream.py $UP 443 $P/up.pem $P/up.key $P/up.log
+    mkdir $P/git
+    git init -q --bare $P/git/repo.git
+    git init -q $P/src; echo git-$R > $P/src/README
+    git -C $P/src add README
+    git -C $P/src -c user.name=t -c user.email=t@t commit -qm fixture
+    git -C $P/src push -q $P/git/repo.git HEAD:refs/heads/main
+    git -C $P/git/repo.git symbolic-ref HEAD refs/heads/main
+    echo 'Bearer $SECRET' > $P/git-auth
+    systemd-run -q --unit=sbx-broker-it-up ip netns exec upstream python3 $P/upstream.py $UP 443 $P/up.pem $P/up.key \
+        $P/up.log $P/git $P/git-auth
     cp $CONF $CONF.orig
     printf '[Egress]\nFloor=*.broker-it.test\nBrokerCAFile=$W/ca.pem\n' > $CONF
     systemctl restart sandboxd"
@@ -83,6 +93,8 @@ for line in open(sys.argv[1]):
 ' "$P/up.log" "$1"
 }
 
+# sandboxd's restart above runs its probes and refills the warm pool.
+sbx_settled
 units_before=$(sbx_units)
 state_before=$(sbx_state_entries)
 since=$(ct date '+%Y-%m-%d %H:%M:%S')
@@ -252,6 +264,22 @@ rc=$?
 check_eq "sandboxctl run --service: the worker gets the service's answer" "0 ok" "$rc $out"
 check_eq "sandboxctl run --service: the upstream got the key file's secret, its newline dropped" \
     "Bearer $SECRET" "$(up_auth /v1/hello/sandboxctl)"
+
+# ---- git over smart HTTP: the forge refuses a clone without the credential ----
+check_output "git: the forge answers 401 to a clone without the credential" '^401$' \
+    ct curl -sS -m 10 -o /dev/null -w '%{http_code}' --cacert "$W/ca.pem" --resolve "$HOST:443:$UP" \
+        "https://$HOST/git/repo.git/info/refs?service=git-upload-pack"
+for class in trusted standard; do
+    # shellcheck disable=SC2016  # the worker's shell expands them
+    out=$(ct timeout 180 sandboxctl run --class "$class" --service git=https://$HOST/git \
+        --service-credential "git:$KEYFILE" --service-method git:GET,POST -- /bin/sh -c \
+        'git clone -q "$SANDBOX_SERVICE_GIT_URL/repo.git" "$HOME/repo" && cat "$HOME/repo/README" &&
+         git -C "$HOME/repo" config --list --show-origin | grep -ci authorization' 2>&1)
+    check_eq "$class: git clone through the broker gets the repository, with no credential in git's config" \
+        "git-$R 0" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+done
+check_eq "git: the clones' POSTs to git-upload-pack reached the forge with the injected credential" "Bearer $SECRET" \
+    "$(up_auth /git/repo.git/git-upload-pack | sort -u)"
 
 # ---- a restart of sandboxd --------------------------------------------------
 _restarted() {

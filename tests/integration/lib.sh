@@ -36,6 +36,9 @@
 #   sbx_props_changed PATH PROP           print each recorded new value of PROP of object PATH
 #   expect_removed WHAT ID REASON_RE SECS checks WorkerRemoved's reason, the home and the unit gone
 #   sbx_units / sbx_state_entries         sandbox-* units systemd knows; entries of the sessions roots
+#   sbx_settled                           waits (60 s at most) until no probe unit of a (re)start of
+#                                         sandboxd is loaded and both lists above stay the same for a
+#                                         second (the warm pool has refilled): take snapshots after it
 #   unit_prop UNIT PROP / unit_gone UNIT  systemctl show -P; the unit neither running nor failed
 #   upstream_netns_install DIR            copy tests/testbed/upstream-netns.sh into the container's DIR
 #                                         (then, inside: DIR/upstream-netns.sh up ADDR... / down)
@@ -306,6 +309,16 @@ sbx_units() {
         awk '/sandboxd pool sandbox/ { w[substr($1, 9, 12)] = 1 } { u[NR] = $1 }
              END { for (i in u) if (!(substr(u[i], 9, 12) in w)) print u[i] }' | sort
 }
+
+_sbx_steady() {
+    local a b
+    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-probe-*' | grep -q . && return 1
+    a=$(sbx_units; sbx_state_entries)
+    sleep 1
+    b=$(sbx_units; sbx_state_entries)
+    [ "$a" = "$b" ]
+}
+sbx_settled() { wait_until 60 _sbx_steady; }
 
 # Entries under the sessions roots (both the private dir and the symlink dir),
 # but for the homes of the warm pool's waiting sandboxes.
