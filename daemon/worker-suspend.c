@@ -14,7 +14,7 @@
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
-int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool has_egress, SbxError *error) {
+int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, SbxError *error) {
         if (runtime == SBX_RUNTIME_SYSTEMD || runtime == SBX_RUNTIME_WASM)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "A %s worker runs on the host's shared kernel, whose processes cannot be "
@@ -24,11 +24,6 @@ int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool ha
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "The %s runtime cannot checkpoint a worker: only gVisor (runsc) workers can "
                                      "be suspended", sbx_runtime_to_string(runtime));
-        if (has_egress)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "A worker with egress or Services shares its unit's network namespace with gVisor "
-                                     "(runsc --network=host), and runsc refuses to checkpoint such a sandbox "
-                                     "(\"checkpoint not supported when using hostinet\")");
         if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "A worker with Credentials or an Environment cannot be suspended: sandboxd "
@@ -230,7 +225,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         };
         int r;
 
-        r = worker_check_suspendable(&w->spec, w->runtime, w->egress_service != NULL, error);
+        r = worker_check_suspendable(&w->spec, w->runtime, error);
         if (r < 0)
                 return r;
         if (w->state == WORKER_SUSPENDING)
