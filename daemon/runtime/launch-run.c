@@ -261,7 +261,7 @@ static bool stale_state_exists(const LaunchArgs *a) {
 }
 
 static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
-        char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], netns[64];
         _cleanup_strv_free_erase_ char **spec_env = NULL;
         _cleanup_free_ char **env = NULL;
         _cleanup_free_ char *creds = NULL;
@@ -283,6 +283,7 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
         if (r < 0)
                 return r;
 
+        snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int) getpid());
         snprintf(hostname, sizeof(hostname), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         for (char *c = hostname; *c; c++)
                 if (*c == '_')
@@ -304,6 +305,10 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
                 .disk_max = a->disk,
                 .tmp_size = a->tmp_size,
                 .nofile = a->nofile,
+                /* The launcher's own: launch_veth_setup() moves it into the
+                 * sandbox's namespace before runsc starts, and it outlives
+                 * runsc, so the path names that namespace all along. */
+                .network_ns_path = streq_ptr(a->network, "veth") ? netns : NULL,
         };
 
         snprintf(dir, dir_size, LAUNCH_BUNDLES_DIR "/%s", a->id);

@@ -68,6 +68,8 @@ typedef struct OciBundleSpec {
         uint64_t disk_max;              /* bytes; 0: the home is a bind of the host home */
         uint64_t tmp_size;              /* bytes; 0: OCI_DEFAULT_TMP_SIZE */
         uint64_t nofile;                /* 0: OCI_DEFAULT_NOFILE */
+        const char *network_ns_path;    /* runsc: the sandbox's network namespace (launch-veth.h);
+                                         * NULL: none in the spec */
 } OciBundleSpec;
 
 /* The paths hidden from every worker; defined in daemon/worker-view.c, whose
