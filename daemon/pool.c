@@ -36,7 +36,7 @@ struct PoolEntry {
         char id[WORKER_ID_LEN + 1];
         char *unit, *unit_path, *home, *egress_socket, *egress_service;
         SbxClass class;
-        bool egress;                    /* made with its proxy pair (runsc --network=host), else
+        bool egress;                    /* made with its proxy pair (runsc on a veth to it), else
                                          * with gVisor's own loopback only, as cold workers are */
         ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
         sd_bus_slot *start_call, *unit_match;

@@ -17,10 +17,10 @@
  *     noexec,nosuid,nodev tmpfs /tmp;
  *   - positive pids/memory/cpu limits, both as linux.resources and, because
  *     gVisor with --ignore-cgroups only honours rlimits, as RLIMIT_NPROC.
- * Profiles differ only where the runtime needs it: runsc gets no network
- * namespace (with --network=none it has its own loopback only; with
- * --network=host, for a worker with an egress proxy, it sees only the unit's
- * private namespace, where the proxy listens);
+ * Profiles differ only where the runtime needs it: runsc gets a network
+ * namespace only with network_ns_path (the launcher's, around the sandbox's
+ * end of the veth to the proxy, launch-veth.h; with --network=none it has
+ * its own loopback only);
  * Kata gets one (the VM's own) and VM sizing annotations. */
 
 #include <stdbool.h>
