@@ -88,15 +88,16 @@ static void nl_end(NlMsg *m) {
         a->rta_len = (unsigned short) ((char *) nl_tail(m) - (char *) a);
 }
 
-/* Sends M on FD and reads the kernel's acknowledgement: 0 or its -errno. */
-static int nl_call(int fd, NlMsg *m) {
-        static uint32_t seq;
+/* Sends M on FD and reads the kernel's acknowledgement: 0 or its -errno.
+ * One request is in flight at a time, so the acknowledgement is the next
+ * NLMSG_ERROR with its sequence number. */
+static int nl_call(int fd, NlMsg *m, uint32_t seq) {
         char reply[4096];
         ssize_t n;
 
         if (m->overflow)
                 return -ENOBUFS;
-        m->hdr.nlmsg_seq = ++seq;
+        m->hdr.nlmsg_seq = seq;
         if (send(fd, m->buf, m->hdr.nlmsg_len, 0) < 0)
                 return -errno;
         for (;;) {
@@ -160,7 +161,7 @@ static int veth_create(int nl, const char *ifname, const char *peer_ifname, int 
         nl_end(&m);
         nl_end(&m);
         nl_end(&m);
-        return nl_call(nl, &m);
+        return nl_call(nl, &m, 1);
 }
 
 /* Gives link IFNAME of the namespace NL is in ADDR/SBX_VETH_PREFIX, no IPv6
@@ -179,22 +180,23 @@ static int link_configure(int nl, const char *ifname, const char *addr) {
         struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int) idx };
         nl_init(&m, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
         put_no_ipv6(&m);
-        r = nl_call(nl, &m);
-        if (r < 0)
+        r = nl_call(nl, &m, 2);
+        /* EAFNOSUPPORT: the kernel has no IPv6 for this link at all. */
+        if (r < 0 && r != -EAFNOSUPPORT)
                 return r;
 
         struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = SBX_VETH_PREFIX, .ifa_index = idx };
         nl_init(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof(ifa));
         nl_put(&m, IFA_LOCAL, &a, sizeof(a));
         nl_put(&m, IFA_ADDRESS, &a, sizeof(a));
-        r = nl_call(nl, &m);
+        r = nl_call(nl, &m, 3);
         if (r < 0)
                 return r;
 
         ifi.ifi_flags = IFF_UP;
         ifi.ifi_change = IFF_UP;
         nl_init(&m, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
-        return nl_call(nl, &m);
+        return nl_call(nl, &m, 4);
 }
 
 int launch_veth_setup(const char *id) {
