@@ -159,7 +159,11 @@ static void suspend_finish(Worker *w) {
         free(w->unit_result);
         w->unit_result = NULL;
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
-        /* Its pipes went with the unit; a resume makes new ones. */
+        /* Its pipes went with the unit; a resume makes new ones. So does it
+         * make the proxy pair again (a new unit's namespace, a new veth), and
+         * the old one must be gone by then: PartOf= does not stop it for a
+         * unit that ended by itself. */
+        worker_stop_egress(w);
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
         worker_forget(w);

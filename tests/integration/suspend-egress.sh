@@ -69,10 +69,12 @@ state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
 log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }
 last_n() { log_of "$1" | tail -n1 | awk '{print $1}'; }
-# A line after counter AFTER whose three results are all as they should be.
+# A line after counter AFTER whose three results are all as they should be
+# (urllib reports a refused CONNECT as "Tunnel connection failed: 403").
+REFUSED='URLError:<urlopen_error_Tunnel_connection_failed:_403_Forbidden>'
 good_line_after() {
-    log_of "$1" | awk -v after="$2" '$1 > after && /egress=200:x+ / && /refused=OSError:Tunnel_connection_failed:_403/ &&
-        /service=200:ok/ { print; found = 1; exit } END { exit !found }'
+    log_of "$1" | awk -v after="$2" -v refused="refused=$REFUSED" '$1 > after && / egress=200:ok / &&
+        index($0, refused) && / service=200:ok$/ { print; found = 1; exit } END { exit !found }'
 }
 
 # ---- the worker ----------------------------------------------------------------
@@ -89,8 +91,10 @@ check_output "the sandbox runs on gVisor's own network stack on a veth (--networ
 check "before: the worker reaches the upstream through its proxy and the broker; a host outside the list is 403" \
     wait_until 90 good_line_after "$WID" 0
 diag "before: $(log_of "$WID" | tail -n1)"
-n=$(last_n "$WID")
+n=$(good_line_after "$WID" 0 | awk '{print $1}')
 check_eq "before: the broker injected the credential" "Bearer $SECRET" "$(up_auth "/v1/svc/$n" | head -n1)"
+check_eq "before: the request through the proxy reached the upstream, with no credential" "-" \
+    "$(up_auth "/egress/$n" | head -n1)"
 uid_before=$(sbx_prop "$WID" UID | awk '{print $NF}')
 
 # ---- suspend: connections open at the checkpoint are reset, not a refusal --------
@@ -119,8 +123,10 @@ check "after resume: the upstream through the proxy again, the other host still 
     wait_until 60 good_line_after "$WID" "$last"
 n=$(good_line_after "$WID" "$last" | awk '{print $1}')
 check_eq "after resume: the broker still injects the credential" "Bearer $SECRET" "$(up_auth "/v1/svc/$n" | head -n1)"
-check_eq "after resume: the proxy's policy still refuses a host outside the allow-list" "OSError:Tunnel_connection_failed:_403_Forbidden" \
+check_eq "after resume: the request through the proxy reached the upstream again" "-" "$(up_auth "/egress/$n" | head -n1)"
+check_eq "after resume: the proxy's policy still refuses a host outside the allow-list (403)" "$REFUSED" \
     "$(good_line_after "$WID" "$last" | sed -n 's/.*refused=\([^ ]*\).*/\1/p')"
+check_eq "after resume: ... and never let it through to the upstream" "" "$(up_auth "/refused/$n")"
 
 # ---- from inside, the veth leads to the proxy's listeners and nowhere else ----------
 # A second worker with the same walls, after the resume of the first one.
