@@ -113,7 +113,11 @@ void worker_forget(Worker *w) {
                 fd_name(name, sizeof(name), w->id, i);
                 (void) fdstore_remove(name);
         }
-        worker_broker_forget(w);
+        /* A suspend that saved the sandbox keeps the broker's secrets: the
+         * resumed unit's proxy loads them again (seen: without them it fails
+         * "The credential of service NAME is empty"). */
+        if (w->state != WORKER_SUSPENDING || w->checkpoint_result <= 0)
+                worker_broker_forget(w);
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove the state file of worker %s: %m", w->id);

@@ -141,7 +141,7 @@ int worker_egress_policy_json(const WorkerSpec *s, const SbxConfig *c, const cha
         return egress_policy_to_json(p, ret);
 }
 
-int worker_service_url_env(const SbxService *s, size_t i, char **ret) {
+int worker_service_url_env(const SbxService *s, size_t i, SbxRuntime runtime, char **ret) {
         _cleanup_free_ char *name = strdup(s->name);
 
         if (!name)
@@ -149,7 +149,8 @@ int worker_service_url_env(const SbxService *s, size_t i, char **ret) {
         /* Names are [A-Za-z0-9_] (spec-service.h), so this is the whole mapping. */
         for (char *c = name; *c; c++)
                 *c = (char) toupper((unsigned char) *c);
-        if (asprintf(ret, "SANDBOX_SERVICE_%s_URL=http://127.0.0.1:%u", name, (unsigned) worker_service_port(i)) < 0)
+        if (asprintf(ret, "SANDBOX_SERVICE_%s_URL=http://%s:%u", name, worker_proxy_host(runtime),
+                     (unsigned) worker_service_port(i)) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -240,8 +241,13 @@ static int append_proxy_hardening(sd_bus_message *m) {
 }
 
 /* Listen=a(ss): the CONNECT listener if the worker has egress, then one
- * loopback listener per service, on the ports the policy names. */
-static int append_listen(sd_bus_message *m, const WorkerSpec *spec) {
+ * listener per service, on the ports the policy names, all on the address the
+ * worker reaches. A gVisor worker reaches the veth's address and nothing
+ * else of the unit's namespace: every listener there on that address (or on
+ * any) is open to it, so these are the only ones, and no loopback ones, which
+ * it could not reach. */
+static int append_listen(sd_bus_message *m, const WorkerSpec *spec, SbxRuntime runtime) {
+        const char *host = worker_proxy_host(runtime);
         char addr[32];
         int r;
 
@@ -249,10 +255,14 @@ static int append_listen(sd_bus_message *m, const WorkerSpec *spec) {
         CHECK(sd_bus_message_append(m, "s", "Listen"));
         CHECK(sd_bus_message_open_container(m, 'v', "a(ss)"));
         CHECK(sd_bus_message_open_container(m, 'a', "(ss)"));
-        if (worker_wants_egress(spec))
-                CHECK(sd_bus_message_append(m, "(ss)(ss)", "Stream", "127.0.0.1:3128", "Stream", "[::1]:3128"));
+        if (worker_wants_egress(spec)) {
+                snprintf(addr, sizeof(addr), "%s:%u", host, (unsigned) SBX_EGRESS_PORT);
+                CHECK(sd_bus_message_append(m, "(ss)", "Stream", addr));
+                if (runtime != SBX_RUNTIME_RUNSC)
+                        CHECK(sd_bus_message_append(m, "(ss)", "Stream", "[::1]:3128"));
+        }
         for (size_t i = 0; i < spec->n_services; i++) {
-                snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned) worker_service_port(i));
+                snprintf(addr, sizeof(addr), "%s:%u", host, (unsigned) worker_service_port(i));
                 CHECK(sd_bus_message_append(m, "(ss)", "Stream", addr));
         }
         CHECK(sd_bus_message_close_container(m));
@@ -260,7 +270,8 @@ static int append_listen(sd_bus_message *m, const WorkerSpec *spec) {
         return sd_bus_message_close_container(m);
 }
 
-static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit, const WorkerSpec *spec) {
+static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit, const WorkerSpec *spec,
+                              SbxRuntime runtime) {
         int r;
 
         CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
@@ -269,11 +280,12 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
         CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker egress listener"));
         /* The listeners live in the worker's own network namespace: they are
          * the only things the worker can connect to. */
-        CHECK(append_listen(m, spec));
+        CHECK(append_listen(m, spec, runtime));
         /* In a namespace made a moment ago, ::1 is still tentative until the
          * kernel's address work runs (a workqueue: late on a loaded host), and
-         * a plain bind() to it fails. With IP_FREEBIND it binds at once and
-         * accepts as soon as the address is usable. */
+         * a plain bind() to it fails; the veth's address does not exist until
+         * the worker's launcher makes it. With IP_FREEBIND it binds at once
+         * and accepts as soon as the address is usable. */
         CHECK(sd_bus_message_append(m, "(sv)", "FreeBind", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
         /* Units joined by JoinsNamespaceOf= share the namespaces of whichever
@@ -351,23 +363,24 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
 }
 
 int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const char *worker_unit,
-                                     const WorkerSpec *spec, const char *egress_path, const char *credential_socket) {
+                                     const WorkerSpec *spec, SbxRuntime runtime, const char *egress_path,
+                                     const char *credential_socket) {
         _cleanup_free_ char *socket = NULL, *service = NULL;
         int r;
 
         if (egress_path) {
                 CHECK(worker_egress_unit_names(id, &socket, &service));
-                CHECK(append_socket_unit(m, socket, worker_unit, spec));
+                CHECK(append_socket_unit(m, socket, worker_unit, spec, runtime));
                 CHECK(append_proxy_service(m, service, worker_unit, spec, egress_path, credential_socket));
         }
         return 0;
 }
 
 int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
-                                   const char *egress_path, const char *credential_socket) {
+                                   SbxRuntime runtime, const char *egress_path, const char *credential_socket) {
         int r;
 
         CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
-        CHECK(worker_egress_append_aux_entries(m, id, worker_unit, spec, egress_path, credential_socket));
+        CHECK(worker_egress_append_aux_entries(m, id, worker_unit, spec, runtime, egress_path, credential_socket));
         return sd_bus_message_close_container(m);
 }

@@ -4,11 +4,22 @@
 #include <systemd/sd-bus.h>
 
 #include "addr-class.h"
+#include "class.h"
 #include "config.h"
 #include "spec.h"
+#include "worker-veth.h"
 
 #define SBX_EGRESS_PORT 3128
-#define SBX_EGRESS_PROXY_URL "http://127.0.0.1:3128"
+
+/* Where the worker reaches its proxy's listeners: a gVisor worker on the veth
+ * its launcher makes (worker-veth.h; gVisor's own network stack, which runsc
+ * can checkpoint), any other on the loopback of the unit's namespace. */
+static inline const char *worker_proxy_host(SbxRuntime runtime) {
+        return runtime == SBX_RUNTIME_RUNSC ? SBX_VETH_PROXY_ADDR : "127.0.0.1";
+}
+static inline const char *worker_egress_proxy_url(SbxRuntime runtime) {
+        return runtime == SBX_RUNTIME_RUNSC ? "http://" SBX_VETH_PROXY_ADDR ":3128" : "http://127.0.0.1:3128";
+}
 
 /* The worker's egress policy as the JSON sandbox-egress loads: the spec's
  * allow-list inside the operator's floor, deny rules and private ranges,
@@ -27,8 +38,9 @@ static inline bool worker_wants_proxy(const WorkerSpec *s) {
         return worker_wants_egress(s) || s->n_services > 0;
 }
 
-/* Service I (in the spec's order) listens on 127.0.0.1:3129+I in the worker's
- * namespace; the proxy tells its listeners apart by that port. */
+/* Service I (in the spec's order) listens on port 3129+I of the proxy's host
+ * (worker_proxy_host()) in the worker's namespace; the proxy tells its
+ * listeners apart by that port. */
 #define SBX_SERVICE_PORT_FIRST 3129
 static inline uint16_t worker_service_port(size_t i) {
         return (uint16_t) (SBX_SERVICE_PORT_FIRST + i);
@@ -37,9 +49,9 @@ static inline uint16_t worker_service_port(size_t i) {
 /* The proxy's credential holding service NAME's secret: "broker-<NAME>". */
 #define SBX_BROKER_CREDENTIAL_PREFIX "broker-"
 
-/* "SANDBOX_SERVICE_<NAME>_URL=http://127.0.0.1:<port>" for service I, NAME
- * upper-cased: how the worker finds the service, in every class. */
-int worker_service_url_env(const SbxService *s, size_t i, char **ret);
+/* "SANDBOX_SERVICE_<NAME>_URL=http://<proxy host>:<port>" for service I, NAME
+ * upper-cased: how a worker of RUNTIME finds the service, in every class. */
+int worker_service_url_env(const SbxService *s, size_t i, SbxRuntime runtime, char **ret);
 
 /* The nameserver addresses of a resolv.conf, the only private addresses the
  * proxy unit's IPAddressDeny= lets through (a resolver at 10.0.0.2 or
@@ -51,12 +63,14 @@ int egress_resolver_addresses(const char *resolv_conf, EgressCidr *ret, size_t m
 int worker_egress_unit_names(const char *id, char **ret_socket, char **ret_service);
 
 /* Appends the aux units of StartTransientUnit (a(sa(sv))): the proxy's socket,
- * listening inside the worker's network namespace (the CONNECT listener if
- * SPEC allows egress, one listener per service), and its service, which
- * runs in the host's namespace and loads the policy and each service's
- * secret from CREDENTIAL_SOCKET. With EGRESS_PATH NULL, an empty array. */
+ * listening inside the worker's network namespace on worker_proxy_host(RUNTIME)
+ * (the CONNECT listener if SPEC allows egress, one listener per service), and
+ * its service, which runs in the host's namespace and loads the policy and
+ * each service's secret from CREDENTIAL_SOCKET. With EGRESS_PATH NULL, an
+ * empty array. */
 int worker_egress_append_aux_units(sd_bus_message *m, const char *id, const char *worker_unit, const WorkerSpec *spec,
-                                   const char *egress_path, const char *credential_socket);
+                                   SbxRuntime runtime, const char *egress_path, const char *credential_socket);
 /* The same entries without the array around them, for a caller adding more. */
 int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const char *worker_unit,
-                                     const WorkerSpec *spec, const char *egress_path, const char *credential_socket);
+                                     const WorkerSpec *spec, SbxRuntime runtime, const char *egress_path,
+                                     const char *credential_socket);

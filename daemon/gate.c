@@ -9,7 +9,7 @@ int gate_choose(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxRu
         if (need < 0)
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_CLASS, "Unknown isolation class");
         /* Every runtime stands inside the unit's namespaces (gVisor's
-         * --network=host is the unit's network): where they are not private,
+         * veth has its other end in the unit's network): where they are not private,
          * no class holds, not even by the operator's exception below. */
         if (!t->walls.namespaces_private)
                 return sbx_error_set(error, -EHOSTDOWN, SBX_ERROR_ISOLATION_UNAVAILABLE,

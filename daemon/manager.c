@@ -225,7 +225,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .launcher_path = m->launcher_path,
                 .exec_path = m->exec_path,
                 .stdio = stdio,
-                .egress_proxy_url = worker_wants_egress(&w->spec) ? SBX_EGRESS_PROXY_URL : NULL,
+                .egress_proxy_url = worker_wants_egress(&w->spec) ? worker_egress_proxy_url(w->runtime) : NULL,
                 .egress_socket = w->egress_socket,
                 .host_ns = &m->runtimes.walls.host,
                 .restore = w->restore,
@@ -251,7 +251,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 return r;
         r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
         if (r >= 0)
-                r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec,
+                r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec, w->runtime,
                                                      w->egress_service ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
@@ -350,8 +350,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
         if (spec->idle_suspend) {
-                r = worker_check_suspendable(spec, runtime, worker_wants_egress(spec) || spec->n_services > 0,
-                                             error);
+                r = worker_check_suspendable(spec, runtime, error);
                 if (r < 0)
                         return r;
         }

@@ -36,7 +36,7 @@ struct PoolEntry {
         char id[WORKER_ID_LEN + 1];
         char *unit, *unit_path, *home, *egress_socket, *egress_service;
         SbxClass class;
-        bool egress;                    /* made with its proxy pair (runsc --network=host), else
+        bool egress;                    /* made with its proxy pair (runsc on a veth to it), else
                                          * with gVisor's own loopback only, as cold workers are */
         ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
         sd_bus_slot *start_call, *unit_match;
@@ -319,7 +319,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 .launcher_path = m->launcher_path,
                 .exec_path = m->exec_path,
                 .stdio = &stdio,
-                .egress_proxy_url = egress ? SBX_EGRESS_PROXY_URL : NULL,
+                .egress_proxy_url = egress ? worker_egress_proxy_url(SBX_RUNTIME_RUNSC) : NULL,
                 .egress_socket = e->egress_socket,
                 .host_ns = &m->runtimes.walls.host,
                 .pool = true,
@@ -331,7 +331,8 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
-                r = worker_egress_append_aux_units(msg, e->id, e->unit, &proxy_spec, egress ? m->egress_path : NULL,
+                r = worker_egress_append_aux_units(msg, e->id, e->unit, &proxy_spec, SBX_RUNTIME_RUNSC,
+                                                   egress ? m->egress_path : NULL,
                                                    SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = sd_bus_match_signal_async(m->bus, &e->unit_match, SYSTEMD_DEST, e->unit_path,
@@ -499,8 +500,8 @@ static int pool_job_environment(const Worker *w, char ***ret) {
                         goto oom;
         }
         if (worker_wants_egress(&w->spec)) {
-                if (asprintf(&env[k++], "HTTPS_PROXY=%s", SBX_EGRESS_PROXY_URL) < 0 ||
-                    asprintf(&env[k++], "https_proxy=%s", SBX_EGRESS_PROXY_URL) < 0)
+                if (asprintf(&env[k++], "HTTPS_PROXY=%s", worker_egress_proxy_url(SBX_RUNTIME_RUNSC)) < 0 ||
+                    asprintf(&env[k++], "https_proxy=%s", worker_egress_proxy_url(SBX_RUNTIME_RUNSC)) < 0)
                         goto oom;
         }
         for (char **e = w->spec.environment; e && *e; e++)

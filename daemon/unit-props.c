@@ -232,7 +232,7 @@ static int build_environment(const WorkerUnitParams *p, char ***ret) {
         }
         /* Addresses, not secrets: the broker holds the credential. */
         for (size_t i = 0; i < p->spec->n_services; i++)
-                if (worker_service_url_env(&p->spec->services[i], i, &env[k++]) < 0)
+                if (worker_service_url_env(&p->spec->services[i], i, p->runtime, &env[k++]) < 0)
                         goto oom;
         *ret = env;
         return 0;
@@ -299,9 +299,10 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         if (p->restore)
                 argv_addf(a, "--restore=yes");
         if (p->runtime == SBX_RUNTIME_RUNSC) {
-                /* Only a worker with a proxy needs the unit's namespace, where
-                 * the proxy listens; any other gets gVisor's own loopback. */
-                argv_addf(a, "--network=%s", p->egress_socket ? "host" : "none");
+                /* Only a worker with a proxy gets a link, the veth to the
+                 * proxy's listeners (worker-veth.h); any other has gVisor's
+                 * own loopback alone. */
+                argv_addf(a, "--network=%s", p->egress_socket ? "veth" : "none");
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
@@ -323,7 +324,7 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         }
         for (size_t i = 0; i < s->n_services; i++) {
                 _cleanup_free_ char *e = NULL;
-                if (worker_service_url_env(&s->services[i], i, &e) < 0)
+                if (worker_service_url_env(&s->services[i], i, p->runtime, &e) < 0)
                         return -ENOMEM;
                 argv_addf(a, "--setenv=%s", e);
         }

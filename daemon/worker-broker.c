@@ -47,6 +47,9 @@ int worker_broker_persist(Worker *w) {
                 fd = broker_secret_memfd(s->credential, s->credential_size);
                 if (fd < 0)
                         return fd;
+                /* A resumed worker's are there from before its suspend:
+                 * one entry per name. */
+                (void) fdstore_remove(name);
                 r = fdstore_push(name, fd);
                 if (r < 0)
                         return r;

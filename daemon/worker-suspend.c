@@ -14,7 +14,7 @@
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
-int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool has_egress, SbxError *error) {
+int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, SbxError *error) {
         if (runtime == SBX_RUNTIME_SYSTEMD || runtime == SBX_RUNTIME_WASM)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "A %s worker runs on the host's shared kernel, whose processes cannot be "
@@ -24,11 +24,6 @@ int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool ha
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "The %s runtime cannot checkpoint a worker: only gVisor (runsc) workers can "
                                      "be suspended", sbx_runtime_to_string(runtime));
-        if (has_egress)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "A worker with egress or Services shares its unit's network namespace with gVisor "
-                                     "(runsc --network=host), and runsc refuses to checkpoint such a sandbox "
-                                     "(\"checkpoint not supported when using hostinet\")");
         if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "A worker with Credentials or an Environment cannot be suspended: sandboxd "
@@ -164,7 +159,11 @@ static void suspend_finish(Worker *w) {
         free(w->unit_result);
         w->unit_result = NULL;
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
-        /* Its pipes went with the unit; a resume makes new ones. */
+        /* Its pipes went with the unit; a resume makes new ones. So does it
+         * make the proxy pair again (a new unit's namespace, a new veth), and
+         * the old one must be gone by then: PartOf= does not stop it for a
+         * unit that ended by itself. */
+        worker_stop_egress(w);
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
         worker_forget(w);
@@ -230,7 +229,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         };
         int r;
 
-        r = worker_check_suspendable(&w->spec, w->runtime, w->egress_service != NULL, error);
+        r = worker_check_suspendable(&w->spec, w->runtime, error);
         if (r < 0)
                 return r;
         if (w->state == WORKER_SUSPENDING)

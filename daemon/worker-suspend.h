@@ -19,7 +19,7 @@
 
 /* Whether W's class and setup can be suspended at all: NotSupported with the
  * reason otherwise. Its state is not looked at. */
-int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool has_egress, SbxError *error);
+int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, SbxError *error);
 
 /* Starts the checkpoint of a running worker. REQUEST (NULL for the idle
  * reaper) is answered when the worker is suspended, or with the error. */

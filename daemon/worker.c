@@ -193,7 +193,6 @@ int worker_result_format_failed(const char *reason, char **ret) {
 
 /* ---- the lifecycle ------------------------------------------------------ */
 
-static void worker_stop_egress(Worker *w);
 
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
@@ -542,7 +541,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
 
 /* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
  * pair is stopped explicitly so nothing of the worker's outlives it. */
-static void worker_stop_egress(Worker *w) {
+void worker_stop_egress(Worker *w) {
         if (!w->egress_service)
                 return;
         (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,

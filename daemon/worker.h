@@ -157,6 +157,8 @@ void worker_start_done(Worker *w);
 void worker_start_failed(Worker *w, const char *why);
 /* The unit is gone: records the result, deletes the home, ended; the object
  * lingers briefly so the result can still be read. */
+/* Stops the worker's proxy pair, if it has one (asynchronously). */
+void worker_stop_egress(Worker *w);
 void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
 /* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:

@@ -232,9 +232,9 @@ static int check(LaunchArgs *a, SbxError *error) {
                                      "--platform must be systrap or ptrace, got '%s'.", a->platform);
         if (a->platform && a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--platform is for runsc only.");
-        if (a->network && !streq(a->network, "none") && !streq(a->network, "host"))
+        if (a->network && !streq(a->network, "none") && !streq(a->network, "veth"))
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
-                                     "--network must be none or host, got '%s'.", a->network);
+                                     "--network must be none or veth, got '%s'.", a->network);
         if (a->network && a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--network is for runsc only.");
         if (a->pool && (!streq(a->pool, "wait") || a->runtime != LAUNCH_RUNTIME_RUNSC || a->disk > 0))

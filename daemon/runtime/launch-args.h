@@ -45,7 +45,7 @@ typedef struct LaunchArgs {
         LaunchRuntime runtime;
         const char *runtime_path;
         const char *platform;
-        const char *network;            /* runsc: "none" (default) or "host" */
+        const char *network;            /* runsc: "none" (default) or "veth" (launch-veth.h) */
         const char *root_image;
         const char *home;
         const char *nonce;

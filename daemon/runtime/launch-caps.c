@@ -11,6 +11,13 @@ const cap_value_t launch_runsc_caps[] = {
 };
 const size_t launch_runsc_caps_n = ELEMENTSOF(launch_runsc_caps);
 
+const cap_value_t launch_runsc_netstack_caps[] = {
+        CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID, CAP_SYS_CHROOT,
+        CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL, CAP_SETFCAP,
+        CAP_NET_ADMIN, CAP_NET_RAW,
+};
+const size_t launch_runsc_netstack_caps_n = ELEMENTSOF(launch_runsc_netstack_caps);
+
 bool launch_caps_contains(const cap_value_t *set, size_t n, cap_value_t c) {
         for (size_t i = 0; i < n; i++)
                 if (set[i] == c)

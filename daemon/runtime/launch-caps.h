@@ -19,6 +19,11 @@
  * because runsc asks for them on paths a probe does not take. */
 extern const cap_value_t launch_runsc_caps[];
 extern const size_t launch_runsc_caps_n;
+/* The same plus what runsc --network=sandbox uses on the sandbox's veth
+ * (launch-veth.h): NET_ADMIN to move its addresses and routes into gVisor,
+ * NET_RAW for the packet socket gVisor's stack sends and receives on. */
+extern const cap_value_t launch_runsc_netstack_caps[];
+extern const size_t launch_runsc_netstack_caps_n;
 
 bool launch_caps_contains(const cap_value_t *set, size_t n, cap_value_t c);
 

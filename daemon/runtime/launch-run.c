@@ -11,6 +11,7 @@
 #include "launch-cgroup.h"
 #include "launch-env.h"
 #include "launch-guard.h"
+#include "launch-veth.h"
 #include "launch.h"
 #include "oci-bundle.h"
 #include "spawn.h"
@@ -260,7 +261,7 @@ static bool stale_state_exists(const LaunchArgs *a) {
 }
 
 static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *home, char *dir, size_t dir_size) {
-        char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX];
+        char hostname[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], netns[64];
         _cleanup_strv_free_erase_ char **spec_env = NULL;
         _cleanup_free_ char **env = NULL;
         _cleanup_free_ char *creds = NULL;
@@ -282,6 +283,7 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
         if (r < 0)
                 return r;
 
+        snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int) getpid());
         snprintf(hostname, sizeof(hostname), LAUNCH_CONTAINER_PREFIX "%s", a->id);
         for (char *c = hostname; *c; c++)
                 if (*c == '_')
@@ -303,6 +305,10 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
                 .disk_max = a->disk,
                 .tmp_size = a->tmp_size,
                 .nofile = a->nofile,
+                /* The launcher's own: launch_veth_setup() moves it into the
+                 * sandbox's namespace before runsc starts, and it outlives
+                 * runsc, so the path names that namespace all along. */
+                .network_ns_path = streq_ptr(a->network, "veth") ? netns : NULL,
         };
 
         snprintf(dir, dir_size, LAUNCH_BUNDLES_DIR "/%s", a->id);
@@ -326,26 +332,48 @@ static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, cons
 
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
                 snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
-                snprintf(network, sizeof(network), "--network=%s", a->network);
+                bool veth = streq(a->network, "veth");
+                snprintf(network, sizeof(network), "--network=%s", veth ? "sandbox" : a->network);
                 /* --ignore-cgroups: the unit's cgroup already holds runsc and
                  * its sandbox. --network=none: the sandbox has gVisor's own
                  * loopback and nothing else, and the sentry makes no host
-                 * network calls at all. --network=host is for a worker with
-                 * an egress proxy: the sandbox then uses the unit's
-                 * PrivateNetwork namespace, where only the proxy listens (see
-                 * oci-bundle.h); it costs ~35 ms of start (bench/runtime).
-                 * --overlay2=none: the root stays the read-only image, with no
-                 * writable layer (its default would put one in the image dir). */
-                char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
-                                 network, (char *) "--overlay2=none", platform,
-                                 (char *) "run", (char *) "--bundle", (char *) bundle, (char *) container, NULL };
+                 * network calls at all. veth is for a worker with a proxy:
+                 * gVisor's own stack on the veth launch_veth_setup() made,
+                 * which runsc can checkpoint; --net-disconnect-ok lets it do
+                 * so while connections are open, resetting them (without it
+                 * any open or recently closed TCP connection refuses the
+                 * checkpoint for as long as it lasts, about 60 s after a
+                 * close). --overlay2=none: the root stays the read-only
+                 * image, with no writable layer (its default would put one in
+                 * the image dir). */
+                if (veth) {
+                        int r = launch_veth_hide_rootns_test();
+                        if (r < 0) {
+                                log_error_errno(r, "Failed to hide /proc/sys/net/core from runsc: %m");
+                                _exit(LAUNCH_EXIT_SETUP);
+                        }
+                }
                 /* A resumed worker: the same sandbox, from its checkpoint. */
                 char image[PATH_MAX + 16];
                 snprintf(image, sizeof(image), "--image-path=" LAUNCH_SUSPEND_ROOT "/%s", a->id);
-                char *restore[] = { (char *) a->runtime_path, (char *) root, (char *) "--ignore-cgroups",
-                                    network, (char *) "--overlay2=none", platform, (char *) "restore", image,
-                                    (char *) "--bundle", (char *) bundle, (char *) container, NULL };
-                execve(argv[0], a->restore ? restore : argv, launch_runtime_environment);
+                char *argv[16];
+                size_t n = 0;
+                argv[n++] = (char *) a->runtime_path;
+                argv[n++] = (char *) root;
+                argv[n++] = (char *) "--ignore-cgroups";
+                argv[n++] = network;
+                if (veth)
+                        argv[n++] = (char *) "--net-disconnect-ok";
+                argv[n++] = (char *) "--overlay2=none";
+                argv[n++] = platform;
+                argv[n++] = a->restore ? (char *) "restore" : (char *) "run";
+                if (a->restore)
+                        argv[n++] = image;
+                argv[n++] = (char *) "--bundle";
+                argv[n++] = (char *) bundle;
+                argv[n++] = (char *) container;
+                argv[n] = NULL;
+                execve(argv[0], argv, launch_runtime_environment);
         } else {
                 char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "run", (char *) "--bundle",
                                  (char *) bundle, (char *) container, NULL };
@@ -472,8 +500,10 @@ int launch_run(const LaunchArgs *a) {
         }
         /* Kata's needs are not known on this host (no Kata here), so only
          * runsc gets the measured set; see launch-caps.h. */
+        bool veth = a->runtime == LAUNCH_RUNTIME_RUNSC && streq(a->network, "veth");
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
-                r = launch_caps_limit(launch_runsc_caps, launch_runsc_caps_n);
+                r = veth ? launch_caps_limit(launch_runsc_netstack_caps, launch_runsc_netstack_caps_n)
+                         : launch_caps_limit(launch_runsc_caps, launch_runsc_caps_n);
                 if (r < 0) {
                         log_error_errno(r, "Failed to limit capabilities: %m");
                         (void) remove_bundle(a);
@@ -481,6 +511,12 @@ int launch_run(const LaunchArgs *a) {
                 }
         }
         if (launch_check_namespaces(a->id) < 0) {
+                (void) remove_bundle(a);
+                return LAUNCH_EXIT_SETUP;
+        }
+        /* After the check: the sandbox's namespace is a new one, the check
+         * is of the unit's, which holds the proxy's end. */
+        if (veth && launch_veth_setup(a->id) < 0) {
                 (void) remove_bundle(a);
                 return LAUNCH_EXIT_SETUP;
         }

@@ -4,11 +4,12 @@
  * starts the sandbox again from it (launch-run.c).
  *
  * Measured with runsc 0.0~20240729 (systrap) in the test bed: checkpoint
- * works for a sandbox on gVisor's own network stack (--network=none); the
- * sandbox exits once it is saved, so "runsc run" returns 0 and the worker's
- * unit ends. On the host network (--network=host, a worker with an egress
- * proxy) runsc refuses: "checkpoint not supported when using hostinet", and
- * the sandbox keeps running. Restore needs the same bundle (mounts, UID),
+ * works for a sandbox on gVisor's own network stack (--network=none, and
+ * --network=sandbox on the veth a worker with a proxy gets, launch-veth.h);
+ * the sandbox exits once it is saved, so "runsc run" returns 0 and the
+ * worker's unit ends. On the host network (runsc --network=host, which
+ * workers with a proxy used before) runsc refuses: "checkpoint not supported
+ * when using hostinet", and the sandbox keeps running. Restore needs the same bundle (mounts, UID),
  * which the launcher writes again from the same arguments. */
 #include <dirent.h>
 #include <fcntl.h>

@@ -5,8 +5,9 @@
 /* A "+" command runs in the unit's network and IPC namespaces but gets no
  * file-system namespacing (systemd 252 gives it at most a mount namespace for
  * PrivateTmp=, with the host's /usr writable and /proc/1 visible), so only
- * those two are promised, and checked. runsc --network=host would use the
- * host's network if the unit's were not private. */
+ * those two are promised, and checked. The proxy's end of a sandbox's veth
+ * (launch-veth.h) would be in the host's network if the unit's were not
+ * private. */
 #define LAUNCH_NS_MASK (NS_MASK(NS_NET) | NS_MASK(NS_IPC))
 
 int launch_check_namespaces(const char *id) {

@@ -386,12 +386,20 @@ static struct json_object *build_linux(const OciBundleSpec *s) {
         if (append(ns, namespace("pid")) < 0 || append(ns, namespace("ipc")) < 0 ||
             append(ns, namespace("uts")) < 0 || append(ns, namespace("mount")) < 0)
                 return NULL;
-        /* runsc with --network=host (a worker with an egress proxy) runs in
-         * the unit's PrivateNetwork namespace: a network entry here would cut
-         * it off from the loopback the proxy listens on; with --network=none
-         * runsc ignores it. A Kata VM always has its own. */
+        /* runsc with --network=none ignores a network entry. With a proxy
+         * (--network=sandbox) it takes the namespace named here, the one the
+         * launcher made around the sandbox's end of the veth; runsc 0.0~20240729
+         * refuses to take the one it runs in without a path ("cannot run with
+         * network enabled in root network namespace"). A Kata VM always has
+         * its own. */
         if (s->profile == OCI_PROFILE_KATA && append(ns, namespace("network")) < 0)
                 return NULL;
+        if (s->profile == OCI_PROFILE_RUNSC && s->network_ns_path) {
+                _cleanup_json_ struct json_object *net = namespace("network");
+                if (!net || add(net, "path", json_object_new_string(s->network_ns_path)) < 0 ||
+                    append(ns, TAKE_PTR(net)) < 0)
+                        return NULL;
+        }
         if (add(lx, "namespaces", TAKE_PTR(ns)) < 0 || add(lx, "resources", build_resources(s)) < 0 ||
             add(lx, "maskedPaths", string_array(masked_kernel_paths)) < 0 ||
             add(lx, "readonlyPaths", string_array(readonly_kernel_paths)) < 0)

@@ -17,10 +17,10 @@
  *     noexec,nosuid,nodev tmpfs /tmp;
  *   - positive pids/memory/cpu limits, both as linux.resources and, because
  *     gVisor with --ignore-cgroups only honours rlimits, as RLIMIT_NPROC.
- * Profiles differ only where the runtime needs it: runsc gets no network
- * namespace (with --network=none it has its own loopback only; with
- * --network=host, for a worker with an egress proxy, it sees only the unit's
- * private namespace, where the proxy listens);
+ * Profiles differ only where the runtime needs it: runsc gets a network
+ * namespace only with network_ns_path (the launcher's, around the sandbox's
+ * end of the veth to the proxy, launch-veth.h; with --network=none it has
+ * its own loopback only);
  * Kata gets one (the VM's own) and VM sizing annotations. */
 
 #include <stdbool.h>
@@ -68,6 +68,8 @@ typedef struct OciBundleSpec {
         uint64_t disk_max;              /* bytes; 0: the home is a bind of the host home */
         uint64_t tmp_size;              /* bytes; 0: OCI_DEFAULT_TMP_SIZE */
         uint64_t nofile;                /* 0: OCI_DEFAULT_NOFILE */
+        const char *network_ns_path;    /* runsc: the sandbox's network namespace (launch-veth.h);
+                                         * NULL: none in the spec */
 } OciBundleSpec;
 
 /* The paths hidden from every worker; defined in daemon/worker-view.c, whose

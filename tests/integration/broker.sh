@@ -4,7 +4,8 @@
 # runs: a TLS upstream signed by a test CA (trusted through the operator's
 # Egress:BrokerCAFile) in a network namespace of its own receives the
 # injected header from curl, Python's urllib and Node's fetch in a trusted
-# and a gVisor worker, which call http://127.0.0.1:<port> from
+# and a gVisor worker, which call http://127.0.0.1:<port> (the gVisor one
+# http://10.255.255.1:<port>, on its veth) from
 # SANDBOX_SERVICE_<NAME>_URL; a worker-sent Authorization never arrives; a
 # service whose name resolves to a private address is refused; git clones
 # over smart HTTP from a forge that demands the credential. The secret is
@@ -165,9 +166,12 @@ for class in trusted standard; do
     fi
     diag "$class results: $(home_file "$id" results | tr '\n' ' ')"
     env_w=$(home_file "$id" env.txt)
+    # A gVisor worker reaches the proxy's listeners on its veth (worker-veth.h).
+    svc_host='127\.0\.0\.1'
+    [ "$class" = standard ] && svc_host='10\.255\.255\.1'
     check_output "$class: the worker finds GITHUB's base URL in SANDBOX_SERVICE_GITHUB_URL" \
-        '^SANDBOX_SERVICE_GITHUB_URL=http://127\.0\.0\.1:3129$' printf '%s\n' "$env_w"
-    check_output "$class: ... and PRIV's, on the next port" '^SANDBOX_SERVICE_PRIV_URL=http://127\.0\.0\.1:3130$' \
+        "^SANDBOX_SERVICE_GITHUB_URL=http://$svc_host:3129\$" printf '%s\n' "$env_w"
+    check_output "$class: ... and PRIV's, on the next port" "^SANDBOX_SERVICE_PRIV_URL=http://$svc_host:3130\$" \
         printf '%s\n' "$env_w"
     check_fails "$class: no proxy variables for a worker without egress" grep -qi '^https_proxy=' <<<"$env_w"
 

@@ -122,7 +122,7 @@ check "the worker's OCI bundle exists while it runs (config.json, whole JSON)" w
 bundle=$(ct cat "/run/sandboxd/bundles/$WID/config.json" 2>/dev/null)
 check_output "bundle: root is read-only" '"readonly": *true' echo "$bundle"
 check_output "bundle: noNewPrivileges" '"noNewPrivileges": *true' echo "$bundle"
-check_fails "bundle: no network namespace (runsc --network=host sees only the unit's empty one)" \
+check_fails "bundle: no network namespace (runsc gives the sandbox the launcher's own)" \
     sh -c "printf '%s' '$bundle' | python3 -c 'import json,sys; ns=[n[\"type\"] for n in json.load(sys.stdin)[\"linux\"][\"namespaces\"]]; sys.exit(0 if \"network\" in ns else 1)'"
 sbx_call StopWorker s "$WID" >/dev/null
 wait_until 20 unit_gone "sandbox-$WID.service"

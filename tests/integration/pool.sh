@@ -108,11 +108,11 @@ check_eq "trusted: no pool, StartMode cold" "cold" "$(sbx_prop "$WID" StartMode)
 # ---- egress through a pooled sandbox ------------------------------------------
 create --class untrusted --allow example.invalid -- /bin/sh -c \
     'echo "proxy:$HTTPS_PROXY"; printf "CONNECT denied.invalid:443 HTTP/1.1\r\nHost: denied.invalid:443\r\n\r\n" |
-     timeout 10 python3 -c "import socket,sys; s=socket.create_connection((\"127.0.0.1\",3128)); s.sendall(sys.stdin.buffer.read()); print(\"reply:\"+s.recv(200).decode().splitlines()[0])"'
+     timeout 10 python3 -c "import socket,sys; s=socket.create_connection((\"10.255.255.1\",3128)); s.sendall(sys.stdin.buffer.read()); print(\"reply:\"+s.recv(200).decode().splitlines()[0])"'
 check_eq "egress: StartMode is pooled" "pooled" "$(sbx_prop "$WID" StartMode)"
 out=$(output "$WID")
 diag "$out"
-check_output "egress: the proxy variable is set" '^proxy:http://127.0.0.1:3128$' echo "$out"
+check_output "egress: the proxy variable is set (the veth's proxy address)" '^proxy:http://10.255.255.1:3128$' echo "$out"
 check_output "egress: the proxy answers with the worker's policy (a forbidden host: 403)" '^reply:HTTP/1.[01] 403' echo "$out"
 create --class untrusted -- /bin/sh -c \
     'timeout 10 python3 -c "import socket; s=socket.create_connection((\"127.0.0.1\",3128)); s.sendall(b\"CONNECT a.invalid:443 HTTP/1.1\r\n\r\n\"); print(\"reply:\"+repr(s.recv(200)))" 2>&1 | tail -n1'

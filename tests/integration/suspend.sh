@@ -136,10 +136,7 @@ check_eq "and creates no unit" "$before_units" "$(sbx_units)"
 check_eq "and no home" "$before_state" "$(sbx_state_entries)"
 check_error "an IdleAction that is not stop or suspend is refused" org.sandboxd1.Error.InvalidSpec \
     root CreateWorker 'a{sv}' 2 Argv as 1 /bin/true IdleAction s sleep
-ANY=$(ct sandboxctl create --class standard --allow example.org -- /bin/sleep 300)
-check_error "a worker with egress cannot be suspended (runsc: hostinet)" org.sandboxd1.Error.NotSupported \
-    root SuspendWorker s "$ANY"
-ct sandboxctl stop "$ANY" >/dev/null
+# (A gVisor worker with egress or Services can be: tests/integration/suspend-egress.sh.)
 
 # ---- a restart of sandboxd keeps a suspended worker; a boot loses it ------------------
 RID=$(ct sandboxctl create --class standard -- /usr/bin/python3 -c "$COUNTER" 4)

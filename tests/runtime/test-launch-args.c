@@ -15,7 +15,7 @@
 
 static void test_run_full(void **state) {
         char *argv[] = { "sandbox-launch", "run", "--id", "abc123", "--runtime", "runsc",
-                         "--runtime-path=/usr/bin/runsc", "--platform", "ptrace", "--network=host", "--root-image", "/srv/img",
+                         "--runtime-path=/usr/bin/runsc", "--platform", "ptrace", "--network=veth", "--root-image", "/srv/img",
                          "--home", "/var/lib/sandboxd/workers/abc123", "--pids", "256", "--memory", "256M",
                          "--cpu-percent", "50", "--disk", "64M", "--tmp-size=16M", "--nofile", "2048",
                          "--setenv", "FOO=bar", "--setenv=LANG=C", "--", "/bin/sh", "-c", "--not-an-option", NULL };
@@ -28,7 +28,7 @@ static void test_run_full(void **state) {
         assert_int_equal(a.runtime, LAUNCH_RUNTIME_RUNSC);
         assert_string_equal(a.runtime_path, "/usr/bin/runsc");
         assert_string_equal(a.platform, "ptrace");
-        assert_string_equal(a.network, "host");
+        assert_string_equal(a.network, "veth");
         assert_string_equal(a.root_image, "/srv/img");
         assert_string_equal(a.home, "/var/lib/sandboxd/workers/abc123");
         assert_int_equal(a.pids, 256);
@@ -112,8 +112,10 @@ static const BadCase bad_cases[] = {
         { { "run", RUN_OK, "--runtime", "runc", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "runsc, kata or wasm" },
         { { "run", RUN_OK, "--runtime", "wasm", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "runsc or kata for run" },
         { { "run", RUN_OK, "--platform", "kvm", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "systrap or ptrace" },
-        { { "run", RUN_OK, "--network", "sandbox", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "none or host" },
-        { { "run", RUN_OK, "--runtime", "kata", "--network", "host", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
+        { { "run", RUN_OK, "--network", "sandbox", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "none or veth" },
+        /* The host network (hostinet) cannot be checkpointed: no longer offered. */
+        { { "run", RUN_OK, "--network", "host", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "none or veth" },
+        { { "run", RUN_OK, "--runtime", "kata", "--network", "veth", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
           "--network is for runsc only" },
         { { "run", RUN_OK, "--runtime", "kata", "--platform", "ptrace", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
           "for runsc only" },

@@ -188,6 +188,26 @@ static void assert_masks(struct json_object *cfg) {
         }
 }
 
+/* With a proxy the launcher names its own namespace, which it moved into the
+ * sandbox's (launch-veth.h): runsc takes exactly that one. */
+static void test_runsc_network_ns(void **state) {
+        OciBundleSpec s = base_spec();
+        s.network_ns_path = "/proc/4242/ns/net";
+        struct json_object *cfg = build_ok(&s), *ns = get(cfg, "linux", "namespaces", NULL);
+        size_t found = 0;
+
+        assert_invariants(cfg, &s);
+        for (size_t i = 0; i < json_object_array_length(ns); i++) {
+                struct json_object *n = json_object_array_get_idx(ns, i);
+                if (!streq(json_object_get_string(get(n, "type", NULL)), "network"))
+                        continue;
+                found++;
+                assert_string_equal(json_object_get_string(get(n, "path", NULL)), "/proc/4242/ns/net");
+        }
+        assert_int_equal(found, 1);
+        json_object_put(cfg);
+}
+
 static void test_runsc_default(void **state) {
         OciBundleSpec s = base_spec();
         struct json_object *cfg = build_ok(&s), *env, *home;
@@ -195,7 +215,7 @@ static void test_runsc_default(void **state) {
 
         assert_invariants(cfg, &s);
         assert_masks(cfg);
-        /* runsc: no network namespace, so --network=host means the unit's */
+        /* runsc without a proxy: no network namespace (--network=none ignores it) */
         assert_false(has_namespace(cfg, "network"));
         assert_false(has_namespace(cfg, "user"));
         assert_null(get(cfg, "annotations", NULL));
@@ -407,6 +427,7 @@ static void test_profile_names(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_runsc_default),
+                cmocka_unit_test(test_runsc_network_ns),
                 cmocka_unit_test(test_runsc_credentials),
                 cmocka_unit_test(test_runsc_disk_cap),
                 cmocka_unit_test(test_runsc_spec_path_and_sizes),

@@ -98,7 +98,7 @@ static void test_aux_units(void **state) {
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
         assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", &spec,
-                                                        "/usr/libexec/sandboxd/sandbox-egress",
+                                                        SBX_RUNTIME_SYSTEMD, "/usr/libexec/sandboxd/sandbox-egress",
                                                         "/run/sandboxd/credentials.sock"), 0);
         d = test_message_dump(m);
         assert_non_null(d);
@@ -139,7 +139,7 @@ static void test_aux_units(void **state) {
         /* No destination allowed: no aux units at all. */
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", &spec, NULL,
+        assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", &spec, SBX_RUNTIME_SYSTEMD, NULL,
                                                         "/run/sandboxd/credentials.sock"), 0);
         free(d);
         d = test_message_dump(m);
@@ -182,7 +182,7 @@ static void spec_with_services(WorkerSpec *s) {
                 sbx_service_apply_defaults(&s->services[i]);
 }
 
-static char *aux_units_dump(const WorkerSpec *spec) {
+static char *aux_units_dump_runtime(const WorkerSpec *spec, SbxRuntime runtime) {
         int peer = -1;
         sd_bus *bus = test_bus_new_offline(&peer);
         sd_bus_message *m = NULL;
@@ -192,7 +192,7 @@ static char *aux_units_dump(const WorkerSpec *spec) {
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
         assert_int_equal(worker_egress_append_aux_units(m, "0123456789ab", "sandbox-0123456789ab.service", spec,
-                                                        "/usr/libexec/sandboxd/sandbox-egress",
+                                                        runtime, "/usr/libexec/sandboxd/sandbox-egress",
                                                         "/run/sandboxd/credentials.sock"), 0);
         d = test_message_dump(m);
         assert_non_null(d);
@@ -200,6 +200,29 @@ static char *aux_units_dump(const WorkerSpec *spec) {
         close(peer);
         sd_bus_close_unref(bus);
         return d;
+}
+
+static char *aux_units_dump(const WorkerSpec *spec) {
+        return aux_units_dump_runtime(spec, SBX_RUNTIME_SYSTEMD);
+}
+
+/* A gVisor worker reaches only the veth's address of the unit's namespace:
+ * every listener is there, none on loopback (which it cannot reach), and
+ * FreeBind lets the socket bind before the launcher makes the address. */
+static void test_aux_units_veth(void **state) {
+        _cleanup_free_ char *d = NULL;
+        WorkerSpec s;
+
+        spec_with_services(&s);
+        s.egress_allow = strv2("example.org", NULL);
+        d = aux_units_dump_runtime(&s, SBX_RUNTIME_RUNSC);
+        assert_non_null(strstr(d, "\"10.255.255.1:3128\""));
+        assert_non_null(strstr(d, "\"10.255.255.1:3129\""));
+        assert_non_null(strstr(d, "\"10.255.255.1:3130\""));
+        assert_null(strstr(d, "127.0.0.1"));
+        assert_null(strstr(d, "[::1]"));
+        assert_non_null(strstr(d, "\"FreeBind\""));
+        worker_spec_done(&s);
 }
 
 static void test_aux_units_services(void **state) {
@@ -306,10 +329,13 @@ static void test_service_url_env(void **state) {
         WorkerSpec s;
 
         spec_with_services(&s);
-        assert_int_equal(worker_service_url_env(&s.services[0], 0, &a), 0);
+        assert_int_equal(worker_service_url_env(&s.services[0], 0, SBX_RUNTIME_SYSTEMD, &a), 0);
         assert_string_equal(a, "SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129");
-        assert_int_equal(worker_service_url_env(&s.services[1], 1, &b), 0);
+        assert_int_equal(worker_service_url_env(&s.services[1], 1, SBX_RUNTIME_SYSTEMD, &b), 0);
         assert_string_equal(b, "SANDBOX_SERVICE_OTHER_2_URL=http://127.0.0.1:3130");
+        free(a);
+        assert_int_equal(worker_service_url_env(&s.services[0], 0, SBX_RUNTIME_RUNSC, &a), 0);
+        assert_string_equal(a, "SANDBOX_SERVICE_GITHUB_URL=http://10.255.255.1:3129");
         worker_spec_done(&s);
 }
 
@@ -347,6 +373,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_refuses_bad_operator_entries),
                 cmocka_unit_test(test_aux_units),
                 cmocka_unit_test(test_aux_units_services),
+                cmocka_unit_test(test_aux_units_veth),
                 cmocka_unit_test(test_policy_services),
                 cmocka_unit_test(test_service_url_env),
                 cmocka_unit_test(test_resolver_addresses),

@@ -285,7 +285,7 @@ static void test_every_class_has_trusted_walls(void **state) {
         assert_int_equal(r, 0);
         _cleanup_free_ char *wasm = build(SBX_RUNTIME_WASM, NULL, &r);
         assert_int_equal(r, 0);
-        _cleanup_free_ char *runsc = build(SBX_RUNTIME_RUNSC, "http://127.0.0.1:3128", &r);
+        _cleanup_free_ char *runsc = build(SBX_RUNTIME_RUNSC, "http://10.255.255.1:3128", &r);
         assert_int_equal(r, 0);
         _cleanup_free_ char *kata = build(SBX_RUNTIME_KATA, NULL, &r);
         assert_int_equal(r, 0);
@@ -333,7 +333,7 @@ static void test_proxy_environment(void **state) {
 
 static void test_runsc_unit(void **state) {
         int r;
-        _cleanup_free_ char *d = build(SBX_RUNTIME_RUNSC, "http://127.0.0.1:3128", &r);
+        _cleanup_free_ char *d = build(SBX_RUNTIME_RUNSC, "http://10.255.255.1:3128", &r);
 
         assert_int_equal(r, 0);
         /* The launcher runs privileged and execs runsc; the workload's argv
@@ -344,14 +344,14 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--runtime=runsc\"");
         assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/runsc\"");
         assert_prop(d, "ExecStartEx", "\"--platform=systrap\"");
-        /* with a proxy, the sandbox needs the unit's namespace it listens in */
-        assert_prop(d, "ExecStartEx", "\"--network=host\"");
+        /* with a proxy, the sandbox gets the veth to its listeners */
+        assert_prop(d, "ExecStartEx", "\"--network=veth\"");
         assert_false(prop_has(d, "ExecStartEx", "--network=none"));
         assert_prop(d, "ExecStartEx", "\"--pids=256\"");
         assert_prop(d, "ExecStartEx", "\"--memory=67108864\"");
         assert_prop(d, "ExecStartEx", "\"--cpu-percent=25\"");
         assert_false(prop_has(d, "ExecStartEx", "LANG=C.UTF-8"));
-        assert_prop(d, "ExecStartEx", "\"--setenv=HTTPS_PROXY=http://127.0.0.1:3128\"");
+        assert_prop(d, "ExecStartEx", "\"--setenv=HTTPS_PROXY=http://10.255.255.1:3128\"");
         assert_prop(d, "LoadCredential", "\"sandboxd.environment\"");
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"privileged\"");
@@ -422,9 +422,12 @@ static void test_service_environment(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(runtimes); i++) {
                 bool launcher = runtimes[i] == SBX_RUNTIME_RUNSC || runtimes[i] == SBX_RUNTIME_KATA;
                 const char *prop = launcher ? "ExecStartEx" : "Environment";
-                const char *github = launcher ? "\"--setenv=SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129\""
+                bool veth = runtimes[i] == SBX_RUNTIME_RUNSC;
+                const char *github = veth   ? "\"--setenv=SANDBOX_SERVICE_GITHUB_URL=http://10.255.255.1:3129\""
+                                     : launcher ? "\"--setenv=SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129\""
                                               : "\"SANDBOX_SERVICE_GITHUB_URL=http://127.0.0.1:3129\"";
-                const char *pypi = launcher ? "\"--setenv=SANDBOX_SERVICE_PYPI_URL=http://127.0.0.1:3130\""
+                const char *pypi = veth   ? "\"--setenv=SANDBOX_SERVICE_PYPI_URL=http://10.255.255.1:3130\""
+                                   : launcher ? "\"--setenv=SANDBOX_SERVICE_PYPI_URL=http://127.0.0.1:3130\""
                                             : "\"SANDBOX_SERVICE_PYPI_URL=http://127.0.0.1:3130\"";
                 int r;
                 _cleanup_free_ char *d = build(runtimes[i], NULL, &r);
@@ -437,7 +440,7 @@ static void test_service_environment(void **state) {
                 assert_prop(d, "Requires", "\"sandbox-0123456789ab-egress.socket\"");
                 assert_prop(d, "JoinsNamespaceOf", "\"sandbox-0123456789ab-egress.socket\"");
                 if (runtimes[i] == SBX_RUNTIME_RUNSC)
-                        assert_prop(d, "ExecStartEx", "\"--network=host\"");
+                        assert_prop(d, "ExecStartEx", "\"--network=veth\"");
                 if (strstr(d, SERVICE_SECRET))
                         fail_msg("runtime %s: a service's secret is in the unit", sbx_runtime_to_string(runtimes[i]));
                 /* The worker itself never loads the broker's secrets. */
@@ -454,7 +457,7 @@ static void test_runsc_unit_without_egress(void **state) {
 
         assert_int_equal(r, 0);
         assert_prop(d, "ExecStartEx", "\"--network=none\"");
-        assert_false(prop_has(d, "ExecStartEx", "--network=host"));
+        assert_false(prop_has(d, "ExecStartEx", "--network=veth"));
         assert_false(prop_has(d, "ExecStartEx", "HTTPS_PROXY"));
         assert_prop(d, "PrivateNetwork", "BOOLEAN true");
         assert_null(strstr(d, "egress.socket"));
