@@ -3,8 +3,9 @@
 # reliability suite's seeded mix of runs, random stops, idle reaps, killed
 # clients and egress through a local upstream, over trusted, standard and
 # untrusted) in a throwaway test-bed container. Records cycles per second,
-# sandboxd's VmRSS and open fds before and after (fds: before any worker and
-# once ended workers have left the bus; RSS: after a 12-cycle warm-up), and
+# sandboxd's VmRSS and open fds before and after (fds: after a 12-cycle
+# warm-up and once ended workers have left the bus, the warm pool at rest
+# both times; RSS: after the warm-up and right after the last cycle), and
 # what was left behind (tests/reliability/leaks.sh); prints a table and
 # writes bench/results/churn.json. JOBS drivers run side by side against the
 # one sandboxd (seeds SEED, SEED+1, ...; COUNT split between them): more
@@ -52,11 +53,27 @@ main_pid() { ct systemctl show -P MainPID sandboxd.service; }
 fds() { ct sh -c "ls /proc/$(main_pid)/fd | wc -l"; }
 # shellcheck disable=SC2016  # awk's own $2
 rss() { ct awk '/^VmRSS:/ {print $2}' "/proc/$(main_pid)/status"; }
+# The warm pool's waiting sandboxes hold their stdio pipes in sandboxd: the
+# fds are compared with the pool at rest (the same sandboxes waiting, and
+# the count unchanged, over two seconds) on both sides.
+pooled() { ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager PooledSandboxes; }
+pool_at_rest() {
+    local a b
+    for _ in $(seq 300); do
+        a="$(pooled) $(fds)"
+        sleep 2
+        b="$(pooled) $(fds)"
+        [ "$a" = "$b" ] && return 0
+    done
+    echo "the pool did not come to rest: $b" >&2
+}
 pid0=$(main_pid)
-fds0=$(fds)
 tmp=$(mktemp)
 ct "$W/churn.sh" 12 "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || { echo "warm-up:"; cat "$tmp"; }
 rss0=$(rss)
+pool_at_rest
+pool0=$(pooled)
+fds0=$(fds)
 rc=0
 t0=$(date +%s%N)
 pids=()
@@ -76,14 +93,16 @@ for _ in $(seq 900); do
     [ "$(fds)" -le "$fds0" ] && ! ct "$W/leaks.sh" | grep -qv ' 0$' && break
     sleep 0.1
 done
+pool_at_rest
+pool1=$(pooled)
 fds1=$(fds)
 leaks=$(ct "$W/leaks.sh")
 pid1=$(main_pid)
 
 python3 - "$OUT/churn.json" "$COUNT" "$SEED" "$rc" "$pid0" "$pid1" "$fds0" "$fds1" "$rss0" "$rss1" \
-    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" "$JOBS" "$wall_ms" <<'PY'
+    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" "$JOBS" "$wall_ms" "${pool0#u }" "${pool1#u }" <<'PY'
 import json, re, sys
-out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summaries, leaks, jobs, ms = sys.argv[1:]
+out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summaries, leaks, jobs, ms, pool0, pool1 = sys.argv[1:]
 ms, kinds, failed, done = int(ms), {}, 0, 0
 for summary in summaries.splitlines():
     m = re.match(r"churn: (\d+) cycles in (\d+) ms \(seed \d+, classes ([^;]*);([^)]*)\), (\d+) failed", summary)
@@ -99,13 +118,15 @@ r = {"benchmark": "churn", "cycles": int(count), "seed": int(seed), "drivers": i
      "seconds": round(ms / 1000, 1), "cycles_per_second": round(int(count) / (ms / 1000), 2),
      "sandboxd_same_process": pid0 == pid1,
      "fds_before": int(fds0), "fds_after": int(fds1),
+     "pooled_before": int(pool0), "pooled_after": int(pool1),
      "rss_kb_before": int(rss0), "rss_kb_after": int(rss1), "leaks": leak,
-     "notes": "fds before: before any worker; fds after and leaks: once ended workers left the bus (30 s linger); "
+     "notes": "fds before: after the warm-up, the warm pool at rest; fds after and leaks: once ended workers left "
+              "the bus (30 s linger), the pool at rest again (pooled_* waiting sandboxes each time); "
               "RSS before: after a 12-cycle warm-up; RSS after: right after the last cycle"}
-print(f"{'cycles':>7} {'seconds':>8} {'cycles/s':>9} {'failed':>7} {'fds before/after':>17} {'RSS kB before/after':>20} {'leaks':>6}")
+print(f"{'cycles':>7} {'seconds':>8} {'cycles/s':>9} {'failed':>7} {'fds before/after':>17} {'pooled':>7} {'RSS kB before/after':>20} {'leaks':>6}")
 print(f"{r['cycles']:>7} {r['seconds']:>8} {r['cycles_per_second']:>9} {failed:>7} "
-      f"{str(r['fds_before']) + ' / ' + str(r['fds_after']):>17} {str(r['rss_kb_before']) + ' / ' + str(r['rss_kb_after']):>20} "
-      f"{sum(leak.values()):>6}")
+      f"{str(r['fds_before']) + ' / ' + str(r['fds_after']):>17} {pool0 + '/' + pool1:>7} "
+      f"{str(r['rss_kb_before']) + ' / ' + str(r['rss_kb_after']):>20} {sum(leak.values()):>6}")
 print("kinds: " + ", ".join(f"{k} {v}" for k, v in kinds.items()) + f"; seed {seed}; sandboxd same process: {pid0 == pid1}")
 print("left behind: " + ", ".join(f"{k} {v}" for k, v in leak.items()))
 json.dump(r, open(out, "w"), indent=2)
