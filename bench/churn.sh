@@ -54,16 +54,19 @@ fds() { ct sh -c "ls /proc/$(main_pid)/fd | wc -l"; }
 # shellcheck disable=SC2016  # awk's own $2
 rss() { ct awk '/^VmRSS:/ {print $2}' "/proc/$(main_pid)/status"; }
 # The warm pool's waiting sandboxes hold their stdio pipes in sandboxd: the
-# fds are compared with the pool at rest (the same sandboxes waiting, and
-# the count unchanged, over two seconds) on both sides.
+# fds are compared at rest (the same sandboxes waiting, the count unchanged
+# over two seconds, no worker left on the bus) on both sides.
 pooled() { ct busctl --system get-property org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager PooledSandboxes; }
+# Ended workers linger on the bus with their channel for 30 s: at rest means
+# none is left either.
+worker_objects() { ct busctl --system --list tree org.sandboxd1 | grep -c '^/org/sandboxd1/worker/' || true; }
 pool_at_rest() {
     local a b
     for _ in $(seq 300); do
-        a="$(pooled) $(fds)"
+        a="$(pooled) $(fds) $(worker_objects)"
         sleep 2
-        b="$(pooled) $(fds)"
-        [ "$a" = "$b" ] && return 0
+        b="$(pooled) $(fds) $(worker_objects)"
+        [ "$a" = "$b" ] && [ "${b##* }" = 0 ] && return 0
     done
     echo "the pool did not come to rest: $b" >&2
 }

@@ -16,8 +16,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
-PROXY = ("127.0.0.1", 3128)
+# Where the worker's proxy listens: 127.0.0.1 in a trusted worker's namespace,
+# the veth peer's address for a gVisor one (README "Egress").
+_url = urllib.parse.urlsplit(os.environ.get("HTTPS_PROXY", "http://127.0.0.1:3128"))
+PROXY = (_url.hostname, _url.port or 3128)
 
 
 def say(name, result):
