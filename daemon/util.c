@@ -216,6 +216,37 @@ static bool journal_send_connected(const struct iovec *iov, size_t n) {
         return false;
 }
 
+bool log_struct_echo(const char *message) {
+        if (log_to_stderr())
+                fprintf(stderr, "%s\n", message);
+        return log_to_journal();
+}
+
+int log_journal_sendmmsg(struct mmsghdr *msgs, unsigned n) {
+        unsigned done = 0;
+
+        for (int attempt = 0; attempt < 2 && done < n; attempt++) {
+                if (journal_fd < 0)
+                        journal_fd = journal_connect();
+                if (journal_fd < 0)
+                        return journal_fd;
+                while (done < n) {
+                        int k = sendmmsg(journal_fd, msgs + done, n - done, MSG_NOSIGNAL);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
+                                break;
+                        done += (unsigned) k;
+                }
+                if (done == n)
+                        break;
+                if (errno != ECONNREFUSED && errno != ENOTCONN && errno != ECONNRESET && errno != EPIPE)
+                        return done > 0 ? (int) done : -errno;
+                journal_fd = safe_close(journal_fd);   /* journald restarted */
+        }
+        return (int) done;
+}
+
 #define LOG_STRUCT_FIELDS_MAX 32
 
 static struct iovec iov_str(const char *s) {

@@ -38,6 +38,7 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
                 return r;
         }
         p->policy = policy;
+        journal_batch_init(&p->journal, event);
         log_limit_init(&p->refusal_log, policy->refusal_log_burst, policy->refusal_log_window_usec);
         *ret = p;
         return 0;
@@ -55,7 +56,7 @@ static void proxy_log_refusal_summary(Proxy *p) {
         snprintf(window, sizeof(window), "%" PRIu64, p->refusal_log.window_usec);
         snprintf(message, sizeof(message), "egress refusals not logged one by one: %s in %" PRIu64 " s (%s) worker=%s",
                  count, p->refusal_log.window_usec / USEC_PER_SEC, reasons, id);
-        log_struct(LOG_WARNING, message,
+        journal_batch_add(&p->journal, LOG_WARNING, message,
                    "SANDBOXD_WORKER_ID", id,
                    "EGRESS_SUPPRESSED", count,
                    "EGRESS_SUPPRESSED_REASONS", reasons,
@@ -105,6 +106,7 @@ Proxy *proxy_free(Proxy *p) {
                 tunnel_end_at_shutdown(p->tunnels);
         /* What a window held back is still reported when the proxy stops. */
         proxy_log_refusal_summary(p);
+        journal_batch_done(&p->journal);
         sd_event_source_disable_unref(p->summary_timer);
         for (size_t i = 0; i < p->n_listeners; i++)
                 sd_event_source_disable_unref(p->listeners[i]);

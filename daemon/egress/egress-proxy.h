@@ -13,6 +13,7 @@
 #include "egress-policy.h"
 #include "egress-resolve.h"
 #include "host-addrs.h"
+#include "journal-batch.h"
 #include "log-limit.h"
 #include "token-bucket.h"
 
@@ -41,6 +42,7 @@ typedef struct Proxy {
         HostAddrSet host_addrs;      /* refused as destinations: the proxy runs in the host's namespace */
         HostAddrWatch *host_watch;
         LogLimit refusal_log;        /* bounds the deny entries this worker can cause */
+        JournalBatch journal;        /* every entry of a tunnel or refusal goes through it */
         sd_event_source *summary_timer;
         sd_event_source **listeners;
         size_t n_listeners;

@@ -146,7 +146,7 @@ static void tunnel_log_decision(Tunnel *t, const char *decision, const char *rea
         snprintf(message, sizeof(message), "egress %s %s:%s reason=%s sni=%s address=%s worker=%s",
                  decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",
                  t->address[0] ? t->address : "-", worker_id(t));
-        log_struct(prio, message,
+        journal_batch_add(&t->proxy->journal, prio, message,
                    "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
@@ -166,7 +166,7 @@ static void tunnel_log_close(Tunnel *t) {
         snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - t->start_usec);
         snprintf(message, sizeof(message), "egress close %s:%s address=%s bytes_in=%s bytes_out=%s usec=%s worker=%s",
                  t->host, port, t->address, in, out, usec, worker_id(t));
-        log_struct(LOG_INFO, message,
+        journal_batch_add(&t->proxy->journal, LOG_INFO, message,
                    "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
