@@ -83,6 +83,7 @@ void proxy_tunnel_link(Proxy *p, Tunnel *t) {
                 p->tunnels->prev = t;
         p->tunnels = t;
         p->n_tunnels++;
+        atomic_fetch_add(&p->shared->n_tunnels, 1);
 }
 
 void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
@@ -94,6 +95,7 @@ void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
                 t->next->prev = t->prev;
         t->prev = t->next = NULL;
         p->n_tunnels--;
+        atomic_fetch_sub(&p->shared->n_tunnels, 1);
 }
 
 static void direction_init(Direction *d) {
@@ -599,7 +601,7 @@ static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs
                 const char *range = egress_addr_classify((const struct sockaddr *) &addrs[i].sa, addrs[i].len,
                                                          p->private_ranges, p->n_private_ranges);
                 if (range) {
-                        static char reason[160];   /* used before the next decision: one thread, no reentry */
+                        static _Thread_local char reason[160];   /* used before the loop's next decision */
                         format_address(&addrs[i], t->address, sizeof(t->address));
                         snprintf(reason, sizeof(reason), "private-address %s", range);
                         tunnel_deny(t, 403, reason);
@@ -784,7 +786,7 @@ int tunnel_start(Proxy *p, int client_fd) {
         direction_init(&t->down);
         proxy_tunnel_link(p, t);
 
-        if (p->n_tunnels > p->policy->max_tunnels) {
+        if (atomic_load(&p->shared->n_tunnels) > p->policy->max_tunnels) {
                 tunnel_deny(t, 403, "too-many-tunnels");
                 return 0;
         }
