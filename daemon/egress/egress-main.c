@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -217,6 +218,11 @@ static int run(int argc, char **argv) {
 
         signal(SIGPIPE, SIG_IGN);
         raise_fd_limit();
+        /* One malloc arena for every event loop: a thread's own arena would
+         * keep up to its trim threshold of freed tunnels for good, a
+         * quarter more memory per idle proxy, for locks that two loops
+         * hardly ever contend. */
+        (void) mallopt(M_ARENA_MAX, 1);
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
