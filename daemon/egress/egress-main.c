@@ -303,11 +303,11 @@ static int run(int argc, char **argv) {
                 goto finish;
         }
         if (proxy->n_listeners > 0) {
+                /* More loops are for speed only: without them (a TasksMax, no
+                 * memory) the one loop serves every tunnel as it always did. */
                 r = proxy_loops_start(proxy, proxy_loops_wanted(proxy), args.resolv_conf, args.hosts_file, &loops);
-                if (r < 0) {
-                        log_error_errno(r, "Failed to start the proxy's other event loops: %m");
-                        goto finish;
-                }
+                if (r < 0)
+                        log_warning_errno(r, "Failed to start more event loops, running with one: %m");
         }
         r = egress_install_seccomp();
         if (r < 0) {
