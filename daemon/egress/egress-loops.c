@@ -3,11 +3,15 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 
 #include "egress-loops.h"
+#include "egress-tunnel.h"
 #include "util.h"
+
+#define HANDOFF_MAX 64   /* connections waiting for one loop; past that the first serves them */
 
 typedef struct Loop {
         pthread_t thread;
@@ -15,14 +19,19 @@ typedef struct Loop {
         sd_event *event;
         Proxy *proxy;
         int stop_fd;          /* written by the first loop's thread to end this one */
-        pthread_mutex_t lock; /* ready */
+        int handoff_fd;       /* eventfd: connections wait in handoff[] */
+        pthread_mutex_t lock; /* ready, handoff */
         pthread_cond_t cond;
         bool ready;
+        int handoff[HANDOFF_MAX];
+        unsigned n_handoff;
 } Loop;
 
 struct ProxyLoops {
+        Proxy *first;
         Loop loops[PROXY_LOOPS_MAX - 1];
         unsigned n;
+        unsigned next;        /* round robin over the loops */
 };
 
 unsigned proxy_loops_wanted(const Proxy *first) {
@@ -40,6 +49,53 @@ unsigned proxy_loops_wanted(const Proxy *first) {
 
 static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int on_handoff(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Loop *l = userdata;
+        int fds[HANDOFF_MAX];
+        eventfd_t value;
+        unsigned n;
+
+        (void) eventfd_read(fd, &value);
+        pthread_mutex_lock(&l->lock);
+        n = l->n_handoff;
+        memcpy(fds, l->handoff, n * sizeof(int));
+        l->n_handoff = 0;
+        pthread_mutex_unlock(&l->lock);
+        for (unsigned i = 0; i < n; i++) {
+                int r = tunnel_start(l->proxy, fds[i]);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to start tunnel: %m");
+        }
+        return 0;
+}
+
+/* The first loop accepts every connection and keeps it unless it is busy
+ * with a handshake already: one client at a time (the latency path) never
+ * crosses threads, many at once are spread over the loops. The loops do
+ * not watch the listeners themselves: each connection would wake all of
+ * them (sd-event cannot pass EPOLLEXCLUSIVE), costing every loop but one a
+ * wakeup and an accept4() that says EAGAIN. */
+static bool loops_dispatch(void *userdata, int fd) {
+        ProxyLoops *loops = userdata;
+        Proxy *first = loops->first;
+
+        if (first->n_tunnels == first->n_established || loops->n == 0)
+                return false;
+        Loop *l = &loops->loops[loops->next++ % loops->n];
+        bool queued = false;
+        pthread_mutex_lock(&l->lock);
+        if (l->n_handoff < HANDOFF_MAX) {
+                l->handoff[l->n_handoff++] = fd;
+                queued = true;
+        }
+        pthread_mutex_unlock(&l->lock);
+        /* An eventfd counter far from its maximum always takes a 1; the
+         * loop reads the queue whenever it wakes. */
+        if (queued)
+                (void) eventfd_write(l->handoff_fd, 1);
+        return queued;
 }
 
 static void *loop_thread(void *userdata) {
@@ -61,6 +117,11 @@ static void *loop_thread(void *userdata) {
 }
 
 static void loop_clear(Loop *l) {
+        /* Handed over after the loop's last look: never started, no decision to log. */
+        for (unsigned i = 0; i < l->n_handoff; i++)
+                safe_close(l->handoff[i]);
+        l->n_handoff = 0;
+        l->handoff_fd = safe_close(l->handoff_fd);
         proxy_free(l->proxy);
         l->proxy = NULL;
         l->event = sd_event_unref(l->event);
@@ -75,7 +136,7 @@ static void loop_clear(Loop *l) {
 static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const char *hosts_file) {
         int r;
 
-        *l = (Loop) { .stop_fd = -1 };
+        *l = (Loop) { .stop_fd = -1, .handoff_fd = -1 };
         pthread_mutex_init(&l->lock, NULL);
         pthread_cond_init(&l->cond, NULL);
         r = sd_event_new(&l->event);
@@ -84,15 +145,14 @@ static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const ch
         r = proxy_new_sibling(first, l->event, resolv_conf, hosts_file, &l->proxy);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < first->n_listeners; i++) {
-                r = proxy_watch_listener(l->proxy, sd_event_source_get_io_fd(first->listeners[i]));
-                if (r < 0)
-                        return r;
-        }
         l->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (l->stop_fd < 0)
+        l->handoff_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (l->stop_fd < 0 || l->handoff_fd < 0)
                 return -errno;
-        return sd_event_add_io(l->event, NULL, l->stop_fd, EPOLLIN, on_stop, NULL);
+        r = sd_event_add_io(l->event, NULL, l->stop_fd, EPOLLIN, on_stop, NULL);
+        if (r < 0)
+                return r;
+        return sd_event_add_io(l->event, NULL, l->handoff_fd, EPOLLIN, on_handoff, l);
 }
 
 static int loop_start(Loop *l) {
@@ -123,6 +183,7 @@ int proxy_loops_start(Proxy *first, unsigned n, const char *resolv_conf, const c
         loops = calloc(1, sizeof(*loops));
         if (!loops)
                 return -ENOMEM;
+        loops->first = first;
         for (unsigned i = 1; r >= 0 && i < MIN(n, (unsigned) PROXY_LOOPS_MAX); i++)
                 r = loop_prepare(&loops->loops[loops->n++], first, resolv_conf, hosts_file);
         for (unsigned i = 0; r >= 0 && i < loops->n; i++)
@@ -131,6 +192,8 @@ int proxy_loops_start(Proxy *first, unsigned n, const char *resolv_conf, const c
                 proxy_loops_stop(loops);
                 return r;
         }
+        first->dispatch = loops_dispatch;
+        first->dispatch_userdata = loops;
         *ret = loops;
         return 0;
 }
@@ -142,6 +205,7 @@ unsigned proxy_loops_count(const ProxyLoops *loops) {
 ProxyLoops *proxy_loops_stop(ProxyLoops *loops) {
         if (!loops)
                 return NULL;
+        loops->first->dispatch = NULL;
         for (unsigned i = 0; i < loops->n; i++) {
                 Loop *l = &loops->loops[i];
                 /* An eventfd counter far from its maximum always takes a 1. */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* More event loops for the CONNECT listeners, one thread each, for a
- * worker that opens many short tunnels: one loop gets one scheduler share
- * and one CPU, where tinyproxy's forked children get one each. Every loop
- * watches the same listening sockets and whichever wakes first accepts;
- * a tunnel stays in the loop that accepted it. Started before the seccomp
- * filter (which then covers every thread), after the capability drop, so
- * the threads inherit it. The broker's listeners stay in the first loop. */
+/* More event loops, one thread each, for a worker that opens many short
+ * tunnels: one loop gets one scheduler share and one CPU, where tinyproxy's
+ * forked children get one each. The first loop accepts every connection
+ * and serves it itself unless it is in the middle of another's handshake;
+ * then it hands the socket to the next loop in turn, which keeps the
+ * tunnel to its end. Started before the seccomp filter (which then covers
+ * every thread), after the capability drop, so the threads inherit it. The
+ * broker stays in the first loop. */
 
 #include <stddef.h>
 
@@ -21,8 +22,8 @@ typedef struct ProxyLoops ProxyLoops;
  * run on, at most PROXY_LOOPS_MAX; one when the policy sets a rate (the
  * per-destination buckets are one loop's, unlocked). */
 unsigned proxy_loops_wanted(const Proxy *first);
-/* Starts n - 1 loops beside first, watching first's listeners; returns once
- * each thread runs its loop. */
+/* Starts n - 1 loops beside first and has first hand connections to them;
+ * returns once each thread runs its loop. */
 int proxy_loops_start(Proxy *first, unsigned n, const char *resolv_conf, const char *hosts_file, ProxyLoops **ret);
 /* The loops started beside the first (0 for NULL). */
 unsigned proxy_loops_count(const ProxyLoops *loops);

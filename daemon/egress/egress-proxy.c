@@ -191,26 +191,12 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
                         log_warning_errno(errno, "accept() failed: %m");
                         return 0;
                 }
+                if (p->dispatch && p->dispatch(p->dispatch_userdata, cfd))
+                        continue;
                 int r = tunnel_start(p, cfd);
                 if (r < 0)
                         log_warning_errno(r, "Failed to start tunnel: %m");
         }
-}
-
-int proxy_watch_listener(Proxy *p, int fd) {
-        sd_event_source **a;
-        int r;
-
-        assert(p);
-        a = reallocarray(p->listeners, p->n_listeners + 1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        p->listeners = a;
-        r = sd_event_add_io(p->event, &p->listeners[p->n_listeners], fd, EPOLLIN, on_listener, p);
-        if (r < 0)
-                return r;
-        p->n_listeners++;
-        return 0;
 }
 
 int proxy_add_listener(Proxy *p, int fd) {

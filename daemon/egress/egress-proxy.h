@@ -61,6 +61,11 @@ typedef struct Proxy {
         bool accepted_nodelay;       /* every listener has TCP_NODELAY, which accepted sockets inherit */
         Tunnel *tunnels;
         unsigned n_tunnels;          /* this loop's */
+        unsigned n_established;      /* of them past the handshake, in which the CPU goes */
+        /* When set, an accepted connection is first offered to it: true if
+         * another loop took it (egress-loops.h), false to serve it here. */
+        bool (*dispatch)(void *userdata, int fd);
+        void *dispatch_userdata;
         DestBucket *buckets;
         size_t n_buckets;
         int spare_pipes[PROXY_SPARE_PIPES_MAX][2];
@@ -74,8 +79,6 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
  * own resolver, host-address watch, journal batch, pipes and tunnels,
  * first's policy, refusal bound and tunnel count. first must outlive it. */
 int proxy_new_sibling(Proxy *first, sd_event *event, const char *resolv_conf, const char *hosts_file, Proxy **ret);
-/* Watches a listening socket first already owns, for a sibling. */
-int proxy_watch_listener(Proxy *p, int fd);
 Proxy *proxy_free(Proxy *p);
 /* Takes ownership of a listening socket fd (made non-blocking here). */
 int proxy_add_listener(Proxy *p, int fd);

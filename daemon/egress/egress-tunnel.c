@@ -87,6 +87,8 @@ void proxy_tunnel_link(Proxy *p, Tunnel *t) {
 }
 
 void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
+        if (t->established)
+                p->n_established--;
         if (t->prev)
                 t->prev->next = t->next;
         else
@@ -390,6 +392,7 @@ static int tunnel_start_forwarding(Tunnel *t) {
 
 static void tunnel_established(Tunnel *t) {
         t->established = true;
+        t->proxy->n_established++;
         if (t->report_reason)
                 tunnel_log_decision(t, "report", t->report_reason);
         else
