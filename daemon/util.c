@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -168,6 +169,9 @@ void log_msg(int priority, const char *fmt, ...) {
  * The egress proxy writes two entries per tunnel. Process-wide, like stderr. */
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 static int journal_fd = -1;
+/* The egress proxy's loops log from several threads: one connects, one
+ * reconnects after journald restarted, none closes the fd another sends on. */
+static pthread_mutex_t journal_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int journal_connect(void) {
         union {
@@ -199,7 +203,7 @@ static int journal_connect(void) {
  * entry did not go: the caller then hands it to sd_journal_sendv(), which
  * also covers what this does not (a value with a newline, an entry too big
  * for one datagram). */
-static bool journal_send_connected(const struct iovec *iov, size_t n) {
+static bool journal_send_connected_locked(const struct iovec *iov, size_t n) {
         for (int attempt = 0; attempt < 2; attempt++) {
                 if (journal_fd < 0)
                         journal_fd = journal_connect();
@@ -214,6 +218,51 @@ static bool journal_send_connected(const struct iovec *iov, size_t n) {
                 journal_fd = safe_close(journal_fd);
         }
         return false;
+}
+
+static bool journal_send_connected(const struct iovec *iov, size_t n) {
+        pthread_mutex_lock(&journal_lock);
+        bool sent = journal_send_connected_locked(iov, n);
+        pthread_mutex_unlock(&journal_lock);
+        return sent;
+}
+
+bool log_struct_echo(const char *message) {
+        if (log_to_stderr())
+                fprintf(stderr, "%s\n", message);
+        return log_to_journal();
+}
+
+static int journal_sendmmsg_locked(struct mmsghdr *msgs, unsigned n) {
+        unsigned done = 0;
+
+        for (int attempt = 0; attempt < 2 && done < n; attempt++) {
+                if (journal_fd < 0)
+                        journal_fd = journal_connect();
+                if (journal_fd < 0)
+                        return journal_fd;
+                while (done < n) {
+                        int k = sendmmsg(journal_fd, msgs + done, n - done, MSG_NOSIGNAL);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
+                                break;
+                        done += (unsigned) k;
+                }
+                if (done == n)
+                        break;
+                if (errno != ECONNREFUSED && errno != ENOTCONN && errno != ECONNRESET && errno != EPIPE)
+                        return done > 0 ? (int) done : -errno;
+                journal_fd = safe_close(journal_fd);   /* journald restarted */
+        }
+        return (int) done;
+}
+
+int log_journal_sendmmsg(struct mmsghdr *msgs, unsigned n) {
+        pthread_mutex_lock(&journal_lock);
+        int r = journal_sendmmsg_locked(msgs, n);
+        pthread_mutex_unlock(&journal_lock);
+        return r;
 }
 
 #define LOG_STRUCT_FIELDS_MAX 32

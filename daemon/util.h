@@ -93,6 +93,15 @@ _printf_(2, 3)
 void log_msg(int priority, const char *fmt, ...);
 _sentinel_
 void log_struct_internal(int priority, const char *message, ...);
+/* For a caller that sends its own journal entries in batches (the egress
+ * proxy): prints MESSAGE to stderr where log_struct() would, and says
+ * whether the entry is to go to the journal too. */
+bool log_struct_echo(const char *message);
+/* Datagrams of native-protocol entries on the socket log_struct() uses, in
+ * one sendmmsg() (more if the kernel takes fewer); reconnects once if
+ * journald restarted. Returns how many went, or a negative errno. */
+struct mmsghdr;
+int log_journal_sendmmsg(struct mmsghdr *msgs, unsigned n);
 /* Also send every message to the journal, tagged SANDBOXD_WORKER_ID when
  * worker_id is set (it must outlive the process's logging). */
 void log_copy_to_journal(const char *worker_id);

@@ -16,18 +16,16 @@
 #include "egress-tunnel.h"
 #include "util.h"
 
-int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file, Proxy **ret) {
+static int proxy_alloc(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file,
+                       Proxy *first, Proxy **ret) {
         Proxy *p;
         int r;
 
-        assert(event);
-        assert(policy);
-        assert(ret);
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
         p->event = sd_event_ref(event);
-        r = resolver_new(event, resolv_conf, hosts_file, &p->resolver);
+        r = resolver_new(event, resolv_conf, hosts_file, first ? first->resolver : NULL, &p->resolver);
         if (r >= 0)
                 r = host_addr_watch_new(event, &p->host_addrs, &p->host_watch);
         if (r < 0) {
@@ -38,24 +36,61 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
                 return r;
         }
         p->policy = policy;
-        log_limit_init(&p->refusal_log, policy->refusal_log_burst, policy->refusal_log_window_usec);
+        journal_batch_init(&p->journal, event);
         *ret = p;
         return 0;
 }
 
-/* One entry for the refusals of a window that were not logged one by one. */
+int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file, Proxy **ret) {
+        ProxyShared *shared;
+        int r;
+
+        assert(event);
+        assert(policy);
+        assert(ret);
+        shared = calloc(1, sizeof(*shared));
+        if (!shared)
+                return -ENOMEM;
+        r = proxy_alloc(event, policy, resolv_conf, hosts_file, NULL, ret);
+        if (r < 0) {
+                free(shared);
+                return r;
+        }
+        pthread_mutex_init(&shared->lock, NULL);
+        log_limit_init(&shared->refusal_log, policy->refusal_log_burst, policy->refusal_log_window_usec);
+        atomic_init(&shared->n_tunnels, 0);
+        (*ret)->shared = shared;
+        (*ret)->is_first = true;
+        return 0;
+}
+
+int proxy_new_sibling(Proxy *first, sd_event *event, const char *resolv_conf, const char *hosts_file, Proxy **ret) {
+        assert(first);
+        assert(first->is_first);
+        assert(ret);
+        int r = proxy_alloc(event, first->policy, resolv_conf, hosts_file, first, ret);
+        if (r < 0)
+                return r;
+        (*ret)->shared = first->shared;
+        (*ret)->accepted_nodelay = first->accepted_nodelay;
+        return 0;
+}
+
+/* One entry for the refusals of a window that were not logged one by one.
+ * Called with the shared lock held. */
 static void proxy_log_refusal_summary(Proxy *p) {
+        LogLimit *limit = &p->shared->refusal_log;
         char reasons[1024], count[24], window[24], message[1200];
-        uint64_t n = log_limit_take_summary(&p->refusal_log, reasons, sizeof(reasons));
+        uint64_t n = log_limit_take_summary(limit, reasons, sizeof(reasons));
         const char *id = p->policy->worker_id ?: "";
 
         if (n == 0)
                 return;
         snprintf(count, sizeof(count), "%" PRIu64, n);
-        snprintf(window, sizeof(window), "%" PRIu64, p->refusal_log.window_usec);
+        snprintf(window, sizeof(window), "%" PRIu64, limit->window_usec);
         snprintf(message, sizeof(message), "egress refusals not logged one by one: %s in %" PRIu64 " s (%s) worker=%s",
-                 count, p->refusal_log.window_usec / USEC_PER_SEC, reasons, id);
-        log_struct(LOG_WARNING, message,
+                 count, limit->window_usec / USEC_PER_SEC, reasons, id);
+        journal_batch_add(&p->journal, LOG_WARNING, message,
                    "SANDBOXD_WORKER_ID", id,
                    "EGRESS_SUPPRESSED", count,
                    "EGRESS_SUPPRESSED_REASONS", reasons,
@@ -63,31 +98,37 @@ static void proxy_log_refusal_summary(Proxy *p) {
                    NULL);
 }
 
+/* Any loop's timer may find the window over: the first to run logs the
+ * summary, which empties it for the others. */
 static int on_summary_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Proxy *p = userdata;
+        LogLimit *limit = &p->shared->refusal_log;
 
-        if (log_limit_summary_due(&p->refusal_log, now_usec(CLOCK_MONOTONIC)))
+        pthread_mutex_lock(&p->shared->lock);
+        if (log_limit_summary_due(limit, now_usec(CLOCK_MONOTONIC)))
                 proxy_log_refusal_summary(p);
-        else if (p->refusal_log.suppressed > 0 &&
-                 sd_event_source_set_time(s, log_limit_window_end(&p->refusal_log)) >= 0)
+        else if (limit->suppressed > 0 && sd_event_source_set_time(s, log_limit_window_end(limit)) >= 0)
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        pthread_mutex_unlock(&p->shared->lock);
         return 0;
 }
 
 bool proxy_refusal_log_admit(Proxy *p, const char *reason) {
+        LogLimit *limit = &p->shared->refusal_log;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool admit;
 
         assert(p);
-        if (log_limit_summary_due(&p->refusal_log, now))
+        pthread_mutex_lock(&p->shared->lock);
+        if (log_limit_summary_due(limit, now))
                 proxy_log_refusal_summary(p);   /* the timer has not run yet: the window is over all the same */
-        if (log_limit_refusal(&p->refusal_log, reason, now))
-                return true;
-        if (p->refusal_log.suppressed == 1) {
+        admit = log_limit_refusal(limit, reason, now);
+        if (!admit && limit->suppressed == 1) {
                 /* The first one held back: the summary is due when the window ends. */
                 int r = p->summary_timer
-                        ? sd_event_source_set_time(p->summary_timer, log_limit_window_end(&p->refusal_log))
+                        ? sd_event_source_set_time(p->summary_timer, log_limit_window_end(limit))
                         : sd_event_add_time(p->event, &p->summary_timer, CLOCK_MONOTONIC,
-                                            log_limit_window_end(&p->refusal_log), 0, on_summary_timer, p);
+                                            log_limit_window_end(limit), 0, on_summary_timer, p);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(p->summary_timer, SD_EVENT_ONESHOT);
                 /* Without the timer the summary comes with the next refusal
@@ -95,7 +136,8 @@ bool proxy_refusal_log_admit(Proxy *p, const char *reason) {
                 if (r < 0)
                         log_warning_errno(r, "Failed to arm the refusal summary timer: %m");
         }
-        return false;
+        pthread_mutex_unlock(&p->shared->lock);
+        return admit;
 }
 
 Proxy *proxy_free(Proxy *p) {
@@ -104,7 +146,10 @@ Proxy *proxy_free(Proxy *p) {
         while (p->tunnels)
                 tunnel_end_at_shutdown(p->tunnels);
         /* What a window held back is still reported when the proxy stops. */
+        pthread_mutex_lock(&p->shared->lock);
         proxy_log_refusal_summary(p);
+        pthread_mutex_unlock(&p->shared->lock);
+        journal_batch_done(&p->journal);
         sd_event_source_disable_unref(p->summary_timer);
         for (size_t i = 0; i < p->n_listeners; i++)
                 sd_event_source_disable_unref(p->listeners[i]);
@@ -121,7 +166,11 @@ Proxy *proxy_free(Proxy *p) {
                 p->buckets = b->next;
                 free(b);
         }
-        egress_policy_free(p->policy);
+        if (p->is_first) {
+                egress_policy_free(p->policy);
+                pthread_mutex_destroy(&p->shared->lock);
+                free(p->shared);
+        }
         sd_event_unref(p->event);
         free(p);
         return NULL;
@@ -142,6 +191,8 @@ static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userd
                         log_warning_errno(errno, "accept() failed: %m");
                         return 0;
                 }
+                if (p->dispatch && p->dispatch(p->dispatch_userdata, cfd))
+                        continue;
                 int r = tunnel_start(p, cfd);
                 if (r < 0)
                         log_warning_errno(r, "Failed to start tunnel: %m");

@@ -6,6 +6,8 @@
  * resolver, the live tunnels, and one token bucket per destination host
  * shared by all tunnels to that host. */
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
@@ -13,6 +15,7 @@
 #include "egress-policy.h"
 #include "egress-resolve.h"
 #include "host-addrs.h"
+#include "journal-batch.h"
 #include "log-limit.h"
 #include "token-bucket.h"
 
@@ -34,19 +37,35 @@ typedef struct DestBucket {
         unsigned users;
 } DestBucket;
 
+/* What the event loops of one proxy (egress-loops.h) have in common: the
+ * worker's refusal log bound and its tunnel count are the worker's, not a
+ * loop's. Owned by the first loop's Proxy. */
+typedef struct ProxyShared {
+        pthread_mutex_t lock;        /* refusal_log */
+        LogLimit refusal_log;        /* bounds the deny entries this worker can cause */
+        atomic_uint n_tunnels;       /* every loop's tunnels, against max_tunnels */
+} ProxyShared;
+
 typedef struct Proxy {
         sd_event *event;
-        EgressPolicy *policy;
+        EgressPolicy *policy;        /* the first loop's, which frees it */
+        ProxyShared *shared;
+        bool is_first;               /* owns policy and shared */
         Resolver *resolver;
         HostAddrSet host_addrs;      /* refused as destinations: the proxy runs in the host's namespace */
         HostAddrWatch *host_watch;
-        LogLimit refusal_log;        /* bounds the deny entries this worker can cause */
+        JournalBatch journal;        /* every entry of a tunnel or refusal goes through it */
         sd_event_source *summary_timer;
         sd_event_source **listeners;
         size_t n_listeners;
         bool accepted_nodelay;       /* every listener has TCP_NODELAY, which accepted sockets inherit */
         Tunnel *tunnels;
-        unsigned n_tunnels;
+        unsigned n_tunnels;          /* this loop's */
+        unsigned n_established;      /* of them past the handshake, in which the CPU goes */
+        /* When set, an accepted connection is first offered to it: true if
+         * another loop took it (egress-loops.h), false to serve it here. */
+        bool (*dispatch)(void *userdata, int fd);
+        void *dispatch_userdata;
         DestBucket *buckets;
         size_t n_buckets;
         int spare_pipes[PROXY_SPARE_PIPES_MAX][2];
@@ -56,6 +75,10 @@ typedef struct Proxy {
 
 /* Takes ownership of policy. */
 int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file, Proxy **ret);
+/* Another loop of the same proxy, on its own event loop (and thread): its
+ * own resolver, host-address watch, journal batch, pipes and tunnels,
+ * first's policy, refusal bound and tunnel count. first must outlive it. */
+int proxy_new_sibling(Proxy *first, sd_event *event, const char *resolv_conf, const char *hosts_file, Proxy **ret);
 Proxy *proxy_free(Proxy *p);
 /* Takes ownership of a listening socket fd (made non-blocking here). */
 int proxy_add_listener(Proxy *p, int fd);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@ typedef struct ResolverSocket {
         sd_event_source *source;
 } ResolverSocket;
 
+typedef struct SharedCache {
+        pthread_mutex_t lock;
+        ResolveCache cache;
+} SharedCache;
+
 struct Resolver {
         sd_event *event;
         ares_channel channel;
@@ -27,7 +33,10 @@ struct Resolver {
         const char *hosts_path;       /* what c-ares reads for the "f" lookup */
         sd_event_source *timer;
         ResolverSocket sockets[RESOLVER_SOCKETS_MAX];
-        ResolveCache cache;
+        /* The answers every loop of the proxy has seen (egress-loops.h): a
+         * name is looked up once for all of them. The first resolver owns it. */
+        SharedCache *cache;
+        bool owns_cache;
         /* The query whose ares_getaddrinfo() call is running: an answer that
          * comes back inside that call was read from the hosts file (DNS
          * answers always wait for a socket). */
@@ -103,7 +112,8 @@ static void on_sock_state(void *data, ares_socket_t fd, int readable, int writab
         free_slot->fd = fd;
 }
 
-int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_file, Resolver **ret) {
+int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_file, Resolver *share_cache_with,
+                 Resolver **ret) {
         struct ares_options options = {};
         int optmask, r;
 
@@ -154,7 +164,18 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
                 res->env_hosts = true;
         }
         res->hosts_path = hosts_file ?: "/etc/hosts";
-        resolve_cache_init(&res->cache);
+        if (share_cache_with)
+                res->cache = share_cache_with->cache;
+        else {
+                res->cache = malloc(sizeof(*res->cache));
+                if (!res->cache) {
+                        resolver_free(res);
+                        return -ENOMEM;
+                }
+                pthread_mutex_init(&res->cache->lock, NULL);
+                resolve_cache_init(&res->cache->cache);
+                res->owns_cache = true;
+        }
 
         r = sd_event_add_time_relative(event, &res->timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_resolver_timer, res);
         if (r < 0) {
@@ -176,6 +197,10 @@ Resolver *resolver_free(Resolver *r) {
                 sd_event_source_disable_unref(r->sockets[i].source);
         sd_event_source_disable_unref(r->timer);
         sd_event_unref(r->event);
+        if (r->owns_cache) {
+                pthread_mutex_destroy(&r->cache->lock);
+                free(r->cache);
+        }
         free(r);
         return NULL;
 }
@@ -228,8 +253,10 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
                         n++;
                 }
                 /* Kept even when the tunnel that asked has gone meanwhile. */
-                resolve_cache_store(&q->resolver->cache, q->host, addrs, n, answer_ttl_usec(q->resolver, q, result),
-                                    now_usec(CLOCK_MONOTONIC));
+                uint64_t ttl = answer_ttl_usec(q->resolver, q, result);
+                pthread_mutex_lock(&q->resolver->cache->lock);
+                resolve_cache_store(&q->resolver->cache->cache, q->host, addrs, n, ttl, now_usec(CLOCK_MONOTONIC));
+                pthread_mutex_unlock(&q->resolver->cache->lock);
         }
         if (q->handler) {
                 int err = status == ARES_SUCCESS ? (n > 0 ? 0 : -ENOENT) : ares_status_to_errno(status);
@@ -260,19 +287,26 @@ static bool resolver_answer_from_cache(Resolver *r, const char *host, uint16_t p
         ResolvedAddress addrs[RESOLVE_ADDRESSES_MAX];
         ResolveFileId id;
 
+        size_t n = 0;
+
         hosts_file_id(r->hosts_path, &id);
-        resolve_cache_check_hosts_file(&r->cache, &id);
-        const ResolveCacheEntry *e = resolve_cache_lookup(&r->cache, host, now_usec(CLOCK_MONOTONIC));
-        if (!e)
+        pthread_mutex_lock(&r->cache->lock);
+        resolve_cache_check_hosts_file(&r->cache->cache, &id);
+        const ResolveCacheEntry *e = resolve_cache_lookup(&r->cache->cache, host, now_usec(CLOCK_MONOTONIC));
+        if (e) {
+                n = e->n_addrs;
+                memcpy(addrs, e->addrs, n * sizeof(addrs[0]));
+        }
+        pthread_mutex_unlock(&r->cache->lock);
+        if (n == 0)
                 return false;
-        memcpy(addrs, e->addrs, e->n_addrs * sizeof(addrs[0]));
-        for (size_t i = 0; i < e->n_addrs; i++) {
+        for (size_t i = 0; i < n; i++) {
                 if (addrs[i].sa.ss_family == AF_INET)
                         ((struct sockaddr_in *) &addrs[i].sa)->sin_port = htons(port);
                 else
                         ((struct sockaddr_in6 *) &addrs[i].sa)->sin6_port = htons(port);
         }
-        handler(0, addrs, e->n_addrs, userdata);
+        handler(0, addrs, n, userdata);
         return true;
 }
 

@@ -22,7 +22,11 @@ typedef void (*resolve_handler_t)(int status, const ResolvedAddress *addrs, size
 /* resolv_conf, hosts_file: NULL for the system's. c-ares takes another
  * hosts file only from $CARES_HOSTS, so hosts_file sets that variable in
  * this process (a test option; the worker never influences it). */
-int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_file, Resolver **ret);
+/* share_cache_with: another loop's resolver (which must outlive this one)
+ * whose answer cache this one uses too, under a lock; NULL for a cache of
+ * its own. */
+int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_file, Resolver *share_cache_with,
+                 Resolver **ret);
 Resolver *resolver_free(Resolver *r);
 
 /* Resolves host for TCP to port, A and AAAA. The handler runs exactly once,

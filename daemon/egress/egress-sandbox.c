@@ -85,6 +85,10 @@ int egress_install_seccomp(void) {
         ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
         if (!ctx)
                 return -ENOMEM;
+        /* Every thread: the proxy's other event loops (egress-loops.h) run already. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+        if (r < 0)
+                goto finish;
         r = allow_by_name(ctx, ALLOWED_SYSCALLS, ELEMENTSOF(ALLOWED_SYSCALLS));
         if (r < 0)
                 goto finish;

@@ -83,9 +83,12 @@ void proxy_tunnel_link(Proxy *p, Tunnel *t) {
                 p->tunnels->prev = t;
         p->tunnels = t;
         p->n_tunnels++;
+        atomic_fetch_add(&p->shared->n_tunnels, 1);
 }
 
 void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
+        if (t->established)
+                p->n_established--;
         if (t->prev)
                 t->prev->next = t->next;
         else
@@ -94,6 +97,7 @@ void proxy_tunnel_unlink(Proxy *p, Tunnel *t) {
                 t->next->prev = t->prev;
         t->prev = t->next = NULL;
         p->n_tunnels--;
+        atomic_fetch_sub(&p->shared->n_tunnels, 1);
 }
 
 static void direction_init(Direction *d) {
@@ -146,7 +150,7 @@ static void tunnel_log_decision(Tunnel *t, const char *decision, const char *rea
         snprintf(message, sizeof(message), "egress %s %s:%s reason=%s sni=%s address=%s worker=%s",
                  decision, t->host[0] ? t->host : "-", port, reason ?: "-", t->sni[0] ? t->sni : "-",
                  t->address[0] ? t->address : "-", worker_id(t));
-        log_struct(prio, message,
+        journal_batch_add(&t->proxy->journal, prio, message,
                    "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
@@ -166,7 +170,7 @@ static void tunnel_log_close(Tunnel *t) {
         snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - t->start_usec);
         snprintf(message, sizeof(message), "egress close %s:%s address=%s bytes_in=%s bytes_out=%s usec=%s worker=%s",
                  t->host, port, t->address, in, out, usec, worker_id(t));
-        log_struct(LOG_INFO, message,
+        journal_batch_add(&t->proxy->journal, LOG_INFO, message,
                    "SANDBOXD_WORKER_ID", worker_id(t),
                    "EGRESS_HOST", t->host,
                    "EGRESS_PORT", port,
@@ -388,6 +392,7 @@ static int tunnel_start_forwarding(Tunnel *t) {
 
 static void tunnel_established(Tunnel *t) {
         t->established = true;
+        t->proxy->n_established++;
         if (t->report_reason)
                 tunnel_log_decision(t, "report", t->report_reason);
         else
@@ -599,7 +604,7 @@ static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs
                 const char *range = egress_addr_classify((const struct sockaddr *) &addrs[i].sa, addrs[i].len,
                                                          p->private_ranges, p->n_private_ranges);
                 if (range) {
-                        static char reason[160];   /* used before the next decision: one thread, no reentry */
+                        static _Thread_local char reason[160];   /* used before the loop's next decision */
                         format_address(&addrs[i], t->address, sizeof(t->address));
                         snprintf(reason, sizeof(reason), "private-address %s", range);
                         tunnel_deny(t, 403, reason);
@@ -784,7 +789,7 @@ int tunnel_start(Proxy *p, int client_fd) {
         direction_init(&t->down);
         proxy_tunnel_link(p, t);
 
-        if (p->n_tunnels > p->policy->max_tunnels) {
+        if (atomic_load(&p->shared->n_tunnels) > p->policy->max_tunnels) {
                 tunnel_deny(t, 403, "too-many-tunnels");
                 return 0;
         }

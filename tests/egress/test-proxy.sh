@@ -105,6 +105,19 @@ if [ "$ready" != yes ]; then
     exit 1
 fi
 
+# One event loop per CPU the proxy may use, at most 4 (egress-loops.h): the
+# tests below then run against every loop, whichever accepts.
+loops=$(( $(nproc) < 4 ? $(nproc) : 4 ))
+for i in $(seq 100); do grep -q 'sandbox-egress ready' "$T/proxy.log" && break; sleep 0.1; done
+N=$((N + 1))
+if grep -q "ready: .*, $loops event loops\$" "$T/proxy.log" &&
+   [ "$(ls "/proc/$PROXY_PID/task" | wc -l)" = "$loops" ]; then
+    echo "ok $N - $loops event loops, one thread each"
+else
+    echo "not ok $N - event loops: $(grep ready "$T/proxy.log"), threads $(ls "/proc/$PROXY_PID/task" | wc -l)"
+    FAILED=$((FAILED + 1))
+fi
+
 expect() {   # NAME REGEX CLIENT_ARGS...
     local name=$1 want=$2 out
     shift 2
