@@ -13,6 +13,7 @@
 #include "rmrf.h"
 #include "unit-props.h"
 #include "worker-broker.h"
+#include "worker-secrets.h"
 #include "worker-state-file.h"
 #include "worker-suspend.h"
 
@@ -66,6 +67,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
         r->pooled = streq(w->start_mode, "pooled");
+        r->kept_secrets = w->keep_secrets;
 }
 
 int worker_save_state(Worker *w) {
@@ -92,6 +94,9 @@ int worker_persist(Worker *w) {
         r = worker_broker_persist(w);
         if (r < 0)
                 return r;
+        r = worker_secrets_persist(w);
+        if (r < 0)
+                return r;
         /* The fds must be in systemd's hands before the client hears of the
          * worker: a daemon killed right after the reply would lose them. */
         (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
@@ -114,6 +119,9 @@ void worker_forget(Worker *w) {
                 (void) fdstore_remove(name);
         }
         worker_broker_forget(w);
+        /* A suspend keeps them for the resume. */
+        if (w->state != WORKER_SUSPENDING)
+                worker_secrets_forget(w);
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove the state file of worker %s: %m", w->id);
@@ -376,6 +384,8 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         /* The proxy reloads its secrets whenever it restarts: a worker whose
          * secrets were not kept could not be served again. */
         r = worker_broker_restore(w, &rs->fds);
+        if (r >= 0 && rec->kept_secrets)
+                r = worker_secrets_restore(w, &rs->fds);
         if (r < 0) {
                 worker_free(w);
                 daemon_fds_close(&fds);
@@ -422,7 +432,10 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         w->owner = rec->owner;
         w->uid = rec->uid;
         w->created_realtime = rec->created_realtime;
-        r = worker_watch_unit(w);
+        /* A resume hands them to the new unit: without them it could not. */
+        r = rec->kept_secrets ? worker_secrets_restore(w, &rs->fds) : 0;
+        if (r >= 0)
+                r = worker_watch_unit(w);
         if (r < 0) {
                 worker_free(w);
                 return r;
@@ -478,7 +491,8 @@ static int restore_records(Restore *rs) {
                         if (r >= 0)
                                 r = strv_push(&rs->adopted, id);
                         else
-                                r = restore_lose(rs, id, r == -ENOENT ? "image-missing" : "adoption-failed", true);
+                                r = restore_lose(rs, id, r == -ENOENT ? "image-missing" :
+                                                 r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 } else if (!state || !(streq(state, "active") || streq(state, "reloading")))
                         r = restore_lose(rs, rec.id, "unit-gone", true);
                 else if (!restore_has_fds(rs, rec.id))

@@ -8,6 +8,7 @@
 #include "bus-manager.h"
 #include "egress-units.h"
 #include "worker-broker.h"
+#include "worker-secrets.h"
 #include "env-cred.h"
 #include "errors.h"
 #include "gate.h"
@@ -381,6 +382,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         w->owner = owner;
         w->start_mode_reason = cold_reason;
+        w->keep_secrets = worker_secrets_wanted(spec, runtime, worker_wants_egress(spec) || spec->n_services > 0);
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
                 goto fail;
@@ -642,8 +644,9 @@ static int lookup_credential(const char *unit, const char *name, void *userdata,
                 if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
                         return worker_proxy_credential(e, name, ret_data, ret_size);
 
-        /* Only while the unit is starting: afterwards the daemon's copy is gone. */
-        if (!w || w->state != WORKER_STARTING)
+        /* Only while the unit is starting (or resuming, for a worker that kept
+         * them): otherwise the daemon's copy is gone. */
+        if (!w || !worker_secrets_servable(w))
                 return -ENOENT;
         if (streq(name, SBX_ENV_CREDENTIAL))
                 return credential_found(&w->environment, ret_data, ret_size);

@@ -8,6 +8,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-secrets.h"
 #include "worker-suspend.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -29,11 +30,6 @@ int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, bool ha
                                      "A worker with egress or Services shares its unit's network namespace with gVisor "
                                      "(runsc --network=host), and runsc refuses to checkpoint such a sandbox "
                                      "(\"checkpoint not supported when using hostinet\")");
-        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "A worker with Credentials or an Environment cannot be suspended: sandboxd "
-                                     "keeps no copy of them once the worker started, so a resumed unit could not "
-                                     "be given the credentials its sandbox was saved with");
         return 0;
 }
 
@@ -233,6 +229,11 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         r = worker_check_suspendable(&w->spec, w->runtime, w->egress_service != NULL, error);
         if (r < 0)
                 return r;
+        if (worker_secrets_missing(w))
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "Worker %s has Credentials or an Environment of which sandboxd kept no copy "
+                                     "(a warm-pool sandbox gets them from its job), so a resumed unit could not "
+                                     "be given them again", w->id);
         if (w->state == WORKER_SUSPENDING)
                 return waiter_add(w, request);
         if (w->state != WORKER_RUNNING)

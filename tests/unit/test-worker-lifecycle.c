@@ -16,6 +16,7 @@
 #include "manager.h"
 #include "test-bus.h"
 #include "worker-history.h"
+#include "worker-secrets.h"
 #include "worker-suspend.h"
 #include "worker.h"
 
@@ -449,16 +450,21 @@ static void test_suspendable(void **state) {
         assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, true, &e) < 0);
         assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
         assert_non_null(strstr(e.message, "hostinet"));
+        /* Secrets no longer stand in the way: such a worker keeps a copy. */
         e = (SbxError) {};
+        assert_false(worker_secrets_wanted(&spec, SBX_RUNTIME_RUNSC, false));
         spec.environment = env;
-        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e) < 0);
-        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_int_equal(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e), 0);
+        assert_true(worker_secrets_wanted(&spec, SBX_RUNTIME_RUNSC, false));
         spec.environment = NULL;
-        e = (SbxError) {};
         spec.credentials = &cred;
         spec.n_credentials = 1;
-        assert_true(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e) < 0);
-        assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
+        assert_int_equal(worker_check_suspendable(&spec, SBX_RUNTIME_RUNSC, false, &e), 0);
+        assert_true(worker_secrets_wanted(&spec, SBX_RUNTIME_RUNSC, false));
+        /* One that can never be suspended keeps nothing past its start. */
+        assert_false(worker_secrets_wanted(&spec, SBX_RUNTIME_RUNSC, true));
+        spec.class = SBX_CLASS_TRUSTED;
+        assert_false(worker_secrets_wanted(&spec, SBX_RUNTIME_SYSTEMD, false));
 }
 
 /* A trusted worker's Suspend is refused by name and changes nothing. */
