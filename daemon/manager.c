@@ -382,11 +382,13 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         w->owner = owner;
         w->start_mode_reason = cold_reason;
-        w->keep_secrets = worker_secrets_wanted(spec, runtime, worker_wants_egress(spec) || spec->n_services > 0);
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
                 goto fail;
         w->environment.name = (char *) SBX_ENV_CREDENTIAL;
+        r = worker_secrets_keep(w, worker_wants_egress(spec) || spec->n_services > 0);
+        if (r < 0)
+                goto fail;
         if (worker_wants_proxy(&w->spec)) {
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)

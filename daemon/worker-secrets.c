@@ -15,6 +15,19 @@ bool worker_secrets_wanted(const WorkerSpec *spec, SbxRuntime runtime, bool has_
         return worker_check_suspendable(spec, runtime, has_egress, NULL) >= 0;
 }
 
+int worker_secrets_keep(Worker *w, bool has_egress) {
+        int r;
+
+        w->keep_secrets = worker_secrets_wanted(&w->spec, w->runtime, has_egress);
+        if (!w->keep_secrets || w->environment.data || strv_length(w->spec.environment) == 0)
+                return 0;
+        r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
+        if (r < 0)
+                return r;
+        w->environment.name = (char *) SBX_ENV_CREDENTIAL;
+        return 0;
+}
+
 bool worker_secrets_missing(const Worker *w) {
         return !w->keep_secrets && (w->spec.n_credentials > 0 || strv_length(w->spec.environment) > 0);
 }

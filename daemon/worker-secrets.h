@@ -23,6 +23,10 @@
  * it could be suspended (worker_check_suspendable()). */
 bool worker_secrets_wanted(const WorkerSpec *spec, SbxRuntime runtime, bool has_egress);
 
+/* Sets W->keep_secrets as worker_secrets_wanted() says, and encodes the
+ * environment's credential if it is kept and not encoded yet. */
+int worker_secrets_keep(Worker *w, bool has_egress);
+
 /* A worker that has Credentials or an Environment it did not keep: a resumed
  * unit could not get them back. */
 bool worker_secrets_missing(const Worker *w);
