@@ -11,6 +11,7 @@
 #include "fdstore.h"
 #include "pool.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
@@ -70,11 +71,15 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->kept_secrets = w->keep_secrets;
 }
 
-int worker_save_state(Worker *w) {
+int worker_save_state_in(Worker *w, const char *dir) {
         WorkerRecord r;
 
         worker_to_record(w, &r);
-        return worker_record_save(SBX_WORKER_STATE_DIR, &r);
+        return worker_record_save(dir, &r);
+}
+
+int worker_save_state(Worker *w) {
+        return worker_save_state_in(w, SBX_WORKER_STATE_DIR);
 }
 
 int worker_persist(Worker *w) {
@@ -512,6 +517,66 @@ static int restore_records(Restore *rs) {
         return 0;
 }
 
+/* [Suspend] KeepAcrossReboot=: the suspended workers whose record is kept
+ * beside their image and that nothing else accounted for (after a boot, or
+ * a stop of sandboxd), re-created as suspended; a record that does not check
+ * out goes with its image. */
+static int restore_kept(Restore *rs) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        Manager *m = rs->m;
+        struct dirent *de;
+        int r;
+
+        if (!m->config.suspend_keep_across_reboot)
+                return 0;
+        d = opendir(SBX_SUSPEND_ROOT);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                _cleanup_(worker_record_done) WorkerRecord rec;
+                _cleanup_free_ char *dir = NULL;
+                char id[WORKER_ID_LEN + 1];
+                const char *reason = NULL;
+                Worker *w;
+
+                worker_record_init(&rec);
+                if (!worker_id_is_valid(de->d_name) || restore_handled(rs, de->d_name) ||
+                    !suspend_keep_has_record(de->d_name))
+                        continue;
+                memcpy(id, de->d_name, sizeof(id));
+                if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", id) < 0)
+                        return -ENOMEM;
+                r = suspend_keep_check(m, id, &rec, &reason);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0) {
+                        r = restore_adopt_suspended(rs, &rec);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                log_struct(LOG_ERR, "Failed to re-create a suspended worker kept across a reboot",
+                                           "SANDBOXD_WORKER_ID", id, "SANDBOXD_REASON", strerror(-r), NULL);
+                }
+                if (r < 0) {
+                        r = rm_rf(dir);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to remove %s: %m", dir);
+                        continue;
+                }
+                r = strv_push(&rs->adopted, id);
+                if (r < 0)
+                        return r;
+                w = manager_find_worker(m, id);
+                r = w ? worker_save_state(w) : -ESRCH;
+                if (r < 0)
+                        log_struct(LOG_ERR, "Failed to persist a kept worker's state; a restart of sandboxd loses it",
+                                   "SANDBOXD_WORKER_ID", id, NULL);
+                log_struct(LOG_INFO, "Suspended worker kept across a reboot re-created", "SANDBOXD_WORKER_ID", id,
+                           "SANDBOXD_WORKSPACE", w ? w->spec.workspace : "", "SANDBOXD_EVENT", "kept-restored", NULL);
+        }
+        return 0;
+}
+
 /* sandbox-<id>.service, -egress.socket, -egress.service: the worker ID. */
 static bool unit_worker_id(const char *unit, char id[static WORKER_ID_LEN + 1]) {
         if (!startswith(unit, "sandbox-") || strlen(unit) < strlen("sandbox-") + WORKER_ID_LEN)
@@ -552,6 +617,9 @@ static int restore_after_restart(Restore *rs) {
         if (r < 0)
                 return r;
         r = restore_records(rs);
+        if (r < 0)
+                return r;
+        r = restore_kept(rs);
         if (r < 0)
                 return r;
         /* Units of no adopted worker go, except a cleanup that is under way:
@@ -617,6 +685,14 @@ int manager_restore(Manager *m) {
                 r = rm_rf(SBX_WORKER_STATE_DIR);
                 if (r < 0)
                         log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
+                if (mkdir(SBX_WORKER_STATE_DIR, 0700) < 0 && errno != EEXIST)
+                        return log_error_errno(errno, "Failed to create " SBX_WORKER_STATE_DIR ": %m");
+                r = restore_kept(&rs);
+                if (r < 0)
+                        return r;
+                if (rs.adopted)
+                        log_info("Booted: re-created %zu suspended worker(s) kept across the reboot",
+                                 strv_length(rs.adopted));
         } else {
                 r = restore_after_restart(&rs);
                 if (r < 0)

@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "manager-workspace.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-suspend.h"
 #include "worker-view.h"
@@ -620,10 +621,9 @@ int manager_wipe_leftovers(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
         /* Suspended workers do not survive a boot: their state went with
-         * /run, and an image without its worker is only a copy of its memory. */
-        r = rm_rf_children(SBX_SUSPEND_ROOT);
-        if (r < 0)
-                log_warning_errno(r, "Failed to empty " SBX_SUSPEND_ROOT ": %m");
+         * /run, and an image without its worker is only a copy of its memory;
+         * unless the operator keeps workspace-bound ones (suspend-keep.h). */
+        suspend_wipe_images(m->config.suspend_keep_across_reboot);
         if (n > 0)
                 log_info("Wiped %zu leftover sandbox units and the sessions root", n);
         return 0;

@@ -7,6 +7,7 @@
 #include "bus-worker.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
@@ -167,6 +168,7 @@ static void suspend_finish(Worker *w) {
         if (worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);
+        suspend_keep_after_suspend(w);
         snprintf(bytes, sizeof(bytes), "%" PRIu64, image);
         worker_owner_field(w, owner_uid);
         log_struct(LOG_INFO, "Worker suspended", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,

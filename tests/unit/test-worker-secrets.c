@@ -12,6 +12,7 @@
 
 #include "broker-secret.h"
 #include "env-cred.h"
+#include "suspend-keep.h"
 #include "worker-secrets.h"
 
 #define ID "0123456789ab"
@@ -235,6 +236,23 @@ static void test_persist_outside_systemd(void **state) {
         worker_free(w);
 }
 
+/* Which suspended workers a reboot may keep: workspace-bound ones without
+ * secrets or egress. */
+static void test_keep_refusal(void **state) {
+        Worker *w = new_worker(SBX_RUNTIME_RUNSC);
+
+        assert_non_null(strstr(suspend_keep_refusal(w), "no workspace"));
+        w->spec.workspace = strdup("ws");
+        assert_non_null(w->spec.workspace);
+        assert_non_null(strstr(suspend_keep_refusal(w), "Credentials or an Environment"));
+        worker_secrets_forget(w);
+        w->keep_secrets = false;
+        assert_null(suspend_keep_refusal(w));
+        w->egress_service = strdup("sandbox-" ID "-egress.service");
+        assert_non_null(strstr(suspend_keep_refusal(w), "egress"));
+        worker_free(w);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kept_past_start),
@@ -242,6 +260,7 @@ int main(void) {
                 cmocka_unit_test(test_codec),
                 cmocka_unit_test(test_restore),
                 cmocka_unit_test(test_persist_outside_systemd),
+                cmocka_unit_test(test_keep_refusal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
