@@ -124,8 +124,8 @@ void worker_forget(Worker *w) {
                 (void) fdstore_remove(name);
         }
         worker_broker_forget(w);
-        /* A suspend keeps them for the resume. */
-        if (w->state != WORKER_SUSPENDING)
+        /* A suspend that saved the sandbox keeps them for the resume. */
+        if (w->state != WORKER_SUSPENDING || w->checkpoint_result <= 0)
                 worker_secrets_forget(w);
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
         if (r < 0)
