@@ -359,6 +359,12 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 spec.set |= SPEC_HAS_WORKSPACE;
                 spec.workspace = TAKE_PTR(rec->workspace);
         }
+        /* A suspend after the restart saves them again, and a resume needs them. */
+        if (rec->argv) {
+                spec.set |= SPEC_HAS_ARGV;
+                spec.argv = TAKE_PTR(rec->argv);
+        }
+        spec.idle_suspend = rec->idle_suspend;
         r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0) {
