@@ -165,10 +165,6 @@ static void suspend_finish(Worker *w) {
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
         worker_forget(w);
-        if (worker_save_state(w) < 0)
-                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
-                           "SANDBOXD_WORKER_ID", w->id, NULL);
-        suspend_keep_after_suspend(w);
         snprintf(bytes, sizeof(bytes), "%" PRIu64, image);
         worker_owner_field(w, owner_uid);
         log_struct(LOG_INFO, "Worker suspended", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
@@ -176,6 +172,11 @@ static void suspend_finish(Worker *w) {
                    NULL);
         if (worker_set_state(w, WORKER_SUSPENDED) < 0)
                 return;
+        /* Saved as suspended (before, the record said it ran, with no unit). */
+        if (worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
+                           "SANDBOXD_WORKER_ID", w->id, NULL);
+        suspend_keep_after_suspend(w);
         waiters_reply(w, "Suspend", NULL, NULL);
         /* An OpenChannel or Resume that came while it was being saved. */
         if (w->n_waiters > 0) {
