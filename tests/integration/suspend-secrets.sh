@@ -38,10 +38,15 @@ store_holding() {
     ct sh -c 'for f in /proc/1/fd/*; do case $(readlink "$f") in *memfd:sandboxd-secret*) grep -qF "$1" "$f" 2>/dev/null && echo "$f";; esac; done' sh "$1" | wc -l
 }
 store_empty_of() { [ "$(store_holding "$1")" = 0 ]; }
+# Lines within 1.5 s, kept in READ_OUT (wait_until runs it in this shell).
+read_some() { READ_OUT=$(lines_of "$1" 1500); [ -n "$READ_OUT" ]; }
 # Every line since the resume: the count goes on, the secrets are there.
 check_reads() {
-    local tag=$1 id=$2 last=$3 out first
-    out=$(lines_of "$id" 1500)
+    local tag=$1 id=$2 last=$3 first out
+    # A restored sandbox on a loaded host may take a while to print again.
+    READ_OUT=
+    wait_until 30 read_some "$id"
+    out=$READ_OUT
     first=$(printf '%s\n' "$out" | head -n1 | awk '{print $1}')
     diag "$tag: last before=$last first after=$first: $(printf '%s\n' "$out" | tail -n1)"
     if [ -n "$first" ] && [ -n "$last" ] && [ "$first" -gt "$last" ]; then
