@@ -11,8 +11,10 @@
 #include "fdstore.h"
 #include "pool.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-broker.h"
+#include "worker-secrets.h"
 #include "worker-state-file.h"
 #include "worker-suspend.h"
 
@@ -66,13 +68,18 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
         r->pooled = streq(w->start_mode, "pooled");
+        r->kept_secrets = w->keep_secrets;
 }
 
-int worker_save_state(Worker *w) {
+int worker_save_state_in(Worker *w, const char *dir) {
         WorkerRecord r;
 
         worker_to_record(w, &r);
-        return worker_record_save(SBX_WORKER_STATE_DIR, &r);
+        return worker_record_save(dir, &r);
+}
+
+int worker_save_state(Worker *w) {
+        return worker_save_state_in(w, SBX_WORKER_STATE_DIR);
 }
 
 int worker_persist(Worker *w) {
@@ -90,6 +97,9 @@ int worker_persist(Worker *w) {
                         return r;
         }
         r = worker_broker_persist(w);
+        if (r < 0)
+                return r;
+        r = worker_secrets_persist(w);
         if (r < 0)
                 return r;
         /* The fds must be in systemd's hands before the client hears of the
@@ -113,11 +123,14 @@ void worker_forget(Worker *w) {
                 fd_name(name, sizeof(name), w->id, i);
                 (void) fdstore_remove(name);
         }
-        /* A suspend that saved the sandbox keeps the broker's secrets: the
-         * resumed unit's proxy loads them again (seen: without them it fails
-         * "The credential of service NAME is empty"). */
-        if (w->state != WORKER_SUSPENDING || w->checkpoint_result <= 0)
+        /* A suspend that saved the sandbox keeps the broker's secrets and
+         * the worker's own: the resumed unit and its proxy load them again
+         * (seen: without them the proxy fails "The credential of service
+         * NAME is empty"). */
+        if (w->state != WORKER_SUSPENDING || w->checkpoint_result <= 0) {
                 worker_broker_forget(w);
+                worker_secrets_forget(w);
+        }
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove the state file of worker %s: %m", w->id);
@@ -350,6 +363,12 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 spec.set |= SPEC_HAS_WORKSPACE;
                 spec.workspace = TAKE_PTR(rec->workspace);
         }
+        /* A suspend after the restart saves them again, and a resume needs them. */
+        if (rec->argv) {
+                spec.set |= SPEC_HAS_ARGV;
+                spec.argv = TAKE_PTR(rec->argv);
+        }
+        spec.idle_suspend = rec->idle_suspend;
         r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0) {
@@ -380,6 +399,8 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         /* The proxy reloads its secrets whenever it restarts: a worker whose
          * secrets were not kept could not be served again. */
         r = worker_broker_restore(w, &rs->fds);
+        if (r >= 0 && rec->kept_secrets)
+                r = worker_secrets_restore(w, &rs->fds);
         if (r < 0) {
                 worker_free(w);
                 daemon_fds_close(&fds);
@@ -426,7 +447,10 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         w->owner = rec->owner;
         w->uid = rec->uid;
         w->created_realtime = rec->created_realtime;
-        r = worker_watch_unit(w);
+        /* A resume hands them to the new unit: without them it could not. */
+        r = rec->kept_secrets ? worker_secrets_restore(w, &rs->fds) : 0;
+        if (r >= 0)
+                r = worker_watch_unit(w);
         if (r < 0) {
                 worker_free(w);
                 return r;
@@ -482,7 +506,8 @@ static int restore_records(Restore *rs) {
                         if (r >= 0)
                                 r = strv_push(&rs->adopted, id);
                         else
-                                r = restore_lose(rs, id, r == -ENOENT ? "image-missing" : "adoption-failed", true);
+                                r = restore_lose(rs, id, r == -ENOENT ? "image-missing" :
+                                                 r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 } else if (!state || !(streq(state, "active") || streq(state, "reloading")))
                         r = restore_lose(rs, rec.id, "unit-gone", true);
                 else if (!restore_has_fds(rs, rec.id))
@@ -498,6 +523,66 @@ static int restore_records(Restore *rs) {
                 }
                 if (r < 0)
                         return r;
+        }
+        return 0;
+}
+
+/* [Suspend] KeepAcrossReboot=: the suspended workers whose record is kept
+ * beside their image and that nothing else accounted for (after a boot, or
+ * a stop of sandboxd), re-created as suspended; a record that does not check
+ * out goes with its image. */
+static int restore_kept(Restore *rs) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        Manager *m = rs->m;
+        struct dirent *de;
+        int r;
+
+        if (!m->config.suspend_keep_across_reboot)
+                return 0;
+        d = opendir(SBX_SUSPEND_ROOT);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                _cleanup_(worker_record_done) WorkerRecord rec;
+                _cleanup_free_ char *dir = NULL;
+                char id[WORKER_ID_LEN + 1];
+                const char *reason = NULL;
+                Worker *w;
+
+                worker_record_init(&rec);
+                if (!worker_id_is_valid(de->d_name) || restore_handled(rs, de->d_name) ||
+                    !suspend_keep_has_record(de->d_name))
+                        continue;
+                memcpy(id, de->d_name, sizeof(id));
+                if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", id) < 0)
+                        return -ENOMEM;
+                r = suspend_keep_check(m, id, &rec, &reason);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0) {
+                        r = restore_adopt_suspended(rs, &rec);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                log_struct(LOG_ERR, "Failed to re-create a suspended worker kept across a reboot",
+                                           "SANDBOXD_WORKER_ID", id, "SANDBOXD_REASON", strerror(-r), NULL);
+                }
+                if (r < 0) {
+                        r = rm_rf(dir);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to remove %s: %m", dir);
+                        continue;
+                }
+                r = strv_push(&rs->adopted, id);
+                if (r < 0)
+                        return r;
+                w = manager_find_worker(m, id);
+                r = w ? worker_save_state(w) : -ESRCH;
+                if (r < 0)
+                        log_struct(LOG_ERR, "Failed to persist a kept worker's state; a restart of sandboxd loses it",
+                                   "SANDBOXD_WORKER_ID", id, NULL);
+                log_struct(LOG_INFO, "Suspended worker kept across a reboot re-created", "SANDBOXD_WORKER_ID", id,
+                           "SANDBOXD_WORKSPACE", w ? w->spec.workspace : "", "SANDBOXD_EVENT", "kept-restored", NULL);
         }
         return 0;
 }
@@ -542,6 +627,9 @@ static int restore_after_restart(Restore *rs) {
         if (r < 0)
                 return r;
         r = restore_records(rs);
+        if (r < 0)
+                return r;
+        r = restore_kept(rs);
         if (r < 0)
                 return r;
         /* Units of no adopted worker go, except a cleanup that is under way:
@@ -607,6 +695,14 @@ int manager_restore(Manager *m) {
                 r = rm_rf(SBX_WORKER_STATE_DIR);
                 if (r < 0)
                         log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
+                if (mkdir(SBX_WORKER_STATE_DIR, 0700) < 0 && errno != EEXIST)
+                        return log_error_errno(errno, "Failed to create " SBX_WORKER_STATE_DIR ": %m");
+                r = restore_kept(&rs);
+                if (r < 0)
+                        return r;
+                if (rs.adopted)
+                        log_info("Booted: re-created %zu suspended worker(s) kept across the reboot",
+                                 strv_length(rs.adopted));
         } else {
                 r = restore_after_restart(&rs);
                 if (r < 0)

@@ -16,6 +16,8 @@
 int worker_persist(Worker *w);
 /* Rewrites the state file (the last activity moves on). */
 int worker_save_state(Worker *w);
+/* The same record as DIR/<id> (suspend-keep.h). */
+int worker_save_state_in(Worker *w, const char *dir);
 /* The worker ended: its state file and stored fds go, its broker secrets are wiped. */
 void worker_forget(Worker *w);
 /* The daemon closed its end of the worker's stdin: systemd's copy must go

@@ -129,6 +129,7 @@ static const ConfigKey config_keys[] = {
         K("Limits:EndedWorkersMax", KEY_UNSIGNED, ended_workers_max),
         K("Limits:EndedWorkersMaxAgeSec", KEY_TIMESPAN, ended_workers_max_age_usec),
         K("Limits:SuspendImageMax", KEY_SIZE, suspend_image_max),
+        K("Suspend:KeepAcrossReboot", KEY_BOOL, suspend_keep_across_reboot),
         K("Isolation:AllowSharedKernelForStandard", KEY_BOOL, allow_shared_kernel_for_standard),
         K("Isolation:RunscPath", KEY_STRING, runsc_path),
         K("Isolation:RunscPlatform", KEY_STRING, runsc_platform),

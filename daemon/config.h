@@ -28,6 +28,7 @@ typedef struct SbxConfig {
         unsigned ended_workers_max;             /* how many ended workers ListWorkersEx remembers */
         uint64_t ended_workers_max_age_usec;    /* and for how long */
         uint64_t suspend_image_max;             /* a suspended worker's checkpoint image, at most */
+        bool suspend_keep_across_reboot;        /* suspended workspace workers survive a boot (suspend-keep.h) */
         SbxClass default_class;
 
         /* Isolation */

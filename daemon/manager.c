@@ -8,6 +8,7 @@
 #include "bus-manager.h"
 #include "egress-units.h"
 #include "worker-broker.h"
+#include "worker-secrets.h"
 #include "env-cred.h"
 #include "errors.h"
 #include "gate.h"
@@ -15,6 +16,7 @@
 #include "pool.h"
 #include "manager-workspace.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-suspend.h"
 #include "worker-view.h"
@@ -384,6 +386,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
         w->environment.name = (char *) SBX_ENV_CREDENTIAL;
+        r = worker_secrets_keep(w);
+        if (r < 0)
+                goto fail;
         if (worker_wants_proxy(&w->spec)) {
                 r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
                 if (r < 0)
@@ -615,10 +620,9 @@ int manager_wipe_leftovers(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");
         /* Suspended workers do not survive a boot: their state went with
-         * /run, and an image without its worker is only a copy of its memory. */
-        r = rm_rf_children(SBX_SUSPEND_ROOT);
-        if (r < 0)
-                log_warning_errno(r, "Failed to empty " SBX_SUSPEND_ROOT ": %m");
+         * /run, and an image without its worker is only a copy of its memory;
+         * unless the operator keeps workspace-bound ones (suspend-keep.h). */
+        suspend_wipe_images(m->config.suspend_keep_across_reboot);
         if (n > 0)
                 log_info("Wiped %zu leftover sandbox units and the sessions root", n);
         return 0;
@@ -641,8 +645,9 @@ static int lookup_credential(const char *unit, const char *name, void *userdata,
                 if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
                         return worker_proxy_credential(e, name, ret_data, ret_size);
 
-        /* Only while the unit is starting: afterwards the daemon's copy is gone. */
-        if (!w || w->state != WORKER_STARTING)
+        /* Only while the unit is starting (or resuming, for a worker that kept
+         * them): otherwise the daemon's copy is gone. */
+        if (!w || !worker_secrets_servable(w))
                 return -ENOENT;
         if (streq(name, SBX_ENV_CREDENTIAL))
                 return credential_found(&w->environment, ret_data, ret_size);

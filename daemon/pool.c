@@ -16,6 +16,7 @@
 #include "probe.h"
 #include "rmrf.h"
 #include "unit-props.h"
+#include "worker-secrets.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
@@ -717,6 +718,10 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                                      strerror(-r));
         w->owner = owner;
         w->start_mode = "pooled";
+        /* Its job brings the secrets now; a resumed unit gets them as a cold one does. */
+        r = worker_secrets_keep(w);
+        if (r < 0)
+                goto fail;
         /* Its unit has long been active: its end is an end. */
         w->unit_seen_active = true;
         w->egress_socket = TAKE_PTR(e->egress_socket);

@@ -147,6 +147,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 r->created_realtime, r->created_monotonic, r->last_activity_monotonic);
         if (r->pooled)
                 fputs("start-mode=pooled\n", f);
+        if (r->kept_secrets)
+                fputs("kept-secrets=yes\n", f);
         fputs("end\n", f);
         k = fflush(f) == 0 && !ferror(f) ? 0 : -ENOMEM;
         fclose(f);
@@ -239,9 +241,11 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 l[n] = a;
                 l[n + 1] = NULL;
                 r->argv = l;
-        } else if (streq(key, "suspended") || streq(key, "idle-action")) {
+        } else if (streq(key, "suspended") || streq(key, "idle-action") || streq(key, "kept-secrets")) {
                 if (streq(key, "suspended") && streq(value, "yes"))
                         r->suspended = true;
+                else if (streq(key, "kept-secrets") && streq(value, "yes"))
+                        r->kept_secrets = true;
                 else if (streq(key, "idle-action") && streq(value, "suspend"))
                         r->idle_suspend = true;
                 else

@@ -12,7 +12,8 @@
 /* What sandboxd needs to account for a running worker after its own restart,
  * one file per worker under SBX_WORKER_STATE_DIR (root's alone, written
  * atomically). Never a secret: the spec's credentials and environment are
- * gone once the worker started, and the file holds neither. The egress
+ * gone once the worker started, or, for a worker that can be suspended, kept
+ * in systemd's fd store (worker-secrets.h); the file says only which. The egress
  * policy is the proxy's, served again to a proxy that starts after the
  * restart; it names hosts, not secrets.
  *
@@ -51,6 +52,7 @@ typedef struct WorkerRecord {
         char **argv;                    /* the command: a resumed unit's launcher is given it again */
         bool pooled;                    /* a claimed warm-pool sandbox: sandboxd keeps its run time */
         char *workspace;                /* NULL: the worker has a home of its own */
+        bool kept_secrets;              /* its Credentials and Environment are in the fd store (worker-secrets.h) */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -7,7 +7,9 @@
 #include "bus-worker.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "suspend-keep.h"
 #include "unit-props.h"
+#include "worker-secrets.h"
 #include "worker-suspend.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -24,11 +26,6 @@ int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, SbxErro
                 return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
                                      "The %s runtime cannot checkpoint a worker: only gVisor (runsc) workers can "
                                      "be suspended", sbx_runtime_to_string(runtime));
-        if (spec->n_credentials > 0 || strv_length(spec->environment) > 0)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "A worker with Credentials or an Environment cannot be suspended: sandboxd "
-                                     "keeps no copy of them once the worker started, so a resumed unit could not "
-                                     "be given the credentials its sandbox was saved with");
         return 0;
 }
 
@@ -167,9 +164,6 @@ static void suspend_finish(Worker *w) {
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
         worker_forget(w);
-        if (worker_save_state(w) < 0)
-                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
-                           "SANDBOXD_WORKER_ID", w->id, NULL);
         snprintf(bytes, sizeof(bytes), "%" PRIu64, image);
         worker_owner_field(w, owner_uid);
         log_struct(LOG_INFO, "Worker suspended", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
@@ -177,6 +171,11 @@ static void suspend_finish(Worker *w) {
                    NULL);
         if (worker_set_state(w, WORKER_SUSPENDED) < 0)
                 return;
+        /* Saved as suspended (before, the record said it ran, with no unit). */
+        if (worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
+                           "SANDBOXD_WORKER_ID", w->id, NULL);
+        suspend_keep_after_suspend(w);
         waiters_reply(w, "Suspend", NULL, NULL);
         /* An OpenChannel or Resume that came while it was being saved. */
         if (w->n_waiters > 0) {
@@ -232,6 +231,11 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         r = worker_check_suspendable(&w->spec, w->runtime, error);
         if (r < 0)
                 return r;
+        if (worker_secrets_missing(w))
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "Worker %s has Credentials or an Environment of which sandboxd kept no copy "
+                                     "(a warm-pool sandbox gets them from its job), so a resumed unit could not "
+                                     "be given them again", w->id);
         if (w->state == WORKER_SUSPENDING)
                 return waiter_add(w, request);
         if (w->state != WORKER_RUNNING)

@@ -11,6 +11,7 @@
 #include "rmrf.h"
 #include "manager-workspace.h"
 #include "unit-props.h"
+#include "worker-secrets.h"
 #include "worker-suspend.h"
 #include "worker.h"
 
@@ -414,14 +415,7 @@ void worker_start_done(Worker *w) {
         r = worker_lookup_uid(w);
         if (r < 0)
                 log_warning_errno(r, "Cannot determine the UID of worker %s: %m", w->id);
-        /* The secrets are in the unit's credential store now; the daemon's copy
-         * goes, the environment's values with it. */
-        for (size_t i = 0; i < w->spec.n_credentials; i++)
-                explicit_bzero(w->spec.credentials[i].data, w->spec.credentials[i].size);
-        if (w->environment.data)
-                explicit_bzero(w->environment.data, w->environment.size);
-        for (char **e = w->spec.environment; e && *e; e++)
-                explicit_bzero(*e, strlen(*e));
+        worker_secrets_started(w);
 
         r = worker_arm_idle_timer(w);
         if (r < 0)

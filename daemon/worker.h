@@ -64,6 +64,8 @@ struct Worker {
         int checkpoint_result;          /* while suspending: 0 not known yet, 1 saved, -1 failed */
         bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
         bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */
+        bool keep_secrets;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
+        bool secrets_stored;            /* and are in systemd's fd store */
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
         size_t n_waiters;
         Worker *gc_next;                /* the manager's queue of workers to free */

@@ -35,6 +35,8 @@ static void test_missing_file_keeps_defaults(void **state) {
         assert_false(c.allow_shared_kernel_for_standard);
         assert_true(c.egress_require_tls);
         assert_int_equal(c.suspend_image_max, UINT64_C(1) << 30);
+        /* A reboot loses suspended workers unless the operator says otherwise. */
+        assert_false(c.suspend_keep_across_reboot);
         sbx_config_done(&c);
 }
 
@@ -44,6 +46,7 @@ static void test_values(void **state) {
         assert_int_equal(load("[Defaults]\nMemoryMax=512M\nTasksMax=100\nCPUQuotaPercent=150\n"
                               "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
                               "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\nSuspendImageMax=3G\n"
+                              "[Suspend]\nKeepAcrossReboot=yes\n"
                               "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\n"
                               "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
         assert_int_equal(c.defaults.memory_max, 512u << 20);
@@ -56,6 +59,7 @@ static void test_values(void **state) {
         assert_int_equal(c.ended_workers_max, 9);
         assert_int_equal(c.ended_workers_max_age_usec, 600 * USEC_PER_SEC);
         assert_int_equal(c.suspend_image_max, UINT64_C(3) << 30);
+        assert_true(c.suspend_keep_across_reboot);
         assert_true(c.allow_shared_kernel_for_standard);
         assert_string_equal(c.runsc_platform, "ptrace");
         assert_int_equal(strv_length(c.egress_floor), 2);

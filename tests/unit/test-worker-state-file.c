@@ -112,16 +112,20 @@ static void test_round_trip_suspended(void **state) {
         fill(&in);
         in.suspended = true;
         in.idle_suspend = true;
+        in.kept_secrets = true;
         in.argv = argv;
         worker_record_init(&out);
         assert_int_equal(worker_record_format(&in, &text), 0);
         in.argv = NULL;
         assert_non_null(strstr(text, "\nsuspended=yes\n"));
         assert_non_null(strstr(text, "\nidle-action=suspend\n"));
+        /* That the secrets were kept, never the secrets (worker-secrets.h). */
+        assert_non_null(strstr(text, "\nkept-secrets=yes\n"));
         assert_int_equal(worker_record_parse(text, strlen(text), &out, why, sizeof(why)), 0);
         assert_same(&in, &out);
         assert_true(out.suspended);
         assert_true(out.idle_suspend);
+        assert_true(out.kept_secrets);
         assert_int_equal(strv_length(out.argv), 4);
         for (size_t i = 0; i < 4; i++)
                 assert_string_equal(out.argv[i], argv[i]);

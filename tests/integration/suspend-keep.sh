@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# [Suspend] KeepAcrossReboot= (issue 13): a suspended worker whose home is a
+# workspace survives a reboot (a final stop of sandboxd, then a start with
+# another boot ID): it is listed again as suspended with its id, owner and
+# workspace, resumes, and its Python counter counts on and reads its
+# workspace file. Everything else is still wiped: a suspended worker without
+# a workspace, any worker with the option off, and a kept record that was
+# cut short or tampered with (refused, logged, its image removed).
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
+IMAGES=/var/lib/sandboxd/suspend
+CONF=/etc/sandboxd/sandboxd.conf
+MIB=$((1024 * 1024))
+# Writes a note in its home once, then prints "N NOTE" every 0.2 s, N held in memory.
+COUNTER='import os, time
+p = os.path.join(os.environ["HOME"], "note")
+if not os.path.exists(p):
+    open(p, "w").write("note-%d\n" % os.getpid())
+i = 0
+while True:
+    i += 1
+    print(i, open(p).read().strip(), flush=True)
+    time.sleep(0.2)'
+
+ws_prop() {
+    local out
+    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/workspace/$1" org.sandboxd1.Workspace "$2") || return 1
+    out=${out#* }
+    out=${out#\"}
+    printf '%s\n' "${out%\"}"
+}
+state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
+lines_of() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+ ' || true; }
+has_output() { [ -n "$(lines_of "$1" 500)" ]; }
+last_count() { lines_of "$1" 800 | tail -n1 | awk '{print $1}'; }
+path_gone() { ! ct test -e "$1"; }
+daemon_up() { ct busctl --system status org.sandboxd1 >/dev/null 2>&1; }
+# A reboot as sandboxd sees it: systemd's final stop at shutdown, then a
+# start in a boot with another ID (the recorded one no longer matches).
+reboot_daemon() {
+    ct systemctl stop sandboxd.service
+    ct sh -c "echo 00000000000000000000000000000000 >/run/sandboxd/boot-id"
+    ct systemctl start sandboxd.service
+    wait_until 30 daemon_up
+}
+set_keep() {
+    ct sh -c "printf '[Suspend]\nKeepAcrossReboot=%s\n' $1 >$CONF"
+    ct systemctl restart sandboxd.service
+    wait_until 30 daemon_up
+}
+new_ws() { sbx_call CreateWorkspace 'sa{sv}' "$1" 1 SizeMax t $((64 * MIB)); }
+start_counter() { # NAME WORKSPACE|-: prints the worker id
+    if [ "$2" = - ]; then
+        ct sandboxctl create --class standard -- /usr/bin/python3 -c "$COUNTER"
+    else
+        ct sandboxctl create --class devcontainer --workspace "$2" -- /usr/bin/python3 -c "$COUNTER"
+    fi
+}
+journal_reason() { # ID REASON
+    ct journalctl --sync
+    ct journalctl -o cat SANDBOXD_WORKER_ID="$1" SANDBOXD_EVENT=kept-refused SANDBOXD_REASON="$2" | grep -q .
+}
+
+ct systemctl start sandboxd.service
+ct cp "$CONF" "$CONF.orig"
+set_keep yes
+check "a workspace" new_ws keep1
+check "a second one" new_ws keep2
+
+WID=$(start_counter w keep1)
+NID=$(start_counter n -)
+TID=$(start_counter t keep2)
+diag "kept $WID, no workspace $NID, to be tampered $TID"
+check "the workspace worker counts" wait_until 60 has_output "$WID"
+check "the plain worker counts" wait_until 60 has_output "$NID"
+check "the second workspace worker counts" wait_until 60 has_output "$TID"
+note=$(lines_of "$WID" 600 | tail -n1 | awk '{print $2}')
+uid_before=$(sbx_prop "$WID" UID | awk '{print $NF}')
+owner_before=$(sbx_prop "$WID" Owner)
+last=$(last_count "$WID")
+for id in "$WID" "$NID" "$TID"; do
+    check "suspend $id" sbx_call SuspendWorker s "$id"
+done
+check_output "the kept record sits beside the image, root's and 0600" '^600 root$' \
+    ct stat -c '%a %U' "$IMAGES/$WID/$WID"
+check_output "it is a complete worker record" '^end$' ct tail -n1 "$IMAGES/$WID/$WID"
+check_fails "a worker without a workspace gets none" ct test -e "$IMAGES/$NID/$NID"
+
+# The second one's record is tampered with: another UID than its image's.
+ct sed -i 's/^uid=.*/uid=12345/' "$IMAGES/$TID/$TID"
+
+check "reboot: sandboxd stops for good and starts in another boot" reboot_daemon
+check_eq "reboot: the workspace worker is listed as suspended" suspended "$(state_of "$WID")"
+check_eq "reboot: with its owner" "$owner_before" "$(sbx_prop "$WID" Owner)"
+check_eq "reboot: the workspace is held by it" "true $WID" "$(ws_prop keep1 InUse) $(ws_prop keep1 Worker)"
+check_fails "reboot: the worker without a workspace is gone" sbx_prop "$NID" State
+check_fails "reboot: and so is its image" ct test -e "$IMAGES/$NID"
+check_fails "reboot: the tampered worker is refused" sbx_prop "$TID" State
+check_fails "reboot: its image is removed" ct test -e "$IMAGES/$TID"
+check "reboot: the journal says why (image-mismatch)" wait_until 10 journal_reason "$TID" image-mismatch
+check_eq "reboot: its workspace is kept and free" "false" "$(ws_prop keep2 InUse)"
+
+check "reboot: ResumeWorker restores it" sbx_call ResumeWorker s "$WID"
+check_eq "reboot: running" running "$(state_of "$WID")"
+check_eq "reboot: with the same UID" "$uid_before" "$(sbx_prop "$WID" UID | awk '{print $NF}')"
+out=$(lines_of "$WID" 1500)
+first=$(printf '%s\n' "$out" | head -n1 | awk '{print $1}')
+diag "reboot: last=$last first=$first note=$note: $(printf '%s\n' "$out" | tail -n1)"
+if [ -n "$first" ] && [ -n "$last" ] && [ "$first" -gt "$last" ] && [ "$first" -le $((last + 40)) ]; then
+    ok "reboot: the process counts on from where it was ($last -> $first)"
+else
+    not_ok "reboot: the process counts on from where it was" "last=$last first=$first"
+fi
+check_output "reboot: and reads its workspace file" "^[0-9]+ $note\$" sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$out"
+check "reboot: the image and its record are gone after the resume" wait_until 20 path_gone "$IMAGES/$WID"
+
+# ---- a record cut short is refused -----------------------------------------------
+check "cut: suspended again" sbx_call SuspendWorker s "$WID"
+ct sed -i '$d' "$IMAGES/$WID/$WID"
+check "cut: reboot" reboot_daemon
+check_fails "cut: the worker is gone" sbx_prop "$WID" State
+check_fails "cut: its image is removed" ct test -e "$IMAGES/$WID"
+check "cut: the journal says why (record-unreadable)" wait_until 10 journal_reason "$WID" record-unreadable
+check_output "cut: its workspace stays" '^keep1' ct sandboxctl workspace list --no-legend
+
+# ---- the option off: wiped at boot as before -------------------------------------
+set_keep no
+OID=$(start_counter o keep1)
+check "off: the workspace worker counts" wait_until 60 has_output "$OID"
+check "off: suspended" sbx_call SuspendWorker s "$OID"
+check_fails "off: no kept record is written" ct test -e "$IMAGES/$OID/$OID"
+check "off: reboot" reboot_daemon
+check_fails "off: the suspended workspace worker is gone" sbx_prop "$OID" State
+check_output "off: no image is left" '^$' ct ls -A "$IMAGES"
+check_output "off: the workspace stays" '^keep1' ct sandboxctl workspace list --no-legend
+
+ct mv "$CONF.orig" "$CONF"
+tap_done
