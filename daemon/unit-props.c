@@ -302,6 +302,8 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
                 /* Only a worker with a proxy needs the unit's namespace, where
                  * the proxy listens; any other gets gVisor's own loopback. */
                 argv_addf(a, "--network=%s", p->egress_socket ? "host" : "none");
+                if (p->config->runsc_timer_slack_usec > 0)
+                        argv_addf(a, "--timer-slack-usec=%" PRIu64, p->config->runsc_timer_slack_usec);
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
