@@ -127,6 +127,50 @@ def pss_rss(pid):
     return field("Pss"), field("Rss")
 
 
+def cpu_ns(pid):
+    """CPU time of all of a process's threads so far (schedstat: nanoseconds), 0 if it is gone."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    for tid in tids:
+        try:
+            total += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+    return total
+
+
+CPU_WINDOW_S = 10
+
+
+def cpu_per_worker(ws, extra):
+    """CPU per second of wall (ms/s) over CPU_WINDOW_S: per worker and part
+    (the mean over the workers), and of the named extra processes."""
+    pids = {}
+    for wid, _cls in ws:
+        for pid in cgroup_pids(control_group(f"sandbox-{wid}.service")):
+            r = role(pid)
+            if r is not None:
+                pids[pid] = (wid, r)
+    before = {pid: cpu_ns(pid) for pid in list(pids) + list(extra.values())}
+    t0 = time.monotonic()
+    time.sleep(CPU_WINDOW_S)
+    dt = time.monotonic() - t0
+    per = {}    # role -> {wid: ns}
+    for pid, (wid, r) in pids.items():
+        per.setdefault(r, {}).setdefault(wid, 0)
+        per[r][wid] += max(cpu_ns(pid) - before[pid], 0)
+    n = max(len(ws), 1)
+    parts = {r: round(sum(v.values()) / n / dt / 1e6, 3) for r, v in sorted(per.items())}
+    return {"window_s": round(dt, 1), "per_worker_ms_per_s": parts,
+            "per_worker_total_ms_per_s": round(sum(parts.values()), 3),
+            "all_workers_cores": round(sum(sum(v.values()) for v in per.values()) / dt / 1e9, 3),
+            "processes_ms_per_s": {name: round(max(cpu_ns(pid) - before[pid], 0) / dt / 1e6, 3)
+                                   for name, pid in extra.items()}}
+
+
 def mean(v):
     return int(statistics.mean(v)) if v else 0
 
@@ -169,6 +213,7 @@ def snapshot(label):
     vmrss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1)) * 1024 if status else 0
     sd_pss, _ = pss_rss(main)
     fds = len(os.listdir(f"/proc/{main}/fd")) if main else 0
+    cpu = cpu_per_worker(ws, {"sandboxd": main, "systemd": 1})
     meminfo = dict((l.split(":")[0], int(l.split()[1]) * 1024) for l in open("/proc/meminfo"))
     n = len(ws)
     per_worker_pss = sum(mean(d["pss"]) for d in procs.values())
@@ -181,6 +226,7 @@ def snapshot(label):
                                      for r, d in sorted(procs.items())},
         "per_worker_pss_total_bytes": per_worker_pss,
         "proxies_active": proxy_active,
+        "cpu": cpu,
         "sandboxd": {"pid": main, "vmrss_bytes": vmrss, "pss_bytes": sd_pss, "fds": fds},
         "host_mem_available_bytes": meminfo.get("MemAvailable", 0),
         "loadavg": open("/proc/loadavg").read().split()[:3],

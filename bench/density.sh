@@ -13,12 +13,14 @@
 # EGRESS_N. Prints a table and writes bench/results/density.json.
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/density.sh [N] [--egress EGRESS_N] [--points "1 10 50 100"] [--samples S] [--out FILE]
-#                              [--platform systrap|ptrace]
+#                              [--platform systrap|ptrace] [--timer-slack SPAN]
 # Defaults: N=300 (0: no plain series), EGRESS_N=N (0: none), points 1 10 50 100 200 300 (those <= N, and N),
-# 3 create/stop samples per point, the configured runsc platform (systrap).
-# An idle sentry on systrap costs CPU (measured here: 3.5-4.5% of a core each),
-# on ptrace next to none: --platform sets [Isolation] RunscPlatform in the
-# test bed to compare.
+# 3 create/stop samples per point, the configured runsc platform (systrap) and timer slack (20ms).
+# At each point it also records CPU per idle worker over 10 s (schedstat of each part's threads).
+# An idle sentry on systrap costs CPU (a 400 us poll in runsc's systrap: about
+# 3% of a core each with the kernel's timer slack, a tenth of that with the
+# default 20 ms), on ptrace next to none: --platform and --timer-slack set
+# [Isolation] RunscPlatform and RunscTimerSlackSec in the test bed to compare.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=300
@@ -26,6 +28,7 @@ EGRESS_N=
 POINTS="1 10 50 100 200 300"
 SAMPLES=3
 PLATFORM=
+SLACK=
 OUT=$SRC/bench/results/density.json
 while [ $# -gt 0 ]; do
     case $1 in
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
         --samples) SAMPLES=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --platform) PLATFORM=$2; shift 2 ;;
+        --timer-slack) SLACK=$2; shift 2 ;;
         [0-9]*) N=$1; shift ;;
         *) echo "density.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -54,7 +58,9 @@ ct() { testbed_exec "$NAME" "$@"; }
 ct sh -ec "mkdir -p /etc/sandboxd
     printf '[Limits]\nMaxWorkers=%s\n[Egress]\nFloor=*.density.test\n' $(( (N > EGRESS_N ? N : EGRESS_N) + 8 )) \
         > /etc/sandboxd/sandboxd.conf
-    if [ -n '$PLATFORM' ]; then printf '[Isolation]\nRunscPlatform=%s\n' '$PLATFORM' >> /etc/sandboxd/sandboxd.conf; fi
+    printf '[Isolation]\n' >> /etc/sandboxd/sandboxd.conf
+    if [ -n '$PLATFORM' ]; then printf 'RunscPlatform=%s\n' '$PLATFORM' >> /etc/sandboxd/sandboxd.conf; fi
+    if [ -n '$SLACK' ]; then printf 'RunscTimerSlackSec=%s\n' '$SLACK' >> /etc/sandboxd/sandboxd.conf; fi
     systemctl start sandboxd"
 IDLE=(--class standard --idle 24h --)
 PLAIN=("${IDLE[@]}" /bin/sleep infinity)
@@ -71,6 +77,7 @@ bench_machine > "$tmp/machine.json"
 ct runsc --version > "$tmp/runsc-version.all"
 sed -n 1p "$tmp/runsc-version.all" > "$tmp/runsc-version"
 echo "${PLATFORM:-systrap}" > "$tmp/platform"
+echo "${SLACK:-20ms}" > "$tmp/timer-slack"
 
 series() {   # NAME MAX ARGV...
     local name=$1 max=$2 count=0 t0 point

@@ -68,6 +68,8 @@ def density():
 
 def density_run(r):
     tag = "density, " + r.get("runsc_platform", "systrap")
+    if r.get("runsc_timer_slack"):
+        tag += ", timer slack " + r["runsc_timer_slack"]
     plain = r["series"].get("plain") or []
     if plain:
         top = plain[-1]
@@ -82,6 +84,9 @@ def density_run(r):
             row(tag, f"sandboxd RSS at {n} workers", f"{rss:.1f} MiB", "< 30 MiB", rss < 30, f"{rss - 30:.1f} MiB")
         else:
             row(tag, f"sandboxd RSS at {n} workers (goal is at 300)", f"{rss:.1f} MiB", "< 30 MiB at 300")
+        if top.get("cpu"):
+            row(tag, f"CPU of idle workers at {n}: per worker / all of them",
+                f"{top['cpu']['per_worker_total_ms_per_s']:.1f} ms/s / {top['cpu']['all_workers_cores']:.2f} cores")
         ops = top["ops"]
         row(tag, f"at {n}: ListWorkers / create one / stop one (p50)",
             f"{ms(ops['list_workers'])} / {ms(ops['create'])} / {ms(ops['stop_until_gone'])} ms"

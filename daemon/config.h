@@ -35,6 +35,7 @@ typedef struct SbxConfig {
         bool allow_shared_kernel_for_standard;
         char *runsc_path;
         char *runsc_platform;
+        uint64_t runsc_timer_slack_usec;        /* sandbox-launch --timer-slack-usec; 0: the kernel's */
         char *kata_path;
         char *wasm_path;
         char *root_image;

@@ -303,6 +303,8 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
                  * proxy's listeners (worker-veth.h); any other has gVisor's
                  * own loopback alone. */
                 argv_addf(a, "--network=%s", p->egress_socket ? "veth" : "none");
+                if (p->config->runsc_timer_slack_usec > 0)
+                        argv_addf(a, "--timer-slack-usec=%" PRIu64, p->config->runsc_timer_slack_usec);
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);

@@ -84,6 +84,7 @@ static const LaunchOption options[] = {
         { "nonce",        OPT_STRING, V(LAUNCH_PROBE_GUEST),                                FIELD(nonce) },
         { "restore",      OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(restore) },
         { "image-max",    OPT_SIZE,   CK,                                                   FIELD(image_max) },
+        { "timer-slack-usec", OPT_SIZE, V(LAUNCH_RUN),                                      FIELD(timer_slack_usec) },
 #undef CK
 };
 
@@ -203,6 +204,12 @@ static int check_run(LaunchArgs *a, SbxError *error) {
         if (a->pids == 0 || a->memory == 0 || a->cpu_percent == 0)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "--pids, --memory and --cpu-percent are required and must be positive.");
+        if (a->timer_slack_usec > 0 && a->runtime != LAUNCH_RUNTIME_RUNSC)
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--timer-slack-usec is for runsc only.");
+        if (a->timer_slack_usec > LAUNCH_TIMER_SLACK_MAX_USEC)
+                return sbx_error_set(error, EINVAL, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "--timer-slack-usec must be at most %d, got %" PRIu64 ".",
+                                     LAUNCH_TIMER_SLACK_MAX_USEC, a->timer_slack_usec);
         if (!a->argv || !a->argv[0])
                 return sbx_error_set(error, EINVAL, SBX_ERROR_MISSING_ARGV, "The command is missing after '--'.");
         if (a->argv[0][0] != '/')

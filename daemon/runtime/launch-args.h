@@ -38,6 +38,9 @@ LaunchRuntime launch_runtime_from_string(const char *s);
 #define LAUNCH_DEFAULT_NETWORK "none"
 #define LAUNCH_DEFAULT_RUNSC "/usr/bin/runsc"
 #define LAUNCH_DEFAULT_PROBE_TIMEOUT_SEC 20
+/* The largest --timer-slack-usec: beyond a second timers inside the sandbox
+ * would be too late to be of use to anything. */
+#define LAUNCH_TIMER_SLACK_MAX_USEC 1000000
 
 typedef struct LaunchArgs {
         LaunchVerb verb;
@@ -58,6 +61,7 @@ typedef struct LaunchArgs {
         uint64_t nofile;
         uint64_t timeout_sec;
         uint64_t image_max;     /* checkpoint: the cap on the image directory's bytes */
+        uint64_t timer_slack_usec; /* run, runsc: the runtime's timer slack (launch-run.c); 0: the kernel's */
         bool restore;           /* run: restore the sandbox from its checkpoint image */
         char **setenv;          /* NULL-terminated, strings borrowed */
         char **argv;            /* NULL-terminated, strings borrowed */

@@ -124,6 +124,19 @@ check_output "bundle: root is read-only" '"readonly": *true' echo "$bundle"
 check_output "bundle: noNewPrivileges" '"noNewPrivileges": *true' echo "$bundle"
 check_fails "bundle: no network namespace (runsc gives the sandbox the launcher's own)" \
     sh -c "printf '%s' '$bundle' | python3 -c 'import json,sys; ns=[n[\"type\"] for n in json.load(sys.stdin)[\"linux\"][\"namespaces\"]]; sys.exit(0 if \"network\" in ns else 1)'"
+# An idle systrap sentry wakes every 400 us; the default 20 ms of timer slack
+# (Isolation:RunscTimerSlackSec) lets the kernel batch that. runsc passes it
+# on to the sentry; the launcher's memory guard keeps the kernel's 50 us.
+sentry_slack() { ct sh -c "cat /proc/\$(pgrep -f '^runsc-sandbox .* sandbox-$1\$' | head -n1)/timerslack_ns"; }
+sentry_slack_is() { [ "$(sentry_slack "$1")" = "$2" ]; }
+if wait_until 30 sentry_slack_is "$WID" 20000000; then
+    ok "gVisor: the sentry runs with the configured timer slack (20 ms)"
+else
+    not_ok "gVisor: the sentry runs with the configured timer slack (20 ms)" \
+        "its timerslack_ns: $(sentry_slack "$WID" 2>&1)"
+fi
+check_eq "gVisor: the launcher keeps the kernel's timer slack" 50000 \
+    "$(ct sh -c "cat /proc/\$(pgrep -f '^/usr/libexec/sandboxd/sandbox-launch run --id=$WID ' | head -n1)/timerslack_ns")"
 sbx_call StopWorker s "$WID" >/dev/null
 wait_until 20 unit_gone "sandbox-$WID.service"
 check "the bundle is removed with the worker" wait_until 10 ct test ! -e "/run/sandboxd/bundles/$WID"

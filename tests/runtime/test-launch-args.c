@@ -18,7 +18,7 @@ static void test_run_full(void **state) {
                          "--runtime-path=/usr/bin/runsc", "--platform", "ptrace", "--network=veth", "--root-image", "/srv/img",
                          "--home", "/var/lib/sandboxd/workers/abc123", "--pids", "256", "--memory", "256M",
                          "--cpu-percent", "50", "--disk", "64M", "--tmp-size=16M", "--nofile", "2048",
-                         "--setenv", "FOO=bar", "--setenv=LANG=C", "--", "/bin/sh", "-c", "--not-an-option", NULL };
+                         "--timer-slack-usec=20000", "--setenv", "FOO=bar", "--setenv=LANG=C", "--", "/bin/sh", "-c", "--not-an-option", NULL };
         LaunchArgs a;
         SbxError e = {};
 
@@ -37,6 +37,7 @@ static void test_run_full(void **state) {
         assert_int_equal(a.disk, UINT64_C(64) << 20);
         assert_int_equal(a.tmp_size, UINT64_C(16) << 20);
         assert_int_equal(a.nofile, 2048);
+        assert_int_equal(a.timer_slack_usec, 20000);
         assert_int_equal(strv_length(a.setenv), 2);
         assert_string_equal(a.setenv[0], "FOO=bar");
         assert_string_equal(a.setenv[1], "LANG=C");
@@ -58,6 +59,7 @@ static void test_defaults(void **state) {
         assert_int_equal(launch_args_parse(ARGC(run), run, &a, &e), 0);
         assert_int_equal(a.runtime, LAUNCH_RUNTIME_RUNSC);
         assert_string_equal(a.platform, LAUNCH_DEFAULT_PLATFORM);
+        assert_int_equal(a.timer_slack_usec, 0);        /* the kernel's own */
         assert_string_equal(a.network, "none");         /* no host network unless asked for */
         assert_null(a.root_image);
         assert_int_equal(a.disk, 0);
@@ -119,6 +121,14 @@ static const BadCase bad_cases[] = {
           "--network is for runsc only" },
         { { "run", RUN_OK, "--runtime", "kata", "--platform", "ptrace", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC,
           "for runsc only" },
+        { { "run", RUN_OK, "--timer-slack-usec", "1000001", "--", "/bin/true" }, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+          "--timer-slack-usec must be at most 1000000" },
+        { { "run", RUN_OK, "--timer-slack-usec", "soon", "--", "/bin/true" }, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+          "--timer-slack-usec needs a number" },
+        { { "run", RUN_OK, "--runtime", "kata", "--timer-slack-usec", "20000", "--", "/bin/true" },
+          SBX_ERROR_INVALID_SPEC, "--timer-slack-usec is for runsc only" },
+        { { "probe", "--runtime-path", "/usr/bin/runsc", "--timer-slack-usec", "20000" }, SBX_ERROR_INVALID_SPEC,
+          "timer-slack-usec" },
         { { "run", RUN_OK, "--runtime-path", "runsc", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "absolute path" },
         { { "run", RUN_OK, "--home", "home", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "--home must be an absolute" },
         { { "run", RUN_OK, "--root-image", "img", "--", "/bin/true" }, SBX_ERROR_INVALID_SPEC, "--root-image must be" },

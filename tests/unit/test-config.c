@@ -37,6 +37,7 @@ static void test_missing_file_keeps_defaults(void **state) {
         assert_int_equal(c.suspend_image_max, UINT64_C(1) << 30);
         /* A reboot loses suspended workers unless the operator says otherwise. */
         assert_false(c.suspend_keep_across_reboot);
+        assert_int_equal(c.runsc_timer_slack_usec, 20 * USEC_PER_MSEC);
         sbx_config_done(&c);
 }
 
@@ -47,7 +48,7 @@ static void test_values(void **state) {
                               "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
                               "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\nSuspendImageMax=3G\n"
                               "[Suspend]\nKeepAcrossReboot=yes\n"
-                              "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\n"
+                              "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\nRunscTimerSlackSec=5ms\n"
                               "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
         assert_int_equal(c.defaults.memory_max, 512u << 20);
         assert_int_equal(c.defaults.tasks_max, 100);
@@ -62,6 +63,7 @@ static void test_values(void **state) {
         assert_true(c.suspend_keep_across_reboot);
         assert_true(c.allow_shared_kernel_for_standard);
         assert_string_equal(c.runsc_platform, "ptrace");
+        assert_int_equal(c.runsc_timer_slack_usec, 5 * USEC_PER_MSEC);
         assert_int_equal(strv_length(c.egress_floor), 2);
         assert_string_equal(c.egress_floor[0], "*.github.com");
         assert_string_equal(c.egress_floor[1], "github.com");
@@ -116,6 +118,15 @@ static void test_errors(void **state) {
         sbx_config_done(&c);
         e = (SbxError) {};
         assert_true(load("[Isolation]\nAllowSharedKernelForStandard=maybe\n", &c, &e) < 0);
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_true(load("[Isolation]\nRunscTimerSlackSec=2s\n", &c, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+        assert_non_null(strstr(e.message, "RunscTimerSlackSec"));
+        sbx_config_done(&c);
+        e = (SbxError) {};
+        assert_int_equal(load("[Isolation]\nRunscTimerSlackSec=0\n", &c, &e), 0);
+        assert_int_equal(c.runsc_timer_slack_usec, 0);
         sbx_config_done(&c);
 }
 

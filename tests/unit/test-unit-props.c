@@ -344,6 +344,8 @@ static void test_runsc_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--runtime=runsc\"");
         assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/runsc\"");
         assert_prop(d, "ExecStartEx", "\"--platform=systrap\"");
+        /* the default slack that batches an idle systrap sentry's wakeups */
+        assert_prop(d, "ExecStartEx", "\"--timer-slack-usec=20000\"");
         /* with a proxy, the sandbox gets the veth to its listeners */
         assert_prop(d, "ExecStartEx", "\"--network=veth\"");
         assert_false(prop_has(d, "ExecStartEx", "--network=none"));
@@ -518,6 +520,7 @@ static void test_kata_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--runtime-path=/usr/bin/kata-runtime\"");
         assert_false(prop_has(d, "ExecStartEx", "--platform"));
         assert_false(prop_has(d, "ExecStartEx", "--network"));
+        assert_false(prop_has(d, "ExecStartEx", "--timer-slack-usec"));
         assert_prop(d, "ExecStopPostEx", "\"--runtime=kata\"");
         assert_prop(d, "PrivateNetwork", "BOOLEAN true");
         assert_prop(d, "NoNewPrivileges", "BOOLEAN true");
