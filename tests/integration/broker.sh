@@ -84,15 +84,7 @@ check_fails "setup: the system trust store does not vouch for it" \
 check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
 
 # The Authorization values the upstream received for PATH, one a line.
-up_auth() {
-    ct python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["path"] == sys.argv[2]:
-        print(" | ".join(v for k, v in r["headers"] if k.lower() == "authorization") or "-")
-' "$P/up.log" "$1"
-}
+up_auth() { upstream_auth "$P/up.log" "$1"; }
 
 # sandboxd's restart above runs its probes and refills the warm pool.
 sbx_settled

@@ -36,6 +36,9 @@
 #   sbx_props_changed PATH PROP           print each recorded new value of PROP of object PATH
 #   expect_removed WHAT ID REASON_RE SECS checks WorkerRemoved's reason, the home and the unit gone
 #   sbx_units / sbx_state_entries         sandbox-* units systemd knows; entries of the sessions roots
+#   ws_prop NAME PROP                     a property of workspace NAME, unquoted
+#   upstream_auth LOG PATH                the Authorization values a test upstream (broker-upstream.py)
+#                                         logged in LOG for requests to PATH, one a line ("-": none)
 #   sbx_settled                           waits (60 s at most) until no probe unit of a (re)start of
 #                                         sandboxd is loaded and both lists above stay the same for a
 #                                         second (the warm pool has refilled): take snapshots after it
@@ -308,6 +311,24 @@ sbx_units() {
     ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' |
         awk '/sandboxd pool sandbox/ { w[substr($1, 9, 12)] = 1 } { u[NR] = $1 }
              END { for (i in u) if (!(substr(u[i], 9, 12) in w)) print u[i] }' | sort
+}
+
+ws_prop() {
+    local out
+    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/workspace/$1" org.sandboxd1.Workspace "$2") || return 1
+    out=${out#* }
+    out=${out#\"}
+    printf '%s\n' "${out%\"}"
+}
+
+upstream_auth() {
+    ct python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["path"] == sys.argv[2]:
+        print(" | ".join(v for k, v in r["headers"] if k.lower() == "authorization") or "-")
+' "$1" "$2"
 }
 
 _sbx_steady() {

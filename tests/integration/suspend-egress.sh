@@ -56,15 +56,7 @@ check "setup: the upstream answers TLS at $UP:443" \
     wait_until 20 ct curl -sS -m 5 -o /dev/null --cacert "$W/ca.pem" --resolve "$HOST:443:$UP" "https://$HOST/setup"
 
 # The Authorization values the upstream received for PATH, one a line.
-up_auth() {
-    ct python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["path"] == sys.argv[2]:
-        print(" | ".join(v for k, v in r["headers"] if k.lower() == "authorization") or "-")
-' "$P/up.log" "$1"
-}
+up_auth() { upstream_auth "$P/up.log" "$1"; }
 state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
 log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }

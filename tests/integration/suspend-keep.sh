@@ -24,13 +24,6 @@ while True:
     print(i, open(p).read().strip(), flush=True)
     time.sleep(0.2)'
 
-ws_prop() {
-    local out
-    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/workspace/$1" org.sandboxd1.Workspace "$2") || return 1
-    out=${out#* }
-    out=${out#\"}
-    printf '%s\n' "${out%\"}"
-}
 state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 lines_of() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+ ' || true; }
 has_output() { [ -n "$(lines_of "$1" 500)" ]; }

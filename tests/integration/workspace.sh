@@ -36,13 +36,6 @@ sbx_monitor_start || not_ok "busctl monitor records the Manager's signals"
 
 ws_entries() { ct sh -c "ls -A $WS_ROOT" | sort | tr '\n' ' '; }
 run() { ct timeout 120 sandboxctl run "$@"; }
-ws_prop() {
-    local out
-    out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/workspace/$1" org.sandboxd1.Workspace "$2") || return 1
-    out=${out#* }
-    out=${out#\"}
-    printf '%s\n' "${out%\"}"
-}
 mounted_workspaces() { ct sh -c "grep -c ' $SBX_STATE_ROOT/' /proc/self/mountinfo" || true; }
 
 # ---- bad names and settings: a named error, nothing created -----------------

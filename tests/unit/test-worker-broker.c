@@ -12,6 +12,7 @@
 #include "broker-secret.h"
 #include "egress-units.h"
 #include "spec-service.h"
+#include "test-fdstore.h"
 #include "worker-broker.h"
 
 #define ID "0123456789ab"
@@ -126,13 +127,6 @@ static Worker *adopted_worker(const Worker *before) {
         w->egress_policy.data = (uint8_t *) strdup((const char *) before->egress_policy.data);
         w->egress_policy.size = before->egress_policy.size;
         return w;
-}
-
-static void fdstore_one(FdStore *st, const char *name, int fd) {
-        st->entries = calloc(1, sizeof(FdStoreEntry));
-        assert_non_null(st->entries);
-        st->entries[0] = (FdStoreEntry) { .name = strdup(name), .fd = fd };
-        st->n = 1;
 }
 
 static void test_restore(void **state) {

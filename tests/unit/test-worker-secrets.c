@@ -13,6 +13,7 @@
 #include "broker-secret.h"
 #include "env-cred.h"
 #include "suspend-keep.h"
+#include "test-fdstore.h"
 #include "worker-secrets.h"
 
 #define ID "0123456789ab"
@@ -149,13 +150,6 @@ static void test_codec(void **state) {
                 worker_free(back);
         }
         worker_free(w);
-}
-
-static void fdstore_one(FdStore *st, const char *name, int fd) {
-        st->entries = calloc(1, sizeof(FdStoreEntry));
-        assert_non_null(st->entries);
-        st->entries[0] = (FdStoreEntry) { .name = strdup(name), .fd = fd };
-        st->n = 1;
 }
 
 static void test_restore(void **state) {
