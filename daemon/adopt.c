@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "adopt.h"
+#include "egress-policy.h"
 #include "fdstore.h"
 #include "pool.h"
 #include "rmrf.h"
@@ -330,6 +331,40 @@ static bool restore_has_fds(const Restore *rs, const char *id) {
         return false;
 }
 
+/* The proxy pair's unit names and its policy credential as saved, and the
+ * spec's allow-list and mode from that policy: a resume (after a suspend
+ * since the restart, or of a worker that was suspended already) makes the
+ * proxy's units again from the spec, and a unit started without them would
+ * have no way out at all. Services come back with their secrets through
+ * worker_broker_restore(). */
+static int restore_egress(Worker *w, WorkerRecord *rec) {
+        _cleanup_egress_policy_ EgressPolicy *p = NULL;
+        int r;
+
+        w->egress_socket = TAKE_PTR(rec->egress_socket);
+        w->egress_service = TAKE_PTR(rec->egress_service);
+        w->spec.egress_rate_bps = rec->egress_rate_bps;
+        if (!rec->egress_policy)
+                return 0;
+        w->egress_policy.size = strlen(rec->egress_policy);
+        w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
+        w->egress_policy.name = (char *) "egress-policy";
+        r = egress_policy_from_json((const char *) w->egress_policy.data, &p);
+        if (r < 0)
+                return r;
+        w->spec.egress_report_only = p->mode == EGRESS_MODE_REPORT;
+        for (size_t i = 0; i < p->n_allow; i++) {
+                char buf[EGRESS_HOST_MAX + 16];
+
+                r = egress_pattern_format(&p->allow[i], buf, sizeof(buf));
+                if (r >= 0)
+                        r = strv_push(&w->spec.egress_allow, buf);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         Manager *m = rs->m;
         int fd[ELEMENTSOF(stdio_names)];
@@ -378,12 +413,11 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         w->owner = rec->owner;
         w->uid = rec->uid;
         w->created_realtime = rec->created_realtime;
-        w->egress_socket = TAKE_PTR(rec->egress_socket);
-        w->egress_service = TAKE_PTR(rec->egress_service);
-        if (rec->egress_policy) {
-                w->egress_policy.size = strlen(rec->egress_policy);
-                w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
-                w->egress_policy.name = (char *) "egress-policy";
+        r = restore_egress(w, rec);
+        if (r < 0) {
+                daemon_fds_close(&fds);
+                worker_free(w);
+                return r;
         }
         if (rec->pooled) {
                 /* Its run time is sandboxd's to keep, from the claim on. */
@@ -448,7 +482,11 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         w->uid = rec->uid;
         w->created_realtime = rec->created_realtime;
         /* A resume hands them to the new unit: without them it could not. */
-        r = rec->kept_secrets ? worker_secrets_restore(w, &rs->fds) : 0;
+        r = restore_egress(w, rec);
+        if (r >= 0)
+                r = worker_broker_restore(w, &rs->fds);
+        if (r >= 0 && rec->kept_secrets)
+                r = worker_secrets_restore(w, &rs->fds);
         if (r >= 0)
                 r = worker_watch_unit(w);
         if (r < 0) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "adopt.h"
+#include "egress-policy.h"
 #include "manager-workspace.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
@@ -16,9 +17,20 @@ const char *suspend_keep_refusal(const Worker *w) {
         if (w->keep_secrets || worker_secrets_missing(w))
                 return "it has Credentials or an Environment: its image holds them in clear, and the copy its "
                        "resume needs lives in systemd's fd store, which a boot empties";
-        if (w->egress_service)
-                return "it has egress, whose proxy units do not survive a boot";
+        /* A plain proxy is made again at the resume from the policy in the
+         * record; a broker's secrets are not in it. */
+        if (w->spec.n_services > 0)
+                return "it has Services, whose secrets live in systemd's fd store, which a boot empties";
         return NULL;
+}
+
+/* Whether a kept record's proxy policy (if any) names Services. */
+static bool record_has_services(const WorkerRecord *rec) {
+        _cleanup_egress_policy_ EgressPolicy *p = NULL;
+
+        if (!rec->egress_policy)
+                return false;
+        return egress_policy_from_json(rec->egress_policy, &p) < 0 || p->n_services > 0;
 }
 
 static int image_dir(const char *id, char **ret) {
@@ -101,9 +113,9 @@ int suspend_keep_check(Manager *m, const char *id, WorkerRecord *rec, const char
         if (r < 0)
                 return refuse(id, *ret_reason = "record-unreadable", why[0] ? why : strerror(-r), r);
         if (!streq(rec->id, id) || !rec->suspended || !rec->workspace || rec->runtime != SBX_RUNTIME_RUNSC ||
-            rec->egress_socket || rec->kept_secrets)
+            rec->kept_secrets || record_has_services(rec))
                 return refuse(id, *ret_reason = "record-refused",
-                              "not a suspended gVisor worker of that id on a workspace, without egress or secrets",
+                              "not a suspended gVisor worker of that id on a workspace, without secrets or Services",
                               -EBADMSG);
         if (asprintf(&checkpoint, "%s/checkpoint.img", dir) < 0)
                 return -ENOMEM;

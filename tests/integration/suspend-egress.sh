@@ -5,7 +5,8 @@
 # keeps a counter in memory and reaches a TLS upstream through its proxy and
 # through the broker is suspended (its unit gone), resumed, counts on, reaches
 # the upstream again through the proxy, is still refused a host outside its
-# allow-list, and the broker still injects the credential. From inside, the
+# allow-list, and the broker still injects the credential; the same after a
+# restart of sandboxd while it is suspended. From inside, the
 # veth leads to the proxy's listeners and nowhere else.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
@@ -119,6 +120,25 @@ check_eq "after resume: the request through the proxy reached the upstream again
 check_eq "after resume: the proxy's policy still refuses a host outside the allow-list (403)" "$REFUSED" \
     "$(good_line_after "$WID" "$last" | sed -n 's/.*refused=\([^ ]*\).*/\1/p')"
 check_eq "after resume: ... and never let it through to the upstream" "" "$(up_auth "/refused/$n")"
+
+# ---- suspended across a restart of sandboxd: the proxy and the broker come back -----
+restarted() { [ "$(unit_prop sandboxd.service MainPID)" != "$1" ] && ct busctl --system status org.sandboxd1 >/dev/null 2>&1; }
+check "restart: suspended again" sbx_call SuspendWorker s "$WID"
+last=$(last_n "$WID")
+old_pid=$(unit_prop sandboxd.service MainPID)
+check "restart: systemctl restart sandboxd while the worker is suspended" ct systemctl restart sandboxd.service
+check "restart: sandboxd is back" wait_until 30 restarted "$old_pid"
+check_eq "restart: the worker is still listed as suspended" suspended "$(state_of "$WID")"
+check "restart: ResumeWorker answers once it runs" sbx_call ResumeWorker s "$WID"
+check "restart: its proxy socket is back" wait_until 30 sh -c \
+    "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$WID-egress.socket)\" = active ]"
+check "restart: the upstream through the proxy, the other host 403 and the broker, all again" \
+    wait_until 90 good_line_after "$WID" "$last"
+n=$(good_line_after "$WID" "$last" | awk '{print $1}')
+check_eq "restart: the broker injects the credential the new daemon restored" "Bearer $SECRET" \
+    "$(up_auth "/v1/svc/$n" | head -n1)"
+check_eq "restart: the proxy's policy still refuses a host outside the allow-list (403)" "$REFUSED" \
+    "$(good_line_after "$WID" "$last" | sed -n 's/.*refused=\([^ ]*\).*/\1/p')"
 
 # ---- from inside, the veth leads to the proxy's listeners and nowhere else ----------
 # A second worker with the same walls, after the resume of the first one.

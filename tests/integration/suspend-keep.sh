@@ -3,7 +3,10 @@
 # workspace survives a reboot (a final stop of sandboxd, then a start with
 # another boot ID): it is listed again as suspended with its id, owner and
 # workspace, resumes, and its Python counter counts on and reads its
-# workspace file. Everything else is still wiped: a suspended worker without
+# workspace file; one with egress gets its proxy back at the resume, with its
+# allow-list (an allowed name that resolves to a private address is refused
+# as private-address, another name as not-in-allow-list).
+# Everything else is still wiped: a suspended worker without
 # a workspace, any worker with the option off, and a kept record that was
 # cut short or tampered with (refused, logged, its image removed).
 source "$(dirname "$0")/lib.sh"
@@ -23,6 +26,30 @@ while True:
     i += 1
     print(i, open(p).read().strip(), flush=True)
     time.sleep(0.2)'
+# The same, asking its proxy each time for an allowed and a forbidden name:
+# prints "N NOTE ALLOWED-REASON OTHER-REASON" (X-Sandbox-Egress-Reason).
+EGRESS_COUNTER='import os, socket, time, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+def ask(host):
+    try:
+        s = socket.create_connection((u.hostname, u.port), timeout=5)
+        s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host.encode(), host.encode()))
+        head = s.recv(4096).split(b"\r\n")
+        s.close()
+        for h in head[1:]:
+            if h.lower().startswith(b"x-sandbox-egress-reason:"):
+                return h.split(b":", 1)[1].strip().decode()
+        return "no-reason"
+    except OSError as e:
+        return "err-%d" % (e.errno or 0)
+p = os.path.join(os.environ["HOME"], "note")
+if not os.path.exists(p):
+    open(p, "w").write("note-%d\n" % os.getpid())
+i = 0
+while True:
+    i += 1
+    print(i, open(p).read().strip(), ask("priv.sbx-keep.test"), ask("other.sbx-keep.test"), flush=True)
+    time.sleep(0.2)'
 
 state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 lines_of() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+ ' || true; }
@@ -39,7 +66,7 @@ reboot_daemon() {
     wait_until 30 daemon_up
 }
 set_keep() {
-    ct sh -c "printf '[Suspend]\nKeepAcrossReboot=%s\n' $1 >$CONF"
+    ct sh -c "printf '[Suspend]\nKeepAcrossReboot=%s\n[Egress]\nFloor=*.sbx-keep.test\n' $1 >$CONF"
     ct systemctl restart sandboxd.service
     wait_until 30 daemon_up
 }
@@ -58,28 +85,37 @@ journal_reason() { # ID REASON
 
 ct systemctl start sandboxd.service
 ct cp "$CONF" "$CONF.orig"
+ct sh -c "echo '10.9.9.9 priv.sbx-keep.test' >>/etc/hosts"
 set_keep yes
 check "a workspace" new_ws keep1
 check "a second one" new_ws keep2
+check "a third one" new_ws keep3
 
 WID=$(start_counter w keep1)
 NID=$(start_counter n -)
 TID=$(start_counter t keep2)
-diag "kept $WID, no workspace $NID, to be tampered $TID"
+EID=$(ct sandboxctl create --class devcontainer --workspace keep3 --allow priv.sbx-keep.test -- \
+    /usr/bin/python3 -c "$EGRESS_COUNTER")
+diag "kept $WID, no workspace $NID, to be tampered $TID, with egress $EID"
 check "the workspace worker counts" wait_until 60 has_output "$WID"
 check "the plain worker counts" wait_until 60 has_output "$NID"
 check "the second workspace worker counts" wait_until 60 has_output "$TID"
+check "the egress workspace worker counts" wait_until 60 has_output "$EID"
+check_output "... and its proxy answers: the allowed name private-address, another not-in-allow-list" \
+    '^[0-9]+ note-[0-9]+ private-address not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$(lines_of "$EID" 600)"
+eid_last=$(last_count "$EID")
 note=$(lines_of "$WID" 600 | tail -n1 | awk '{print $2}')
 uid_before=$(sbx_prop "$WID" UID | awk '{print $NF}')
 owner_before=$(sbx_prop "$WID" Owner)
 last=$(last_count "$WID")
-for id in "$WID" "$NID" "$TID"; do
+for id in "$WID" "$NID" "$TID" "$EID"; do
     check "suspend $id" sbx_call SuspendWorker s "$id"
 done
 check_output "the kept record sits beside the image, root's and 0600" '^600 root$' \
     ct stat -c '%a %U' "$IMAGES/$WID/$WID"
 check_output "it is a complete worker record" '^end$' ct tail -n1 "$IMAGES/$WID/$WID"
 check_fails "a worker without a workspace gets none" ct test -e "$IMAGES/$NID/$NID"
+check "the egress workspace worker gets one" ct test -e "$IMAGES/$EID/$EID"
 
 # The second one's record is tampered with: another UID than its image's.
 ct sed -i 's/^uid=.*/uid=12345/' "$IMAGES/$TID/$TID"
@@ -108,6 +144,23 @@ else
 fi
 check_output "reboot: and reads its workspace file" "^[0-9]+ $note\$" sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$out"
 check "reboot: the image and its record are gone after the resume" wait_until 20 path_gone "$IMAGES/$WID"
+
+check_eq "reboot: the egress workspace worker is listed as suspended" suspended "$(state_of "$EID")"
+check "reboot: ResumeWorker restores it" sbx_call ResumeWorker s "$EID"
+check_eq "reboot: running" running "$(state_of "$EID")"
+check "reboot: its proxy socket is back" wait_until 30 sh -c \
+    "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$EID-egress.socket)\" = active ]"
+eout=$(lines_of "$EID" 2500)
+efirst=$(printf '%s\n' "$eout" | head -n1 | awk '{print $1}')
+diag "reboot (egress): last=$eid_last first=$efirst: $(printf '%s\n' "$eout" | tail -n1)"
+if [ -n "$efirst" ] && [ -n "$eid_last" ] && [ "$efirst" -gt "$eid_last" ] && [ "$efirst" -le $((eid_last + 40)) ]; then
+    ok "reboot: the egress worker counts on from where it was ($eid_last -> $efirst)"
+else
+    not_ok "reboot: the egress worker counts on from where it was" "last=$eid_last first=$efirst"
+fi
+check_output "reboot: its proxy enforces the same policy (private-address for the allowed name, not-in-allow-list for another)" \
+    '^[0-9]+ note-[0-9]+ private-address not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$eout"
+check "reboot: stop the egress worker" sbx_call StopWorker s "$EID"
 
 # ---- a record cut short is refused -----------------------------------------------
 check "cut: suspended again" sbx_call SuspendWorker s "$WID"

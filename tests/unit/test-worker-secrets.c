@@ -231,7 +231,7 @@ static void test_persist_outside_systemd(void **state) {
 }
 
 /* Which suspended workers a reboot may keep: workspace-bound ones without
- * secrets or egress. */
+ * secrets or Services (a plain proxy is made again at the resume). */
 static void test_keep_refusal(void **state) {
         Worker *w = new_worker(SBX_RUNTIME_RUNSC);
 
@@ -243,7 +243,11 @@ static void test_keep_refusal(void **state) {
         w->keep_secrets = false;
         assert_null(suspend_keep_refusal(w));
         w->egress_service = strdup("sandbox-" ID "-egress.service");
-        assert_non_null(strstr(suspend_keep_refusal(w), "egress"));
+        assert_null(suspend_keep_refusal(w));
+        w->spec.services = calloc(1, sizeof(SbxService));
+        assert_non_null(w->spec.services);
+        w->spec.n_services = 1;
+        assert_non_null(strstr(suspend_keep_refusal(w), "Services"));
         worker_free(w);
 }
 
