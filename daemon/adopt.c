@@ -343,7 +343,6 @@ static int restore_egress(Worker *w, WorkerRecord *rec) {
 
         w->egress_socket = TAKE_PTR(rec->egress_socket);
         w->egress_service = TAKE_PTR(rec->egress_service);
-        w->spec.egress_rate_bps = rec->egress_rate_bps;
         if (!rec->egress_policy)
                 return 0;
         w->egress_policy.size = strlen(rec->egress_policy);
@@ -468,6 +467,7 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
                 spec.set |= SPEC_HAS_DISK_MAX;
                 spec.disk_max = rec->disk_max;
         }
+        spec.egress_rate_bps = rec->egress_rate_bps;
         /* Its home is the workspace it was suspended on: the resumed unit
          * mounts it again, and no other worker may take it meanwhile. */
         if (rec->workspace) {
