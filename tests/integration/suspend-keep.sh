@@ -26,8 +26,12 @@ while True:
     i += 1
     print(i, open(p).read().strip(), flush=True)
     time.sleep(0.2)'
-# The same, asking its proxy each time for an allowed and a forbidden name:
-# prints "N NOTE ALLOWED-REASON OTHER-REASON" (X-Sandbox-Egress-Reason).
+# The same, asking its proxy every tenth line (2 s) for an allowed and a
+# forbidden name: prints "N NOTE ALLOWED-REASON OTHER-REASON"
+# (X-Sandbox-Egress-Reason) then, "N NOTE" otherwise. Fewer connections: runsc
+# 0.0~20240729 sometimes fails to encode its network stack at a checkpoint
+# taken amid a stream of short ones (a nil dereference; SuspendFailed, the
+# worker runs on).
 EGRESS_COUNTER='import os, socket, time, urllib.parse
 u = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
 def ask(host):
@@ -48,7 +52,10 @@ if not os.path.exists(p):
 i = 0
 while True:
     i += 1
-    print(i, open(p).read().strip(), ask("priv.sbx-keep.test"), ask("other.sbx-keep.test"), flush=True)
+    if i % 10 == 0:
+        print(i, open(p).read().strip(), ask("priv.sbx-keep.test"), ask("other.sbx-keep.test"), flush=True)
+    else:
+        print(i, open(p).read().strip(), flush=True)
     time.sleep(0.2)'
 
 state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
@@ -78,6 +85,19 @@ start_counter() { # NAME WORKSPACE|-: prints the worker id
         ct sandboxctl create --class devcontainer --workspace "$2" -- /usr/bin/python3 -c "$COUNTER"
     fi
 }
+# resumed_counts_on WHAT ID LAST MS: reads ID's channel for MS into $out and
+# checks that its first line after the resume counts on from LAST.
+resumed_counts_on() {
+    local first
+    out=$(lines_of "$2" "$4")
+    first=$(printf '%s\n' "$out" | head -n1 | awk '{print $1}')
+    diag "reboot ($1): last=$3 first=$first: $(printf '%s\n' "$out" | tail -n1)"
+    if [ -n "$first" ] && [ -n "$3" ] && [ "$first" -gt "$3" ] && [ "$first" -le $(($3 + 40)) ]; then
+        ok "reboot: the $1 counts on from where it was ($3 -> $first)"
+    else
+        not_ok "reboot: the $1 counts on from where it was" "last=$3 first=$first"
+    fi
+}
 journal_reason() { # ID REASON
     ct journalctl --sync
     ct journalctl -o cat SANDBOXD_WORKER_ID="$1" SANDBOXD_EVENT=kept-refused SANDBOXD_REASON="$2" | grep -q .
@@ -102,7 +122,7 @@ check "the plain worker counts" wait_until 60 has_output "$NID"
 check "the second workspace worker counts" wait_until 60 has_output "$TID"
 check "the egress workspace worker counts" wait_until 60 has_output "$EID"
 check_output "... and its proxy answers: the allowed name private-address, another not-in-allow-list" \
-    '^[0-9]+ note-[0-9]+ private-address .*not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$(lines_of "$EID" 600)"
+    '^[0-9]+ note-[0-9]+ private-address .*not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | grep -v '^[0-9]* [^ ]*$' | tail -n1" sh "$(lines_of "$EID" 2500)"
 eid_last=$(last_count "$EID")
 note=$(lines_of "$WID" 600 | tail -n1 | awk '{print $2}')
 uid_before=$(sbx_prop "$WID" UID | awk '{print $NF}')
@@ -134,14 +154,8 @@ check_eq "reboot: its workspace is kept and free" "false" "$(ws_prop keep2 InUse
 check "reboot: ResumeWorker restores it" sbx_call ResumeWorker s "$WID"
 check_eq "reboot: running" running "$(state_of "$WID")"
 check_eq "reboot: with the same UID" "$uid_before" "$(sbx_prop "$WID" UID | awk '{print $NF}')"
-out=$(lines_of "$WID" 1500)
-first=$(printf '%s\n' "$out" | head -n1 | awk '{print $1}')
-diag "reboot: last=$last first=$first note=$note: $(printf '%s\n' "$out" | tail -n1)"
-if [ -n "$first" ] && [ -n "$last" ] && [ "$first" -gt "$last" ] && [ "$first" -le $((last + 40)) ]; then
-    ok "reboot: the process counts on from where it was ($last -> $first)"
-else
-    not_ok "reboot: the process counts on from where it was" "last=$last first=$first"
-fi
+diag "reboot: note=$note"
+resumed_counts_on process "$WID" "$last" 1500
 check_output "reboot: and reads its workspace file" "^[0-9]+ $note\$" sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$out"
 check "reboot: the image and its record are gone after the resume" wait_until 20 path_gone "$IMAGES/$WID"
 
@@ -150,16 +164,9 @@ check "reboot: ResumeWorker restores it" sbx_call ResumeWorker s "$EID"
 check_eq "reboot: running" running "$(state_of "$EID")"
 check "reboot: its proxy socket is back" wait_until 30 sh -c \
     "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$EID-egress.socket)\" = active ]"
-eout=$(lines_of "$EID" 2500)
-efirst=$(printf '%s\n' "$eout" | head -n1 | awk '{print $1}')
-diag "reboot (egress): last=$eid_last first=$efirst: $(printf '%s\n' "$eout" | tail -n1)"
-if [ -n "$efirst" ] && [ -n "$eid_last" ] && [ "$efirst" -gt "$eid_last" ] && [ "$efirst" -le $((eid_last + 40)) ]; then
-    ok "reboot: the egress worker counts on from where it was ($eid_last -> $efirst)"
-else
-    not_ok "reboot: the egress worker counts on from where it was" "last=$eid_last first=$efirst"
-fi
+resumed_counts_on "egress worker" "$EID" "$eid_last" 2500
 check_output "reboot: its proxy enforces the same policy (private-address for the allowed name, not-in-allow-list for another)" \
-    '^[0-9]+ note-[0-9]+ private-address .*not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | tail -n1" sh "$eout"
+    '^[0-9]+ note-[0-9]+ private-address .*not-in-allow-list$' sh -c "printf '%s\n' \"\$1\" | grep -v '^[0-9]* [^ ]*$' | tail -n1" sh "$out"
 check "reboot: stop the egress worker" sbx_call StopWorker s "$EID"
 
 # ---- a record cut short is refused -----------------------------------------------
