@@ -20,6 +20,10 @@
 # over EGRESS_BENCH_ROUNDS rounds (default 5, 1 with --quick) of each number,
 # ratios and differences to direct taken within each round, and every
 # round's raw numbers under "rounds".
+# EGRESS_BENCH_TRACE=DIR (with a sandbox-egress built -Degress_trace=true):
+# the proxy's per-tunnel phase timestamps and the latency client's samples
+# with their start times are copied to DIR (bench/egress/trace-report.py
+# matches them up).
 # Not a test: it asserts nothing, it measures. Goals (issue 14): throughput
 # ratio >= 0.95 of direct, added connect latency p50 < 200 us and p99 < 1 ms,
 # tunnels/s >= 2x tinyproxy.
@@ -46,6 +50,10 @@ if [ "${1:-}" != "--inside" ]; then
     done
     rm -rf "$(dirname "$LOAD")"
     ct /run/egress-bench/bench.sh --inside "$QUICK" > "$OUT.tmp"
+    if [ -n "${EGRESS_BENCH_TRACE:-}" ]; then
+        mkdir -p "$EGRESS_BENCH_TRACE"
+        ct tar -C /run/egress-bench/trace -c . | tar -x -C "$EGRESS_BENCH_TRACE"
+    fi
     python3 - "$OUT.tmp" "$OUT" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -121,7 +129,13 @@ systemd-run -q --unit=egress-bench-up -p NetworkNamespacePath=/run/netns/upstrea
 # As sandboxd's unit has it (daemon/egress-units.c): every entry kept, not
 # dropped by journald's rate limit once the rate test passes 10000 entries,
 # and systemd's system call filter in front of the proxy's own.
-systemd-run -q --unit=egress-bench-proxy --socket-property=ListenStream=127.0.0.1:3128 \
+TRACE_PROPS=()
+if [ -n "${EGRESS_BENCH_TRACE:-}" ]; then
+    rm -rf $B/trace
+    mkdir -m 1777 $B/trace
+    TRACE_PROPS=(-E SANDBOX_EGRESS_TRACE=$B/trace/proxy.trace -p ReadWritePaths=$B/trace)
+fi
+systemd-run -q --unit=egress-bench-proxy --socket-property=ListenStream=127.0.0.1:3128 "${TRACE_PROPS[@]}" \
     -p DynamicUser=yes -p LoadCredential=egress-policy:$B/policy.json -p LogRateLimitIntervalSec=0 \
     -p SystemCallArchitectures=native -p "SystemCallFilter=@system-service seccomp" \
     -p "SystemCallFilter=~@privileged @resources" -p SystemCallErrorNumber=EPERM \
@@ -149,7 +163,8 @@ for round in $(seq "$ROUNDS"); do
         echo "$round ${col%%:*} throughput_bps $tp"
     done
     for col in $(rotated "$round"); do
-        lat=$(EGRESS_LOAD_SAMPLES=$B/samples-${col%%:*}-$round \
+        lat=$(env EGRESS_LOAD_SAMPLES=$B/samples-${col%%:*}-$round \
+              ${EGRESS_BENCH_TRACE:+EGRESS_LOAD_TRACE=$B/trace/client-${col%%:*}-$round} \
               $B/egress-load latency "${col#*:}" $TARGET_PING "$PINGS" $B/hello.bin)
         echo "$round ${col%%:*} latency_p50_us ${lat% *}"
         echo "$round ${col%%:*} latency_p99_us ${lat#* }"

@@ -126,8 +126,10 @@ fail:
         return -1;
 }
 
+static _Thread_local double last_ping_start;
+
 static double one_ping(void) {
-        double t0 = now_s();
+        double t0 = last_ping_start = now_s();
         int fd = open_tunnel();
         char c;
         if (fd < 0 || write_all(fd, hello, hello_len) < 0 || recv(fd, &c, 1, MSG_WAITALL) != 1 || c != '!') {
@@ -150,8 +152,19 @@ static void latency(long count) {
                 die("calloc");
         for (int i = 0; i < 20; i++)
                 one_ping();   /* warm caches and the proxy */
-        for (long i = 0; i < count; i++)
+        /* With EGRESS_LOAD_TRACE=FILE, each sample in order with its start
+         * (CLOCK_MONOTONIC ns), to match against the proxy's trace. */
+        const char *trace_path = getenv("EGRESS_LOAD_TRACE");
+        FILE *trace = trace_path ? fopen(trace_path, "we") : NULL;
+        if (trace_path && !trace)
+                die(trace_path);
+        for (long i = 0; i < count; i++) {
                 samples[i] = one_ping();
+                if (trace)
+                        fprintf(trace, "C %.0f %d\n", last_ping_start * 1e9, (int) (samples[i] * 1e6));
+        }
+        if (trace && fclose(trace) != 0)
+                die(trace_path);
         qsort(samples, (size_t) count, sizeof(double), cmp_double);
         /* Every sample, for the latency distributions bench/run.sh draws. */
         const char *path = getenv("EGRESS_LOAD_SAMPLES");

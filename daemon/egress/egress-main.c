@@ -25,6 +25,7 @@
 #include "egress-loops.h"
 #include "egress-proxy.h"
 #include "egress-sandbox.h"
+#include "egress-trace.h"
 #include "util.h"
 
 #define LISTEN_MAX 8
@@ -217,6 +218,7 @@ static int run(int argc, char **argv) {
                 return r;
 
         signal(SIGPIPE, SIG_IGN);
+        trace_open();
         raise_fd_limit();
         /* One malloc arena for every event loop: a thread's own arena would
          * keep up to its trim threshold of freed tunnels for good, a

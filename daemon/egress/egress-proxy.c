@@ -6,13 +6,13 @@
 #include <string.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "egress-proxy.h"
+#include "egress-trace.h"
 #include "egress-tunnel.h"
 #include "util.h"
 
@@ -150,6 +150,7 @@ Proxy *proxy_free(Proxy *p) {
         proxy_log_refusal_summary(p);
         pthread_mutex_unlock(&p->shared->lock);
         journal_batch_done(&p->journal);
+        trace_flush();
         sd_event_source_disable_unref(p->summary_timer);
         for (size_t i = 0; i < p->n_listeners; i++)
                 sd_event_source_disable_unref(p->listeners[i]);
@@ -157,10 +158,7 @@ Proxy *proxy_free(Proxy *p) {
         resolver_free(p->resolver);
         host_addr_watch_free(p->host_watch);
         host_addr_set_clear(&p->host_addrs);
-        for (size_t i = 0; i < p->n_spare_pipes; i++) {
-                safe_close(p->spare_pipes[i][0]);
-                safe_close(p->spare_pipes[i][1]);
-        }
+        pipe_pool_clear(&p->pipes);
         while (p->buckets) {
                 DestBucket *b = p->buckets;
                 p->buckets = b->next;
@@ -179,24 +177,25 @@ Proxy *proxy_free(Proxy *p) {
 static int on_listener(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Proxy *p = userdata;
 
-        /* Take everything queued; a fresh connection costs one accept each. */
-        for (;;) {
-                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (cfd < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                return 0;
-                        if (errno == ECONNABORTED)
-                                continue;
-                        /* EMFILE and friends: stop for now, the loop will call again. */
+        /* One connection per wakeup: the listener is level-triggered, so
+         * another one queued brings the loop back at once, and one that
+         * came alone (the usual case) costs no accept4() that says EAGAIN. */
+        int cfd;
+        do
+                cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        while (cfd < 0 && errno == ECONNABORTED);
+        if (cfd < 0) {
+                /* EMFILE and friends: stop for now, the loop will call again. */
+                if (errno != EAGAIN && errno != EINTR)
                         log_warning_errno(errno, "accept() failed: %m");
-                        return 0;
-                }
-                if (p->dispatch && p->dispatch(p->dispatch_userdata, cfd))
-                        continue;
-                int r = tunnel_start(p, cfd);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to start tunnel: %m");
+                return 0;
         }
+        if (p->dispatch && p->dispatch(p->dispatch_userdata, cfd))
+                return 0;
+        int r = tunnel_start(p, cfd);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start tunnel: %m");
+        return 0;
 }
 
 int proxy_add_listener(Proxy *p, int fd) {
@@ -272,44 +271,4 @@ void proxy_release_bucket(Proxy *p, DestBucket *b) {
         b->users--;
         if (p->n_buckets > PROXY_BUCKETS_MAX)
                 proxy_gc_buckets(p, now_usec(CLOCK_MONOTONIC));
-}
-
-int proxy_take_pipe(Proxy *p, int fds[2], size_t *ret_size) {
-        assert(p);
-        assert(ret_size);
-        if (p->n_spare_pipes > 0) {
-                p->n_spare_pipes--;
-                fds[0] = p->spare_pipes[p->n_spare_pipes][0];
-                fds[1] = p->spare_pipes[p->n_spare_pipes][1];
-                *ret_size = p->spare_pipe_sizes[p->n_spare_pipes];
-                return 0;
-        }
-        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
-                return -errno;
-        int size = fcntl(fds[1], F_GETPIPE_SZ);
-        if (size <= 0) {
-                int r = size < 0 ? -errno : -EIO;
-                fds[0] = safe_close(fds[0]);
-                fds[1] = safe_close(fds[1]);
-                return r;
-        }
-        *ret_size = (size_t) size;
-        return 0;
-}
-
-void proxy_return_pipe(Proxy *p, int fds[2], size_t size) {
-        int queued = -1;
-
-        assert(p);
-        if (fds[0] >= 0 && fds[1] >= 0 && p->n_spare_pipes < PROXY_SPARE_PIPES_MAX &&
-            ioctl(fds[0], FIONREAD, &queued) == 0 && queued == 0) {
-                p->spare_pipes[p->n_spare_pipes][0] = fds[0];
-                p->spare_pipes[p->n_spare_pipes][1] = fds[1];
-                p->spare_pipe_sizes[p->n_spare_pipes] = size;
-                p->n_spare_pipes++;
-        } else {
-                safe_close(fds[0]);
-                safe_close(fds[1]);
-        }
-        fds[0] = fds[1] = -1;
 }

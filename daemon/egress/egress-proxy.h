@@ -17,10 +17,10 @@
 #include "host-addrs.h"
 #include "journal-batch.h"
 #include "log-limit.h"
+#include "pipe-pool.h"
 #include "token-bucket.h"
 
 #define PROXY_BUCKETS_MAX 1024
-#define PROXY_SPARE_PIPES_MAX 32
 /* Pipes start at the kernel's default size and grow to this (the default
  * unprivileged pipe-max-size) once a direction fills one in a single
  * splice: bulk transfers need about 40% less CPU per byte than with 256 KiB,
@@ -68,9 +68,7 @@ typedef struct Proxy {
         void *dispatch_userdata;
         DestBucket *buckets;
         size_t n_buckets;
-        int spare_pipes[PROXY_SPARE_PIPES_MAX][2];
-        size_t spare_pipe_sizes[PROXY_SPARE_PIPES_MAX];
-        size_t n_spare_pipes;
+        PipePool pipes;              /* this loop's spare splice pipes */
 } Proxy;
 
 /* Takes ownership of policy. */
@@ -88,14 +86,6 @@ int proxy_add_listener(Proxy *p, int fd);
  * reopening a connection does not reset the rate. */
 DestBucket *proxy_acquire_bucket(Proxy *p, const char *host);
 void proxy_release_bucket(Proxy *p, DestBucket *b);
-
-/* Pipes for splice(), reused across tunnels: four system calls fewer per
- * tunnel. take: a pooled pipe or a new one (non-blocking, close-on-exec,
- * default size, returned in *ret_size). return: only pipes that were not
- * grown; keeps it only if the kernel confirms it is empty, so no byte can
- * reach another tunnel; always leaves fds[] at -1. */
-int proxy_take_pipe(Proxy *p, int fds[2], size_t *ret_size);
-void proxy_return_pipe(Proxy *p, int fds[2], size_t size);
 
 /* Whether a refusal is to be logged in full; if not, it is counted and a
  * summary entry follows when the window ends (or the proxy stops). */

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "connect-request.h"
 #include "egress-refusal.h"
+#include "egress-trace.h"
 #include "egress-tunnel.h"
 #include "tls-hello.h"
 #include "util.h"
@@ -75,6 +75,9 @@ struct Tunnel {
         char sni[TLS_SNI_MAX + 1];
         char address[INET6_ADDRSTRLEN + 8];
         const char *report_reason;   /* report mode: the first thing enforce would have refused */
+#if EGRESS_TRACE
+        TraceMarks trace;
+#endif
 };
 
 void proxy_tunnel_link(Proxy *p, Tunnel *t) {
@@ -108,7 +111,7 @@ static void direction_init(Direction *d) {
  * for the next tunnel; anything else is closed. */
 static void direction_close(Proxy *p, Direction *d) {
         if (d->pipe[0] >= 0 && d->in_pipe == 0 && !d->pipe_grown)
-                proxy_return_pipe(p, d->pipe, d->pipe_size);
+                pipe_pool_put(&p->pipes, d->pipe, d->pipe_size);
         d->pipe[0] = safe_close(d->pipe[0]);
         d->pipe[1] = safe_close(d->pipe[1]);
 }
@@ -116,6 +119,10 @@ static void direction_close(Proxy *p, Direction *d) {
 Tunnel *tunnel_free(Tunnel *t) {
         if (!t)
                 return NULL;
+#if EGRESS_TRACE
+        TRACE_MARK(t->trace, TRACE_CLOSE);
+        trace_tunnel(&t->trace);
+#endif
         proxy_tunnel_unlink(t->proxy, t);
         resolve_query_cancel(t->query);
         sd_event_source_disable_unref(t->client_io);
@@ -294,6 +301,18 @@ static void direction_grow_pipe(Direction *d) {
         }
 }
 
+/* Passes d's EOF on. When the other way is done already, the tunnel is
+ * closed right after this, and close() sends the same FIN: both sockets
+ * have seen EOF, so neither has unread data that would turn it into a
+ * reset. That saves a shutdown() per tunnel. */
+static void direction_finish(Tunnel *t, Direction *d) {
+        const Direction *other = d == &t->up ? &t->down : &t->up;
+
+        if (!other->shut)
+                (void) shutdown(d->dst, SHUT_WR);
+        d->shut = true;
+}
+
 /* Moves what it can from d->src to d->dst. Returns 0 or a negative errno
  * that ends the tunnel. */
 static int direction_pump(Tunnel *t, Direction *d) {
@@ -308,10 +327,8 @@ static int direction_pump(Tunnel *t, Direction *d) {
                         continue;
                 }
                 if (d->eof) {
-                        if (!d->shut) {
-                                (void) shutdown(d->dst, SHUT_WR);
-                                d->shut = true;
-                        }
+                        if (!d->shut)
+                                direction_finish(t, d);
                         return 0;
                 }
                 if (t->throttled)
@@ -337,6 +354,8 @@ static int direction_pump(Tunnel *t, Direction *d) {
                 }
                 if (t->bucket)
                         token_bucket_consume(&t->bucket->bucket, (uint64_t) n);
+                if (d == &t->down)
+                        TRACE_MARK_ONCE(t->trace, TRACE_FIRST_DOWN);
                 d->bytes += (uint64_t) n;
                 d->in_pipe += (size_t) n;
                 if (d->in_pipe >= d->pipe_size && !d->pipe_grow_tried)
@@ -344,10 +363,8 @@ static int direction_pump(Tunnel *t, Direction *d) {
         }
         /* EOF seen in the last round with nothing left to write: no event
          * will bring us back here, so pass it on now or the peer waits forever. */
-        if (d->eof && d->in_pipe == 0 && !d->shut) {
-                (void) shutdown(d->dst, SHUT_WR);
-                d->shut = true;
-        }
+        if (d->eof && d->in_pipe == 0 && !d->shut)
+                direction_finish(t, d);
         return 0;
 }
 
@@ -366,9 +383,9 @@ static void tunnel_forward(Tunnel *t, bool up, bool down) {
 }
 
 static int tunnel_start_forwarding(Tunnel *t) {
-        int r = proxy_take_pipe(t->proxy, t->up.pipe, &t->up.pipe_size);
+        int r = pipe_pool_take(&t->proxy->pipes, t->up.pipe, &t->up.pipe_size);
         if (r >= 0)
-                r = proxy_take_pipe(t->proxy, t->down.pipe, &t->down.pipe_size);
+                r = pipe_pool_take(&t->proxy->pipes, t->down.pipe, &t->down.pipe_size);
         if (r < 0)
                 return r;
         t->up.src = t->down.dst = t->client_fd;
@@ -379,6 +396,7 @@ static int tunnel_start_forwarding(Tunnel *t) {
         if (t->bucket && t->hs)
                 token_bucket_consume(&t->bucket->bucket, t->hs->hello_len);
         t->state = TUNNEL_FORWARDING;
+        TRACE_MARK(t->trace, TRACE_FORWARD);
         free(t->hs);
         t->hs = NULL;
         timer_disarm(t);
@@ -480,6 +498,7 @@ static void tunnel_process_hello(Tunnel *t) {
                 }
         }
         const char *reason = check_hello(t, result);
+        TRACE_MARK(t->trace, TRACE_HELLO);
         if (reason && tunnel_policy_refuse(t, reason))
                 return;
         tunnel_send_hello(t);
@@ -512,6 +531,7 @@ static void tunnel_connected(Tunnel *t) {
                 tunnel_deny(t, 502, "client-error");
                 return;
         }
+        TRACE_MARK(t->trace, TRACE_OK_SENT);
         if (!t->proxy->policy->require_tls) {
                 /* Without require-TLS any protocol may follow; forward at once. */
                 tunnel_send_hello(t);
@@ -527,6 +547,14 @@ static void tunnel_connected(Tunnel *t) {
 
 static void tunnel_connect_next(Tunnel *t);
 
+static bool socket_established(int fd) {
+        struct tcp_info info;
+        socklen_t len = sizeof(info);
+
+        return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && len > 0 &&
+               info.tcpi_state == TCP_ESTABLISHED;
+}
+
 static void tunnel_check_connect(Tunnel *t) {
         int err = 0;
         socklen_t len = sizeof(err);
@@ -534,6 +562,7 @@ static void tunnel_check_connect(Tunnel *t) {
         if (getsockopt(t->upstream_fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
                 err = errno;
         if (err == 0) {
+                TRACE_MARK(t->trace, TRACE_CONNECTED);
                 io_set(t->upstream_io, 0);
                 tunnel_connected(t);
                 return;
@@ -570,10 +599,13 @@ static void tunnel_connect_next(Tunnel *t) {
                 }
                 t->state = TUNNEL_CONNECTING;
                 /* A near upstream has usually answered before connect()
-                 * returns: finishing now saves an event-loop round trip. */
-                struct pollfd pfd = { .fd = t->upstream_fd, .events = POLLOUT };
-                if (poll(&pfd, 1, 0) == 1) {
-                        tunnel_check_connect(t);
+                 * returns (the SYN-ACK is processed as connect() releases
+                 * the socket): finishing now saves an event-loop round
+                 * trip, and the socket's state says so in one system call
+                 * where a zero-timeout poll() and SO_ERROR took two. */
+                if (socket_established(t->upstream_fd)) {
+                        TRACE_MARK(t->trace, TRACE_CONNECTED);
+                        tunnel_connected(t);
                         return;
                 }
                 if (upstream_io_set(t, EPOLLOUT) < 0) {
@@ -619,6 +651,7 @@ static void on_resolved(int status, const ResolvedAddress *addrs, size_t n_addrs
                         return;
                 }
         }
+        TRACE_MARK(t->trace, TRACE_RESOLVED);
         memcpy(t->hs->addrs, addrs, n_addrs * sizeof(addrs[0]));
         t->hs->n_addrs = n_addrs;
         t->hs->next_addr = 0;
@@ -660,6 +693,7 @@ static void tunnel_process_request(Tunnel *t) {
          * off and on again would cost two epoll_ctl() calls. A client that
          * sends more meanwhile wakes on_client_io once, which turns it off. */
         t->state = TUNNEL_RESOLVING;
+        TRACE_MARK(t->trace, TRACE_REQUEST);
         timer_arm(t, t->proxy->policy->connect_timeout_usec);
         /* The handler may run before this returns (hosts file). */
         int r = resolver_resolve(t->proxy->resolver, t->host, t->port, on_resolved, t, &t->query);
@@ -785,6 +819,7 @@ int tunnel_start(Proxy *p, int client_fd) {
                 (void) setsockopt(client_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         t->upstream_fd = -1;
         t->start_usec = now_usec(CLOCK_MONOTONIC);
+        TRACE_MARK(t->trace, TRACE_ACCEPT);
         direction_init(&t->up);
         direction_init(&t->down);
         proxy_tunnel_link(p, t);

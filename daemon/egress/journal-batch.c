@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "egress-trace.h"
 #include "journal-batch.h"
 #include "journal-entry.h"
 #include "util.h"
@@ -22,7 +23,13 @@ static void batch_send(JournalBatch *b, struct iovec *iov, unsigned n) {
         assert(n <= JOURNAL_BATCH_ENTRIES);
         for (unsigned i = 0; i < n; i++)
                 msgs[i] = (struct mmsghdr) { .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+#if EGRESS_TRACE
+        uint64_t start = trace_now_ns();
+#endif
         int r = log_journal_sendmmsg(msgs, n);
+#if EGRESS_TRACE
+        trace_span("journal-flush", start, n);
+#endif
         unsigned sent = r < 0 ? 0 : (unsigned) r;
         if (sent < n) {
                 /* Said once per batch, not per entry: the journal is what is failing. */
