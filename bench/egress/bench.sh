@@ -14,12 +14,21 @@
 # CPU the proxies need, and set the pace of every column. The ClientHello it
 # replays comes from tests/egress/egress-client.py.
 #
-#   bench.sh LEADER_PID STAGE_DIR [JSON_OUT] [--quick]
+#   bench.sh LEADER_PID STAGE_DIR [JSON_OUT] [--quick|--cost]
 #
 # Prints a table and writes JSON (default /tmp/egress-bench.json): the median
 # over EGRESS_BENCH_ROUNDS rounds (default 5, 1 with --quick) of each number,
 # ratios and differences to direct taken within each round, and every
 # round's raw numbers under "rounds".
+# EGRESS_BENCH_BASE=FILE: a second sandbox-egress binary (say, built from
+# the commit before a change) as a fourth column, sandbox-egress-base, on
+# 127.0.0.1:3130 with the same unit properties.
+# --cost: instead of the rounds, what does not depend on the scheduler as
+# much: CPU time per tunnel of each proxy and of journald (utime + stime of
+# the process, every thread included, over 3000 sequential tunnels and
+# over a 3 s rate test with 4 client threads), and system calls per tunnel
+# (strace -c -f over 1000 sequential tunnels, a pass of its own), each the
+# median of EGRESS_BENCH_ROUNDS (default 3) rounds, the columns alternating.
 # EGRESS_BENCH_TRACE=DIR (with a sandbox-egress built -Degress_trace=true):
 # the proxy's per-tunnel phase timestamps and the latency client's samples
 # with their start times are copied to DIR (bench/egress/trace-report.py
@@ -34,7 +43,7 @@ if [ "${1:-}" != "--inside" ]; then
     STAGE=${2:?usage: $0 LEADER_PID STAGE_DIR [JSON_OUT] [--quick]}
     OUT=${3:-/tmp/egress-bench.json}
     QUICK=${4:-}
-    [ "$OUT" = --quick ] && { QUICK=--quick; OUT=/tmp/egress-bench.json; }
+    case "$OUT" in --quick|--cost) QUICK=$OUT; OUT=/tmp/egress-bench.json ;; esac
     HERE=$(dirname "$(readlink -f "$0")")
     BIN=$(find "$STAGE" -path '*/sandboxd/sandbox-egress' -type f | head -n1)
     [ -n "$BIN" ] || { echo "no sandbox-egress under $STAGE" >&2; exit 1; }
@@ -44,12 +53,35 @@ if [ "${1:-}" != "--inside" ]; then
     ct mkdir -p /run/egress-bench /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
+    ct rm -f /usr/libexec/sandboxd/sandbox-egress-base
+    if [ -n "${EGRESS_BENCH_BASE:-}" ]; then
+        ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress-base && chmod 755 /usr/libexec/sandboxd/sandbox-egress-base' \
+            < "$EGRESS_BENCH_BASE"
+    fi
     for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/../../tests/testbed/upstream-netns.sh" \
              "$HERE/bench.sh" "$LOAD"; do
         ct sh -c "cat > /run/egress-bench/${f##*/} && chmod 755 /run/egress-bench/${f##*/}" < "$f"
     done
     rm -rf "$(dirname "$LOAD")"
     ct /run/egress-bench/bench.sh --inside "$QUICK" > "$OUT.tmp"
+    if [ "$QUICK" = --cost ]; then
+        python3 - "$OUT.tmp" "$OUT" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+keys = ["cpu_us_per_tunnel_seq", "journald_cpu_us_per_tunnel_seq", "cpu_us_per_tunnel_rate",
+        "journald_cpu_us_per_tunnel_rate", "client_cpu_us_per_tunnel_rate", "upstream_cpu_us_per_tunnel_rate",
+        "tunnels_per_s", "syscalls_per_tunnel"]
+cols = [c for c in ("sandbox-egress", "sandbox-egress-base", "tinyproxy") if c in r]
+print(f"{'':34}" + "".join(f"{c:>20}" for c in cols))
+for k in keys:
+    print(f"{k:34}" + "".join(f"{r[c][k]:>20.1f}" for c in cols))
+print(f"# {r['params']}")
+json.dump(r, open(sys.argv[2], "w"), indent=2)
+print(f"# JSON written to {sys.argv[2]}")
+EOF
+        rm -f "$OUT.tmp"
+        exit 0
+    fi
     if [ -n "${EGRESS_BENCH_TRACE:-}" ]; then
         mkdir -p "$EGRESS_BENCH_TRACE"
         ct tar -C /run/egress-bench/trace -c . | tar -x -C "$EGRESS_BENCH_TRACE"
@@ -67,7 +99,7 @@ rows = [
     ("tunnels/s", "tunnels_per_s", 1),
     ("tunnels/s ratio vs tinyproxy", "tunnels_ratio_vs_tinyproxy", 1),
 ]
-cols = ["direct", "sandbox-egress", "tinyproxy"]
+cols = [c for c in ("direct", "sandbox-egress", "tinyproxy", "sandbox-egress-base") if c in r]
 print(f"{'':28}" + "".join(f"{c:>16}" for c in cols))
 for label, key, scale in rows:
     cells = []
@@ -88,13 +120,15 @@ fi
 # ---------------------------------------------------------------- inside
 B=/run/egress-bench
 BYTES=$((512 * 1024 * 1024)); REPEAT=5; PINGS=2000; SECONDS_RATE=5; PROCS=4; ROUNDS=${EGRESS_BENCH_ROUNDS:-5}
+if [ "${2:-}" = --cost ]; then BYTES=$((1024 * 1024)); ROUNDS=${EGRESS_BENCH_ROUNDS:-3}; fi
 if [ "${2:-}" = --quick ]; then BYTES=$((64 * 1024 * 1024)); REPEAT=3; PINGS=300; SECONDS_RATE=2; ROUNDS=${EGRESS_BENCH_ROUNDS:-1}; fi
 TARGET_BULK=bench.egress.test:8443
 TARGET_PING=bench.egress.test:8444
 UP=11.0.0.10
 
 cleanup() {
-    for u in egress-bench-up.service egress-bench-proxy.socket egress-bench-proxy.service egress-bench-tinyproxy.service; do
+    for u in egress-bench-up.service egress-bench-proxy.socket egress-bench-proxy.service egress-bench-base.socket \
+             egress-bench-base.service egress-bench-tinyproxy.service; do
         systemctl stop "$u" 2>/dev/null || true
     done
     systemctl reset-failed 'egress-bench-*' 2>/dev/null || true
@@ -135,11 +169,21 @@ if [ -n "${EGRESS_BENCH_TRACE:-}" ]; then
     mkdir -m 1777 $B/trace
     TRACE_PROPS=(-E SANDBOX_EGRESS_TRACE=$B/trace/proxy.trace -p ReadWritePaths=$B/trace)
 fi
-systemd-run -q --unit=egress-bench-proxy --socket-property=ListenStream=127.0.0.1:3128 "${TRACE_PROPS[@]}" \
-    -p DynamicUser=yes -p LoadCredential=egress-policy:$B/policy.json -p LogRateLimitIntervalSec=0 \
-    -p SystemCallArchitectures=native -p "SystemCallFilter=@system-service seccomp" \
-    -p "SystemCallFilter=~@privileged @resources" -p SystemCallErrorNumber=EPERM \
-    /usr/libexec/sandboxd/sandbox-egress
+start_proxy() {   # UNIT PORT BINARY [PROPERTY...]
+    local unit=$1 port=$2 bin=$3
+    shift 3
+    systemd-run -q --unit="$unit" --socket-property=ListenStream=127.0.0.1:"$port" "$@" \
+        -p DynamicUser=yes -p LoadCredential=egress-policy:$B/policy.json -p LogRateLimitIntervalSec=0 \
+        -p SystemCallArchitectures=native -p "SystemCallFilter=@system-service seccomp" \
+        -p "SystemCallFilter=~@privileged @resources" -p SystemCallErrorNumber=EPERM \
+        "$bin"
+}
+start_proxy egress-bench-proxy 3128 /usr/libexec/sandboxd/sandbox-egress "${TRACE_PROPS[@]}"
+COLS="direct:direct sandbox-egress:127.0.0.1:3128 tinyproxy:127.0.0.1:3129"
+if [ -x /usr/libexec/sandboxd/sandbox-egress-base ]; then
+    start_proxy egress-bench-base 3130 /usr/libexec/sandboxd/sandbox-egress-base
+    COLS="$COLS sandbox-egress-base:127.0.0.1:3130"
+fi
 systemd-run -q --unit=egress-bench-tinyproxy /usr/bin/tinyproxy -d -c $B/tinyproxy.conf
 for i in $(seq 100); do
     [ -f /dev/shm/egress-bench-payload ] && [ "$(stat -c %s /dev/shm/egress-bench-payload)" = "$BYTES" ] &&
@@ -152,11 +196,79 @@ done
 # column that goes first rotating from round to round, so that the load of
 # a shared machine falls on all three alike; ratios and differences are
 # taken within a round, and the table shows the median over the rounds.
-COLS="direct:direct sandbox-egress:127.0.0.1:3128 tinyproxy:127.0.0.1:3129"
-rotated() {   # ROUND: the columns, starting at ROUND mod 3
+rotated() {   # ROUND: the columns, starting at ROUND mod their number
     local -a c=($COLS)
-    for k in 0 1 2; do echo "${c[$(((k + $1) % 3))]}"; done
+    for k in "${!c[@]}"; do echo "${c[$(((k + $1) % ${#c[@]}))]}"; done
 }
+
+if [ "${2:-}" = --cost ]; then
+    main_pid() {   # COLUMN: the PID of its proxy (started by the warm-up)
+        case $1 in
+            sandbox-egress) systemctl show -P MainPID egress-bench-proxy.service ;;
+            sandbox-egress-base) systemctl show -P MainPID egress-bench-base.service ;;
+            tinyproxy) systemctl show -P MainPID egress-bench-tinyproxy.service ;;
+        esac
+    }
+    # utime + stime in clock ticks: every thread, the exited ones too.
+    ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+    TICK_US=$((1000000 / $(getconf CLK_TCK)))
+    JOURNALD=$(systemctl show -P MainPID systemd-journald.service)
+    UPSTREAM=$(systemctl show -P MainPID egress-bench-up.service)
+    SEQ=3000; STRACED=1000; RATE_S=3
+    for round in $(seq "$ROUNDS"); do
+        for col in $(rotated "$round"); do
+            name=${col%%:*} via=${col#*:}
+            [ "$name" = direct ] && continue
+            $B/egress-load latency "$via" $TARGET_PING 50 $B/hello.bin > /dev/null
+            pid=$(main_pid "$name")
+            p0=$(ticks "$pid") j0=$(ticks "$JOURNALD")
+            $B/egress-load latency "$via" $TARGET_PING $SEQ $B/hello.bin > /dev/null
+            p1=$(ticks "$pid") j1=$(ticks "$JOURNALD")
+            echo "$round $name cpu_us_per_tunnel_seq $(((p1 - p0) * TICK_US / SEQ))"
+            echo "$round $name journald_cpu_us_per_tunnel_seq $(((j1 - j0) * TICK_US / SEQ))"
+            p0=$(ticks "$pid") j0=$(ticks "$JOURNALD") u0=$(ticks "$UPSTREAM")
+            rate=$(EGRESS_LOAD_CPU=$B/client-cpu $B/egress-load rate "$via" $TARGET_PING $RATE_S $PROCS $B/hello.bin)
+            p1=$(ticks "$pid") j1=$(ticks "$JOURNALD") u1=$(ticks "$UPSTREAM")
+            n=$((rate * RATE_S))
+            echo "$round $name tunnels_per_s $rate"
+            echo "$round $name cpu_us_per_tunnel_rate $(((p1 - p0) * TICK_US / n))"
+            echo "$round $name journald_cpu_us_per_tunnel_rate $(((j1 - j0) * TICK_US / n))"
+            # The bench's own share of the two CPUs, the same whichever proxy
+            # is in between: what is left of them bounds any proxy's rate.
+            echo "$round $name client_cpu_us_per_tunnel_rate $(($(cat $B/client-cpu) / n))"
+            echo "$round $name upstream_cpu_us_per_tunnel_rate $(((u1 - u0) * TICK_US / n))"
+            strace -c -f -o $B/strace-$name -p "$pid" 2> /dev/null &
+            st=$!
+            # Until strace holds the process, its calls would go uncounted.
+            for i in $(seq 100); do
+                [ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" != 0 ] && break
+                sleep 0.05
+            done
+            $B/egress-load latency "$via" $TARGET_PING $STRACED $B/hello.bin > /dev/null
+            kill -INT $st
+            wait $st || true
+            awk -v r="$round" -v c="$name" -v n=$STRACED '
+                $NF == "total" { printf "%s %s syscalls_per_tunnel %.1f\n", r, c, $4 / n }
+                $1 ~ /^[0-9.]+$/ && $NF != "total" { printf "%s %s syscall:%s %.2f\n", r, c, $NF, $4 / n }' \
+                $B/strace-$name
+        done
+    done > $B/cost.txt
+    python3 - $B/cost.txt "seq=$SEQ straced=$STRACED rate_seconds=$RATE_S threads=$PROCS rounds=$ROUNDS cpus=$(nproc) tick_us=$TICK_US" <<'PY'
+import json, statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    rnd, col, key, value = line.split()
+    vals.setdefault(col, {}).setdefault(key, []).append(float(value))
+out = {}
+for col, keys in vals.items():
+    out[col] = {k: statistics.median(v) for k, v in keys.items() if not k.startswith("syscall:")}
+    out[col]["syscalls"] = {k[8:]: statistics.median(v) for k, v in sorted(keys.items()) if k.startswith("syscall:")}
+    out[col]["rounds"] = {k: v for k, v in keys.items() if not k.startswith("syscall:")}
+out["params"] = sys.argv[2]
+json.dump(out, sys.stdout)
+PY
+    exit 0
+fi
 for round in $(seq "$ROUNDS"); do
     for col in $(rotated "$round"); do
         tp=$($B/egress-load throughput "${col#*:}" $TARGET_BULK "$BYTES" "$REPEAT" $B/hello.bin)
@@ -186,7 +298,7 @@ def median(values):
     m = statistics.median(values)
     return m if isinstance(m, int) or m != int(m) else int(m)
 out = {}
-for col in ("direct", "sandbox-egress", "tinyproxy"):
+for col in [c for c in ("direct", "sandbox-egress", "tinyproxy", "sandbox-egress-base") if c in rounds[1]]:
     keys = ("throughput_bps", "latency_p50_us", "latency_p99_us", "tunnels_per_s")
     x = {k: median(per_round(lambda r: r[col][k])) for k in keys}
     if col != "direct":
@@ -198,8 +310,9 @@ for col in ("direct", "sandbox-egress", "tinyproxy"):
     x["latency_samples_us"] = sorted(int(v) for rnd in sorted(rounds)
                                      for v in open(f"{sys.argv[3]}/samples-{col}-{rnd}"))
     out[col] = x
-out["sandbox-egress"]["tunnels_ratio_vs_tinyproxy"] = round(median(per_round(
-    lambda r: r["sandbox-egress"]["tunnels_per_s"] / r["tinyproxy"]["tunnels_per_s"])), 3)
+for col in [c for c in ("sandbox-egress", "sandbox-egress-base") if c in out]:
+    out[col]["tunnels_ratio_vs_tinyproxy"] = round(median(per_round(
+        lambda r: r[col]["tunnels_per_s"] / r["tinyproxy"]["tunnels_per_s"])), 3)
 e = out["sandbox-egress"]
 out["goals"] = {
     "throughput_ratio >= 0.95": e["throughput_ratio"] >= 0.95,
