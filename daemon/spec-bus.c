@@ -98,17 +98,26 @@ static int read_workspace(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         return 0;
 }
 
-static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+/* A string key with one of two values; *ret_on tells whether it is the second. */
+static int read_either(sd_bus_message *m, const char *key, const char *off, const char *on, const char *error_name,
+                       bool *ret_on, SbxError *error) {
         const char *v;
         int r = sd_bus_message_read_basic(m, 's', &v);
         if (r < 0)
                 return r;
-        if (!streq(v, "enforce") && !streq(v, "report"))
-                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_EGRESS,
-                                     "EgressMode \"%.64s\" is invalid; use enforce or report", v);
-        s->egress_report_only = streq(v, "report");
-        s->set |= SPEC_HAS_EGRESS_MODE;
+        if (!streq(v, off) && !streq(v, on))
+                return sbx_error_set(error, -EINVAL, error_name, "%s \"%.64s\" is invalid; use %s or %s", key, v, off,
+                                     on);
+        *ret_on = streq(v, on);
         return 0;
+}
+
+static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        int r = read_either(m, "EgressMode", "enforce", "report", SBX_ERROR_INVALID_EGRESS, &s->egress_report_only,
+                            error);
+        if (r >= 0)
+                s->set |= SPEC_HAS_EGRESS_MODE;
+        return r;
 }
 
 static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
@@ -336,16 +345,10 @@ static int read_cpu_quota(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
 }
 
 static int read_idle_action(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
-        const char *v;
-        int r = sd_bus_message_read_basic(m, 's', &v);
-        if (r < 0)
-                return r;
-        if (!streq(v, "stop") && !streq(v, "suspend"))
-                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
-                                     "IdleAction \"%.64s\" is invalid; use stop or suspend", v);
-        s->idle_suspend = streq(v, "suspend");
-        s->set |= SPEC_HAS_IDLE_ACTION;
-        return 0;
+        int r = read_either(m, "IdleAction", "stop", "suspend", SBX_ERROR_INVALID_SPEC, &s->idle_suspend, error);
+        if (r >= 0)
+                s->set |= SPEC_HAS_IDLE_ACTION;
+        return r;
 }
 
 static const struct {
