@@ -605,44 +605,33 @@ static int verb_status(int argc, char *argv[]) {
         return r < 0 ? print_failure("Failed to print the properties", NULL, r) : EXIT_OK;
 }
 
-static int verb_stop(int argc, char *argv[]) {
+/* stop ID, suspend ID, resume ID: one Manager method on the worker, answered
+ * once it is done. --json is accepted: they print nothing, in JSON as in text. */
+static int verb_worker_method(int argc, char *argv[], const char *method, const char *failure) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         char **positional;
         int r;
 
-        /* --json is accepted: stop prints nothing, in JSON as in text. */
         PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
         if (bus_connect(&bus) < 0)
                 return EXIT_UNAVAILABLE;
-        r = call_manager(bus, "StopWorker", &error, NULL, "s", positional[0]);
+        r = call_manager(bus, method, &error, NULL, "s", positional[0]);
         if (r < 0)
-                return print_failure("Failed to stop the worker", &error, r);
+                return print_failure(failure, &error, r);
         return EXIT_OK;
 }
 
-/* suspend ID / resume ID: answered once the worker is suspended or runs again. */
-static int verb_suspend_or_resume(int argc, char *argv[], bool suspend) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        char **positional;
-        int r;
-
-        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
-        if (bus_connect(&bus) < 0)
-                return EXIT_UNAVAILABLE;
-        r = call_manager(bus, suspend ? "SuspendWorker" : "ResumeWorker", &error, NULL, "s", positional[0]);
-        if (r < 0)
-                return print_failure(suspend ? "Failed to suspend the worker" : "Failed to resume the worker", &error, r);
-        return EXIT_OK;
+static int verb_stop(int argc, char *argv[]) {
+        return verb_worker_method(argc, argv, "StopWorker", "Failed to stop the worker");
 }
 
 static int verb_suspend(int argc, char *argv[]) {
-        return verb_suspend_or_resume(argc, argv, true);
+        return verb_worker_method(argc, argv, "SuspendWorker", "Failed to suspend the worker");
 }
 
 static int verb_resume(int argc, char *argv[]) {
-        return verb_suspend_or_resume(argc, argv, false);
+        return verb_worker_method(argc, argv, "ResumeWorker", "Failed to resume the worker");
 }
 
 /* Returns a channel fd we own, or a negative errno with *error filled in. */
