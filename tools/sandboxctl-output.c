@@ -107,81 +107,87 @@ static WorkerEntry worker_entry_unknown(void) {
                                .memory_bytes = UINT64_MAX, .exit_status = -1 };
 }
 
-/* One a{sv} of ListWorkersEx; keys it does not know are skipped, so a newer
- * daemon may add some. */
-static int worker_entry_read(sd_bus_message *m, WorkerEntry *w) {
+int bus_read_dict(sd_bus_message *m, int (*read)(sd_bus_message *m, const char *key, void *userdata),
+                  void *userdata) {
         int r;
 
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                static const struct {
-                        const char *key;
-                        char type;
-                        size_t offset;
-                } fields[] = {
-                        { "Id", 's', offsetof(WorkerEntry, id) },
-                        { "Class", 's', offsetof(WorkerEntry, class) },
-                        { "RequestedClass", 's', offsetof(WorkerEntry, requested_class) },
-                        { "State", 's', offsetof(WorkerEntry, state) },
-                        { "Result", 's', offsetof(WorkerEntry, result) },
-                        { "Unit", 's', offsetof(WorkerEntry, unit) },
-                        { "Path", 'o', offsetof(WorkerEntry, path) },
-                        { "UID", 'u', offsetof(WorkerEntry, uid) },
-                        { "Owner", 'u', offsetof(WorkerEntry, owner) },
-                        { "CreatedUSec", 't', offsetof(WorkerEntry, created_usec) },
-                        { "EndedUSec", 't', offsetof(WorkerEntry, ended_usec) },
-                        { "IdleUSec", 't', offsetof(WorkerEntry, idle_usec) },
-                        { "ExitStatus", 'i', offsetof(WorkerEntry, exit_status) },
-                };
-                const char *key, *contents;
-                bool known = false;
+                const char *key;
 
                 r = sd_bus_message_read(m, "s", &key);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_peek_type(m, NULL, &contents);
+                r = read(m, key, userdata);
                 if (r < 0)
                         return r;
-                for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
-                        if (!streq(key, fields[i].key) || strlen(contents) != 1 || contents[0] != fields[i].type)
-                                continue;
-                        r = sd_bus_message_enter_container(m, 'v', contents);
-                        if (r >= 0)
-                                r = sd_bus_message_read_basic(m, fields[i].type, (uint8_t *) w + fields[i].offset);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                        if (r < 0)
-                                return r;
-                        known = true;
-                        break;
-                }
-                if (!known) {
-                        r = sd_bus_message_skip(m, "v");
-                        if (r < 0)
-                                return r;
-                }
                 r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;
         }
         if (r < 0)
                 return r;
-        return w->id && w->state ? 0 : -EBADMSG;
+        return sd_bus_message_exit_container(m);
+}
+
+/* One field of a ListWorkersEx entry; keys it does not know are skipped, so
+ * a newer daemon may add some. */
+static int worker_entry_field_read(sd_bus_message *m, const char *key, void *userdata) {
+        static const struct {
+                const char *key;
+                char type;
+                size_t offset;
+        } fields[] = {
+                { "Id", 's', offsetof(WorkerEntry, id) },
+                { "Class", 's', offsetof(WorkerEntry, class) },
+                { "RequestedClass", 's', offsetof(WorkerEntry, requested_class) },
+                { "State", 's', offsetof(WorkerEntry, state) },
+                { "Result", 's', offsetof(WorkerEntry, result) },
+                { "Unit", 's', offsetof(WorkerEntry, unit) },
+                { "Path", 'o', offsetof(WorkerEntry, path) },
+                { "UID", 'u', offsetof(WorkerEntry, uid) },
+                { "Owner", 'u', offsetof(WorkerEntry, owner) },
+                { "CreatedUSec", 't', offsetof(WorkerEntry, created_usec) },
+                { "EndedUSec", 't', offsetof(WorkerEntry, ended_usec) },
+                { "IdleUSec", 't', offsetof(WorkerEntry, idle_usec) },
+                { "ExitStatus", 'i', offsetof(WorkerEntry, exit_status) },
+        };
+        WorkerEntry *w = userdata;
+        const char *contents;
+        int r;
+
+        r = sd_bus_message_peek_type(m, NULL, &contents);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                if (!streq(key, fields[i].key) || strlen(contents) != 1 || contents[0] != fields[i].type)
+                        continue;
+                r = sd_bus_message_enter_container(m, 'v', contents);
+                if (r >= 0)
+                        r = sd_bus_message_read_basic(m, fields[i].type, (uint8_t *) w + fields[i].offset);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                return r;
+        }
+        return sd_bus_message_skip(m, "v");
 }
 
 static int worker_entry_ex_read_one(sd_bus_message *m, void *item) {
         WorkerEntry *w = item;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        /* 0 at the end of the array. */
+        r = sd_bus_message_peek_type(m, NULL, NULL);
         if (r <= 0)
                 return r;
         *w = worker_entry_unknown();
-        r = worker_entry_read(m, w);
+        r = bus_read_dict(m, worker_entry_field_read, w);
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
+        if (!w->id || !w->state)
+                return -EBADMSG;
         if (isempty(w->result))
                 w->result = NULL;
         return 1;
@@ -531,34 +537,22 @@ static int variant_to_json(sd_bus_message *m, json_object **ret) {
         return sd_bus_message_exit_container(m);
 }
 
+static int property_to_json(sd_bus_message *m, const char *name, void *userdata) {
+        json_object *o = userdata, *value = NULL;
+        int r = variant_to_json(m, &value);
+
+        if (r < 0)
+                return r;
+        return value && json_add(o, name, value) < 0 ? -ENOMEM : 0;
+}
+
 int properties_to_json(sd_bus_message *reply, json_object **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
         int r;
 
         if (!o)
                 return -ENOMEM;
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                json_object *value = NULL;
-                const char *name;
-
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r < 0)
-                        return r;
-                r = variant_to_json(reply, &value);
-                if (r < 0)
-                        return r;
-                if (value && json_add(o, name, value) < 0)
-                        return -ENOMEM;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(reply);
+        r = bus_read_dict(reply, property_to_json, o);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);

@@ -694,39 +694,27 @@ static void run_state_note_state(RunState *s, const char *state) {
                 s->ended = true;
 }
 
-static int run_state_read_properties(RunState *s, sd_bus_message *m) {
+static int run_state_read_property(sd_bus_message *m, const char *name, void *userdata) {
+        RunState *s = userdata;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name;
+        if (streq(name, "State")) {
+                const char *state;
+                r = sd_bus_message_read(m, "v", "s", &state);
+                if (r >= 0)
+                        run_state_note_state(s, state);
+        } else if (streq(name, "ExitStatus")) {
+                int32_t status;
+                r = sd_bus_message_read(m, "v", "i", &status);
+                if (r >= 0 && status >= 0)
+                        s->exit_status = status;
+        } else
+                r = sd_bus_message_skip(m, "v");
+        return r;
+}
 
-                r = sd_bus_message_read(m, "s", &name);
-                if (r < 0)
-                        return r;
-                if (streq(name, "State")) {
-                        const char *state;
-                        r = sd_bus_message_read(m, "v", "s", &state);
-                        if (r >= 0)
-                                run_state_note_state(s, state);
-                } else if (streq(name, "ExitStatus")) {
-                        int32_t status;
-                        r = sd_bus_message_read(m, "v", "i", &status);
-                        if (r >= 0 && status >= 0)
-                                s->exit_status = status;
-                } else
-                        r = sd_bus_message_skip(m, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+static int run_state_read_properties(RunState *s, sd_bus_message *m) {
+        return bus_read_dict(m, run_state_read_property, s);
 }
 
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
