@@ -486,31 +486,46 @@ static json_object *ip_block_peer(Ctx *x, const char *cidr, const char * const *
         return peer;
 }
 
+/* The one way between a worker and its gateway, as either end's rule: to
+ * or from (DIRECTION) the pods of ROLE, on the proxy's port. */
+static json_object *proxy_port_rule(Ctx *x, const char *direction, const char *role) {
+        json_object *rule = json_object_new_object(), *peers, *peer, *ports;
+
+        peers = put(x, rule, direction, json_object_new_array());
+        peer = push(x, peers, json_object_new_object());
+        put(x, peer, "podSelector", selector(x, role));
+        ports = put(x, rule, "ports", json_object_new_array());
+        push(x, ports, policy_port(x, "TCP", SBX_EGRESS_PORT));
+        return rule;
+}
+
 /* The worker's fence: no ingress, and egress only to its proxy's port. */
 static json_object *worker_fence_rules(Ctx *x, json_object *np) {
-        json_object *egress, *rule, *to, *peer, *ports;
+        json_object *egress;
 
         put(x, np, "ingress", json_object_new_array());
         egress = put(x, np, "egress", json_object_new_array());
-        if (!has_egress(x->spec))
-                return np;
-        rule = push(x, egress, json_object_new_object());
-        to = put(x, rule, "to", json_object_new_array());
-        peer = push(x, to, json_object_new_object());
-        put(x, peer, "podSelector", selector(x, "egress"));
-        ports = put(x, rule, "ports", json_object_new_array());
-        push(x, ports, policy_port(x, "TCP", SBX_EGRESS_PORT));
+        if (has_egress(x->spec))
+                push(x, egress, proxy_port_rule(x, "to", "egress"));
         return np;
 }
 
-static json_object *worker_network_policy(Ctx *x) {
-        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", "-worker", NULL), *spec, *types;
+/* A NetworkPolicy of both directions on the pods of ROLE; *ret_spec is its spec. */
+static json_object *network_policy(Ctx *x, const char *suffix, const char *label_role, const char *role,
+                                   json_object **ret_spec) {
+        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", suffix, label_role), *types;
 
-        spec = put(x, o, "spec", json_object_new_object());
-        put(x, spec, "podSelector", selector(x, "worker"));
-        types = put(x, spec, "policyTypes", json_object_new_array());
+        *ret_spec = put(x, o, "spec", json_object_new_object());
+        put(x, *ret_spec, "podSelector", selector(x, role));
+        types = put(x, *ret_spec, "policyTypes", json_object_new_array());
         push(x, types, str("Ingress"));
         push(x, types, str("Egress"));
+        return o;
+}
+
+static json_object *worker_network_policy(Ctx *x) {
+        json_object *spec, *o = network_policy(x, "-worker", NULL, "worker", &spec);
+
         worker_fence_rules(x, spec);
         return o;
 }
@@ -543,22 +558,11 @@ static json_object *gateway_network_policy(Ctx *x) {
                 "172.16.0.0/12", "192.168.0.0/16",
         };
         static const char * const private_ranges6[] = { "::1/128", "fc00::/7", "fe80::/10" };
-        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", "-egress-gateway", "egress");
-        json_object *spec, *types, *ingress, *egress, *rule, *peers, *peer, *ports, *ns, *ml;
-
-        spec = put(x, o, "spec", json_object_new_object());
-        put(x, spec, "podSelector", selector(x, "egress"));
-        types = put(x, spec, "policyTypes", json_object_new_array());
-        push(x, types, str("Ingress"));
-        push(x, types, str("Egress"));
+        json_object *spec, *o = network_policy(x, "-egress-gateway", "egress", "egress", &spec);
+        json_object *ingress, *egress, *rule, *peers, *peer, *ports, *ns, *ml;
 
         ingress = put(x, spec, "ingress", json_object_new_array());
-        rule = push(x, ingress, json_object_new_object());
-        peers = put(x, rule, "from", json_object_new_array());
-        peer = push(x, peers, json_object_new_object());
-        put(x, peer, "podSelector", selector(x, "worker"));
-        ports = put(x, rule, "ports", json_object_new_array());
-        push(x, ports, policy_port(x, "TCP", SBX_EGRESS_PORT));
+        push(x, ingress, proxy_port_rule(x, "from", "worker"));
 
         egress = put(x, spec, "egress", json_object_new_array());
         /* The host's second wall behind the proxy's own address checks
