@@ -243,18 +243,24 @@ static void test_list_ex(void **state) {
         sd_bus_message_unref(m);
 }
 
-static void test_list_ex_wrong_shape(void **state) {
-        Fixture *f = *state;
-        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+/* READ refuses the reply M, and returns no workers; takes M. */
+static void assert_list_refused(sd_bus_message *m, int (*read)(sd_bus_message *, WorkerEntry **, size_t *)) {
         WorkerEntry *workers = NULL;
         size_t n;
 
-        /* An entry without Id or State is no worker. */
-        assert_true(sd_bus_message_append(m, "aa{sv}", 1, 1, "Class", "s", "trusted") >= 0);
         assert_int_equal(test_message_seal(m), 0);
-        assert_true(worker_list_ex_read(m, &workers, &n) < 0);
+        assert_true(read(m, &workers, &n) < 0);
         assert_null(workers);
         sd_bus_message_unref(m);
+}
+
+static void test_list_ex_wrong_shape(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+
+        /* An entry without Id or State is no worker. */
+        assert_true(sd_bus_message_append(m, "aa{sv}", 1, 1, "Class", "s", "trusted") >= 0);
+        assert_list_refused(m, worker_list_ex_read);
 }
 
 static void assert_duration(uint64_t usec, const char *expected) {
@@ -338,14 +344,9 @@ static void test_list_json_empty(void **state) {
 static void test_list_wrong_shape(void **state) {
         Fixture *f = *state;
         sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
-        WorkerEntry *workers = NULL;
-        size_t n;
 
         assert_true(sd_bus_message_append(m, "a(ss)", 1, "a", "b") >= 0);
-        assert_int_equal(test_message_seal(m), 0);
-        assert_true(worker_list_read(m, &workers, &n) < 0);
-        assert_null(workers);
-        sd_bus_message_unref(m);
+        assert_list_refused(m, worker_list_read);
 }
 
 
