@@ -94,44 +94,72 @@ static int method_get_worker(sd_bus_message *msg, void *userdata, sd_bus_error *
         return redirect_method_to_worker(msg, userdata, ret_error, reply_worker_path);
 }
 
+typedef struct ListScope {
+        uid_t caller;
+        bool all;
+} ListScope;
+
 /* Who a listing is for: everyone's workers to root and to holders of
  * manage-workers, only their own to everyone else. Listing never fails for
  * want of a right, and never asks for a password. 1 to go on, 0 while polkit
  * is asked (the call is dispatched again with its answer), < 0 on error. */
-static int list_scope(Manager *m, sd_bus_message *msg, uid_t *ret_caller, bool *ret_all, sd_bus_error *ret_error) {
+static int list_scope(Manager *m, sd_bus_message *msg, ListScope *ret, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         int r;
 
-        r = bus_caller_uid(msg, ret_caller);
+        r = bus_caller_uid(msg, &ret->caller);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
         /* A refusal is not an error here: the caller still sees its own. */
         r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
         if (r == 0)
                 return 0;
-        *ret_all = r > 0;
+        ret->all = r > 0;
         return 1;
+}
+
+static bool list_scope_sees(const ListScope *scope, uid_t owner) {
+        return scope->all || owner == scope->caller;
+}
+
+/* A listing's reply with its array of CONTENTS opened, once the scope is
+ * known: list_scope's return. */
+static int list_reply_open(Manager *m, sd_bus_message *msg, const char *contents, ListScope *ret_scope,
+                           sd_bus_message **ret_reply, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = list_scope(m, msg, ret_scope, ret_error);
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', contents);
+        if (r < 0)
+                return r;
+        *ret_reply = TAKE_PTR(reply);
+        return 1;
+}
+
+static int list_reply_send(sd_bus_message *reply) {
+        int r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
-        uid_t caller;
-        bool all;
+        ListScope scope;
         int r;
 
-        r = list_scope(m, msg, &caller, &all, ret_error);
+        r = list_reply_open(m, msg, "(ssssuuo)", &scope, &reply, ret_error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssssuuo)");
-        if (r < 0)
-                return r;
         for (Worker *w = m->workers; w; w = w->next) {
-                if (!w->exported || (!all && w->owner != caller))
+                if (!w->exported || !list_scope_sees(&scope, w->owner))
                         continue;
                 r = sd_bus_message_append(reply, "(ssssuuo)", w->id, sbx_class_to_string(w->spec.class),
                                           worker_state_to_string(w->state), w->unit, (uint32_t) w->uid,
@@ -139,10 +167,7 @@ static int method_list_workers(sd_bus_message *msg, void *userdata, sd_bus_error
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return list_reply_send(reply);
 }
 
 /* ListWorkersEx's options: "States" (as), the states to list; without it the
@@ -252,25 +277,17 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
         bool states[_WORKER_STATE_MAX];
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        uid_t caller;
-        bool all;
+        ListScope scope;
         int r;
 
         r = read_list_options(msg, states, ret_error);
         if (r < 0)
                 return r;
-        r = list_scope(m, msg, &caller, &all, ret_error);
+        r = list_reply_open(m, msg, "a{sv}", &scope, &reply, ret_error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-        if (r < 0)
-                return r;
         for (Worker *w = m->workers; w; w = w->next) {
-                if (!worker_is_alive(w) || !states[w->state] || (!all && w->owner != caller))
+                if (!worker_is_alive(w) || !states[w->state] || !list_scope_sees(&scope, w->owner))
                         continue;
                 r = append_live_worker(reply, w, now);
                 if (r < 0)
@@ -279,16 +296,13 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
         worker_history_prune(&m->history, now);
         for (size_t i = 0; states[WORKER_ENDED] && i < m->history.n; i++) {
                 const EndedWorkerRecord *rec = &m->history.records[i];
-                if (!all && rec->owner != caller)
+                if (!list_scope_sees(&scope, rec->owner))
                         continue;
                 r = append_ended_worker(reply, rec);
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return list_reply_send(reply);
 }
 
 static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {

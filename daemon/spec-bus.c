@@ -98,33 +98,43 @@ static int read_workspace(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         return 0;
 }
 
-static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+/* A string key with one of two values; *ret_on tells whether it is the second. */
+static int read_either(sd_bus_message *m, const char *key, const char *off, const char *on, const char *error_name,
+                       bool *ret_on, SbxError *error) {
         const char *v;
         int r = sd_bus_message_read_basic(m, 's', &v);
         if (r < 0)
                 return r;
-        if (!streq(v, "enforce") && !streq(v, "report"))
-                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_EGRESS,
-                                     "EgressMode \"%.64s\" is invalid; use enforce or report", v);
-        s->egress_report_only = streq(v, "report");
-        s->set |= SPEC_HAS_EGRESS_MODE;
+        if (!streq(v, off) && !streq(v, on))
+                return sbx_error_set(error, -EINVAL, error_name, "%s \"%.64s\" is invalid; use %s or %s", key, v, off,
+                                     on);
+        *ret_on = streq(v, on);
         return 0;
 }
 
-static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+static int read_egress_mode(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        int r = read_either(m, "EgressMode", "enforce", "report", SBX_ERROR_INVALID_EGRESS, &s->egress_report_only,
+                            error);
+        if (r >= 0)
+                s->set |= SPEC_HAS_EGRESS_MODE;
+        return r;
+}
+
+typedef int (*NamedItemReader)(WorkerSpec *s, const char *name, sd_bus_message *m, SbxError *error);
+
+/* An array of ARRAY_CONTENTS, structs of ITEM_CONTENTS that begin with a
+ * name: READ takes each after its name. */
+static int read_named_items(WorkerSpec *s, sd_bus_message *m, const char *array_contents, const char *item_contents,
+                            NamedItemReader read, SbxError *error) {
         int r;
 
-        s->set |= SPEC_HAS_CREDENTIALS;
-        r = sd_bus_message_enter_container(m, 'a', "(say)");
+        r = sd_bus_message_enter_container(m, 'a', array_contents);
         if (r < 0)
                 return r;
         for (;;) {
                 const char *name;
-                const void *data;
-                size_t size;
-                SbxCredential *n;
 
-                r = sd_bus_message_enter_container(m, 'r', "say");
+                r = sd_bus_message_enter_container(m, 'r', item_contents);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -132,27 +142,44 @@ static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
                 r = sd_bus_message_read_basic(m, 's', &name);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_read_array(m, 'y', &data, &size);
+                r = read(s, name, m, error);
                 if (r < 0)
                         return r;
                 r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;
-                if (s->n_credentials >= SBX_CREDENTIALS_MAX)
-                        return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
-                                             "More than %d credentials given", SBX_CREDENTIALS_MAX);
-                n = realloc(s->credentials, (s->n_credentials + 1) * sizeof(SbxCredential));
-                if (!n)
-                        return -ENOMEM;
-                s->credentials = n;
-                n = &s->credentials[s->n_credentials];
-                *n = (SbxCredential) { .name = strdup(name), .data = malloc(size ?: 1), .size = size };
-                s->n_credentials++;
-                if (!n->name || !n->data)
-                        return -ENOMEM;
-                memcpy(n->data, data, size);
         }
         return sd_bus_message_exit_container(m);
+}
+
+static int read_credential(WorkerSpec *s, const char *name, sd_bus_message *m, SbxError *error) {
+        const void *data;
+        size_t size;
+        SbxCredential *n;
+        int r;
+
+        r = sd_bus_message_read_array(m, 'y', &data, &size);
+        if (r < 0)
+                return r;
+        if (s->n_credentials >= SBX_CREDENTIALS_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_CREDENTIAL,
+                                     "More than %d credentials given", SBX_CREDENTIALS_MAX);
+        n = realloc(s->credentials, (s->n_credentials + 1) * sizeof(SbxCredential));
+        if (!n)
+                return -ENOMEM;
+        s->credentials = n;
+        n = &s->credentials[s->n_credentials];
+        *n = (SbxCredential) { .name = strdup(name), .data = malloc(size ?: 1), .size = size };
+        s->n_credentials++;
+        if (!n->name || !n->data)
+                return -ENOMEM;
+        memcpy(n->data, data, size);
+        return 0;
+}
+
+static int read_credentials(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        s->set |= SPEC_HAS_CREDENTIALS;
+        return read_named_items(s, m, "(say)", "say", read_credential, error);
 }
 
 static int read_service_string(sd_bus_message *m, char **field) {
@@ -267,44 +294,26 @@ static int read_service_settings(SbxService *svc, sd_bus_message *m, SbxError *e
         return sd_bus_message_exit_container(m);
 }
 
+static int read_service(WorkerSpec *s, const char *name, sd_bus_message *m, SbxError *error) {
+        SbxService *n;
+
+        if (s->n_services >= SBX_SERVICES_MAX)
+                return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SERVICE,
+                                     "More than %d services given", SBX_SERVICES_MAX);
+        n = realloc(s->services, (s->n_services + 1) * sizeof(SbxService));
+        if (!n)
+                return -ENOMEM;
+        s->services = n;
+        n = &s->services[s->n_services++];
+        *n = (SbxService) { .name = strdup(name) };
+        if (!n->name)
+                return -ENOMEM;
+        return read_service_settings(n, m, error);
+}
+
 static int read_services(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
-        int r;
-
         s->set |= SPEC_HAS_SERVICES;
-        r = sd_bus_message_enter_container(m, 'a', "(sa{sv})");
-        if (r < 0)
-                return r;
-        for (;;) {
-                const char *name;
-                SbxService *n;
-
-                r = sd_bus_message_enter_container(m, 'r', "sa{sv}");
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                r = sd_bus_message_read_basic(m, 's', &name);
-                if (r < 0)
-                        return r;
-                if (s->n_services >= SBX_SERVICES_MAX)
-                        return sbx_error_set(error, -E2BIG, SBX_ERROR_INVALID_SERVICE,
-                                             "More than %d services given", SBX_SERVICES_MAX);
-                n = realloc(s->services, (s->n_services + 1) * sizeof(SbxService));
-                if (!n)
-                        return -ENOMEM;
-                s->services = n;
-                n = &s->services[s->n_services++];
-                *n = (SbxService) { .name = strdup(name) };
-                if (!n->name)
-                        return -ENOMEM;
-                r = read_service_settings(n, m, error);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_exit_container(m);
+        return read_named_items(s, m, "(sa{sv})", "sa{sv}", read_service, error);
 }
 
 #define DEFINE_READ_U64(fn, field, flag)                                              \
@@ -336,16 +345,10 @@ static int read_cpu_quota(WorkerSpec *s, sd_bus_message *m, SbxError *e) {
 }
 
 static int read_idle_action(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
-        const char *v;
-        int r = sd_bus_message_read_basic(m, 's', &v);
-        if (r < 0)
-                return r;
-        if (!streq(v, "stop") && !streq(v, "suspend"))
-                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
-                                     "IdleAction \"%.64s\" is invalid; use stop or suspend", v);
-        s->idle_suspend = streq(v, "suspend");
-        s->set |= SPEC_HAS_IDLE_ACTION;
-        return 0;
+        int r = read_either(m, "IdleAction", "stop", "suspend", SBX_ERROR_INVALID_SPEC, &s->idle_suspend, error);
+        if (r >= 0)
+                s->set |= SPEC_HAS_IDLE_ACTION;
+        return r;
 }
 
 static const struct {

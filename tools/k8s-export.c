@@ -364,6 +364,17 @@ static json_object *worker_container(Ctx *x) {
         return c;
 }
 
+/* A volume of the Secret named for the worker and SUFFIX, its files of MODE. */
+static json_object *secret_volume(Ctx *x, const char *volume, const char *suffix, int mode) {
+        json_object *v = json_object_new_object(), *sec;
+
+        put(x, v, "name", str(volume));
+        sec = put(x, v, "secret", json_object_new_object());
+        put(x, sec, "secretName", strf(x, "%s%s", x->opt->name, suffix));
+        put(x, sec, "defaultMode", num(mode));
+        return v;
+}
+
 static json_object *worker_volumes(Ctx *x) {
         const WorkerSpec *s = x->spec;
         json_object *vols = json_object_new_array(), *v, *ed;
@@ -386,15 +397,8 @@ static json_object *worker_volumes(Ctx *x) {
                 if (s->set & SPEC_HAS_DISK_MAX)
                         put(x, ed, "sizeLimit", strf(x, "%" PRIu64, s->disk_max));
         }
-        if (s->n_credentials > 0) {
-                json_object *sec;
-
-                v = push(x, vols, json_object_new_object());
-                put(x, v, "name", str("credentials"));
-                sec = put(x, v, "secret", json_object_new_object());
-                put(x, sec, "secretName", strf(x, "%s-credentials", x->opt->name));
-                put(x, sec, "defaultMode", num(0400));
-        }
+        if (s->n_credentials > 0)
+                push(x, vols, secret_volume(x, "credentials", "-credentials", 0400));
         return vols;
 }
 
@@ -461,33 +465,67 @@ static json_object *volume_claim_templates(Ctx *x) {
         return a;
 }
 
+/* A NetworkPolicy's port. */
+static json_object *policy_port(Ctx *x, const char *protocol, long port) {
+        json_object *o = json_object_new_object();
+
+        put(x, o, "protocol", str(protocol));
+        put(x, o, "port", num(port));
+        return o;
+}
+
+/* A peer of every address of CIDR's family but EXCEPT's ranges. */
+static json_object *ip_block_peer(Ctx *x, const char *cidr, const char * const *except, size_t n_except) {
+        json_object *peer = json_object_new_object(), *ipb, *l;
+
+        ipb = put(x, peer, "ipBlock", json_object_new_object());
+        put(x, ipb, "cidr", str(cidr));
+        l = put(x, ipb, "except", json_object_new_array());
+        for (size_t i = 0; i < n_except; i++)
+                push(x, l, str(except[i]));
+        return peer;
+}
+
+/* The one way between a worker and its gateway, as either end's rule: to
+ * or from (DIRECTION) the pods of ROLE, on the proxy's port. */
+static json_object *proxy_port_rule(Ctx *x, const char *direction, const char *role) {
+        json_object *rule = json_object_new_object(), *peers, *peer, *ports;
+
+        peers = put(x, rule, direction, json_object_new_array());
+        peer = push(x, peers, json_object_new_object());
+        put(x, peer, "podSelector", selector(x, role));
+        ports = put(x, rule, "ports", json_object_new_array());
+        push(x, ports, policy_port(x, "TCP", SBX_EGRESS_PORT));
+        return rule;
+}
+
 /* The worker's fence: no ingress, and egress only to its proxy's port. */
 static json_object *worker_fence_rules(Ctx *x, json_object *np) {
-        json_object *egress, *rule, *to, *peer, *ports, *port;
+        json_object *egress;
 
         put(x, np, "ingress", json_object_new_array());
         egress = put(x, np, "egress", json_object_new_array());
-        if (!has_egress(x->spec))
-                return np;
-        rule = push(x, egress, json_object_new_object());
-        to = put(x, rule, "to", json_object_new_array());
-        peer = push(x, to, json_object_new_object());
-        put(x, peer, "podSelector", selector(x, "egress"));
-        ports = put(x, rule, "ports", json_object_new_array());
-        port = push(x, ports, json_object_new_object());
-        put(x, port, "protocol", str("TCP"));
-        put(x, port, "port", num(SBX_EGRESS_PORT));
+        if (has_egress(x->spec))
+                push(x, egress, proxy_port_rule(x, "to", "egress"));
         return np;
 }
 
-static json_object *worker_network_policy(Ctx *x) {
-        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", "-worker", NULL), *spec, *types;
+/* A NetworkPolicy of both directions on the pods of ROLE; *ret_spec is its spec. */
+static json_object *network_policy(Ctx *x, const char *suffix, const char *label_role, const char *role,
+                                   json_object **ret_spec) {
+        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", suffix, label_role), *types;
 
-        spec = put(x, o, "spec", json_object_new_object());
-        put(x, spec, "podSelector", selector(x, "worker"));
-        types = put(x, spec, "policyTypes", json_object_new_array());
+        *ret_spec = put(x, o, "spec", json_object_new_object());
+        put(x, *ret_spec, "podSelector", selector(x, role));
+        types = put(x, *ret_spec, "policyTypes", json_object_new_array());
         push(x, types, str("Ingress"));
         push(x, types, str("Egress"));
+        return o;
+}
+
+static json_object *worker_network_policy(Ctx *x) {
+        json_object *spec, *o = network_policy(x, "-worker", NULL, "worker", &spec);
+
         worker_fence_rules(x, spec);
         return o;
 }
@@ -509,9 +547,7 @@ static json_object *allowed_ports(Ctx *x) {
                 if (dup || n >= ELEMENTSOF(seen))
                         continue;
                 seen[n++] = p;
-                json_object *port = push(x, ports, json_object_new_object());
-                put(x, port, "protocol", str("TCP"));
-                put(x, port, "port", num(p));
+                push(x, ports, policy_port(x, "TCP", p));
         }
         return ports;
 }
@@ -522,42 +558,19 @@ static json_object *gateway_network_policy(Ctx *x) {
                 "172.16.0.0/12", "192.168.0.0/16",
         };
         static const char * const private_ranges6[] = { "::1/128", "fc00::/7", "fe80::/10" };
-        json_object *o = object_new(x, "networking.k8s.io/v1", "NetworkPolicy", "-egress-gateway", "egress");
-        json_object *spec, *types, *ingress, *egress, *rule, *peers, *peer, *ports, *port, *ipb, *except, *ns, *ml;
-
-        spec = put(x, o, "spec", json_object_new_object());
-        put(x, spec, "podSelector", selector(x, "egress"));
-        types = put(x, spec, "policyTypes", json_object_new_array());
-        push(x, types, str("Ingress"));
-        push(x, types, str("Egress"));
+        json_object *spec, *o = network_policy(x, "-egress-gateway", "egress", "egress", &spec);
+        json_object *ingress, *egress, *rule, *peers, *peer, *ports, *ns, *ml;
 
         ingress = put(x, spec, "ingress", json_object_new_array());
-        rule = push(x, ingress, json_object_new_object());
-        peers = put(x, rule, "from", json_object_new_array());
-        peer = push(x, peers, json_object_new_object());
-        put(x, peer, "podSelector", selector(x, "worker"));
-        ports = put(x, rule, "ports", json_object_new_array());
-        port = push(x, ports, json_object_new_object());
-        put(x, port, "protocol", str("TCP"));
-        put(x, port, "port", num(SBX_EGRESS_PORT));
+        push(x, ingress, proxy_port_rule(x, "from", "worker"));
 
         egress = put(x, spec, "egress", json_object_new_array());
         /* The host's second wall behind the proxy's own address checks
          * (IPAddressDeny on the proxy's unit): no private destinations. */
         rule = push(x, egress, json_object_new_object());
         peers = put(x, rule, "to", json_object_new_array());
-        peer = push(x, peers, json_object_new_object());
-        ipb = put(x, peer, "ipBlock", json_object_new_object());
-        put(x, ipb, "cidr", str("0.0.0.0/0"));
-        except = put(x, ipb, "except", json_object_new_array());
-        for (size_t i = 0; i < ELEMENTSOF(private_ranges); i++)
-                push(x, except, str(private_ranges[i]));
-        peer = push(x, peers, json_object_new_object());
-        ipb = put(x, peer, "ipBlock", json_object_new_object());
-        put(x, ipb, "cidr", str("::/0"));
-        except = put(x, ipb, "except", json_object_new_array());
-        for (size_t i = 0; i < ELEMENTSOF(private_ranges6); i++)
-                push(x, except, str(private_ranges6[i]));
+        push(x, peers, ip_block_peer(x, "0.0.0.0/0", private_ranges, ELEMENTSOF(private_ranges)));
+        push(x, peers, ip_block_peer(x, "::/0", private_ranges6, ELEMENTSOF(private_ranges6)));
         put(x, rule, "ports", allowed_ports(x));
         /* The cluster's resolver, which sits in a private range. */
         rule = push(x, egress, json_object_new_object());
@@ -570,19 +583,14 @@ static json_object *gateway_network_policy(Ctx *x) {
         ml = put(x, ns, "matchLabels", json_object_new_object());
         put(x, ml, "k8s-app", str("kube-dns"));
         ports = put(x, rule, "ports", json_object_new_array());
-        port = push(x, ports, json_object_new_object());
-        put(x, port, "protocol", str("UDP"));
-        put(x, port, "port", num(53));
-        port = push(x, ports, json_object_new_object());
-        put(x, port, "protocol", str("TCP"));
-        put(x, port, "port", num(53));
+        push(x, ports, policy_port(x, "UDP", 53));
+        push(x, ports, policy_port(x, "TCP", 53));
         return o;
 }
 
 static json_object *gateway_deployment(Ctx *x) {
         json_object *o = object_new(x, "apps/v1", "Deployment", "-egress", "egress");
-        json_object *spec, *tmpl, *meta, *labels, *pod, *cs, *c, *args, *ports, *port, *res, *lim, *vols, *v, *sec,
-                *mounts;
+        json_object *spec, *tmpl, *meta, *labels, *pod, *cs, *c, *args, *ports, *port, *res, *lim, *vols, *mounts;
 
         spec = put(x, o, "spec", json_object_new_object());
         put(x, spec, "replicas", num(1));
@@ -616,11 +624,7 @@ static json_object *gateway_deployment(Ctx *x) {
         mounts = put(x, c, "volumeMounts", json_object_new_array());
         push(x, mounts, mount(x, "policy", K8S_EGRESS_POLICY_DIR, true));
         vols = put(x, pod, "volumes", json_object_new_array());
-        v = push(x, vols, json_object_new_object());
-        put(x, v, "name", str("policy"));
-        sec = put(x, v, "secret", json_object_new_object());
-        put(x, sec, "secretName", strf(x, "%s-egress-policy", x->opt->name));
-        put(x, sec, "defaultMode", num(0444));
+        push(x, vols, secret_volume(x, "policy", "-egress-policy", 0444));
         return o;
 }
 

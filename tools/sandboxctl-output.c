@@ -22,9 +22,15 @@ static int json_add_string(json_object *o, const char *key, const char *value) {
         return json_add(o, key, json_object_new_string(value ?: ""));
 }
 
-/* On failure V still belongs to the caller, which frees it. */
+/* Takes V, also on failure; a NULL V is out of memory. */
 static int json_array_push(json_object *array, json_object *v) {
-        return json_object_array_add(array, v) < 0 ? -ENOMEM : 0;
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(array, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 const char * const worker_state_names[] = { "starting", "running", "stopping", "ended", "suspending",
@@ -64,13 +70,35 @@ int worker_states_parse(const char *arg, unsigned *ret_mask, char **ret_bad) {
         return 0;
 }
 
-static int worker_entries_push(WorkerEntry **workers, size_t *n, const WorkerEntry *w) {
-        WorkerEntry *grown = realloc(*workers, (*n + 1) * sizeof(WorkerEntry));
+/* An array of the reply into a realloc()ed one of SIZE-byte items: READ_ONE
+ * fills the next item and returns 0 at the end. An empty array is NULL. */
+static int bus_read_array(sd_bus_message *m, const char *contents, size_t size,
+                          int (*read_one)(sd_bus_message *m, void *item), void **ret, size_t *ret_n) {
+        _cleanup_free_ void *items = NULL;
+        size_t n = 0;
+        int r;
 
-        if (!grown)
-                return -ENOMEM;
-        *workers = grown;
-        grown[(*n)++] = *w;
+        r = sd_bus_message_enter_container(m, 'a', contents);
+        if (r < 0)
+                return r;
+        for (;;) {
+                void *grown = realloc(items, (n + 1) * size);
+
+                if (!grown)
+                        return -ENOMEM;
+                items = grown;
+                r = read_one(m, (uint8_t *) items + n * size);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                n++;
+        }
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        *ret = n > 0 ? TAKE_PTR(items) : NULL;
+        *ret_n = n;
         return 0;
 }
 
@@ -79,129 +107,122 @@ static WorkerEntry worker_entry_unknown(void) {
                                .memory_bytes = UINT64_MAX, .exit_status = -1 };
 }
 
-/* One a{sv} of ListWorkersEx; keys it does not know are skipped, so a newer
- * daemon may add some. */
-static int worker_entry_read(sd_bus_message *m, WorkerEntry *w) {
+int bus_read_dict(sd_bus_message *m, int (*read)(sd_bus_message *m, const char *key, void *userdata),
+                  void *userdata) {
         int r;
 
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                static const struct {
-                        const char *key;
-                        char type;
-                        size_t offset;
-                } fields[] = {
-                        { "Id", 's', offsetof(WorkerEntry, id) },
-                        { "Class", 's', offsetof(WorkerEntry, class) },
-                        { "RequestedClass", 's', offsetof(WorkerEntry, requested_class) },
-                        { "State", 's', offsetof(WorkerEntry, state) },
-                        { "Result", 's', offsetof(WorkerEntry, result) },
-                        { "Unit", 's', offsetof(WorkerEntry, unit) },
-                        { "Path", 'o', offsetof(WorkerEntry, path) },
-                        { "UID", 'u', offsetof(WorkerEntry, uid) },
-                        { "Owner", 'u', offsetof(WorkerEntry, owner) },
-                        { "CreatedUSec", 't', offsetof(WorkerEntry, created_usec) },
-                        { "EndedUSec", 't', offsetof(WorkerEntry, ended_usec) },
-                        { "IdleUSec", 't', offsetof(WorkerEntry, idle_usec) },
-                        { "ExitStatus", 'i', offsetof(WorkerEntry, exit_status) },
-                };
-                const char *key, *contents;
-                bool known = false;
+                const char *key;
 
                 r = sd_bus_message_read(m, "s", &key);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_peek_type(m, NULL, &contents);
+                r = read(m, key, userdata);
                 if (r < 0)
                         return r;
-                for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
-                        if (!streq(key, fields[i].key) || strlen(contents) != 1 || contents[0] != fields[i].type)
-                                continue;
-                        r = sd_bus_message_enter_container(m, 'v', contents);
-                        if (r >= 0)
-                                r = sd_bus_message_read_basic(m, fields[i].type, (uint8_t *) w + fields[i].offset);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                        if (r < 0)
-                                return r;
-                        known = true;
-                        break;
-                }
-                if (!known) {
-                        r = sd_bus_message_skip(m, "v");
-                        if (r < 0)
-                                return r;
-                }
                 r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;
         }
         if (r < 0)
                 return r;
-        return w->id && w->state ? 0 : -EBADMSG;
+        return sd_bus_message_exit_container(m);
+}
+
+/* One field of a ListWorkersEx entry; keys it does not know are skipped, so
+ * a newer daemon may add some. */
+static int worker_entry_field_read(sd_bus_message *m, const char *key, void *userdata) {
+        static const struct {
+                const char *key;
+                char type;
+                size_t offset;
+        } fields[] = {
+                { "Id", 's', offsetof(WorkerEntry, id) },
+                { "Class", 's', offsetof(WorkerEntry, class) },
+                { "RequestedClass", 's', offsetof(WorkerEntry, requested_class) },
+                { "State", 's', offsetof(WorkerEntry, state) },
+                { "Result", 's', offsetof(WorkerEntry, result) },
+                { "Unit", 's', offsetof(WorkerEntry, unit) },
+                { "Path", 'o', offsetof(WorkerEntry, path) },
+                { "UID", 'u', offsetof(WorkerEntry, uid) },
+                { "Owner", 'u', offsetof(WorkerEntry, owner) },
+                { "CreatedUSec", 't', offsetof(WorkerEntry, created_usec) },
+                { "EndedUSec", 't', offsetof(WorkerEntry, ended_usec) },
+                { "IdleUSec", 't', offsetof(WorkerEntry, idle_usec) },
+                { "ExitStatus", 'i', offsetof(WorkerEntry, exit_status) },
+        };
+        WorkerEntry *w = userdata;
+        const char *contents;
+        int r;
+
+        r = sd_bus_message_peek_type(m, NULL, &contents);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                if (!streq(key, fields[i].key) || strlen(contents) != 1 || contents[0] != fields[i].type)
+                        continue;
+                r = sd_bus_message_enter_container(m, 'v', contents);
+                if (r >= 0)
+                        r = sd_bus_message_read_basic(m, fields[i].type, (uint8_t *) w + fields[i].offset);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                return r;
+        }
+        return sd_bus_message_skip(m, "v");
+}
+
+static int worker_entry_ex_read_one(sd_bus_message *m, void *item) {
+        WorkerEntry *w = item;
+        int r;
+
+        /* 0 at the end of the array. */
+        r = sd_bus_message_peek_type(m, NULL, NULL);
+        if (r <= 0)
+                return r;
+        *w = worker_entry_unknown();
+        r = bus_read_dict(m, worker_entry_field_read, w);
+        if (r < 0)
+                return r;
+        if (!w->id || !w->state)
+                return -EBADMSG;
+        if (isempty(w->result))
+                w->result = NULL;
+        return 1;
 }
 
 int worker_list_ex_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
-        _cleanup_free_ WorkerEntry *workers = NULL;
-        size_t n = 0;
+        void *workers;
+        int r = bus_read_array(reply, "a{sv}", sizeof(WorkerEntry), worker_entry_ex_read_one, &workers, ret_n);
+
+        if (r >= 0)
+                *ret = workers;
+        return r;
+}
+
+static int worker_entry_read_one(sd_bus_message *m, void *item) {
+        WorkerEntry *w = item;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "a{sv}");
-        if (r < 0)
+        *w = worker_entry_unknown();
+        r = sd_bus_message_read(m, "(ssssuuo)", &w->id, &w->class, &w->state, &w->unit, &w->uid, &w->owner,
+                                &w->path);
+        if (r <= 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(reply, 'a', "{sv}")) > 0) {
-                WorkerEntry w = worker_entry_unknown();
-
-                r = worker_entry_read(reply, &w);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-                if (isempty(w.result))
-                        w.result = NULL;
-                r = worker_entries_push(&workers, &n, &w);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(workers);
-        *ret_n = n;
-        return 0;
+        if (streq(w->state, "exited") || streq(w->state, "failed"))
+                w->state = "ended";
+        return 1;
 }
 
 int worker_list_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n) {
-        _cleanup_free_ WorkerEntry *workers = NULL;
-        size_t n = 0;
-        int r;
+        void *workers;
+        int r = bus_read_array(reply, "(ssssuuo)", sizeof(WorkerEntry), worker_entry_read_one, &workers, ret_n);
 
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssuuo)");
-        if (r < 0)
-                return r;
-        for (;;) {
-                WorkerEntry w = worker_entry_unknown();
-
-                r = sd_bus_message_read(reply, "(ssssuuo)", &w.id, &w.class, &w.state, &w.unit, &w.uid, &w.owner,
-                                        &w.path);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                if (streq(w.state, "exited") || streq(w.state, "failed"))
-                        w.state = "ended";
-                r = worker_entries_push(&workers, &n, &w);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(workers);
-        *ret_n = n;
-        return 0;
+        if (r >= 0)
+                *ret = workers;
+        return r;
 }
 
 static int worker_entry_compare(const void *a, const void *b) {
@@ -269,16 +290,9 @@ json_object *worker_list_to_json(const WorkerEntry *workers, size_t n) {
 
         if (!array)
                 return NULL;
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = worker_entry_to_json(&workers[i]);
-
-                if (!o)
+        for (size_t i = 0; i < n; i++)
+                if (json_array_push(array, worker_entry_to_json(&workers[i])) < 0)
                         return NULL;
-                if (json_array_push(array, o) < 0) {
-                        json_object_put(o);
-                        return NULL;
-                }
-        }
         return TAKE_PTR(array);
 }
 
@@ -340,42 +354,41 @@ Table *worker_list_to_table(const WorkerEntry *workers, size_t n, uint64_t now) 
         return TAKE_PTR(t);
 }
 
+static int preflight_entry_read_one(sd_bus_message *m, void *item) {
+        PreflightEntry *e = item;
+        int available, r;
+
+        *e = (PreflightEntry) {};
+        r = sd_bus_message_read(m, "(sssbs)", &e->class, &e->runtime, &e->path, &available, &e->reason);
+        if (r <= 0)
+                return r;
+        e->available = available;
+        return 1;
+}
+
 int preflight_read(sd_bus_message *reply, PreflightEntry **ret, size_t *ret_n) {
-        _cleanup_free_ PreflightEntry *entries = NULL;
-        size_t n = 0;
-        int r;
+        void *entries;
+        int r = bus_read_array(reply, "(sssbs)", sizeof(PreflightEntry), preflight_entry_read_one, &entries, ret_n);
 
-        r = sd_bus_message_enter_container(reply, 'a', "(sssbs)");
-        if (r < 0)
-                return r;
-        for (;;) {
-                PreflightEntry e = {};
-                PreflightEntry *grown;
-                int available;
+        if (r >= 0)
+                *ret = entries;
+        return r;
+}
 
-                r = sd_bus_message_read(reply, "(sssbs)", &e.class, &e.runtime, &e.path, &available, &e.reason);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                e.available = available;
-                grown = realloc(entries, (n + 1) * sizeof(PreflightEntry));
-                if (!grown)
-                        return -ENOMEM;
-                entries = grown;
-                entries[n++] = e;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
+static int preflight_wall_read_one(sd_bus_message *m, void *item) {
+        PreflightWall *w = item;
+        int verified, r;
+
+        *w = (PreflightWall) {};
+        r = sd_bus_message_read(m, "(sbs)", &w->wall, &verified, &w->detail);
+        if (r <= 0)
                 return r;
-        *ret = TAKE_PTR(entries);
-        *ret_n = n;
-        return 0;
+        w->verified = verified;
+        return 1;
 }
 
 int preflight_walls_read(sd_bus_message *reply, PreflightWall **ret, size_t *ret_n) {
-        _cleanup_free_ PreflightWall *walls = NULL;
-        size_t n = 0;
+        void *walls = NULL;
         int r;
 
         r = sd_bus_message_peek_type(reply, NULL, NULL);
@@ -386,31 +399,22 @@ int preflight_walls_read(sd_bus_message *reply, PreflightWall **ret, size_t *ret
                 *ret_n = 0;
                 return 0;
         }
-        r = sd_bus_message_enter_container(reply, 'a', "(sbs)");
-        if (r < 0)
-                return r;
-        for (;;) {
-                PreflightWall w = {}, *grown;
-                int verified;
+        r = bus_read_array(reply, "(sbs)", sizeof(PreflightWall), preflight_wall_read_one, &walls, ret_n);
+        if (r >= 0)
+                *ret = walls;
+        return r;
+}
 
-                r = sd_bus_message_read(reply, "(sbs)", &w.wall, &verified, &w.detail);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
-                w.verified = verified;
-                grown = realloc(walls, (n + 1) * sizeof(PreflightWall));
-                if (!grown)
-                        return -ENOMEM;
-                walls = grown;
-                walls[n++] = w;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(walls);
-        *ret_n = n;
-        return 0;
+static json_object *preflight_wall_to_json(const PreflightWall *wall) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_add_string(o, "wall", wall->wall) < 0 ||
+            json_add(o, "verified", json_object_new_boolean(wall->verified)) < 0 ||
+            json_add_string(o, "detail", wall->detail) < 0)
+                return NULL;
+        return TAKE_PTR(o);
 }
 
 json_object *preflight_report_to_json(const PreflightEntry *entries, size_t n, const PreflightWall *walls,
@@ -420,19 +424,9 @@ json_object *preflight_report_to_json(const PreflightEntry *entries, size_t n, c
 
         if (!o || !array || json_add(o, "classes", classes) < 0)
                 return NULL;
-        for (size_t i = 0; i < n_walls; i++) {
-                json_object *w = json_object_new_object();
-
-                if (!w)
+        for (size_t i = 0; i < n_walls; i++)
+                if (json_array_push(array, preflight_wall_to_json(&walls[i])) < 0)
                         return NULL;
-                if (json_add_string(w, "wall", walls[i].wall) < 0 ||
-                    json_add(w, "verified", json_object_new_boolean(walls[i].verified)) < 0 ||
-                    json_add_string(w, "detail", walls[i].detail) < 0 ||
-                    json_array_push(array, w) < 0) {
-                        json_object_put(w);
-                        return NULL;
-                }
-        }
         if (json_add(o, "walls", TAKE_PTR(array)) < 0)
                 return NULL;
         return TAKE_PTR(o);
@@ -451,26 +445,28 @@ int preflight_walls_print(const PreflightWall *walls, size_t n, FILE *f) {
         return 0;
 }
 
+static json_object *preflight_entry_to_json(const PreflightEntry *e) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_add_string(o, "class", e->class) < 0 ||
+            json_add_string(o, "runtime", e->runtime) < 0 ||
+            json_add_string(o, "path", e->path) < 0 ||
+            json_add(o, "available", json_object_new_boolean(e->available)) < 0 ||
+            json_add_string(o, "reason", e->reason) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 json_object *preflight_to_json(const PreflightEntry *entries, size_t n) {
         _cleanup_json_ json_object *array = json_object_new_array();
 
         if (!array)
                 return NULL;
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_new_object();
-
-                if (!o)
+        for (size_t i = 0; i < n; i++)
+                if (json_array_push(array, preflight_entry_to_json(&entries[i])) < 0)
                         return NULL;
-                if (json_add_string(o, "class", entries[i].class) < 0 ||
-                    json_add_string(o, "runtime", entries[i].runtime) < 0 ||
-                    json_add_string(o, "path", entries[i].path) < 0 ||
-                    json_add(o, "available", json_object_new_boolean(entries[i].available)) < 0 ||
-                    json_add_string(o, "reason", entries[i].reason) < 0 ||
-                    json_array_push(array, o) < 0) {
-                        json_object_put(o);
-                        return NULL;
-                }
-        }
         return TAKE_PTR(array);
 }
 
@@ -541,34 +537,22 @@ static int variant_to_json(sd_bus_message *m, json_object **ret) {
         return sd_bus_message_exit_container(m);
 }
 
+static int property_to_json(sd_bus_message *m, const char *name, void *userdata) {
+        json_object *o = userdata, *value = NULL;
+        int r = variant_to_json(m, &value);
+
+        if (r < 0)
+                return r;
+        return value && json_add(o, name, value) < 0 ? -ENOMEM : 0;
+}
+
 int properties_to_json(sd_bus_message *reply, json_object **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
         int r;
 
         if (!o)
                 return -ENOMEM;
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                json_object *value = NULL;
-                const char *name;
-
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r < 0)
-                        return r;
-                r = variant_to_json(reply, &value);
-                if (r < 0)
-                        return r;
-                if (value && json_add(o, name, value) < 0)
-                        return -ENOMEM;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(reply);
+        r = bus_read_dict(reply, property_to_json, o);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);

@@ -63,6 +63,11 @@ typedef struct PreflightWall {
 } PreflightWall;
 
 /* ListWorkersEx(a{sv}) -> aa{sv} (org.sandboxd1(5), docs/man/org.sandboxd1.5.scd) */
+/* Walks the a{sv} at M: READ gets each key with the message at its value, a
+ * variant it reads or skips. */
+int bus_read_dict(sd_bus_message *m, int (*read)(sd_bus_message *m, const char *key, void *userdata),
+                  void *userdata);
+
 int worker_list_ex_read(sd_bus_message *reply, WorkerEntry **ret, size_t *ret_n);
 /* ListWorkers() -> a(ssssuuo), a daemon older than ListWorkersEx: its
  * exited and failed become ended, without a result. */

@@ -605,44 +605,33 @@ static int verb_status(int argc, char *argv[]) {
         return r < 0 ? print_failure("Failed to print the properties", NULL, r) : EXIT_OK;
 }
 
-static int verb_stop(int argc, char *argv[]) {
+/* stop ID, suspend ID, resume ID: one Manager method on the worker, answered
+ * once it is done. --json is accepted: they print nothing, in JSON as in text. */
+static int verb_worker_method(int argc, char *argv[], const char *method, const char *failure) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         char **positional;
         int r;
 
-        /* --json is accepted: stop prints nothing, in JSON as in text. */
         PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
         if (bus_connect(&bus) < 0)
                 return EXIT_UNAVAILABLE;
-        r = call_manager(bus, "StopWorker", &error, NULL, "s", positional[0]);
+        r = call_manager(bus, method, &error, NULL, "s", positional[0]);
         if (r < 0)
-                return print_failure("Failed to stop the worker", &error, r);
+                return print_failure(failure, &error, r);
         return EXIT_OK;
 }
 
-/* suspend ID / resume ID: answered once the worker is suspended or runs again. */
-static int verb_suspend_or_resume(int argc, char *argv[], bool suspend) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        char **positional;
-        int r;
-
-        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
-        if (bus_connect(&bus) < 0)
-                return EXIT_UNAVAILABLE;
-        r = call_manager(bus, suspend ? "SuspendWorker" : "ResumeWorker", &error, NULL, "s", positional[0]);
-        if (r < 0)
-                return print_failure(suspend ? "Failed to suspend the worker" : "Failed to resume the worker", &error, r);
-        return EXIT_OK;
+static int verb_stop(int argc, char *argv[]) {
+        return verb_worker_method(argc, argv, "StopWorker", "Failed to stop the worker");
 }
 
 static int verb_suspend(int argc, char *argv[]) {
-        return verb_suspend_or_resume(argc, argv, true);
+        return verb_worker_method(argc, argv, "SuspendWorker", "Failed to suspend the worker");
 }
 
 static int verb_resume(int argc, char *argv[]) {
-        return verb_suspend_or_resume(argc, argv, false);
+        return verb_worker_method(argc, argv, "ResumeWorker", "Failed to resume the worker");
 }
 
 /* Returns a channel fd we own, or a negative errno with *error filled in. */
@@ -705,39 +694,27 @@ static void run_state_note_state(RunState *s, const char *state) {
                 s->ended = true;
 }
 
-static int run_state_read_properties(RunState *s, sd_bus_message *m) {
+static int run_state_read_property(sd_bus_message *m, const char *name, void *userdata) {
+        RunState *s = userdata;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name;
+        if (streq(name, "State")) {
+                const char *state;
+                r = sd_bus_message_read(m, "v", "s", &state);
+                if (r >= 0)
+                        run_state_note_state(s, state);
+        } else if (streq(name, "ExitStatus")) {
+                int32_t status;
+                r = sd_bus_message_read(m, "v", "i", &status);
+                if (r >= 0 && status >= 0)
+                        s->exit_status = status;
+        } else
+                r = sd_bus_message_skip(m, "v");
+        return r;
+}
 
-                r = sd_bus_message_read(m, "s", &name);
-                if (r < 0)
-                        return r;
-                if (streq(name, "State")) {
-                        const char *state;
-                        r = sd_bus_message_read(m, "v", "s", &state);
-                        if (r >= 0)
-                                run_state_note_state(s, state);
-                } else if (streq(name, "ExitStatus")) {
-                        int32_t status;
-                        r = sd_bus_message_read(m, "v", "i", &status);
-                        if (r >= 0 && status >= 0)
-                                s->exit_status = status;
-                } else
-                        r = sd_bus_message_skip(m, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+static int run_state_read_properties(RunState *s, sd_bus_message *m) {
+        return bus_read_dict(m, run_state_read_property, s);
 }
 
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {

@@ -18,6 +18,10 @@ import threading
 import time
 import urllib.parse
 
+# tls_hello.py is tests/egress's; the test bed copies it beside this file.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "egress"))
+from tls_hello import client_hello, with_ech_extension  # noqa: E402
+
 # Where the worker's proxy listens: 127.0.0.1 in a trusted worker's namespace,
 # the veth peer's address for a gVisor one (README "Egress").
 _url = urllib.parse.urlsplit(os.environ.get("HTTPS_PROXY", "http://127.0.0.1:3128"))
@@ -69,34 +73,6 @@ def raw(request):
 
 def connect(target):
     return raw(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-
-
-def hello(sni):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(inc, out, server_hostname=sni)
-    try:
-        obj.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return out.read()
-
-
-def with_ech(h):
-    """h with an encrypted_client_hello extension (0xfe0d) appended."""
-    body = bytearray(h[9:])
-    pos = 2 + 32
-    pos += 1 + body[pos]
-    pos += 2 + int.from_bytes(body[pos:pos + 2], "big")
-    pos += 1 + body[pos]
-    ext_len = int.from_bytes(body[pos:pos + 2], "big")
-    ech = b"\xfe\x0d" + (8).to_bytes(2, "big") + b"\x00\x00\x01\x00\x01\x2a\x00\x00"
-    body[pos:pos + 2] = (ext_len + len(ech)).to_bytes(2, "big")
-    body += ech
-    msg = b"\x01" + len(body).to_bytes(3, "big") + bytes(body)
-    return b"\x16\x03\x01" + len(msg).to_bytes(2, "big") + msg
 
 
 def tunnel_then(target, payload):
@@ -211,9 +187,9 @@ def batch():
         say("special-" + n, connect("%s.attack.test:443" % n))
     say("rebind-mixed", connect("mixed.attack.test:443"))
     say("search-list", connect("nx.attack.test:443"))
-    say("sni-mismatch", tunnel_then("sni.attack.test:443", hello("api.attack.test")))
-    say("no-sni", tunnel_then("sni.attack.test:443", hello(None)))
-    say("ech-outer-mismatch", tunnel_then("sni.attack.test:443", with_ech(hello("api.attack.test"))))
+    say("sni-mismatch", tunnel_then("sni.attack.test:443", client_hello("api.attack.test")))
+    say("no-sni", tunnel_then("sni.attack.test:443", client_hello(None)))
+    say("ech-outer-mismatch", tunnel_then("sni.attack.test:443", with_ech_extension(client_hello("api.attack.test"))))
     say("other-port", connect("api.attack.test:22"))
     say("plain-http", raw(b"GET http://api.attack.test/ HTTP/1.1\r\nHost: api.attack.test\r\n\r\n"))
     say("http10-not-allowed", raw(b"CONNECT noproxy.attack.test:443 HTTP/1.0\r\n\r\n"))

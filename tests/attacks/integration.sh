@@ -59,10 +59,10 @@ trap 'cleanup; _tap_cleanup' EXIT
 
 # ---------------------------------------------------------------- the world
 ct mkdir -p "$W" /run/sbx-attacks
-for f in probe.py victim.py egress-attack.py upstream.py; do
-    cat "$HERE/$f" > "/proc/$CT_PID/root$W/$f"
+for f in probe.py victim.py egress-attack.py upstream.py ../egress/tls_hello.py; do
+    cat "$HERE/$f" > "/proc/$CT_PID/root$W/${f##*/}"
 done
-ct chmod 755 "$W" "$W"/probe.py "$W"/victim.py "$W"/egress-attack.py "$W"/upstream.py
+ct chmod 755 "$W" "$W"/probe.py "$W"/victim.py "$W"/egress-attack.py "$W"/upstream.py "$W"/tls_hello.py
 upstream_netns_install "$W"
 ct sh -ec "
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout /run/sbx-attacks/key.pem -out /run/sbx-attacks/cert.pem \

@@ -61,19 +61,32 @@ static char *capture(int (*print)(const void *what, FILE *f), const void *what) 
         return buf;
 }
 
-static char *print_table(const Table *t, bool legend) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
-
-        assert_non_null(f);
-        assert_int_equal(table_print(t, f, legend), 0);
-        fclose(f);
-        return buf;
+static int print_table(const void *t, FILE *f) {
+        return table_print(t, f, true);
 }
 
 static int print_json(const void *o, FILE *f) {
         return json_print((json_object *) o, f);
+}
+
+static int print_properties(const void *o, FILE *f) {
+        return properties_print((json_object *) o, f);
+}
+
+/* T as sandboxctl prints it, with its legend; takes T. */
+static char *table_text(Table *t) {
+        char *text = capture(print_table, t);
+
+        table_free(t);
+        return text;
+}
+
+/* O as sandboxctl --json prints it; takes O. */
+static char *json_text(json_object *o) {
+        char *text = capture(print_json, o);
+
+        json_object_put(o);
+        return text;
 }
 
 static void assert_json_string(json_object *o, const char *key, const char *expected) {
@@ -96,8 +109,7 @@ static void test_list_legacy_json(void **state) {
         assert_int_equal(n, 2);
         o = worker_list_to_json(workers, n);
         assert_non_null(o);
-        text = capture(print_json, o);
-        json_object_put(o);
+        text = json_text(o);
 
         /* What a consumer sees: the printed text, parsed back. */
         parsed = json_tokener_parse(text);
@@ -190,8 +202,7 @@ static void test_list_ex(void **state) {
 
         t = worker_list_to_table(workers, n, NOW);
         assert_non_null(t);
-        table = print_table(t, true);
-        table_free(t);
+        table = table_text(t);
         assert_string_equal(table,
                             "ID           CLASS     STATE   RESULT   OWNER  AGE  IDLE MEMORY\n"
                             "cccccccccccc standard  ended   exited 3 1500   3d   -    -\n"
@@ -200,8 +211,7 @@ static void test_list_ex(void **state) {
 
         o = worker_list_to_json(workers, n);
         assert_non_null(o);
-        text = capture(print_json, o);
-        json_object_put(o);
+        text = json_text(o);
         parsed = json_tokener_parse(text);
         assert_non_null(parsed);
         assert_int_equal(json_object_array_length(parsed), 3);
@@ -233,18 +243,24 @@ static void test_list_ex(void **state) {
         sd_bus_message_unref(m);
 }
 
-static void test_list_ex_wrong_shape(void **state) {
-        Fixture *f = *state;
-        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+/* READ refuses the reply M, and returns no workers; takes M. */
+static void assert_list_refused(sd_bus_message *m, int (*read)(sd_bus_message *, WorkerEntry **, size_t *)) {
         WorkerEntry *workers = NULL;
         size_t n;
 
-        /* An entry without Id or State is no worker. */
-        assert_true(sd_bus_message_append(m, "aa{sv}", 1, 1, "Class", "s", "trusted") >= 0);
         assert_int_equal(test_message_seal(m), 0);
-        assert_true(worker_list_ex_read(m, &workers, &n) < 0);
+        assert_true(read(m, &workers, &n) < 0);
         assert_null(workers);
         sd_bus_message_unref(m);
+}
+
+static void test_list_ex_wrong_shape(void **state) {
+        Fixture *f = *state;
+        sd_bus_message *m = test_message_new(f->bus, "ListWorkersEx");
+
+        /* An entry without Id or State is no worker. */
+        assert_true(sd_bus_message_append(m, "aa{sv}", 1, 1, "Class", "s", "trusted") >= 0);
+        assert_list_refused(m, worker_list_ex_read);
 }
 
 static void assert_duration(uint64_t usec, const char *expected) {
@@ -320,8 +336,7 @@ static void test_list_json_empty(void **state) {
         assert_int_equal(worker_list_read(m, &workers, &n), 0);
         assert_int_equal(n, 0);
         o = worker_list_to_json(workers, n);
-        text = capture(print_json, o);
-        json_object_put(o);
+        text = json_text(o);
         assert_string_equal(text, "[\n]\n");
         sd_bus_message_unref(m);
 }
@@ -329,14 +344,9 @@ static void test_list_json_empty(void **state) {
 static void test_list_wrong_shape(void **state) {
         Fixture *f = *state;
         sd_bus_message *m = test_message_new(f->bus, "ListWorkers");
-        WorkerEntry *workers = NULL;
-        size_t n;
 
         assert_true(sd_bus_message_append(m, "a(ss)", 1, "a", "b") >= 0);
-        assert_int_equal(test_message_seal(m), 0);
-        assert_true(worker_list_read(m, &workers, &n) < 0);
-        assert_null(workers);
-        sd_bus_message_unref(m);
+        assert_list_refused(m, worker_list_read);
 }
 
 
@@ -357,8 +367,7 @@ static void test_preflight(void **state) {
         assert_int_equal(n, 2);
 
         o = preflight_to_json(entries, n);
-        text = capture(print_json, o);
-        json_object_put(o);
+        text = json_text(o);
         parsed = json_tokener_parse(text);
         assert_int_equal(json_object_array_length(parsed), 2);
         assert_true(json_object_object_get_ex(json_object_array_get_idx(parsed, 0), "available", &v));
@@ -370,8 +379,7 @@ static void test_preflight(void **state) {
         json_object_put(parsed);
 
         t = preflight_to_table(entries, n);
-        table = print_table(t, true);
-        table_free(t);
+        table = table_text(t);
         assert_string_equal(table,
                             "CLASS   RUNTIME PATH                     AVAILABLE REASON\n"
                             "trusted systemd /usr/lib/systemd/systemd yes       -\n"
@@ -406,8 +414,7 @@ static void test_preflight_walls(void **state) {
         assert_int_equal(n_walls, 2);
 
         o = preflight_report_to_json(entries, n, walls, n_walls);
-        text = capture(print_json, o);
-        json_object_put(o);
+        text = json_text(o);
         parsed = json_tokener_parse(text);
         assert_true(json_object_object_get_ex(parsed, "classes", &v));
         assert_int_equal(json_object_array_length(v), 1);
@@ -445,10 +452,7 @@ static void test_status_properties(void **state) {
         Fixture *f = *state;
         sd_bus_message *m = test_message_new(f->bus, "GetAll");
         _cleanup_free_ char *text = NULL;
-        char *buf = NULL;
-        size_t size = 0;
         json_object *o = NULL, *v;
-        FILE *out;
 
         assert_true(sd_bus_message_append(m, "a{sv}", 8,
                                           "Id", "s", "0123456789ab",
@@ -471,10 +475,7 @@ static void test_status_properties(void **state) {
         /* Non-basic values are skipped, not misread. */
         assert_false(json_object_object_get_ex(o, "Extra", NULL));
 
-        out = open_memstream(&buf, &size);
-        assert_int_equal(properties_print(o, out), 0);
-        fclose(out);
-        text = buf;
+        text = capture(print_properties, o);
         assert_non_null(strstr(text, "             Id: 0123456789ab\n"));
         assert_non_null(strstr(text, "          State: ended\n"));
         assert_non_null(strstr(text, "         Result: idle\n"));

@@ -30,7 +30,7 @@ if [ "${1:-}" != "--inside" ]; then
     ct mkdir -p /run/egress-it /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
-    for f in egress-client.py egress-upstream.py egress-flood.py integration.sh ../testbed/upstream-netns.sh; do
+    for f in egress-client.py tls_hello.py egress-upstream.py egress-flood.py integration.sh ../testbed/upstream-netns.sh; do
         ct sh -c "cat > /run/egress-it/${f##*/} && chmod 755 /run/egress-it/${f##*/}" < "$HERE/$f"
     done
     exec nsenter -t "$PID" -a /run/egress-it/integration.sh --inside

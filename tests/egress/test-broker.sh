@@ -8,15 +8,8 @@
 # Exit 77 (skip) where unprivileged namespaces are unavailable.
 #   test-broker.sh SANDBOX_EGRESS_BINARY
 set -u
-BIN=$(readlink -f "${1:?usage: $0 SANDBOX_EGRESS_BINARY}")
-HERE=$(dirname "$(readlink -f "$0")")
-PY=$(command -v /usr/bin/python3 || command -v python3)
-
-if [ "${2:-}" != "--inside" ]; then
-    command -v python3 >/dev/null && command -v openssl >/dev/null || { echo "python3/openssl missing"; exit 77; }
-    unshare -rn true 2>/dev/null || { echo "no user+network namespaces here"; exit 77; }
-    exec unshare -rn "$0" "$BIN" --inside
-fi
+# shellcheck source=tests/egress/lib-netns.sh
+. "$(dirname "$(readlink -f "$0")")/lib-netns.sh"
 
 T=$(mktemp -d)
 FAILED=0
@@ -31,18 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip link set lo up
-unshare -n sleep infinity & UPNS_PID=$!
-for i in $(seq 100); do
-    [ "$(readlink /proc/$UPNS_PID/ns/net 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
-    sleep 0.05
-done
-ip link add v0 type veth peer name v1 netns "$UPNS_PID"
-ip addr add 11.0.0.1/24 dev v0
-ip link set v0 up
-nsenter -t "$UPNS_PID" -n sh -ec 'ip link set lo up; ip addr add 11.0.0.2/24 dev v1; ip addr add 11.0.0.10/32 dev v1
-           ip link set v1 up; ip route add default via 11.0.0.1'
-ip route add 11.0.0.10/32 via 11.0.0.2
+upstream_ns_start 11.0.0.10
 
 # A test CA, the upstream's certificate from it, and a self-signed one it does not vouch for.
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/ca.key" -out "$T/ca.pem" -subj /CN=broker-test-ca \
@@ -88,18 +70,7 @@ listen=()
 for p in 3129 3130 3131 3132 3133 3134 3135 3136; do listen+=(--listen "127.0.0.1:$p"); done
 CREDENTIALS_DIRECTORY=$T/creds "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" \
     "${listen[@]}" 2>"$T/proxy.log" & PROXY_PID=$!
-ready=no
-for i in $(seq 300); do
-    "$PY" -c 'import socket
-for a in (("127.0.0.1", 3129), ("127.0.0.1", 3135), ("11.0.0.10", 443), ("11.0.0.10", 8443)):
-    socket.create_connection(a).close()' 2>/dev/null && { ready=yes; break; }
-    sleep 0.1
-done
-if [ "$ready" != yes ]; then
-    echo "Bail out! the proxy or the upstreams are not up after 30 s"
-    sed 's/^/# /' "$T/proxy.log" | tail -20
-    exit 1
-fi
+wait_ready "the proxy or the upstreams are not up" ports_listen 127.0.0.1:3129 127.0.0.1:3135 11.0.0.10:443 11.0.0.10:8443
 : > "$T/up.log"
 
 check() {   # NAME CONDITION_COMMAND...

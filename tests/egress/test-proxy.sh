@@ -7,16 +7,8 @@
 # unprivileged namespaces are unavailable.
 #   test-proxy.sh SANDBOX_EGRESS_BINARY
 set -u
-BIN=$(readlink -f "${1:?usage: $0 SANDBOX_EGRESS_BINARY}")
-HERE=$(dirname "$(readlink -f "$0")")
-# The system interpreter: version-manager shims add a second to every call.
-PY=$(command -v /usr/bin/python3 || command -v python3)
-
-if [ "${2:-}" != "--inside" ]; then
-    command -v python3 >/dev/null && command -v openssl >/dev/null || { echo "python3/openssl missing"; exit 77; }
-    unshare -rn true 2>/dev/null || { echo "no user+network namespaces here"; exit 77; }
-    exec unshare -rn "$0" "$BIN" --inside
-fi
+# shellcheck source=tests/egress/lib-netns.sh
+. "$(dirname "$(readlink -f "$0")")/lib-netns.sh"
 
 T=$(mktemp -d)
 FAILED=0
@@ -35,23 +27,7 @@ trap cleanup EXIT
 # lives in a namespace of its own behind a veth, on addresses from ordinary
 # unicast space (11.0.0.0/8, 2a01:db9::/32) that exist only in there
 # (/work/shared/design/testbed.md, "Upstream servers that are not the host's own").
-ip link set lo up
-unshare -n sleep infinity & UPNS_PID=$!
-for i in $(seq 100); do
-    [ "$(readlink /proc/$UPNS_PID/ns/net 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
-    sleep 0.05
-done
-up() { nsenter -t "$UPNS_PID" -n "$@"; }
-ip link add v0 type veth peer name v1 netns "$UPNS_PID"
-ip addr add 11.0.0.1/24 dev v0
-ip -6 addr add 2a01:db9::1/64 dev v0 nodad
-ip link set v0 up
-up sh -ec 'ip link set lo up; ip addr add 11.0.0.2/24 dev v1; ip addr add 11.0.0.10/32 dev v1
-           ip addr add 11.0.0.77/32 dev v1; ip addr add 11.0.0.78/32 dev v1; ip -6 addr add 2a01:db9::2/64 dev v1 nodad; ip link set v1 up
-           ip route add default via 11.0.0.1; ip -6 route add default via 2a01:db9::1'
-ip route add 11.0.0.10/32 via 11.0.0.2
-ip route add 11.0.0.77/32 via 11.0.0.2
-ip route add 11.0.0.78/32 via 11.0.0.2
+upstream_ns_start 11.0.0.10 11.0.0.77 11.0.0.78
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout "$T/key.pem" -out "$T/cert.pem" -subj /CN=api.egress.test \
     -addext "subjectAltName=DNS:*.egress.test" 2>/dev/null
 cat > "$T/hosts" <<'EOF'
@@ -92,18 +68,8 @@ printf 'nameserver 127.0.0.1\nsearch corp.test\noptions ndots:5\n' > "$T/resolv.
 "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3128 2>"$T/proxy.log" & PROXY_PID=$!
 "$BIN" --policy "$T/policy-flood.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3129 \
     2>"$T/flood.log" & FLOOD_PID=$!
-ready=no
-for i in $(seq 300); do
-    [ -e "$T/dns.log" ] && "$PY" -c 'import socket
-for a in (("127.0.0.1", 3128), ("127.0.0.1", 3129), ("11.0.0.10", 443), ("11.0.0.1", 443)):
-    socket.create_connection(a).close()' 2>/dev/null && { ready=yes; break; }
-    sleep 0.1
-done
-if [ "$ready" != yes ]; then
-    echo "Bail out! the proxy, the upstreams or the resolver are not up after 30 s"
-    sed 's/^/# /' "$T/proxy.log" | tail -20
-    exit 1
-fi
+all_up() { [ -e "$T/dns.log" ] && ports_listen 127.0.0.1:3128 127.0.0.1:3129 11.0.0.10:443 11.0.0.1:443; }
+wait_ready "the proxy, the upstreams or the resolver are not up" all_up
 
 # One event loop per CPU the proxy may use, at most 4 (egress-loops.h): the
 # tests below then run against every loop, whichever accepts.

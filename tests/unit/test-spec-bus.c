@@ -117,8 +117,8 @@ static void test_refusals(void **state) {
         refused("Argv", "as", SBX_ERROR_INVALID_SPEC, "more than once");
         refused("CPUQuotaPercent", "s", SBX_ERROR_WRONG_TYPE, "type u");
         refused("Class", "s", SBX_ERROR_UNKNOWN_CLASS, "\"x\"");
-        refused("EgressMode", "s", SBX_ERROR_INVALID_EGRESS, "enforce or report");
-        refused("IdleAction", "s", SBX_ERROR_INVALID_SPEC, "stop or suspend");
+        refused("EgressMode", "s", SBX_ERROR_INVALID_EGRESS, "EgressMode \"x\" is invalid; use enforce or report");
+        refused("IdleAction", "s", SBX_ERROR_INVALID_SPEC, "IdleAction \"x\" is invalid; use stop or suspend");
         refused("IdleAction", "u", SBX_ERROR_WRONG_TYPE, "type s");
         refused("Class", "u", SBX_ERROR_WRONG_TYPE, "type s");
         refused("Origin", "u", SBX_ERROR_WRONG_TYPE, "type s");
