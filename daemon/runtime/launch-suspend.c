@@ -24,6 +24,10 @@
 
 #define CHECKPOINT_TIMEOUT_USEC (120 * USEC_PER_SEC)
 #define STATS_TIMEOUT_USEC (20 * USEC_PER_SEC)
+/* A retried attempt (LAUNCH_CHECKPOINT_ATTEMPTS) waits n * this first, n
+ * the attempts so far. The checkpoint unit's timeout (unit-props.c) covers
+ * them all. */
+#define CHECKPOINT_BACKOFF_USEC (500 * USEC_PER_MSEC)
 
 /* The sentry's own memory accounting ("runsc events --stats"): what a
  * checkpoint writes is about that much, so a sandbox above the cap is
@@ -51,6 +55,29 @@ static int sandbox_memory_usage(const LaunchArgs *a, const char *root, const cha
         r = v && json_object_is_type(v, json_type_int) ? 0 : -EBADMSG;
         if (r == 0)
                 *ret = json_object_get_uint64(v);
+        if (o)
+                json_object_put(o);
+        return r;
+}
+
+/* Whether runsc reports CONTAINER as running ("runsc state"): 1 if it does,
+ * 0 if it reports anything else or knows no such container. */
+static int sandbox_running(const LaunchArgs *a, const char *root, const char *container) {
+        char out[16384];
+        struct json_object *o, *v;
+        const char *json;
+        int status, r;
+
+        char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "state", (char *) container, NULL };
+        r = spawn_capture(argv, STATS_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return 0;
+        json = strchr(out, '{');
+        o = json ? json_tokener_parse(json) : NULL;
+        r = o && json_object_object_get_ex(o, "status", &v) && json_object_is_type(v, json_type_string) &&
+            streq(json_object_get_string(v), "running");
         if (o)
                 json_object_put(o);
         return r;
@@ -143,9 +170,10 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
 }
 
 int launch_checkpoint(const LaunchArgs *a) {
-        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64];
+        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64], n[16];
         uint64_t usage = 0, bytes = 0;
         struct passwd *pw;
+        unsigned attempt;
         int r;
 
         if (geteuid() != 0) {
@@ -176,15 +204,32 @@ int launch_checkpoint(const LaunchArgs *a) {
                 return EXIT_FAILURE;
         }
         snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
-        (void) rm_rf(dir);
-        if (mkdir(dir, 0700) < 0) {
-                log_error_errno(errno, "Failed to create %s: %m", dir);
-                return EXIT_FAILURE;
-        }
         /* runsc creates its files 0644; none may be readable by others for
          * even a moment, so the umask takes that away first. */
         (void) umask(0077);
-        r = checkpoint(a, user, dir);
+        for (attempt = 1;; attempt++) {
+                /* Each attempt starts from an empty directory: nothing a
+                 * failed one wrote can end up in the image. */
+                (void) rm_rf(dir);
+                if (mkdir(dir, 0700) < 0) {
+                        log_error_errno(errno, "Failed to create %s: %m", dir);
+                        return EXIT_FAILURE;
+                }
+                r = checkpoint(a, user, dir);
+                if (r != -EIO || attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
+                        break;
+                (void) rm_rf(dir);
+                /* A sandbox that went away with its attempt has nothing left to save. */
+                if (sandbox_running(a, root, user) <= 0) {
+                        log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
+                                  user);
+                        break;
+                }
+                snprintf(n, sizeof(n), "%u", attempt + 1);
+                log_struct(LOG_WARNING, "The checkpoint failed and the sandbox runs on; trying again",
+                           "SANDBOXD_EVENT", "suspend-retry", "SANDBOXD_ATTEMPT", n, NULL);
+                (void) usleep((useconds_t) (attempt * CHECKPOINT_BACKOFF_USEC));
+        }
         if (r >= 0) {
                 r = image_dir_seal(dir, &bytes);
                 if (r < 0)
@@ -201,14 +246,17 @@ int launch_checkpoint(const LaunchArgs *a) {
                         log_error_errno(r, "Failed to complete the checkpoint image %s: %m", dir);
         }
         if (r < 0) {
+                if (r == -EIO && attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
+                        log_error("runsc failed to checkpoint %s %u times; giving up.", user, attempt);
                 (void) rm_rf(dir);
                 return EXIT_FAILURE;
         }
         {
                 char b[32];
                 snprintf(b, sizeof(b), "%" PRIu64, bytes);
-                log_struct(LOG_INFO, "Checkpointed the worker's sandbox", "SANDBOXD_WORKER_ID", a->id,
-                           "SANDBOXD_IMAGE_BYTES", b, NULL);
+                snprintf(n, sizeof(n), "%u", attempt);
+                log_struct(LOG_INFO, "Checkpointed the worker's sandbox", "SANDBOXD_IMAGE_BYTES", b,
+                           "SANDBOXD_ATTEMPT", n, NULL);
         }
         return EXIT_SUCCESS;
 }
