@@ -118,8 +118,10 @@ static void checkpoint_failed(Worker *w, const char *why) {
         w->checkpoint_result = -1;
         /* The launcher removes what a failed attempt wrote, unless it was
          * killed (the unit's timeout) halfway: no image without its marker
-         * is ever restored, and none may stay behind either. */
-        worker_delete_images(w);
+         * is ever restored, and none may stay behind either. A complete one
+         * is the last resume's, which its sandbox may still be reading. */
+        if (!image_complete(w))
+                worker_delete_images(w);
         snprintf(message, sizeof(message),
                  "The checkpoint of worker %s failed (%s; tried up to %d times while its sandbox ran on); "
                  "see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend_unit);
@@ -199,7 +201,7 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
 
 static void suspend_finish(Worker *w) {
         _cleanup_free_ char *workspace_unit = NULL;
-        char *units[4] = {};
+        char *units[5] = {};
         size_t n = 0;
         int r;
 
@@ -207,11 +209,13 @@ static void suspend_finish(Worker *w) {
         /* Its pipes went with the unit; a resume makes new ones. */
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
-        /* So does it make the proxy pair and the workspace's mount unit
-         * again, under the same names: it is suspended (and a Resume may
-         * start) only once systemd holds none of the old ones (unit-drop.h).
-         * PartOf= does not stop the pair for a unit that ended by itself;
-         * the mount unit stops when unneeded, and is waited for too. */
+        /* So does it make its unit, the proxy pair and the workspace's
+         * mount unit again, under the same names: it is suspended (and a
+         * Resume may start) only once systemd holds none of the old ones
+         * (unit-drop.h). PartOf= does not stop the pair for a unit that
+         * ended by itself; the mount unit stops when unneeded, and is
+         * waited for too. */
+        units[n++] = w->unit;
         if (w->egress_service) {
                 units[n++] = w->egress_socket;
                 units[n++] = w->egress_service;

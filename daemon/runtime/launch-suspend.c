@@ -13,9 +13,12 @@
  * which the launcher writes again from the same arguments. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -28,6 +31,8 @@
  * the attempts so far. The checkpoint unit's timeout (unit-props.c) covers
  * them all. */
 #define CHECKPOINT_BACKOFF_USEC (500 * USEC_PER_MSEC)
+/* The guard reads the sandbox's stats every second. */
+#define RESTORE_WAIT_USEC (30 * USEC_PER_SEC)
 
 /* The sentry's own memory accounting ("runsc events --stats"): what a
  * checkpoint writes is about that much, so a sandbox above the cap is
@@ -58,6 +63,39 @@ static int sandbox_memory_usage(const LaunchArgs *a, const char *root, const cha
         if (o)
                 json_object_put(o);
         return r;
+}
+
+/* A sandbox restored a moment ago still has its image (a complete one, with
+ * the marker): runsc may still be reading it, and its unit's memory guard
+ * removes that directory at the sandbox's first stats (launch-guard.c),
+ * whatever it holds by then, a new checkpoint included. So a checkpoint
+ * starts only once it is gone. */
+static int wait_image_released(const char *dir, uint64_t timeout_usec) {
+        char marker[PATH_MAX + sizeof(LAUNCH_IMAGE_MARKER) + 1], buf[4096];
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        _cleanup_close_ int fd = -1;
+
+        snprintf(marker, sizeof(marker), "%s/" LAUNCH_IMAGE_MARKER, dir);
+        if (access(marker, F_OK) < 0)
+                return 0;               /* none, or what a killed attempt left: not in use */
+        fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (inotify_add_watch(fd, LAUNCH_SUSPEND_ROOT, IN_DELETE | IN_MOVED_FROM) < 0)
+                return -errno;
+        /* Checked after the watch is set: a removal in between is not missed. */
+        while (access(dir, F_OK) == 0) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+
+                if (now >= deadline)
+                        return -EBUSY;
+                if (poll(&p, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return -errno;
+                while (read(fd, buf, sizeof(buf)) > 0)
+                        ;
+        }
+        return 0;
 }
 
 /* Whether runsc reports CONTAINER as running ("runsc state"): 1 if it does,
@@ -187,6 +225,12 @@ int launch_checkpoint(const LaunchArgs *a) {
                 log_error("Worker %s is not running (no user %s): nothing to checkpoint.", a->id, user);
                 return EXIT_FAILURE;
         }
+        snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
+        r = wait_image_released(dir, RESTORE_WAIT_USEC);
+        if (r < 0) {
+                log_error_errno(r, "Worker %s is still being restored from its image %s: %m", a->id, dir);
+                return EXIT_FAILURE;
+        }
         runtime_root_arg(a, root, sizeof(root));
         r = sandbox_memory_usage(a, root, user, &usage);
         if (r < 0) {
@@ -203,7 +247,6 @@ int launch_checkpoint(const LaunchArgs *a) {
                 log_error_errno(r, "Refusing the image root " LAUNCH_SUSPEND_ROOT ": %m");
                 return EXIT_FAILURE;
         }
-        snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
         /* runsc creates its files 0644; none may be readable by others for
          * even a moment, so the umask takes that away first. */
         (void) umask(0077);

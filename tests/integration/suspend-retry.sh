@@ -40,10 +40,13 @@ arm() {
     ct sh -c "echo $1 > $SW/fail; : > $SW/calls; rm -f $SW/kill; [ '${2:-0}' = 1 ] && touch $SW/kill; true"
 }
 cursor() { ct journalctl -n 0 --show-cursor -q | sed -n 's/^-- cursor: //p'; }
-# The SANDBOXD_ATTEMPT of each suspend-retry entry of worker $1 since cursor $2, on one line.
+# The SANDBOXD_ATTEMPT of each suspend-retry entry of worker $1 since cursor $2,
+# on one line. --cursor, not --after-cursor: journalctl 252 with matches skips
+# the first matching entry after the cursor (the entry at a cursor taken
+# before is not one of the worker's).
 retries_since() {
     ct journalctl --sync
-    ct journalctl --after-cursor="$2" -o cat --output-fields=SANDBOXD_ATTEMPT SANDBOXD_WORKER_ID="$1" \
+    ct journalctl --cursor="$2" -o cat --output-fields=SANDBOXD_ATTEMPT SANDBOXD_WORKER_ID="$1" \
         SANDBOXD_EVENT=suspend-retry | xargs
 }
 counts_on_from() {
