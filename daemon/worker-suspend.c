@@ -123,8 +123,8 @@ static void checkpoint_failed(Worker *w, const char *why) {
         if (!image_complete(w))
                 worker_delete_images(w);
         snprintf(message, sizeof(message),
-                 "The checkpoint of worker %s failed (%s; tried up to %d times while its sandbox ran on); "
-                 "see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend_unit);
+                 "The checkpoint of worker %s failed (%s; runsc is tried up to %d times while the sandbox "
+                 "runs on); see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend_unit);
         waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
         if (w->unit_ended) {
                 /* The sandbox is gone with its image: the worker ended. */

@@ -94,7 +94,7 @@ arm 3
 cur=$(cursor)
 check_error "three: SuspendWorker answers SuspendFailed when all three attempts fail" \
     org.sandboxd1.Error.SuspendFailed root SuspendWorker s "$WID"
-check_output "three: the message says it was tried 3 times" 'tried up to 3 times' echo "$BUS_ERRMSG"
+check_output "three: the message says runsc is tried 3 times" 'tried up to 3 times' echo "$BUS_ERRMSG"
 check_eq "three: runsc was asked three times" 3 "$(calls)"
 check_eq "three: attempts 2 and 3 were logged as suspend-retry" "2 3" "$(retries_since "$WID" "$cur")"
 check_eq "three: the worker runs on" running "$(state_of "$WID")"
