@@ -8,6 +8,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
+#include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
@@ -15,6 +16,9 @@
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+/* Beyond systemd's default stop timeout (90 s), after which it kills the
+ * proxy: the old units go in time unless something holds them. */
+#define SUSPEND_DROP_TIMEOUT_USEC (100 * USEC_PER_SEC)
 
 int worker_check_suspendable(const WorkerSpec *spec, SbxRuntime runtime, SbxError *error) {
         if (runtime == SBX_RUNTIME_SYSTEMD || runtime == SBX_RUNTIME_WASM)
@@ -112,8 +116,15 @@ static void checkpoint_failed(Worker *w, const char *why) {
         log_struct(LOG_ERR, "Failed to suspend the worker", "SANDBOXD_WORKER_ID", w->id,
                    "SANDBOXD_UNIT", w->suspend_unit, "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "suspend-failed", NULL);
         w->checkpoint_result = -1;
-        snprintf(message, sizeof(message), "The checkpoint of worker %s failed (%s); see journalctl -u %s", w->id,
-                 why, w->suspend_unit);
+        /* The launcher removes what a failed attempt wrote, unless it was
+         * killed (the unit's timeout) halfway: no image without its marker
+         * is ever restored, and none may stay behind either. A complete one
+         * is the last resume's, which its sandbox may still be reading. */
+        if (!image_complete(w))
+                worker_delete_images(w);
+        snprintf(message, sizeof(message),
+                 "The checkpoint of worker %s failed (%s; runsc is tried up to %d times while the sandbox "
+                 "runs on); see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend_unit);
         waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
         if (w->unit_ended) {
                 /* The sandbox is gone with its image: the worker ended. */
@@ -144,7 +155,7 @@ static int on_checkpoint_start_reply(sd_bus_message *reply, void *userdata, sd_b
         return 0;
 }
 
-static void suspend_finish(Worker *w) {
+static void suspend_settled(Worker *w) {
         char bytes[32], owner_uid[16];
         uint64_t image = worker_image_bytes(w);
 
@@ -155,14 +166,6 @@ static void suspend_finish(Worker *w) {
         w->exec_main_status = 0;
         free(w->unit_result);
         w->unit_result = NULL;
-        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
-        /* Its pipes went with the unit; a resume makes new ones. So does it
-         * make the proxy pair again (a new unit's namespace, a new veth), and
-         * the old one must be gone by then: PartOf= does not stop it for a
-         * unit that ended by itself. */
-        worker_stop_egress(w);
-        channel_worker_ended(w->channel);
-        w->channel = channel_free(w->channel);
         worker_forget(w);
         snprintf(bytes, sizeof(bytes), "%" PRIu64, image);
         worker_owner_field(w, owner_uid);
@@ -185,7 +188,54 @@ static void suspend_finish(Worker *w) {
         }
 }
 
+static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
+        Worker *w = userdata;
+
+        if (!all_gone)
+                log_struct(LOG_WARNING, "A unit of the suspended worker is still loaded; its resume may fail to "
+                           "make it again", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit_drop_pending_first(d),
+                           NULL);
+        w->suspend_drop = unit_drop_free(w->suspend_drop);
+        suspend_settled(w);
+}
+
+static void suspend_finish(Worker *w) {
+        _cleanup_free_ char *workspace_unit = NULL;
+        char *units[5] = {};
+        size_t n = 0;
+        int r;
+
+        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        /* Its pipes went with the unit; a resume makes new ones. */
+        channel_worker_ended(w->channel);
+        w->channel = channel_free(w->channel);
+        /* So does it make its unit, the proxy pair and the workspace's
+         * mount unit again, under the same names: it is suspended (and a
+         * Resume may start) only once systemd holds none of the old ones
+         * (unit-drop.h). PartOf= does not stop the pair for a unit that
+         * ended by itself; the mount unit stops when unneeded, and is
+         * waited for too. */
+        units[n++] = w->unit;
+        if (w->egress_service) {
+                units[n++] = w->egress_socket;
+                units[n++] = w->egress_service;
+        }
+        if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
+                units[n++] = workspace_unit;
+        r = unit_drop_start(w->manager->bus, w->manager->event, units, SUSPEND_DROP_TIMEOUT_USEC,
+                            on_old_units_dropped, w, &w->suspend_drop);
+        if (r < 0) {
+                log_struct(LOG_WARNING, "Cannot wait for the suspended worker's units to go; stopping them",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+                worker_stop_egress(w);
+                suspend_settled(w);
+        }
+}
+
 void worker_suspend_unit_gone(Worker *w) {
+        /* Saved and ended already: what comes now is the old unit's last word. */
+        if (w->suspend_drop)
+                return;
         w->unit_ended = true;
         if (w->checkpoint_result > 0)
                 suspend_finish(w);

@@ -16,6 +16,7 @@
 
 #define SBX_SUSPEND_ROOT "/var/lib/sandboxd/suspend"
 #define SBX_IMAGE_MARKER "sandboxd-uid"         /* the launcher writes it last (launch.h) */
+#define SBX_CHECKPOINT_ATTEMPTS 3               /* the launcher's, while the sandbox runs on (launch.h) */
 
 /* Whether W's class and setup can be suspended at all: NotSupported with the
  * reason otherwise. Its state is not looked at. */

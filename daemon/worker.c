@@ -10,6 +10,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "manager-workspace.h"
+#include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
@@ -98,6 +99,7 @@ Worker *worker_free(Worker *w) {
         free(w->waiters);
         free(w->suspend_unit);
         sd_bus_slot_unref(w->checkpoint_call);
+        unit_drop_free(w->suspend_drop);
         sd_event_source_disable_unref(w->runtime_timer);
         safe_close(w->pool_fds.stdin_fd);
         safe_close(w->pool_fds.stdout_fd);

@@ -13,9 +13,12 @@
  * which the launcher writes again from the same arguments. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -24,6 +27,12 @@
 
 #define CHECKPOINT_TIMEOUT_USEC (120 * USEC_PER_SEC)
 #define STATS_TIMEOUT_USEC (20 * USEC_PER_SEC)
+/* A retried attempt (LAUNCH_CHECKPOINT_ATTEMPTS) waits n * this first, n
+ * the attempts so far. The checkpoint unit's timeout (unit-props.c) covers
+ * them all. */
+#define CHECKPOINT_BACKOFF_USEC (500 * USEC_PER_MSEC)
+/* The guard reads the sandbox's stats every second. */
+#define RESTORE_WAIT_USEC (30 * USEC_PER_SEC)
 
 /* The sentry's own memory accounting ("runsc events --stats"): what a
  * checkpoint writes is about that much, so a sandbox above the cap is
@@ -51,6 +60,62 @@ static int sandbox_memory_usage(const LaunchArgs *a, const char *root, const cha
         r = v && json_object_is_type(v, json_type_int) ? 0 : -EBADMSG;
         if (r == 0)
                 *ret = json_object_get_uint64(v);
+        if (o)
+                json_object_put(o);
+        return r;
+}
+
+/* A sandbox restored a moment ago still has its image (a complete one, with
+ * the marker): runsc may still be reading it, and its unit's memory guard
+ * removes that directory at the sandbox's first stats (launch-guard.c),
+ * whatever it holds by then, a new checkpoint included. So a checkpoint
+ * starts only once it is gone. */
+static int wait_image_released(const char *dir, uint64_t timeout_usec) {
+        char marker[PATH_MAX + sizeof(LAUNCH_IMAGE_MARKER) + 1], buf[4096];
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        _cleanup_close_ int fd = -1;
+
+        snprintf(marker, sizeof(marker), "%s/" LAUNCH_IMAGE_MARKER, dir);
+        if (access(marker, F_OK) < 0)
+                return 0;               /* none, or what a killed attempt left: not in use */
+        fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (inotify_add_watch(fd, LAUNCH_SUSPEND_ROOT, IN_DELETE | IN_MOVED_FROM) < 0)
+                return -errno;
+        /* Checked after the watch is set: a removal in between is not missed. */
+        while (access(dir, F_OK) == 0) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+
+                if (now >= deadline)
+                        return -EBUSY;
+                if (poll(&p, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return -errno;
+                while (read(fd, buf, sizeof(buf)) > 0)
+                        ;
+        }
+        return 0;
+}
+
+/* Whether runsc reports CONTAINER as running ("runsc state"): 1 if it does,
+ * 0 if it reports anything else or knows no such container. */
+static int sandbox_running(const LaunchArgs *a, const char *root, const char *container) {
+        char out[16384];
+        struct json_object *o, *v;
+        const char *json;
+        int status, r;
+
+        char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "state", (char *) container, NULL };
+        r = spawn_capture(argv, STATS_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return 0;
+        json = strchr(out, '{');
+        o = json ? json_tokener_parse(json) : NULL;
+        r = o && json_object_object_get_ex(o, "status", &v) && json_object_is_type(v, json_type_string) &&
+            streq(json_object_get_string(v), "running");
         if (o)
                 json_object_put(o);
         return r;
@@ -143,9 +208,10 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
 }
 
 int launch_checkpoint(const LaunchArgs *a) {
-        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64];
+        char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64], n[16];
         uint64_t usage = 0, bytes = 0;
         struct passwd *pw;
+        unsigned attempt;
         int r;
 
         if (geteuid() != 0) {
@@ -157,6 +223,12 @@ int launch_checkpoint(const LaunchArgs *a) {
         pw = getpwnam(user);
         if (!pw || pw->pw_uid == 0) {
                 log_error("Worker %s is not running (no user %s): nothing to checkpoint.", a->id, user);
+                return EXIT_FAILURE;
+        }
+        snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
+        r = wait_image_released(dir, RESTORE_WAIT_USEC);
+        if (r < 0) {
+                log_error_errno(r, "Worker %s is still being restored from its image %s: %m", a->id, dir);
                 return EXIT_FAILURE;
         }
         runtime_root_arg(a, root, sizeof(root));
@@ -175,16 +247,32 @@ int launch_checkpoint(const LaunchArgs *a) {
                 log_error_errno(r, "Refusing the image root " LAUNCH_SUSPEND_ROOT ": %m");
                 return EXIT_FAILURE;
         }
-        snprintf(dir, sizeof(dir), LAUNCH_SUSPEND_ROOT "/%s", a->id);
-        (void) rm_rf(dir);
-        if (mkdir(dir, 0700) < 0) {
-                log_error_errno(errno, "Failed to create %s: %m", dir);
-                return EXIT_FAILURE;
-        }
         /* runsc creates its files 0644; none may be readable by others for
          * even a moment, so the umask takes that away first. */
         (void) umask(0077);
-        r = checkpoint(a, user, dir);
+        for (attempt = 1;; attempt++) {
+                /* Each attempt starts from an empty directory: nothing a
+                 * failed one wrote can end up in the image. */
+                (void) rm_rf(dir);
+                if (mkdir(dir, 0700) < 0) {
+                        log_error_errno(errno, "Failed to create %s: %m", dir);
+                        return EXIT_FAILURE;
+                }
+                r = checkpoint(a, user, dir);
+                if (r != -EIO || attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
+                        break;
+                (void) rm_rf(dir);
+                /* A sandbox that went away with its attempt has nothing left to save. */
+                if (sandbox_running(a, root, user) <= 0) {
+                        log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
+                                  user);
+                        break;
+                }
+                snprintf(n, sizeof(n), "%u", attempt + 1);
+                log_struct(LOG_WARNING, "The checkpoint failed and the sandbox runs on; trying again",
+                           "SANDBOXD_EVENT", "suspend-retry", "SANDBOXD_ATTEMPT", n, NULL);
+                (void) usleep((useconds_t) (attempt * CHECKPOINT_BACKOFF_USEC));
+        }
         if (r >= 0) {
                 r = image_dir_seal(dir, &bytes);
                 if (r < 0)
@@ -201,14 +289,17 @@ int launch_checkpoint(const LaunchArgs *a) {
                         log_error_errno(r, "Failed to complete the checkpoint image %s: %m", dir);
         }
         if (r < 0) {
+                if (r == -EIO && attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
+                        log_error("runsc failed to checkpoint %s %u times; giving up.", user, attempt);
                 (void) rm_rf(dir);
                 return EXIT_FAILURE;
         }
         {
                 char b[32];
                 snprintf(b, sizeof(b), "%" PRIu64, bytes);
-                log_struct(LOG_INFO, "Checkpointed the worker's sandbox", "SANDBOXD_WORKER_ID", a->id,
-                           "SANDBOXD_IMAGE_BYTES", b, NULL);
+                snprintf(n, sizeof(n), "%u", attempt);
+                log_struct(LOG_INFO, "Checkpointed the worker's sandbox", "SANDBOXD_IMAGE_BYTES", b,
+                           "SANDBOXD_ATTEMPT", n, NULL);
         }
         return EXIT_SUCCESS;
 }

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unit-drop.h"
+#include "util.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+struct UnitDrop {
+        char **pending;                 /* still loaded, as far as we know */
+        sd_bus_slot *removed_match;
+        sd_bus_slot **stop_calls;       /* one per unit of the start, until answered */
+        size_t n_calls;
+        sd_event_source *timer;         /* the timeout, then the deferred call of done */
+        unit_drop_done_t done;
+        void *userdata;
+};
+
+UnitDrop *unit_drop_free(UnitDrop *d) {
+        if (!d)
+                return NULL;
+        for (size_t i = 0; i < d->n_calls; i++)
+                sd_bus_slot_unref(d->stop_calls[i]);
+        free(d->stop_calls);
+        sd_bus_slot_unref(d->removed_match);
+        sd_event_source_disable_unref(d->timer);
+        strv_free(d->pending);
+        free(d);
+        return NULL;
+}
+
+const char *unit_drop_pending_first(const UnitDrop *d) {
+        return d->pending[0] ?: "none";
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        UnitDrop *d = userdata;
+
+        d->done(d, !d->pending[0], d->userdata);
+        return 0;
+}
+
+static void unit_gone(UnitDrop *d, const char *unit) {
+        size_t n = strv_length(d->pending), i;
+
+        for (i = 0; i < n && !streq(d->pending[i], unit); i++)
+                ;
+        if (i == n)
+                return;
+        free(d->pending[i]);
+        memmove(d->pending + i, d->pending + i + 1, (n - i) * sizeof(char *));
+        /* done runs from the loop: the caller may free D in it. */
+        if (!d->pending[0] && (sd_event_source_set_time(d->timer, 0) < 0 ||
+                               sd_event_source_set_enabled(d->timer, SD_EVENT_ONESHOT) < 0))
+                log_warning("Cannot schedule the end of a unit stop; its timeout ends it.");
+}
+
+static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        const char *unit;
+
+        if (sd_bus_message_read(msg, "s", &unit) >= 0)
+                unit_gone(userdata, unit);
+        return 0;
+}
+
+static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        UnitDrop *d = userdata;
+        sd_bus_slot *slot = sd_bus_get_current_slot(sd_bus_message_get_bus(reply));
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const char *unit = NULL;
+
+        if (!e || !slot || sd_bus_slot_get_description(slot, &unit) < 0 || !unit)
+                return 0;               /* stopping: UnitRemoved says when it is gone */
+        if (!sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
+                log_warning("Failed to stop %s: %s", unit, e->message ?: e->name);
+        /* Not loaded (or not stoppable: then waiting would not help). */
+        unit_gone(d, unit);
+        return 0;
+}
+
+int unit_drop_start(sd_bus *bus, sd_event *event, char * const *units, uint64_t timeout_usec,
+                    unit_drop_done_t done, void *userdata, UnitDrop **ret) {
+        _cleanup_(unit_drop_freep) UnitDrop *d = NULL;
+        size_t n = strv_length(units);
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->done = done;
+        d->userdata = userdata;
+        d->pending = strv_copy(units);
+        d->stop_calls = calloc(n ?: 1, sizeof(sd_bus_slot *));
+        if (!d->pending || !d->stop_calls)
+                return -ENOMEM;
+        r = sd_event_add_time_relative(event, &d->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_timer, d);
+        if (r < 0)
+                return r;
+        /* The bus routes this connection's messages in order: the match is
+         * in place before systemd sees the first stop. */
+        r = sd_bus_match_signal_async(bus, &d->removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                      "UnitRemoved", on_unit_removed, NULL, d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = sd_bus_call_method_async(bus, &d->stop_calls[i], SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                             "StopUnit", on_stop_reply, d, "ss", units[i], "replace");
+                if (r >= 0)
+                        r = sd_bus_slot_set_description(d->stop_calls[i], units[i]);
+                if (r < 0)
+                        return r;
+                d->n_calls++;
+        }
+        if (n == 0 && (r = sd_event_source_set_time(d->timer, 0)) < 0)
+                return r;
+        *ret = TAKE_PTR(d);
+        return 0;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Resume right behind a suspend (ckretry): a gVisor worker with egress has a
+# proxy pair (sandbox-<id>-egress.socket and .service), one on a workspace a
+# mount unit (sandbox-<id>-workspace.service), that its suspend stops and its
+# resume makes again under the same names. A ResumeWorker sent the moment
+# SuspendWorker answered, or while the checkpoint still runs (it is then
+# answered at the suspend's end), must find the old units gone: round after
+# round the worker is suspended, resumed, running in its unit with its proxy
+# socket up, its home and UID kept, and counts on.
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
+ROUNDS=5
+# Prints 1, 2, 3, ... every 0.2 s.
+COUNTER='import time
+i = 0
+while True:
+    i += 1
+    print(i, flush=True)
+    time.sleep(0.2)'
+
+state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
+unit_active() { [ "$(ct systemctl is-active "$1" 2>/dev/null)" = active ]; }
+read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
+has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }
+# A worker that came back from a round: running, in its unit, with its proxy
+# socket (with egress) and its home and UID; prints what is wrong otherwise.
+round_ok() {
+    local id=$1 uid=$2 egress=$3 st
+    st=$(state_of "$id")
+    [ "$st" = running ] || { echo "state $st"; return 1; }
+    unit_active "sandbox-$id.service" || { echo "unit not active"; return 1; }
+    [ "$egress" = no ] || unit_active "sandbox-$id-egress.socket" || { echo "proxy socket not active"; return 1; }
+    ct test -d "$SBX_STATE_ROOT/$id" || { echo "home gone"; return 1; }
+    [ "$(sbx_prop "$id" UID | awk '{print $NF}')" = "$uid" ] || { echo "UID changed"; return 1; }
+}
+check_round() { # NAME ID UID EGRESS
+    local why
+    if why=$(round_ok "$2" "$3" "$4"); then ok "$1"; else not_ok "$1" "$why"; fi
+}
+# rounds WHAT ID EGRESS: suspend and resume ID back to back, ROUNDS times
+# each way, then check it counts on and no resume failed.
+rounds() {
+    local what=$1 id=$2 egress=$3 uid round bg rc resumed last name step method
+    uid=$(sbx_prop "$id" UID | awk '{print $NF}')
+    for round in $(seq 1 "$ROUNDS"); do
+        # Each the moment the other answered: the suspend's stop of the old
+        # units may still run at the resume, and the restore (its image still
+        # in use) at the second suspend.
+        name="$what round $round: suspend, resume, suspend, resume, each the moment the last answered"
+        step=
+        for method in SuspendWorker ResumeWorker SuspendWorker ResumeWorker; do
+            sbx_call "$method" s "$id" || { step="$method: $BUS_ERROR $BUS_ERRMSG"; break; }
+        done
+        if [ -n "$step" ]; then
+            not_ok "$name" "$step"
+        else
+            check_round "$name" "$id" "$uid" "$egress"
+        fi
+        # While it is being saved: the resume waits and starts at the suspend's end.
+        ct busctl --system --timeout=120 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$id" \
+            >"$TAP_TMP/suspend.out" 2>&1 &
+        bg=$!
+        wait_until 30 sh -c "! kill -0 $bg 2>/dev/null || [ \"\$(nsenter -t $CT_PID -a busctl --system get-property \
+            $SBX_DEST $SBX_PATH/worker/$id $SBX_WORKER_IFACE State)\" = 's \"suspending\"' ]"
+        resumed=0
+        sbx_call ResumeWorker s "$id" && resumed=1
+        wait "$bg"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            not_ok "$what round $round: a resume sent while suspending starts at the suspend's end" \
+                "SuspendWorker: $(cat "$TAP_TMP/suspend.out")"
+        elif [ $resumed -ne 1 ]; then
+            not_ok "$what round $round: a resume sent while suspending starts at the suspend's end" \
+                "ResumeWorker: $BUS_ERROR $BUS_ERRMSG"
+        else
+            check_round "$what round $round: a resume sent while suspending starts at the suspend's end" \
+                "$id" "$uid" "$egress"
+        fi
+        state_is "$id" running || break
+    done
+    last=$(read_numbers "$id" 1000 | tail -n1)
+    diag "$what: count after the rounds: $last"
+    if [ -n "$last" ] && [ "$last" -gt 1 ]; then
+        ok "$what: counts on after every round ($last)"
+    else
+        not_ok "$what: counts on after every round" "last=$last"
+    fi
+    check_fails "$what: no resume failed to start (journal)" failed_logged "$id"
+}
+failed_logged() {
+    ct journalctl --sync
+    ct journalctl -o cat SANDBOXD_WORKER_ID="$1" SANDBOXD_EVENT=start-failed | grep -q .
+}
+
+ct systemctl start sandboxd.service
+
+# ---- with egress: the proxy pair -----------------------------------------------------
+WID=$(ct sandboxctl create --class standard --allow api.sbx-race.test -- /usr/bin/python3 -c "$COUNTER")
+diag "egress worker $WID"
+check "egress: the worker prints its count" wait_until 60 has_output "$WID"
+check "egress: its proxy socket is up" unit_active "sandbox-$WID-egress.socket"
+rounds egress "$WID" yes
+ct sandboxctl stop "$WID" >/dev/null 2>&1
+check "egress: stopped, its proxy pair is gone" wait_until 20 unit_gone "sandbox-$WID-egress.socket"
+check "egress: stopped, its home is gone" wait_until 20 home_absent "$WID"
+
+# ---- on a workspace: its mount unit ----------------------------------------------------
+check "workspace: created" sbx_call CreateWorkspace 'sa{sv}' race1 1 SizeMax t $((64 << 20))
+SID=$(ct sandboxctl create --class devcontainer --workspace race1 -- /usr/bin/python3 -c "$COUNTER")
+diag "workspace worker $SID"
+check "workspace: the worker prints its count" wait_until 60 has_output "$SID"
+check "workspace: its mount unit is up" unit_active "sandbox-$SID-workspace.service"
+rounds workspace "$SID" no
+ct sandboxctl stop "$SID" >/dev/null 2>&1
+check "workspace: stopped, its mount unit is gone" wait_until 20 unit_gone "sandbox-$SID-workspace.service"
+check "workspace: deleted" wait_until 20 sbx_call DeleteWorkspace s race1
+
+tap_done

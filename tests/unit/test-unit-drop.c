@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* unit-drop.c without a systemd: a peer on a socketpair plays systemd's
+ * StopUnit (a job for a loaded unit, NoSuchUnit for one it does not have)
+ * and sends UnitRemoved when the test says a unit was collected. The drop is
+ * over only once every unit is gone; a stop job alone does not end it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sys/socket.h>
+#include <systemd/sd-id128.h>
+
+#include "unit-drop.h"
+#include "util.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+typedef struct Fake {
+        sd_event *event;
+        sd_bus *client, *server;
+        sd_bus_slot *filter;
+        char loaded[4][64];     /* what the fake systemd has; "" for a free slot */
+        char stopped[256];      /* the units StopUnit was called for, each followed by ' ' */
+        char modes[64];
+        unsigned n_stops;
+        unsigned n_done;
+        bool all_gone;
+        UnitDrop *drop;
+} Fake;
+
+static bool fake_has(Fake *f, const char *unit) {
+        for (size_t i = 0; i < ELEMENTSOF(f->loaded); i++)
+                if (streq(f->loaded[i], unit))
+                        return true;
+        return false;
+}
+
+static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Fake *f = userdata;
+        const char *unit, *mode;
+        int r;
+
+        if (!sd_bus_message_is_method_call(msg, SYSTEMD_MANAGER, "StopUnit"))
+                return 0;
+        r = sd_bus_message_read(msg, "ss", &unit, &mode);
+        if (r < 0)
+                return r;
+        f->n_stops++;
+        strncat(f->stopped, unit, sizeof(f->stopped) - strlen(f->stopped) - 2);
+        strcat(f->stopped, " ");
+        strncat(f->modes, mode, sizeof(f->modes) - strlen(f->modes) - 2);
+        strcat(f->modes, " ");
+        if (!fake_has(f, unit))
+                return sd_bus_reply_method_errorf(msg, "org.freedesktop.systemd1.NoSuchUnit", "Unit %s not loaded.",
+                                                  unit);
+        return sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/7");
+}
+
+/* systemd collected UNIT: UnitRemoved, from systemd's name as a bus would
+ * stamp it (a direct connection has no bus to do so). */
+static void fake_remove(Fake *f, const char *unit) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(f->loaded); i++)
+                if (streq(f->loaded[i], unit))
+                        f->loaded[i][0] = 0;
+        assert_int_equal(sd_bus_message_new_signal(f->server, &m, SYSTEMD_PATH, SYSTEMD_MANAGER, "UnitRemoved"), 0);
+        assert_true(sd_bus_message_set_sender(m, SYSTEMD_DEST) >= 0);
+        assert_true(sd_bus_message_append(m, "so", unit, "/org/freedesktop/systemd1/unit/x") >= 0);
+        assert_true(sd_bus_send(f->server, m, NULL) >= 0);
+}
+
+static void on_done(UnitDrop *d, bool all_gone, void *userdata) {
+        Fake *f = userdata;
+
+        assert_ptr_equal(d, f->drop);
+        f->n_done++;
+        f->all_gone = all_gone;
+        /* As worker-suspend.c does: the drop is freed in its own callback. */
+        f->drop = unit_drop_free(f->drop);
+}
+
+/* Runs the loop until COND holds; five seconds without it is a failure. */
+static void run_until(Fake *f, bool (*cond)(Fake *f)) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+
+        while (!cond(f)) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                assert_true(sd_event_run(f->event, 100 * USEC_PER_MSEC) >= 0);
+        }
+}
+
+/* Runs the loop until it has had nothing to do for 100 ms. */
+static void run_idle(Fake *f) {
+        while (sd_event_run(f->event, 100 * USEC_PER_MSEC) > 0)
+                ;
+}
+
+static bool stops_answered_3(Fake *f) {
+        return f->n_stops >= 3;
+}
+
+static bool both_ready(Fake *f) {
+        return sd_bus_is_ready(f->client) > 0 && sd_bus_is_ready(f->server) > 0;
+}
+
+static bool done_once(Fake *f) {
+        return f->n_done > 0;
+}
+
+static int fake_setup(void **state) {
+        Fake *f = calloc(1, sizeof(*f));
+        sd_id128_t id;
+        int sv[2];
+
+        assert_non_null(f);
+        assert_int_equal(sd_event_new(&f->event), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        assert_int_equal(sd_id128_randomize(&id), 0);
+        assert_int_equal(sd_bus_new(&f->server), 0);
+        assert_int_equal(sd_bus_set_fd(f->server, sv[1], sv[1]), 0);
+        assert_int_equal(sd_bus_set_server(f->server, 1, id), 0);
+        assert_int_equal(sd_bus_add_filter(f->server, &f->filter, on_server_message, f), 0);
+        assert_int_equal(sd_bus_start(f->server), 0);
+        assert_int_equal(sd_bus_attach_event(f->server, f->event, 0), 0);
+        assert_int_equal(sd_bus_new(&f->client), 0);
+        assert_int_equal(sd_bus_set_fd(f->client, sv[0], sv[0]), 0);
+        assert_int_equal(sd_bus_start(f->client), 0);
+        assert_int_equal(sd_bus_attach_event(f->client, f->event, 0), 0);
+        /* sandboxd's bus is up before any worker is: so is this one. */
+        run_until(f, both_ready);
+        *state = f;
+        return 0;
+}
+
+static int fake_teardown(void **state) {
+        Fake *f = *state;
+
+        unit_drop_free(f->drop);
+        sd_bus_slot_unref(f->filter);
+        sd_bus_flush_close_unref(f->client);
+        sd_bus_flush_close_unref(f->server);
+        sd_event_unref(f->event);
+        free(f);
+        return 0;
+}
+
+static void test_waits_for_unit_removed(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "w.service", (char *) "w-egress.socket", (char *) "w-egress.service", NULL };
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "w-egress.socket");
+        snprintf(f->loaded[1], sizeof(f->loaded[1]), "w-egress.service");
+        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(f->n_done, 0);         /* never from the start itself */
+        run_until(f, stops_answered_3);
+        run_idle(f);
+        assert_string_equal(f->stopped, "w.service w-egress.socket w-egress.service ");
+        assert_string_equal(f->modes, "replace replace replace ");
+        /* w.service was gone already (NoSuchUnit); the pair's stop jobs are
+         * not the end: systemd still has both loaded. */
+        assert_int_equal(f->n_done, 0);
+        assert_string_equal(unit_drop_pending_first(f->drop), "w-egress.socket");
+        fake_remove(f, "w-egress.socket");
+        fake_remove(f, "other.service");        /* someone else's unit: no matter */
+        run_idle(f);
+        assert_int_equal(f->n_done, 0);
+        assert_string_equal(unit_drop_pending_first(f->drop), "w-egress.service");
+        fake_remove(f, "w-egress.service");
+        run_until(f, done_once);
+        assert_true(f->all_gone);
+        assert_null(f->drop);
+        run_idle(f);
+        assert_int_equal(f->n_done, 1);
+}
+
+static void test_all_gone_already(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "a.service", (char *) "b.socket", NULL };
+
+        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        run_until(f, done_once);
+        assert_true(f->all_gone);
+        assert_int_equal(f->n_stops, 2);
+}
+
+static void test_no_units(void **state) {
+        Fake *f = *state;
+        char *units[] = { NULL };
+
+        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(f->n_done, 0);
+        run_until(f, done_once);
+        assert_true(f->all_gone);
+        assert_int_equal(f->n_stops, 0);
+}
+
+static void test_timeout(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "stuck.service", NULL };
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "stuck.service");
+        assert_int_equal(unit_drop_start(f->client, f->event, units, 300 * USEC_PER_MSEC, on_done, f, &f->drop), 0);
+        run_until(f, done_once);
+        assert_false(f->all_gone);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= 300 * USEC_PER_MSEC);
+}
+
+static void test_free_while_pending(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "x.socket", NULL };
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "x.socket");
+        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        /* The worker went first: nothing may call back into it after. */
+        f->drop = unit_drop_free(f->drop);
+        run_idle(f);
+        fake_remove(f, "x.socket");
+        run_idle(f);
+        assert_int_equal(f->n_done, 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_waits_for_unit_removed, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_all_gone_already, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_no_units, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_timeout, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_free_while_pending, fake_setup, fake_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
