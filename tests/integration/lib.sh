@@ -343,12 +343,18 @@ sbx_settled() { wait_until 60 _sbx_steady; }
 
 # Entries under the sessions roots (both the private dir and the symlink dir),
 # but for the homes of the warm pool's waiting sandboxes.
+# systemd makes a pool sandbox's home as it starts the unit, so a home can
+# appear after the units were listed: they are listed again after the homes.
+_sbx_pool_ids() {
+    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*.service' |
+        awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }'
+}
 sbx_state_entries() {
-    local waiting
-    waiting=$(ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*.service' |
-        awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }')
-    ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$' |
-        grep -v -x -F -e "${waiting:-/}" | sort
+    local before entries waiting
+    before=$(_sbx_pool_ids)
+    entries=$(ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$')
+    waiting=$(printf '%s\n%s\n' "$before" "$(_sbx_pool_ids)" | grep -v '^$')
+    printf '%s\n' "$entries" | grep -v '^$' | grep -v -x -F -e "${waiting:-/}" | sort
 }
 
 unit_prop() {
