@@ -65,7 +65,9 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
         r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
-        r->suspended = w->state == WORKER_SUSPENDED;
+        /* Saved with its image complete while its old units go: a restart
+         * meanwhile finds it suspended, not a running worker without a unit. */
+        r->suspended = w->state == WORKER_SUSPENDED || (w->state == WORKER_SUSPENDING && w->suspend_drop);
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
         r->pooled = streq(w->start_mode, "pooled");

@@ -71,10 +71,24 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
         if (!e || !slot || sd_bus_slot_get_description(slot, &unit) < 0 || !unit)
                 return 0;               /* stopping: UnitRemoved says when it is gone */
-        if (!sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
-                log_warning("Failed to stop %s: %s", unit, e->message ?: e->name);
-        /* Not loaded (or not stoppable: then waiting would not help). */
-        unit_gone(d, unit);
+        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+                unit_gone(d, unit);
+                return 0;
+        }
+        /* A call that timed out says nothing of the unit, which may still be
+         * loaded: UnitRemoved or the timeout ends the wait. */
+        log_warning("Failed to stop %s: %s", unit, e->message ?: e->name);
+        return 0;
+}
+
+/* Without this, sd-bus closes the whole connection when the bus refuses the
+ * match (a connection's match limit): the drop then ends at its timeout. */
+static int on_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e)
+                log_warning("Cannot watch for UnitRemoved (%s); the wait for stopped units ends at its timeout",
+                            e->message ?: e->name);
         return 0;
 }
 
@@ -99,17 +113,19 @@ int unit_drop_start(sd_bus *bus, sd_event *event, char * const *units, uint64_t 
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
         r = sd_bus_match_signal_async(bus, &d->removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "UnitRemoved", on_unit_removed, NULL, d);
+                                      "UnitRemoved", on_unit_removed, on_match_installed, d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
                 r = sd_bus_call_method_async(bus, &d->stop_calls[i], SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                              "StopUnit", on_stop_reply, d, "ss", units[i], "replace");
-                if (r >= 0)
-                        r = sd_bus_slot_set_description(d->stop_calls[i], units[i]);
                 if (r < 0)
                         return r;
+                /* Counted at once: a failure below must unref this call's slot too. */
                 d->n_calls++;
+                r = sd_bus_slot_set_description(d->stop_calls[i], units[i]);
+                if (r < 0)
+                        return r;
         }
         if (n == 0 && (r = sd_event_source_set_time(d->timer, 0)) < 0)
                 return r;

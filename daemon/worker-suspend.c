@@ -224,6 +224,9 @@ static void suspend_finish(Worker *w) {
                 units[n++] = workspace_unit;
         r = unit_drop_start(w->manager->bus, w->manager->event, units, SUSPEND_DROP_TIMEOUT_USEC,
                             on_old_units_dropped, w, &w->suspend_drop);
+        if (r >= 0 && worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
+                           "SANDBOXD_WORKER_ID", w->id, NULL);
         if (r < 0) {
                 log_struct(LOG_WARNING, "Cannot wait for the suspended worker's units to go; stopping them",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
