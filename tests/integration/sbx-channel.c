@@ -9,6 +9,8 @@
  *   sbx-channel read ID TIMEOUT_MS         print what the worker writes until EOF or the timeout
  *   sbx-channel drop ID WAIT_MS            open the channel, read nothing for WAIT_MS, then exit
  *                                          (a client that dies with the worker's output unread)
+ *   sbx-channel stop-burst ID...           Manager.StopWorker for every ID, all sent before the
+ *                                          first reply is read (as many clients at once would)
  *
  * D-Bus errors print as "error: NAME: MESSAGE" on stderr; the exit status is 0
  * only when the operation did what it says above. */
@@ -225,12 +227,49 @@ static int drop(sd_bus *bus, const char *id, int wait_ms) {
         return 0;
 }
 
+static int stop_replied(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int *pending = userdata;
+
+        (*pending)--;
+        if (e) {
+                fprintf(stderr, "error: %s: %s\n", e->name, e->message ?: "");
+                pending[1] = 1;
+        }
+        return 0;
+}
+
+static int stop_burst(sd_bus *bus, char **ids, int n) {
+        int state[2] = { n, 0 };        /* replies still due, whether one was an error */
+
+        for (int i = 0; i < n; i++) {
+                int r = sd_bus_call_method_async(bus, NULL, "org.sandboxd1", "/org/sandboxd1",
+                                                 "org.sandboxd1.Manager", "StopWorker", stop_replied, state, "s",
+                                                 ids[i]);
+                if (r < 0) {
+                        fprintf(stderr, "error: cannot send StopWorker: %s\n", strerror(-r));
+                        return 1;
+                }
+        }
+        while (state[0] > 0) {
+                int r = sd_bus_process(bus, NULL);
+                if (r == 0)
+                        r = sd_bus_wait(bus, UINT64_C(30) * 1000000);
+                if (r < 0) {
+                        fprintf(stderr, "error: waiting for StopWorker replies: %s\n", strerror(-r));
+                        return 1;
+                }
+        }
+        return state[1];
+}
+
 static int usage(void) {
         fprintf(stderr, "usage: sbx-channel roundtrip|worker-roundtrip ID DATA\n"
                         "       sbx-channel pace ID INTERVAL_MS COUNT\n"
                         "       sbx-channel busy ID\n"
                         "       sbx-channel read ID TIMEOUT_MS\n"
-                        "       sbx-channel drop ID WAIT_MS\n");
+                        "       sbx-channel drop ID WAIT_MS\n"
+                        "       sbx-channel stop-burst ID...\n");
         return 2;
 }
 
@@ -255,6 +294,8 @@ int main(int argc, char **argv) {
                 r = busy(bus, argv[2]);
         else if (strcmp(argv[1], "drop") == 0 && argc == 4)
                 r = drop(bus, argv[2], atoi(argv[3]));
+        else if (strcmp(argv[1], "stop-burst") == 0)
+                r = stop_burst(bus, argv + 2, argc - 2);
         else if (strcmp(argv[1], "read") == 0 && argc == 4)
                 r = read_output(bus, argv[2], atoi(argv[3]));
         else
