@@ -43,5 +43,6 @@ print("per-part columns: PSS per worker (MiB); unit: the worker unit's cgroup me
       "CreateWorker to its reply; stop: StopWorker until the unit is gone; cpu: CPU per idle worker (all its "
       "processes, ms per second, over 10 s) and of all workers together (cores)")
 for f in res["create_failures"]:
-    print(f"{f['series']}: creating worker {f['workers'] + 1} failed: {f['error']}")
+    what = f"stopping all {f['workers']}" if f.get("stage") == "stop" else f"creating worker {f['workers'] + 1}"
+    print(f"{f['series']}: {what} failed: {f['error']}")
 print(f"goal: sandboxd RSS under 30 MiB at 300 workers; wrote {out}")

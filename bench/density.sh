@@ -65,9 +65,10 @@ ct sh -ec "mkdir -p /etc/sandboxd
 IDLE=(--class standard --idle 24h --)
 PLAIN=("${IDLE[@]}" /bin/sleep infinity)
 # One CONNECT through the worker's proxy (refused: nothing resolves there),
-# the connection kept open, then idle.
+# the connection kept open, then idle. The proxy is where HTTPS_PROXY says
+# (a gVisor worker's is across its veth, not on its loopback).
 EGRESS=(--class standard --idle 24h --allow a.density.test -- /bin/bash -c
-    'exec 3<>/dev/tcp/127.0.0.1/3128; printf "CONNECT a.density.test:443 HTTP/1.1\r\nHost: a.density.test:443\r\n\r\n" >&3; exec sleep infinity')
+    'p=${HTTPS_PROXY#http://}; p=${p%/}; exec 3<>"/dev/tcp/${p%:*}/${p##*:}"; printf "CONNECT a.density.test:443 HTTP/1.1\r\nHost: a.density.test:443\r\n\r\n" >&3; exec sleep infinity')
 
 tmp=$(mktemp -d)
 testbed_on_exit "rm -rf '$tmp'"
@@ -122,7 +123,7 @@ series() {   # NAME MAX ARGV...
     ct sandboxctl list --no-legend >&2
     ct systemctl list-units --no-legend --plain 'sandbox-*' >&2
     # Recorded, and the next series still runs: what is left is a result too.
-    echo "{\"series\": \"$name\", \"workers\": $count, \"error\": \"workers still there 10 minutes after they were stopped\"}" \
+    echo "{\"series\": \"$name\", \"workers\": $count, \"stage\": \"stop\", \"error\": \"workers still there 10 minutes after they were stopped\"}" \
         >> "$tmp/failures.jsonl"
 }
 worker_units() {

@@ -92,7 +92,8 @@ def density_run(r):
             f"{ms(ops['list_workers'])} / {ms(ops['create'])} / {ms(ops['stop_until_gone'])} ms"
             f" (busctl alone {ms(ops['busctl_noop'])} ms)")
     for f in r.get("create_failures", []):
-        row(tag, f"{f['series']}: creating worker {f['workers'] + 1} failed", f["error"][:160])
+        what = f"stopping all {f['workers']}" if f.get("stage") == "stop" else f"creating worker {f['workers'] + 1}"
+        row(tag, f"{f['series']}: {what} failed", f["error"][:160])
     eg = r["series"].get("egress") or []
     if eg:
         top = eg[-1]
