@@ -88,6 +88,12 @@ struct Worker {
         const char *start_mode_reason;
         ChannelDaemonFds pool_fds;      /* a claimed sandbox's stdio until its job is handed over */
         sd_event_source *runtime_timer; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
+
+        /* A shared-kernel worker's start ends at sandbox-exec's token (worker-ready.h). */
+        bool awaits_ready;
+        bool start_job_done;
+        int ready_result;               /* 1 while awaited, then the channel's answer */
+        sd_event_source *ready_timer;
 };
 
 const char *worker_state_to_string(WorkerState s);
