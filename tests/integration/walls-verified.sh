@@ -152,9 +152,12 @@ else
         # the failed start left would stay.
         same_state() { [ "$(sbx_state_entries)" = "$before_state" ]; }
         check "trusted worker: no home or state left (but the stopped pool's, going)" wait_until 15 same_state
-        # systemd's own entry, whatever the worker may reach: the check (exit 125) failed the start.
-        check "trusted worker: systemd logs its ExecStartPre check failing with status 125" journal_has \
-            'Control process exited, code=exited, status=125' -u "sandbox-$id.service"
+        # systemd's own entry, whatever the worker may reach: the check (exit 125),
+        # the unit's one command, ended it before any readiness token.
+        check "trusted worker: systemd logs its sandbox-exec check failing with status 125" journal_has \
+            'Main process exited, code=exited, status=125' -u "sandbox-$id.service"
+        check_output "trusted worker: StartFailed says the namespace is PID 1's" \
+            "a namespace of the worker is PID 1's \(sandbox-exec exit status 125\)" echo "$BUS_ERRMSG"
     else
         not_ok "trusted worker: StartFailed names the unit" "$BUS_ERRMSG"
     fi
