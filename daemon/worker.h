@@ -158,7 +158,9 @@ int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds);
 int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
 int worker_watch_unit(Worker *w);
 
-/* systemd's start job succeeded: answers CreateWorker, then running. */
+/* The start is done (systemd's start job, and for a worker started by
+ * sandbox-exec its readiness token: worker-ready.h): answers CreateWorker,
+ * then running. */
 void worker_start_done(Worker *w);
 /* The start failed (the call or its job): cleans up, answers CreateWorker
  * with the error, ended, queued to be freed. */
