@@ -204,8 +204,9 @@ check_output "... saying why: sandbox-exec's check, the unit's one command, foun
 check_eq "the failed start leaves no unit behind" "$units_before" "$(worker_units)"
 check_eq "the failed start leaves no home behind" "$state_before" "$(sbx_state_entries)"
 check_eq "the failed start leaves NWorkers unchanged" "$workers_before" "$(sbx_mgr_prop NWorkers)"
+ct sh -c 'printf "#!/bin/sh\n" >/etc/sbx-lifecycle-noexec && chmod 0644 /etc/sbx-lifecycle-noexec'
 check_error "CreateWorker of a file that is not executable fails with StartFailed" org.sandboxd1.Error.StartFailed \
-    root CreateWorker 'a{sv}' 2 Argv as 1 /etc/hostname Class s trusted
+    root CreateWorker 'a{sv}' 2 Argv as 1 /etc/sbx-lifecycle-noexec Class s trusted
 check_output "... saying why" "the command cannot be executed \(sandbox-exec exit status 126\)" echo "$BUS_ERRMSG"
 check_eq "... and leaves no unit behind" "$units_before" "$(worker_units)"
 check_eq "... nor a home" "$state_before" "$(sbx_state_entries)"

@@ -5,7 +5,8 @@
 # this test bed such a host. Installed before sandboxd starts, the walls probe
 # (a unit named sandbox-probe-walls-*, so the drop-in applies to it) finds a
 # namespace that is PID 1's and every class is refused; installed after, the
-# shared-kernel worker's ExecStartPre check and the gVisor launcher refuse.
+# shared-kernel worker's own check (sandbox-exec, its unit's one command,
+# before its readiness token) and the gVisor launcher refuse.
 # The BPF IP firewall has no effect here (hybrid cgroups): Preflight must say so.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
@@ -74,14 +75,14 @@ check "journal: the walls probe's verdict, with the firewall's" journal_has \
 # A trusted worker carries the check, with PID 1's identities, and runs.
 host_net=$(ct stat -L -c %d:%i /proc/1/ns/net)
 if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
-    pre_ex=$(unit_prop "sandbox-$WID.service" ExecStartPreEx)
-    check_output "trusted worker: its one ExecStartPre is sandbox-exec --check with PID 1's net ($host_net)" \
-        "sandbox-exec --id=$WID --check --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sleep" \
-        echo "$pre_ex"
+    ex=$(unit_prop "sandbox-$WID.service" ExecStartEx)
+    check_output "trusted worker: its one command is sandbox-exec with PID 1's net ($host_net)" \
+        "sandbox-exec --id=$WID --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sleep 60" \
+        echo "$ex"
     check_output "trusted worker: the check runs unprivileged (not \"+\")" \
-        '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$pre_ex"
-    check_eq "trusted worker: no other ExecStartPre (each costs a mount namespace)" 1 \
-        "$(grep -o '{ path=' <<<"$pre_ex" | wc -l)"
+        '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$ex"
+    check_eq "trusted worker: one command, no ExecStartPre (each costs a mount namespace)" "1 " \
+        "$(grep -o '{ path=' <<<"$ex" | wc -l) $(unit_prop "sandbox-$WID.service" ExecStartPreEx)"
     check_eq "trusted worker with private namespaces runs" running "$(sbx_prop "$WID" State)"
     sbx_call StopWorker s "$WID" >/dev/null
 else
