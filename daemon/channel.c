@@ -39,6 +39,9 @@ struct Channel {
         ChannelActivityFn on_activity;
         ChannelActivityFn on_stdin_closed;
         void *userdata;
+        const char *token;              /* awaited on stdout before anything is relayed */
+        size_t token_len, token_got;
+        ChannelReadyFn on_ready;
 };
 
 static size_t buffer_len(const Buffer *b) { return b->end - b->start; }
@@ -112,10 +115,12 @@ static void channel_close_worker_stdin(Channel *c) {
 static void channel_update_events(Channel *c) {
         uint32_t ev;
 
+        /* The token is read aside: a full buffer does not hold it up. */
         for (size_t i = 0; i < N_WORKER_OUTPUTS; i++)
                 if (c->out[i].source)
                         sd_event_source_set_enabled(c->out[i].source,
-                                                    !c->out[i].eof && buffer_space(&c->to_client) > 0
+                                                    !c->out[i].eof && ((i == WORKER_STDOUT && c->token) ||
+                                                                       buffer_space(&c->to_client) > 0)
                                                             ? SD_EVENT_ON : SD_EVENT_OFF);
         if (c->stdin_source)
                 sd_event_source_set_enabled(c->stdin_source, buffer_len(&c->to_worker) > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
@@ -156,11 +161,61 @@ static void channel_drain_ended_worker(Channel *c) {
                 }
 }
 
+/* At most what is left of the token is read, so the bytes after it stay in
+ * the pipe for the relay; a wrong byte ends the wait at once. */
+void channel_read_token(Channel *c, bool gone) {
+        WorkerOutput *out = &c->out[WORKER_STDOUT];
+        ChannelReadyFn fn;
+        char buf[64];
+        int result = 1;
+
+        while (c->token && result > 0) {
+                ssize_t n = read(out->fd, buf, MIN(c->token_len - c->token_got, sizeof(buf)));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN) {
+                        if (gone)
+                                result = -EPIPE;
+                        break;
+                }
+                if (n <= 0) {
+                        out->eof = n == 0;
+                        result = n == 0 ? -EPIPE : -errno;
+                } else if (memcmp(buf, c->token + c->token_got, (size_t) n) != 0)
+                        result = -EBADMSG;
+                else if ((c->token_got += (size_t) n) == c->token_len)
+                        result = 0;
+        }
+        if (result > 0)
+                return;
+        fn = c->on_ready;
+        c->token = NULL;
+        c->on_ready = NULL;
+        channel_update_events(c);
+        if (fn)
+                fn(c, result, c->userdata);
+}
+
+void channel_expect_token(Channel *c, const char *token, size_t len, ChannelReadyFn fn) {
+        c->token = token;
+        c->token_len = len;
+        c->token_got = 0;
+        c->on_ready = fn;
+        channel_update_events(c);
+}
+
+bool channel_token_pending(const Channel *c) { return c->token; }
+
 static int on_worker_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Channel *c = userdata;
         WorkerOutput *out = &c->out[fd == c->out[WORKER_STDOUT].fd ? WORKER_STDOUT : WORKER_STDERR];
         ssize_t n;
 
+        if (out == &c->out[WORKER_STDOUT] && c->token) {
+                /* FN may be anything: nothing of C is touched after it. */
+                channel_read_token(c, false);
+                return 0;
+        }
         if (!out->eof && buffer_space(&c->to_client) > 0) {
                 n = buffer_fill(&c->to_client, fd);
                 if (n > 0) {
@@ -432,6 +487,9 @@ int channel_attach(Channel *c, int *ret_client_fd) {
 bool channel_is_attached(const Channel *c) { return c->client_fd >= 0; }
 void channel_worker_ended(Channel *c) {
         c->worker_ended = true;
+        /* Never relayed: its bytes are read aside first. */
+        if (c->token)
+                channel_read_token(c, true);
         channel_drain_ended_worker(c);
         channel_propagate_eof(c);
         channel_update_events(c);

@@ -66,6 +66,21 @@ Channel *channel_free(Channel *c);
 int channel_attach(Channel *c, int *ret_client_fd);
 bool channel_is_attached(const Channel *c);
 
+/* A worker that starts through sandbox-exec writes a readiness token as the
+ * first bytes of its stdout (exec/sandbox-exec.h). Once asked for, those
+ * bytes are read aside and never reach a client, and FN is called once: 0
+ * when exactly TOKEN (LEN bytes, kept by the caller) was read, -EBADMSG as
+ * soon as a byte differs, -EPIPE at EOF before all of it. What follows the
+ * token is relayed as ever; stderr is relayed meanwhile. */
+typedef void (*ChannelReadyFn)(Channel *c, int result, void *userdata);
+void channel_expect_token(Channel *c, const char *token, size_t len, ChannelReadyFn fn);
+bool channel_token_pending(const Channel *c);
+/* Reads toward the token what the worker's stdout holds now. GONE: the
+ * worker's processes are gone, so what the pipe holds is all there will be,
+ * and a token still short is -EPIPE (systemd's copy of the write end may
+ * keep the pipe from ever reaching EOF). */
+void channel_read_token(Channel *c, bool gone);
+
 /* CLOCK_MONOTONIC time of the last byte in either direction (or creation). */
 uint64_t channel_last_activity(const Channel *c);
 /* The worker's processes are gone: collect what it wrote, then pass EOF on. */

@@ -18,6 +18,7 @@
 #include "rmrf.h"
 #include "suspend-keep.h"
 #include "unit-props.h"
+#include "worker-ready.h"
 #include "worker-suspend.h"
 #include "worker-view.h"
 #include "worker-state-file.h"
@@ -191,6 +192,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 return 0;
         if (streq(result, "done") && w->state == WORKER_RESUMING)
                 worker_resume_done(w);
+        else if (streq(result, "done") && w->awaits_ready)
+                worker_ready_job_done(w);
         else if (streq(result, "done"))
                 worker_start_done(w);
         else {
@@ -402,6 +405,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = worker_new_channel(w, &worker_stdio);
         if (r < 0)
                 goto fail;
+        /* sandbox-exec's token, not the job, tells that its checks passed. */
+        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
+                worker_ready_expect(w);
         r = worker_watch_unit(w);
         if (r < 0)
                 goto fail;

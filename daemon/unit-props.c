@@ -336,45 +336,38 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         return a->error;
 }
 
-/* Trusted and wasm workers start through sandbox-exec, which turns the
- * environment credential into the workload's environment and execs ARGV
- * (PREFIX, then the spec's argv) verbatim. With the wrapper as the unit's
- * Type=exec main process, a command that cannot be executed would no longer
- * fail the start: an ExecStartPre= check as the worker keeps that a
- * StartFailed rather than a worker that exits at once.
+/* Trusted and wasm workers start through sandbox-exec, the unit's one
+ * command: it verifies the walls, checks that ARGV[0] (PREFIX's, or the
+ * spec's) can be executed, turns the environment credential into the
+ * workload's environment, writes the readiness token to its stdout and
+ * execs ARGV (PREFIX, then the spec's argv) verbatim.
  *
- * The same check verifies the walls first. systemd runs a unit in the
- * host's namespaces where it cannot make private ones (a container without
- * the capability: systemd 254+ only logs a notice); unprivileged, the check
- * runs inside the worker's namespaces and walls and fails the start if any
- * of them is PID 1's. One process for both: every ExecStartPre= costs a
- * whole set-up of the unit's mount namespace, most of a start. (A sandboxed
- * runtime's launcher runs privileged, sees /proc/1 and checks its own.) */
+ * The walls: systemd runs a unit in the host's namespaces where it cannot
+ * make private ones (a container without the capability: systemd 254+ only
+ * logs a notice); unprivileged, the wrapper sees only its own namespaces, so
+ * it is given PID 1's identities and refuses if any of them is its own. The
+ * command: with the wrapper as the Type=exec main process, systemd counts
+ * the start as done once the wrapper runs, so sandboxd waits for the token
+ * as well (worker-ready.c): a failed check writes none and exits, and the
+ * start fails (StartFailed, nothing left) as when the check was an
+ * ExecStartPre=. It is not one because systemd sets up the unit's whole
+ * mount namespace again for every command: a second one cost as much as
+ * the start itself. (A sandboxed runtime's launcher runs privileged, sees
+ * /proc/1 and checks its own.) */
 static int append_wrapped_exec(sd_bus_message *m, const WorkerUnitParams *p, const char * const *prefix) {
         static const char * const no_expand[] = { "no-env-expand", NULL };
-        const char *command = prefix ? prefix[0] : p->spec->argv[0];
-        Argv w = {}, check = {};
+        Argv w = {};
         int r;
 
         /* Without PID 1's identities the check cannot be made: refuse. */
         if (!p->host_ns || (p->host_ns->mask & WALLS_NS_MASK) != WALLS_NS_MASK)
                 return -EINVAL;
-        argv_addf(&check, "%s", p->exec_path);
-        argv_addf(&check, "--id=%s", p->id);
-        argv_addf(&check, "--check");
-        for (NsKind k = 0; k < _NS_KIND_MAX; k++)
-                if (WALLS_NS_MASK & NS_MASK(k))
-                        argv_addf(&check, "--%s=%" PRIu64 ":%" PRIu64, ns_kind_to_string(k), p->host_ns->id[k].dev,
-                                  p->host_ns->id[k].ino);
-        argv_addf(&check, "--");
-        argv_addf(&check, "%s", command);
-        r = check.error ?: unit_append_exec(m, "ExecStartPreEx", p->exec_path, check.v, no_expand);
-        strv_free(check.v);
-        if (r < 0)
-                return r;
-
         argv_addf(&w, "%s", p->exec_path);
         argv_addf(&w, "--id=%s", p->id);
+        for (NsKind k = 0; k < _NS_KIND_MAX; k++)
+                if (WALLS_NS_MASK & NS_MASK(k))
+                        argv_addf(&w, "--%s=%" PRIu64 ":%" PRIu64, ns_kind_to_string(k), p->host_ns->id[k].dev,
+                                  p->host_ns->id[k].ino);
         if (strv_length(p->spec->environment) > 0)
                 argv_addf(&w, "--environment");
         argv_addf(&w, "--");

@@ -12,6 +12,7 @@
 #include "manager-workspace.h"
 #include "unit-drop.h"
 #include "unit-props.h"
+#include "worker-ready.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
 #include "worker.h"
@@ -103,6 +104,7 @@ Worker *worker_free(Worker *w) {
         sd_bus_slot_unref(w->checkpoint_call);
         unit_drop_free(w->suspend_drop);
         sd_event_source_disable_unref(w->runtime_timer);
+        sd_event_source_disable_unref(w->ready_timer);
         safe_close(w->pool_fds.stdin_fd);
         safe_close(w->pool_fds.stdout_fd);
         safe_close(w->pool_fds.stderr_fd);
@@ -655,8 +657,11 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
                 if (sd_bus_message_exit_container(msg) < 0)
                         return 0;
         }
-        /* Before the start job is done, the job's result decides what happens. */
-        if (w->unit_ended && w->state != WORKER_STARTING && w->state != WORKER_RESUMING)
+        /* Before the start job is done, the job's result decides what happens;
+         * after it, for a worker that awaits its token, the token. */
+        if (w->unit_ended && w->state == WORKER_STARTING && w->awaits_ready)
+                worker_ready_unit_ended(w);
+        else if (w->unit_ended && w->state != WORKER_STARTING && w->state != WORKER_RESUMING)
                 worker_unit_gone(w);
         return 0;
 }

@@ -93,6 +93,12 @@ struct Worker {
         const char *start_mode_reason;
         ChannelDaemonFds pool_fds;      /* a claimed sandbox's stdio until its job is handed over */
         sd_event_source *runtime_timer; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
+
+        /* A shared-kernel worker's start ends at sandbox-exec's token (worker-ready.h). */
+        bool awaits_ready;
+        bool start_job_done;
+        int ready_result;               /* 1 while awaited, then the channel's answer */
+        sd_event_source *ready_timer;
 };
 
 const char *worker_state_to_string(WorkerState s);
@@ -157,7 +163,9 @@ int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds);
 int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
 int worker_watch_unit(Worker *w);
 
-/* systemd's start job succeeded: answers CreateWorker, then running. */
+/* The start is done (systemd's start job, and for a worker started by
+ * sandbox-exec its readiness token: worker-ready.h): answers CreateWorker,
+ * then running. */
 void worker_start_done(Worker *w);
 /* The start failed (the call or its job): cleans up, answers CreateWorker
  * with the error, ended, queued to be freed. */

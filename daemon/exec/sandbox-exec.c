@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sandbox-exec: the ExecStart of trusted and wasm workers. It runs as the
- * worker, inside all of the unit's walls, reads the spec's environment from
- * the unit's own credential (env-cred.h), adds it to the environment systemd
- * gave (HOME, the proxy variables, CREDENTIALS_DIRECTORY, ...) and execs the
- * command verbatim: argv[0] is the path, nothing is expanded or searched.
- * Its stderr is the worker's, which the client reads, so that is where its
- * messages go. */
+ * worker, inside all of the unit's walls: checks that systemd made the
+ * namespaces private and that the command can be executed, reads the spec's
+ * environment from the unit's own credential (env-cred.h) and adds it to the
+ * environment systemd gave (HOME, the proxy variables, CREDENTIALS_DIRECTORY,
+ * ...), writes the readiness token to stdout and execs the command verbatim:
+ * argv[0] is the path, nothing is expanded or searched. Its stderr is the
+ * worker's, which the client reads, so that is where its messages go. */
 #include <sys/stat.h>
 
 #include "env-cred.h"
@@ -14,8 +15,7 @@
 #include "util.h"
 
 static const char usage[] =
-        "Usage: sandbox-exec --id=ID [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
-        "       sandbox-exec --id=ID --check [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO] -- /ABSOLUTE/PATH\n"
+        "Usage: sandbox-exec --id=ID [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO] [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
         "       sandbox-exec --id=ID --pool-wait\n";
 
 static int apply_environment(char **env) {
@@ -44,7 +44,7 @@ static int load_environment(const char *dir) {
         return r;
 }
 
-/* --check's first half: whether systemd made the namespaces it was asked
+/* Whether systemd made the namespaces it was asked
  * for (a container without the capability runs the unit in PID 1's, and
  * systemd 254+ only logs a notice). HOST holds PID 1's identities, which
  * sandboxd read; any of ours equal to one of them refuses the start. */
@@ -85,12 +85,11 @@ static bool parse_host_namespace(const char *arg, NsIdSet *host) {
         return false;
 }
 
-/* --check's second half: whether the command could be executed at all, as
- * the worker and inside its walls. An ExecStartPre= of the unit runs both
- * halves in one process (each ExecStartPre= costs a full set-up of the
- * unit's mount namespace), so that walls that are not there, or a command
- * that is missing, fail the start (StartFailed) instead of a worker that
- * exits at once. */
+/* Whether the command could be executed at all, as the worker and inside
+ * its walls, before the token: walls that are not there, or a command that
+ * is missing, then fail the start (StartFailed) instead of making a worker
+ * that exits at once. (This process is the unit's Type=exec main process,
+ * so systemd's job is done already; the token is what sandboxd waits for.) */
 static int check_command(const char *path) {
         struct stat st;
         int r;
@@ -107,11 +106,27 @@ static int check_command(const char *path) {
         return r == ENOENT ? SBX_EXEC_EXIT_NOT_FOUND : SBX_EXEC_EXIT_CANNOT_EXEC;
 }
 
+/* One write of fewer than PIPE_BUF bytes: the token reaches a pipe whole or
+ * not at all, never as a prefix followed by the workload's bytes. */
+static int write_ready_token(void) {
+        ssize_t n;
+
+        do
+                n = write(STDOUT_FILENO, SBX_EXEC_READY_TOKEN, SBX_EXEC_READY_TOKEN_LEN);
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t) SBX_EXEC_READY_TOKEN_LEN)
+                return 0;
+        fprintf(stderr, "sandbox-exec: cannot tell sandboxd that the worker is ready: %s\n",
+                n < 0 ? strerror(errno) : "short write");
+        return -EIO;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_free_ char *dir = NULL;
-        bool environment = false, check = false;
+        bool environment = false;
         NsIdSet host = {};
         char **cmd = NULL;
+        const char *id;
         int r;
 
         if (argc == 3 && startswith(argv[1], "--id=") && streq(argv[2], "--pool-wait")) {
@@ -121,17 +136,15 @@ int main(int argc, char *argv[]) {
                 }
                 return pool_wait_run(argv[1] + strlen("--id="));
         }
-        /* --id=ID [--environment | --check [--net=..] [--ipc=..] [--mnt=..]] -- COMMAND... */
+        /* --id=ID [--net=..] [--ipc=..] [--mnt=..] [--environment] -- COMMAND... */
         for (int i = 2; i < argc; i++) {
                 if (streq(argv[i], "--")) {
                         cmd = argv + i + 1;
                         break;
                 }
-                if (streq(argv[i], "--environment") && !environment && !check)
+                if (streq(argv[i], "--environment") && !environment)
                         environment = true;
-                else if (streq(argv[i], "--check") && !environment && !check)
-                        check = true;
-                else if (!check || !parse_host_namespace(argv[i], &host))
+                else if (!parse_host_namespace(argv[i], &host))
                         break;
         }
         if (argc < 2 || !startswith(argv[1], "--id=") || !cmd || !cmd[0] || cmd[0][0] != '/') {
@@ -139,19 +152,26 @@ int main(int argc, char *argv[]) {
                 fputs(usage, stderr);
                 return SBX_EXEC_EXIT_USAGE;
         }
+        id = argv[1] + strlen("--id=");
         /* The unit's own directory, from the id: not $CREDENTIALS_DIRECTORY. */
-        r = env_credential_dir(argv[1] + strlen("--id="), &dir);
+        r = env_credential_dir(id, &dir);
         if (r < 0) {
-                fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));
+                fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", id);
                 return SBX_EXEC_EXIT_USAGE;
         }
-        if (check) {
-                r = check_namespaces(argv[1] + strlen("--id="), &host);
-                return r != EXIT_SUCCESS ? r : check_command(cmd[0]);
-        }
+        r = check_namespaces(id, &host);
+        if (r != EXIT_SUCCESS)
+                return r;
+        r = check_command(cmd[0]);
+        if (r != EXIT_SUCCESS)
+                return r;
         if (environment && load_environment(dir) < 0)
                 return SBX_EXEC_EXIT_ENVIRONMENT;
+        if (write_ready_token() < 0)
+                return SBX_EXEC_EXIT_READY;
         execv(cmd[0], cmd);
+        /* The command went between its check and here: the worker counts as
+         * started, and ends at once with the status a shell would give. */
         r = errno;
         fprintf(stderr, "sandbox-exec: cannot execute %s: %s\n", cmd[0], strerror(r));
         return r == ENOENT ? SBX_EXEC_EXIT_NOT_FOUND : SBX_EXEC_EXIT_CANNOT_EXEC;

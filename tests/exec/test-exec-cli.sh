@@ -14,42 +14,54 @@ out=$("$EXEC" --id="$id" -- true 2>&1); rc=$?
 check "a relative command: 123" 123 'bad command line' "$rc" "$out"
 out=$("$EXEC" --id=../x -- /bin/true 2>&1); rc=$?
 check "an id with a slash: 123" 123 "invalid worker id '../x'" "$rc" "$out"
-out=$("$EXEC" --id="$id" -- /nonexistent/cmd 2>&1); rc=$?
-check "a missing command: 127" 127 '^sandbox-exec: cannot execute /nonexistent/cmd: No such file' "$rc" "$out"
-out=$("$EXEC" --id="$id" -- /etc 2>&1); rc=$?
-check "a command that cannot be executed (a directory): 126" 126 "^sandbox-exec: cannot execute /etc: Permission denied" "$rc" "$out"
-out=$("$EXEC" --id="$id" --check -- /bin/sh 2>&1); rc=$?
-check "--check of an executable: 0, silent" 0 '^$' "$rc" "$out"
-out=$("$EXEC" --id="$id" --check -- /nonexistent/cmd 2>&1); rc=$?
-check "--check of a missing command: 127" 127 '^sandbox-exec: cannot execute /nonexistent/cmd: No such file' "$rc" "$out"
-out=$("$EXEC" --id="$id" --check -- /etc 2>&1); rc=$?
-check "--check of a directory: 126" 126 '^sandbox-exec: cannot execute /etc: Permission denied' "$rc" "$out"
+# Each check fails before the readiness token: nothing at all on stdout
+# (sandboxd reads it there), the message on stderr.
+fails() {   # NAME STATUS REGEX ARG...
+    name=$1 status=$2 regex=$3
+    shift 3
+    out=$("$EXEC" "$@" 2>&1 >/dev/null); rc=$?
+    check "$name: $status" "$status" "$regex" "$rc" "$out"
+    stdout=$("$EXEC" "$@" 2>/dev/null | od -An -c)
+    check "$name: no readiness token, nothing on stdout" 0 '^$' 0 "$stdout"
+}
+fails "a missing command" 127 '^sandbox-exec: cannot execute /nonexistent/cmd: No such file' --id="$id" -- /nonexistent/cmd
+fails "a command that cannot be executed (a directory)" 126 "^sandbox-exec: cannot execute /etc: Permission denied" \
+    --id="$id" -- /etc
 plain=$(mktemp)
-out=$("$EXEC" --id="$id" --check -- "$plain" 2>&1); rc=$?
+fails "a file without execute permission" 126 'Permission denied' --id="$id" -- "$plain"
 rm -f "$plain"
-check "--check of a file without execute permission: 126" 126 'Permission denied' "$rc" "$out"
-# The walls half: a namespace that is the one given (as if PID 1's) refuses
-# with 125 before the command is looked at; other identities pass.
+# The walls: a namespace that is the one given (as if PID 1's) refuses with
+# 125 before the command is looked at; other identities pass.
 own_net=$(stat -L -c %d:%i /proc/self/ns/net)
-out=$("$EXEC" --id="$id" --check --net="$own_net" -- /bin/sh 2>&1); rc=$?
-check "--check with our own net namespace as PID 1's: 125, naming it" 125 \
-    "Refusing to start worker $id: the network namespace is PID 1's \\(net=$own_net\\)" "$rc" "$out"
-out=$("$EXEC" --id="$id" --check --net="$own_net" -- /nonexistent/cmd 2>&1); rc=$?
-check "--check: the walls come before the command" 125 "Refusing to start worker" "$rc" "$out"
+fails "our own net namespace as PID 1's, naming it" 125 \
+    "Refusing to start worker $id: the network namespace is PID 1's \\(net=$own_net\\)" \
+    --id="$id" --net="$own_net" -- /bin/sh -c 'echo escaped'
+fails "the walls come before the command" 125 "Refusing to start worker" --id="$id" --net="$own_net" -- /nonexistent/cmd
 own_ipc=$(stat -L -c %d:%i /proc/self/ns/ipc) own_mnt=$(stat -L -c %d:%i /proc/self/ns/mnt)
-out=$("$EXEC" --id="$id" --check --net=1:1 --ipc="$own_ipc" --mnt="$own_mnt" -- /bin/sh 2>&1); rc=$?
-check "--check: shared IPC and mount namespaces are both named" 125 "the IPC and mount namespaces are PID 1's" \
-    "$rc" "$out"
-out=$("$EXEC" --id="$id" --check --net=1:1 --ipc=1:2 --mnt=1:3 -- /bin/sh 2>&1); rc=$?
-check "--check with other namespaces than ours: 0, silent" 0 '^$' "$rc" "$out"
-out=$("$EXEC" --id="$id" --check --net=1:1 --net=1:2 -- /bin/sh 2>&1); rc=$?
-check "--check with a namespace named twice: 123" 123 'bad command line' "$rc" "$out"
-out=$("$EXEC" --id="$id" --check --net=bogus -- /bin/sh 2>&1); rc=$?
-check "--check with a malformed identity: 123" 123 'bad command line' "$rc" "$out"
-out=$("$EXEC" --id="$id" --net=1:1 -- /bin/true 2>&1); rc=$?
-check "a namespace without --check: 123" 123 'bad command line' "$rc" "$out"
-out=$("$EXEC" --id="$id" --check --environment -- /bin/sh 2>&1); rc=$?
-check "--check with --environment: 123" 123 'bad command line' "$rc" "$out"
+fails "shared IPC and mount namespaces are both named" 125 "the IPC and mount namespaces are PID 1's" \
+    --id="$id" --net=1:1 --ipc="$own_ipc" --mnt="$own_mnt" -- /bin/sh
+out=$("$EXEC" --id="$id" --net=1:1 --net=1:2 -- /bin/sh 2>&1); rc=$?
+check "a namespace named twice: 123" 123 'bad command line' "$rc" "$out"
+out=$("$EXEC" --id="$id" --net=bogus -- /bin/sh 2>&1); rc=$?
+check "a malformed identity: 123" 123 'bad command line' "$rc" "$out"
+out=$("$EXEC" --id="$id" --check -- /bin/sh 2>&1); rc=$?
+check "the old --check: 123" 123 'bad command line' "$rc" "$out"
+out=$("$EXEC" --id="$id" --environment --environment -- /bin/sh 2>&1); rc=$?
+check "--environment twice: 123" 123 'bad command line' "$rc" "$out"
+# Every check passed: exactly the token on stdout, then the workload's own
+# bytes, as they are (here bytes that begin like the token again); nothing
+# of the token on stderr.
+token_then='sandbox-exec: ready\nsandbox-exec: rea\001\n'
+hex() { od -An -tx1 | tr -d ' \n'; }
+out=$("$EXEC" --id="$id" --net=1:1 --ipc=1:2 --mnt=1:3 -- /usr/bin/printf 'sandbox-exec: rea\001\n' 2>/dev/null | hex)
+# shellcheck disable=SC2059  # the format is the bytes
+want=$(printf "$token_then" | hex)
+check "other namespaces than ours: the token, then the workload's bytes intact" 0 "^$want\$" 0 "$out"
+err=$("$EXEC" --id="$id" --net=1:1 -- /bin/sh -c 'echo workload-err >&2' 2>&1 >/dev/null); rc=$?
+check "the token is not on stderr: only the workload's" 0 '^workload-err$' "$rc" "$err"
+# The workload runs only after the token: its first write follows it.
+out=$("$EXEC" --id="$id" -- /bin/sh -c 'printf first' 2>/dev/null | head -c 26)
+check "the token comes before the workload's first byte" 0 '^sandbox-exec: ready$' 0 "$(printf '%s' "$out" | head -n1)"
 # shellcheck disable=SC2016  # the $ signs are the worker's, unexpanded
 out=$("$EXEC" --id="$id" --environment /bin/true 2>&1); rc=$?
 check "--environment without '--': 123" 123 'bad command line' "$rc" "$out"

@@ -199,9 +199,18 @@ state_before=$(sbx_state_entries)
 workers_before=$(sbx_mgr_prop NWorkers)
 check_error "CreateWorker of a missing executable fails with StartFailed" org.sandboxd1.Error.StartFailed \
     root CreateWorker 'a{sv}' 2 Argv as 1 /nonexistent/program Class s trusted
+check_output "... saying why: sandbox-exec's check, the unit's one command, found no such file" \
+    "the command does not exist \(sandbox-exec exit status 127\)" echo "$BUS_ERRMSG"
 check_eq "the failed start leaves no unit behind" "$units_before" "$(worker_units)"
 check_eq "the failed start leaves no home behind" "$state_before" "$(sbx_state_entries)"
 check_eq "the failed start leaves NWorkers unchanged" "$workers_before" "$(sbx_mgr_prop NWorkers)"
+ct sh -c 'printf "#!/bin/sh\n" >/etc/sbx-lifecycle-noexec && chmod 0644 /etc/sbx-lifecycle-noexec'
+check_error "CreateWorker of a file that is not executable fails with StartFailed" org.sandboxd1.Error.StartFailed \
+    root CreateWorker 'a{sv}' 2 Argv as 1 /etc/sbx-lifecycle-noexec Class s trusted
+check_output "... saying why" "the command cannot be executed \(sandbox-exec exit status 126\)" echo "$BUS_ERRMSG"
+check_eq "... and leaves no unit behind" "$units_before" "$(worker_units)"
+check_eq "... nor a home" "$state_before" "$(sbx_state_entries)"
+check_eq "... and NWorkers unchanged" "$workers_before" "$(sbx_mgr_prop NWorkers)"
 
 # ---- Worker.Stop() ---------------------------------------------------------
 if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
@@ -245,6 +254,38 @@ if sbx_create 2 Argv as 3 /bin/sh -c 'echo from-worker; sleep 1000' Class s trus
     sbx_call_out StopWorker s "$WID" >/dev/null
 else
     not_ok "CreateWorker of an echoing worker succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
+# ---- the start: one command, and the workload's first bytes intact -----------
+# A trusted worker's unit runs sandbox-exec alone (no ExecStartPre=): it checks
+# the walls and the command, writes a readiness token to its stdout, which
+# sandboxd awaits after the start job and strips, and execs the workload. The
+# workload's first bytes, binary and beginning like the token, reach the
+# client exactly; a workload that ends at once loses none of them either.
+hex() { od -An -tx1 | tr -d ' \n'; }
+first='sandbox-exec: rea\000\377\n'
+# shellcheck disable=SC2059  # the format is the bytes
+want=$(printf "$first" | hex)
+if sbx_create 2 Argv as 3 /bin/sh -c "printf '$first'; exec /bin/sleep 1000" Class s trusted; then
+    check_eq "a trusted worker's unit has no ExecStartPre" "" "$(unit_prop "sandbox-$WID.service" ExecStartPre)"
+    exec_start=$(unit_prop "sandbox-$WID.service" ExecStart)
+    check_eq "... and exactly one ExecStart" 1 "$(grep -o 'path=' <<<"$exec_start" | wc -l)"
+    check_output "... which is sandbox-exec with PID 1's namespaces" \
+        "argv\[\]=/usr/libexec/sandboxd/sandbox-exec --id=$WID --net=[0-9]+:[0-9]+ --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sh" \
+        echo "$exec_start"
+    check_eq "the worker's first bytes reach the client exactly (no token)" "$want" \
+        "$(ct "$CHANNEL" read "$WID" 3000 | hex)"
+    sbx_call_out StopWorker s "$WID" >/dev/null
+else
+    not_ok "CreateWorker of a worker whose first bytes look like the token succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+if sbx_create 2 Argv as 3 /bin/sh -c "printf '$first'" Class s trusted; then
+    check_eq "a worker that ends at once: its bytes reach the client exactly" "$want" \
+        "$(ct "$CHANNEL" read "$WID" 10000 | hex)"
+    expect_removed "a worker that ends at once" "$WID" exited 15
+    check_eq "... by itself, with status 0" "exited 0" "$(sbx_prop "$WID" Result)"
+else
+    not_ok "CreateWorker of a worker that prints and ends at once succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
 # ---- sandboxctl, the CLI over the same API --------------------------------

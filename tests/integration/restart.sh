@@ -220,6 +220,41 @@ check_output "boot: no state file is left" '^$' ct ls -A "$RUNDIR/workers"
 check_output "boot: NWorkers is 0" '^0$' sbx_mgr_prop NWorkers
 check_output "boot: the current boot ID is recorded" "^$(ct cat /proc/sys/kernel/random/boot_id | tr -d -)\$" ct cat "$RUNDIR/boot-id"
 
+# ---- a restart between the start job and the readiness token -------------------
+# A trusted worker is running only once sandbox-exec, its unit's command, wrote
+# its readiness token; its start job is done before that. A worker whose unit
+# never writes the token (sandbox-exec replaced for the test by a sleep) stays
+# starting, its CreateWorker unanswered. A restart then must not leave it
+# stuck: it was never persisted, so the new daemon stops its unit and removes
+# its home as state it cannot account for; the call ended with the old daemon.
+EXEC=/usr/libexec/sandboxd/sandbox-exec
+ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 1000\n' >$EXEC"
+ct sh -c "busctl --system --timeout=300 call org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager CreateWorker \
+    'a{sv}' 2 Argv as 2 /bin/sleep 1000 Class s trusted >$W/create.out 2>&1 & echo \$! >$W/create.pid"
+starting_unit() { sbx_units | grep -E '^sandbox-[0-9a-f]{12}\.service$' | head -n1; }
+starting_active() { U=$(starting_unit) && [ -n "$U" ] && [ "$(unit_prop "$U" ActiveState)" = active ]; }
+if wait_until 30 starting_active; then
+    T=${U#sandbox-} T=${T%.service}
+    ok "token never written: the unit's start job is done (active)"
+    check_output "... but CreateWorker is not answered" '^$' ct cat "$W/create.out"
+    check_fails "... and the worker is not on the bus" sbx_prop "$T" State
+    check "... nor persisted" ct test ! -e "$RUNDIR/workers/$T"
+    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC"
+    check "restart while starting: systemctl restart sandboxd" ct systemctl restart sandboxd.service
+    check "restart while starting: the unit is stopped" wait_until 15 unit_gone "$U"
+    check "restart while starting: its home is removed" wait_until 15 home_absent "$T"
+    check "restart while starting: the CreateWorker call ended with an error" \
+        wait_until 15 ct sh -c "! kill -0 \$(cat $W/create.pid) 2>/dev/null && test -s $W/create.out"
+    check "restart while starting: logged as state it could not account for" \
+        journal_has 'state-missing' -o verbose -u sandboxd.service SANDBOXD_WORKER_ID="$T"
+    check_output "restart while starting: NWorkers is 0" '^0$' sbx_mgr_prop NWorkers
+    check_output "restart while starting: a trusted worker starts again" '^again$' \
+        ct timeout 60 sandboxctl run --class trusted -- /bin/echo again
+else
+    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC"
+    not_ok "token never written: the unit's start job is done (active)" "units: $(sbx_units | tr '\n' ' ')"
+fi
+
 # ---- systemctl stop is a stop for good ----------------------------------------------
 if sbx_create 2 Argv as 1 /bin/cat Class s trusted; then
     P=$WID

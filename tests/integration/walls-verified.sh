@@ -5,7 +5,8 @@
 # this test bed such a host. Installed before sandboxd starts, the walls probe
 # (a unit named sandbox-probe-walls-*, so the drop-in applies to it) finds a
 # namespace that is PID 1's and every class is refused; installed after, the
-# shared-kernel worker's ExecStartPre check and the gVisor launcher refuse.
+# shared-kernel worker's own check (sandbox-exec, its unit's one command,
+# before its readiness token) and the gVisor launcher refuse.
 # The BPF IP firewall has no effect here (hybrid cgroups): Preflight must say so.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
@@ -74,14 +75,14 @@ check "journal: the walls probe's verdict, with the firewall's" journal_has \
 # A trusted worker carries the check, with PID 1's identities, and runs.
 host_net=$(ct stat -L -c %d:%i /proc/1/ns/net)
 if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
-    pre_ex=$(unit_prop "sandbox-$WID.service" ExecStartPreEx)
-    check_output "trusted worker: its one ExecStartPre is sandbox-exec --check with PID 1's net ($host_net)" \
-        "sandbox-exec --id=$WID --check --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sleep" \
-        echo "$pre_ex"
+    ex=$(unit_prop "sandbox-$WID.service" ExecStartEx)
+    check_output "trusted worker: its one command is sandbox-exec with PID 1's net ($host_net)" \
+        "sandbox-exec --id=$WID --net=$host_net --ipc=[0-9]+:[0-9]+ --mnt=[0-9]+:[0-9]+ -- /bin/sleep 60" \
+        echo "$ex"
     check_output "trusted worker: the check runs unprivileged (not \"+\")" \
-        '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$pre_ex"
-    check_eq "trusted worker: no other ExecStartPre (each costs a mount namespace)" 1 \
-        "$(grep -o '{ path=' <<<"$pre_ex" | wc -l)"
+        '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$ex"
+    check_eq "trusted worker: one command, no ExecStartPre (each costs a mount namespace)" "1 " \
+        "$(grep -o '{ path=' <<<"$ex" | wc -l) $(unit_prop "sandbox-$WID.service" ExecStartPreEx)"
     check_eq "trusted worker with private namespaces runs" running "$(sbx_prop "$WID" State)"
     sbx_call StopWorker s "$WID" >/dev/null
 else
@@ -152,9 +153,12 @@ else
         # the failed start left would stay.
         same_state() { [ "$(sbx_state_entries)" = "$before_state" ]; }
         check "trusted worker: no home or state left (but the stopped pool's, going)" wait_until 15 same_state
-        # systemd's own entry, whatever the worker may reach: the check (exit 125) failed the start.
-        check "trusted worker: systemd logs its ExecStartPre check failing with status 125" journal_has \
-            'Control process exited, code=exited, status=125' -u "sandbox-$id.service"
+        # systemd's own entry, whatever the worker may reach: the check (exit 125),
+        # the unit's one command, ended it before any readiness token.
+        check "trusted worker: systemd logs its sandbox-exec check failing with status 125" journal_has \
+            'Main process exited, code=exited, status=125' -u "sandbox-$id.service"
+        check_output "trusted worker: StartFailed says the namespace is PID 1's" \
+            "a namespace of the worker is PID 1's \(sandbox-exec exit status 125\)" echo "$BUS_ERRMSG"
     else
         not_ok "trusted worker: StartFailed names the unit" "$BUS_ERRMSG"
     fi

@@ -117,6 +117,38 @@ static void assert_prop(const char *dump, const char *name, const char *fragment
                 fail_msg("property %s does not hold %s", name, fragment);
 }
 
+/* FRAGMENTS, each a STRING on a line of its own, on consecutive lines of
+ * NAME's first struct (an array's opening line between them is skipped):
+ * an argv's strings in order. */
+static void assert_prop_seq(const char *dump, const char *name, const char * const *fragments) {
+        char key[128];
+        const char *at, *line;
+
+        snprintf(key, sizeof(key), "STRING \"%s\";", name);
+        at = strstr(dump, key);
+        if (!at)
+                fail_msg("no property %s", name);
+        line = strstr(at, fragments[0]);
+        for (size_t i = 1; line && fragments[i]; i++) {
+                const char *next = strchr(line, '\n');
+                line = next ? next + 1 : NULL;
+                while (line && *line == ' ')
+                        line++;
+                if (line && startswith(line, "ARRAY ")) {
+                        next = strchr(line, '\n');
+                        line = next ? next + 1 : NULL;
+                        while (line && *line == ' ')
+                                line++;
+                }
+                if (line && !startswith(line, "STRING "))
+                        line = NULL;
+                if (line && strncmp(line + strlen("STRING "), fragments[i], strlen(fragments[i])) != 0)
+                        line = NULL;
+        }
+        if (!line)
+                fail_msg("property %s does not hold the sequence starting %s", name, fragments[0]);
+}
+
 static void test_trusted_unit(void **state) {
         int r;
         _cleanup_free_ char *d = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
@@ -164,12 +196,9 @@ static void test_trusted_unit(void **state) {
         assert_prop(d, "ExecStartEx", "\"--id=0123456789ab\"");
         assert_prop(d, "ExecStartEx", "\"--environment\"");
         assert_prop(d, "ExecStartEx", "\"/bin/sh\"");
-        /* A command that cannot run fails the start, checked as the worker. */
-        assert_prop(d, "ExecStartPreEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
-        assert_prop(d, "ExecStartPreEx", "\"--check\"");
-        assert_prop(d, "ExecStartPreEx", "\"/bin/sh\"");
-        assert_false(prop_has(d, "ExecStartPreEx", "echo $HOME"));
-        assert_false(prop_has(d, "ExecStartPreEx", "privileged"));
+        /* A command that cannot run fails the start, checked as the worker
+         * by the same process (worker-ready.c waits for its token). */
+        assert_null(strstr(d, "ExecStartPre"));
         assert_prop(d, "ExecStartEx", "\"echo $HOME\"");
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
         assert_null(strstr(d, "\"privileged\""));
@@ -567,16 +596,17 @@ static void test_wasm_unit(void **state) {
         assert_int_equal(r, 0);
         assert_prop(d, "ExecStartEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
         assert_prop(d, "ExecStartEx", "\"--dir=/var/lib/sandboxd/workers/0123456789ab\"");
-        /* The runtime is what must be executable; the module is its argument. */
-        assert_prop(d, "ExecStartPreEx", "\"/usr/bin/wasmtime\"");
+        /* The runtime is what must be executable: ARGV[0] after the "--". */
+        assert_prop_seq(d, "ExecStartEx", (const char * const[]) { "\"--\"", "\"/usr/bin/wasmtime\"", NULL });
+        assert_null(strstr(d, "ExecStartPre"));
         assert_prop(d, "ExecStartEx", "\"no-env-expand\"");
         assert_null(strstr(d, "\"privileged\""));
 }
 
-/* A shared-kernel worker's one ExecStartPre= checks, inside its walls and
- * unprivileged, that none of its namespaces is PID 1's and that its command
- * can run: one process, since each ExecStartPre= sets up the unit's mount
- * namespace again. ExecStart is untouched. */
+/* A shared-kernel worker has one command: sandbox-exec checks, inside its
+ * walls and unprivileged, that none of its namespaces is PID 1's and that
+ * its command can run, then becomes the command. No ExecStartPre=, since
+ * each extra command sets up the unit's mount namespace again. */
 static void test_namespace_check(void **state) {
         static const SbxRuntime shared_kernel[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
         int r;
@@ -585,18 +615,17 @@ static void test_namespace_check(void **state) {
                 _cleanup_free_ char *d = build(shared_kernel[i], NULL, &r);
 
                 assert_int_equal(r, 0);
-                assert_prop(d, "ExecStartPreEx", "\"/usr/libexec/sandboxd/sandbox-exec\"");
-                assert_prop(d, "ExecStartPreEx", "\"--check\"");
-                assert_prop(d, "ExecStartPreEx", "\"--id=0123456789ab\"");
-                assert_prop(d, "ExecStartPreEx", "\"--net=4:4026531992\"");
-                assert_prop(d, "ExecStartPreEx", "\"--ipc=4:4026531839\"");
-                assert_prop(d, "ExecStartPreEx", "\"--mnt=4:4026531841\"");
-                assert_false(prop_has(d, "ExecStartPreEx", "privileged"));
-                assert_false(prop_has(d, "ExecStartEx", "--net="));
-                /* One check process, not one per check. */
-                assert_null(strstr(d, "\"ExecStartPre\""));
+                assert_prop_seq(d, "ExecStartEx", (const char * const[]) {
+                        "\"/usr/libexec/sandboxd/sandbox-exec\"", "\"/usr/libexec/sandboxd/sandbox-exec\"",
+                        "\"--id=0123456789ab\"", "\"--net=4:4026531992\"", "\"--ipc=4:4026531839\"",
+                        "\"--mnt=4:4026531841\"", NULL });
+                assert_false(prop_has(d, "ExecStartEx", "privileged"));
+                assert_false(prop_has(d, "ExecStartEx", "--check"));
+                /* Exactly one command. */
+                assert_null(strstr(d, "ExecStartPre"));
                 assert_null(strstr(d, "sandbox-walls"));
-                assert_null(strstr(strstr(d, "\"ExecStartPreEx\"") + 1, "\"ExecStartPreEx\""));
+                assert_null(strstr(strstr(d, "\"ExecStartEx\"") + 1, "\"ExecStartEx\""));
+                assert_null(strstr(d, "\"ExecStart\""));
         }
 }
 

@@ -15,7 +15,9 @@
 #include "errors.h"
 #include "manager.h"
 #include "test-bus.h"
+#include "exec/sandbox-exec.h"
 #include "worker-history.h"
+#include "worker-ready.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
 #include "worker.h"
@@ -669,6 +671,188 @@ static void test_open_channel_redirect(void **state) {
         assert_string_equal(ra.error, SBX_ERROR_NO_SUCH_WORKER);
 }
 
+/* ---- a shared-kernel worker's start: job done, then the token ------------ */
+
+/* A worker that awaits sandbox-exec's token, with the worker's end of its
+ * stdout kept in *RET_STDOUT (the rest closed) to write as sandbox-exec. */
+static Worker *add_ready_worker(Fixture *f, int *ret_stdout) {
+        ChannelWorkerFds fds = { -1, -1, -1 };
+        WorkerSpec spec;
+        Worker *w;
+
+        worker_spec_init(&spec);
+        /* Not reaped while the test spins the loop. */
+        spec.limits.idle_timeout_usec = 3600 * USEC_PER_SEC;
+        /* RUNSC: a failed start re-probes nothing; what is tested does not
+         * depend on the runtime. */
+        assert_int_equal(worker_new(&w, f->m, &spec, SBX_RUNTIME_RUNSC), 0);
+        w->owner = f->caller;
+        assert_int_equal(worker_new_channel(w, &fds), 0);
+        worker_ready_expect(w);
+        manager_add_worker(f->m, w);
+        *ret_stdout = TAKE_FD(fds.stdout_fd);
+        channel_worker_fds_close(&fds);
+        return w;
+}
+
+static void spin(Fixture *f) {
+        for (int i = 0; i < 50; i++)
+                if (sd_event_run(f->m->event, 1000) <= 0)
+                        break;
+}
+
+static const char *last_result(Fixture *f) {
+        assert_true(f->m->history.n > 0);
+        return f->m->history.records[f->m->history.n - 1].result;
+}
+
+/* Neither the job alone nor the token alone makes it running. */
+static void test_ready_after_job_and_token(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        worker_ready_job_done(w);
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_non_null(w->ready_timer);
+        assert_int_equal(write(out, "sandbox-exec: rea", 17), 17);
+        spin(f);
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_int_equal(write(out, "dy\n", 3), 3);
+        spin(f);
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_true(w->exported);
+        assert_null(w->ready_timer);
+}
+
+static void test_ready_token_before_job(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        assert_int_equal(write(out, SBX_EXEC_READY_TOKEN, SBX_EXEC_READY_TOKEN_LEN), (ssize_t) SBX_EXEC_READY_TOKEN_LEN);
+        spin(f);
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_false(w->exported);
+        worker_ready_job_done(w);
+        assert_int_equal(w->state, WORKER_RUNNING);
+}
+
+/* A failed check: sandbox-exec exits 127 without a token. The start fails
+ * with the reason its status means, and the worker is never on the bus. */
+static void test_ready_check_failed(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+        char id[WORKER_ID_LEN + 1];
+
+        memcpy(id, w->id, sizeof(id));
+        worker_ready_job_done(w);
+        w->exec_main_code = 1;
+        w->exec_main_status = SBX_EXEC_EXIT_NOT_FOUND;
+        w->unit_ended = true;
+        worker_ready_unit_ended(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_false(w->exported);
+        assert_string_equal(last_result(f), "failed: the command does not exist (sandbox-exec exit status 127)");
+        for (unsigned i = 0; manager_find_worker(f->m, id) && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_null(manager_find_worker(f->m, id));
+        barrier(f);
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerNew"), 0);
+}
+
+/* A quick workload: the token and its output were in the pipe when the unit
+ * ended, before the loop read them. It ran: running, then ended by itself,
+ * its output kept for a client. */
+static void test_ready_token_then_quick_end(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        worker_ready_job_done(w);
+        assert_int_equal(write(out, SBX_EXEC_READY_TOKEN "hi\n", SBX_EXEC_READY_TOKEN_LEN + 3),
+                         (ssize_t) SBX_EXEC_READY_TOKEN_LEN + 3);
+        w->exec_main_code = 1;
+        w->exec_main_status = 0;
+        w->unit_ended = true;
+        worker_ready_unit_ended(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "exited 0");
+        assert_true(w->exported);
+        assert_true(channel_has_pending_output(w->channel));
+        assert_int_equal(channel_bytes_out(w->channel), 3);
+}
+
+/* Other bytes first: not running, whatever follows; the unit's end then
+ * fails the start. */
+static void test_ready_wrong_bytes(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        worker_ready_job_done(w);
+        assert_int_equal(write(out, "hello " SBX_EXEC_READY_TOKEN, 6 + SBX_EXEC_READY_TOKEN_LEN),
+                         (ssize_t) (6 + SBX_EXEC_READY_TOKEN_LEN));
+        spin(f);
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_non_null(w->ready_timer);
+        w->exec_main_code = 2;
+        w->exec_main_status = 9;
+        w->unit_ended = true;
+        worker_ready_unit_ended(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(last_result(f), "failed: sandbox-exec was killed by signal 9 before the workload ran");
+}
+
+/* EOF on stdout before the token and the unit still there: nothing yet; the
+ * timer bounds the wait. */
+static void test_ready_eof_waits_for_unit(void **state) {
+        Fixture *f = *state;
+        int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+        _cleanup_free_ char *unit = strdup(w->unit);
+
+        worker_ready_job_done(w);
+        out = safe_close(out);
+        spin(f);
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_non_null(w->ready_timer);
+        /* The bound, now rather than in 90 s: the unit is stopped, the start
+         * failed (and the worker is freed). */
+        assert_true(sd_event_source_set_time(w->ready_timer, 1) >= 0);
+        spin(f);
+        barrier(f);
+        assert_null(f->m->workers);
+        assert_string_equal(last_result(f), "failed: sandbox-exec's output was not its readiness token");
+        assert_int_equal(f->n_stop_units, 1);
+        assert_string_equal(f->stop_units[0], unit);
+}
+
+static void test_ready_failure_reasons(void **state) {
+        static const struct {
+                int code, status;
+                const char *reason;
+        } cases[] = {
+                { 1, 122, "the worker's environment could not be read (sandbox-exec exit status 122)" },
+                { 1, 123, "sandbox-exec was given a bad command line (sandbox-exec exit status 123)" },
+                { 1, 124, "sandbox-exec could not write its readiness token (sandbox-exec exit status 124)" },
+                { 1, 125, "a namespace of the worker is PID 1's (sandbox-exec exit status 125)" },
+                { 1, 126, "the command cannot be executed (sandbox-exec exit status 126)" },
+                { 1, 127, "the command does not exist (sandbox-exec exit status 127)" },
+                { 1, 1, "sandbox-exec exited 1 before the workload ran" },
+                { 2, 15, "sandbox-exec was killed by signal 15 before the workload ran" },
+                { 3, 11, "sandbox-exec was killed by signal 11 before the workload ran" },
+                { 0, 0, "the unit ended before the workload ran" },
+        };
+        char buf[160];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                worker_ready_failure_reason(cases[i].code, cases[i].status, buf, sizeof(buf));
+                assert_string_equal(buf, cases[i].reason);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_transition_table),
@@ -692,6 +876,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_after_job_and_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_token_before_job, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_check_failed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_token_then_quick_end, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_wrong_bytes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_eof_waits_for_unit, setup, teardown),
+                cmocka_unit_test(test_ready_failure_reasons),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "exec/sandbox-exec.h"
+#include "manager.h"
+#include "worker-ready.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+
+void worker_ready_failure_reason(int exec_main_code, int exec_main_status, char *buf, size_t size) {
+        static const struct {
+                int status;
+                const char *what;
+        } statuses[] = {
+                { SBX_EXEC_EXIT_ENVIRONMENT, "the worker's environment could not be read" },
+                { SBX_EXEC_EXIT_USAGE, "sandbox-exec was given a bad command line" },
+                { SBX_EXEC_EXIT_READY, "sandbox-exec could not write its readiness token" },
+                { SBX_EXEC_EXIT_SHARED, "a namespace of the worker is PID 1's" },
+                { SBX_EXEC_EXIT_CANNOT_EXEC, "the command cannot be executed" },
+                { SBX_EXEC_EXIT_NOT_FOUND, "the command does not exist" },
+        };
+
+        if (exec_main_code == 1) {
+                for (size_t i = 0; i < ELEMENTSOF(statuses); i++)
+                        if (statuses[i].status == (exec_main_status & 0xff)) {
+                                snprintf(buf, size, "%s (sandbox-exec exit status %d)", statuses[i].what,
+                                         statuses[i].status);
+                                return;
+                        }
+                snprintf(buf, size, "sandbox-exec exited %d before the workload ran", exec_main_status & 0xff);
+        } else if (exec_main_code == 2 || exec_main_code == 3)
+                snprintf(buf, size, "sandbox-exec was killed by signal %d before the workload ran",
+                         exec_main_status & 0x7f);
+        else
+                snprintf(buf, size, "the unit ended before the workload ran");
+}
+
+static void worker_ready_decide(Worker *w);
+
+static void on_ready_token(Channel *c, int result, void *userdata) {
+        Worker *w = userdata;
+
+        w->ready_result = result;
+        worker_ready_decide(w);
+}
+
+/* The unit is left to systemd's stop, and the worker to the failed start. */
+static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+        int r;
+
+        if (w->state != WORKER_STARTING)
+                return 0;
+        r = sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                     NULL, NULL, "ss", w->unit, "replace");
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to stop the unit of a worker that did not get ready",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", strerror(-r),
+                           NULL);
+        worker_start_failed(w, w->ready_result < 0 ? "sandbox-exec's output was not its readiness token"
+                                                   : "no readiness token from sandbox-exec in time");
+        return 0;
+}
+
+/* Called on each of the facts it waits for: the job's end, the token (or
+ * what came instead), the unit's end. */
+static void worker_ready_decide(Worker *w) {
+        char why[160];
+
+        if (w->state != WORKER_STARTING || !w->start_job_done)
+                return;
+        if (w->ready_result > 0) {
+                /* The bytes of a worker that is gone are all in the pipe:
+                 * this resolves the token, and comes back here. */
+                if (w->unit_ended)
+                        channel_read_token(w->channel, true);
+                return;
+        }
+        if (w->ready_result == 0) {
+                w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+                worker_start_done(w);
+                return;
+        }
+        /* No token: the unit's exit status says why, once it ended. */
+        if (!w->unit_ended)
+                return;
+        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+        worker_ready_failure_reason(w->exec_main_code, w->exec_main_status, why, sizeof(why));
+        worker_start_failed(w, why);
+}
+
+void worker_ready_expect(Worker *w) {
+        w->awaits_ready = true;
+        w->ready_result = 1;
+        channel_expect_token(w->channel, SBX_EXEC_READY_TOKEN, SBX_EXEC_READY_TOKEN_LEN, on_ready_token);
+}
+
+void worker_ready_job_done(Worker *w) {
+        int r;
+
+        w->start_job_done = true;
+        r = sd_event_add_time_relative(w->manager->event, &w->ready_timer, CLOCK_MONOTONIC,
+                                       WORKER_READY_TIMEOUT_USEC, USEC_PER_SEC, on_ready_timeout, w);
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to bound the wait for a worker's readiness",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                worker_start_failed(w, "cannot bound the wait for its readiness");
+                return;
+        }
+        worker_ready_decide(w);
+}
+
+void worker_ready_unit_ended(Worker *w) {
+        worker_ready_decide(w);
+}
