@@ -243,6 +243,10 @@ sbx_prop() {
     printf '%s\n' "$out"
 }
 
+# A worker's State, as its object says it (running, suspended, ...).
+state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
+
 sbx_mgr_prop() {
     local out
     out=$(ct busctl --system get-property "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" "$1") || return 1

@@ -58,7 +58,6 @@ check "setup: the upstream answers TLS at $UP:443" \
 
 # The Authorization values the upstream received for PATH, one a line.
 up_auth() { upstream_auth "$P/up.log" "$1"; }
-state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
 log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }
 last_n() { log_of "$1" | tail -n1 | awk '{print $1}'; }

@@ -58,7 +58,6 @@ while True:
         print(i, open(p).read().strip(), flush=True)
     time.sleep(0.2)'
 
-state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
 lines_of() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+ ' || true; }
 has_output() { [ -n "$(lines_of "$1" 500)" ]; }
 last_count() { lines_of "$1" 800 | tail -n1 | awk '{print $1}'; }

@@ -20,8 +20,6 @@ while True:
     print(i, flush=True)
     time.sleep(0.2)'
 
-state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
-state_is() { [ "$(state_of "$1")" = "$2" ]; }
 unit_active() { [ "$(ct systemctl is-active "$1" 2>/dev/null)" = active ]; }
 read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }

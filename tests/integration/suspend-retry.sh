@@ -29,8 +29,6 @@ cleanup() {
 }
 trap 'cleanup; _tap_cleanup' EXIT
 
-state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
-state_is() { [ "$(state_of "$1")" = "$2" ]; }
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
 read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }

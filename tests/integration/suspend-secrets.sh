@@ -29,8 +29,6 @@ while True:
     print(i, cred, os.environ.get("KEPT_VAR", "unset"), flush=True)
     time.sleep(0.2)'
 
-state_of() { sbx_prop "$1" State | tr -d '"' | awk '{print $NF}'; }
-state_is() { [ "$(state_of "$1")" = "$2" ]; }
 lines_of() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+ ' || true; }
 has_output() { [ -n "$(lines_of "$1" 500)" ]; }
 # The fds PID 1 holds whose memfd carries STRING: root's view of the fd store.
