@@ -192,8 +192,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 return 0;
         if (streq(result, "done") && w->state == WORKER_RESUMING)
                 worker_resume_done(w);
-        else if (streq(result, "done") && w->awaits_ready)
-                worker_ready_job_done(w);
+        else if (w->awaits_ready)
+                worker_ready_job_removed(w, result);
         else if (streq(result, "done"))
                 worker_start_done(w);
         else {

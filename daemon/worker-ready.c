@@ -112,6 +112,17 @@ void worker_ready_job_done(Worker *w) {
         worker_ready_decide(w);
 }
 
+void worker_ready_job_removed(Worker *w, const char *result) {
+        char why[64];
+
+        if (streq(result, "done") || streq(result, "failed")) {
+                worker_ready_job_done(w);
+                return;
+        }
+        snprintf(why, sizeof(why), "start job %s", result);
+        worker_start_failed(w, why);
+}
+
 void worker_ready_unit_ended(Worker *w) {
         worker_ready_decide(w);
 }

@@ -29,6 +29,12 @@
 void worker_ready_expect(Worker *w);
 /* The start job is done: running once the token is there too. */
 void worker_ready_job_done(Worker *w);
+/* systemd's JobRemoved for its start job, with RESULT. A workload that ends
+ * at once can end before systemd has seen sandbox-exec's exec: the job then
+ * fails ("failed") though the workload ran, and the token in the pipe tells
+ * which it was, the unit's exit status why not. Any other result that is
+ * not "done" (dependency, canceled, timeout) fails the start. */
+void worker_ready_job_removed(Worker *w, const char *result);
 /* The unit ended while the worker was starting. */
 void worker_ready_unit_ended(Worker *w);
 

@@ -784,6 +784,53 @@ static void test_ready_token_then_quick_end(void **state) {
         assert_int_equal(channel_bytes_out(w->channel), 3);
 }
 
+/* A workload that ended at once, before systemd saw sandbox-exec's exec:
+ * the start job "failed", yet the token is in the pipe. It ran, and ended
+ * with its own status, not as a failed start (tests/cli/integration.sh's
+ * "echo early; exit 4" met this in CI). */
+static void test_ready_job_failed_after_token(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        assert_int_equal(write(out, SBX_EXEC_READY_TOKEN "early\n", SBX_EXEC_READY_TOKEN_LEN + 6),
+                         (ssize_t) SBX_EXEC_READY_TOKEN_LEN + 6);
+        w->exec_main_code = 1;
+        w->exec_main_status = 4;
+        w->unit_ended = true;
+        worker_ready_unit_ended(w);
+        assert_int_equal(w->state, WORKER_STARTING);
+        worker_ready_job_removed(w, "failed");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "exited 4");
+        assert_true(w->exported);
+        assert_int_equal(channel_bytes_out(w->channel), 6);
+}
+
+/* A failed job without a token is a failed start, with the check's reason;
+ * a job that never ran (a dependency) fails at once. */
+static void test_ready_job_failed_without_token(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1, out2 = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        worker_ready_job_removed(w, "failed");
+        assert_int_equal(w->state, WORKER_STARTING);
+        w->exec_main_code = 1;
+        w->exec_main_status = SBX_EXEC_EXIT_SHARED;
+        w->unit_ended = true;
+        worker_ready_unit_ended(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_false(w->exported);
+        assert_string_equal(last_result(f), "failed: a namespace of the worker is PID 1's (sandbox-exec exit status 125)");
+
+        w = add_ready_worker(f, &out2);
+        worker_ready_job_removed(w, "dependency");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_false(w->exported);
+        assert_string_equal(last_result(f), "failed: start job dependency");
+}
+
 /* Other bytes first: not running, whatever follows; the unit's end then
  * fails the start. */
 static void test_ready_wrong_bytes(void **state) {
@@ -879,6 +926,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_ready_after_job_and_token, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_token_before_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_check_failed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_job_failed_after_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_job_failed_without_token, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_token_then_quick_end, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_wrong_bytes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_eof_waits_for_unit, setup, teardown),
