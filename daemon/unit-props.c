@@ -415,6 +415,9 @@ static int append_exec(sd_bus_message *m, const WorkerUnitParams *p) {
         }
 }
 
+/* A restore reads the whole image (up to SuspendImageMax) before it runs. */
+#define RESTORE_START_TIMEOUT_USEC (300 * USEC_PER_SEC)
+
 /* Under gVisor the workload's processes are not host tasks: the spec's
  * TasksMax is enforced inside the sandbox (sandbox-launch passes it on), and
  * the unit's own cap must leave room for runsc's threads (about 32) and the
@@ -582,7 +585,14 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
 #define CHECK(expr) do { r = (expr); if (r < 0) return r; } while (0)
         CHECK(append_string(m, "Description", description));
         CHECK(append_string(m, "Slice", SBX_SLICE));
-        CHECK(append_string(m, "Type", "exec"));
+        /* A restore is started once runsc reports the sandbox running (the
+         * launcher's READY=1, launch-guard.c): only then is the resume
+         * answered, and may a suspend ask runsc about it (launch-state.h). */
+        CHECK(append_string(m, "Type", p->restore ? "notify" : "exec"));
+        if (p->restore) {
+                CHECK(append_string(m, "NotifyAccess", "main"));
+                CHECK(append_u64(m, "TimeoutStartUSec", RESTORE_START_TIMEOUT_USEC));
+        }
         /* Failed workers must not linger as failed units either. */
         CHECK(append_string(m, "CollectMode", "inactive-or-failed"));
         CHECK(append_u64(m, "TimeoutStopUSec", 5 * USEC_PER_SEC));

@@ -28,8 +28,20 @@ static bool journal_stream_valid(const char *s) {
         return true;
 }
 
+/* systemd's notify socket: an absolute path that fits a sockaddr_un. */
+static bool notify_socket_valid(const char *s) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n < 2 || n >= 108 || s[0] != '/')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (iscntrl((unsigned char) s[i]))
+                        return false;
+        return true;
+}
+
 int launch_env_reset(void) {
-        char invocation[33] = "", journal[64] = "";
+        char invocation[33] = "", journal[64] = "", notify[108] = "";
         const char *v;
 
         v = getenv("INVOCATION_ID");
@@ -38,11 +50,18 @@ int launch_env_reset(void) {
         v = getenv("JOURNAL_STREAM");
         if (journal_stream_valid(v) && strlen(v) < sizeof(journal))
                 snprintf(journal, sizeof(journal), "%s", v);
+        /* A restore's unit is Type=notify: the guard says READY=1 once the
+         * sandbox runs (launch-guard.c). Never passed on: children get
+         * launch_runtime_environment. */
+        v = getenv("NOTIFY_SOCKET");
+        if (notify_socket_valid(v))
+                snprintf(notify, sizeof(notify), "%s", v);
         if (clearenv() != 0)
                 return -ENOMEM;
         if (setenv("PATH", LAUNCH_FIXED_PATH, 1) < 0 ||
             (invocation[0] && setenv("INVOCATION_ID", invocation, 1) < 0) ||
-            (journal[0] && setenv("JOURNAL_STREAM", journal, 1) < 0))
+            (journal[0] && setenv("JOURNAL_STREAM", journal, 1) < 0) ||
+            (notify[0] && setenv("NOTIFY_SOCKET", notify, 1) < 0))
                 return -errno;
         return 0;
 }

@@ -14,6 +14,7 @@
 extern char * const launch_runtime_environment[];
 
 /* Clears the process environment, then sets PATH to LAUNCH_FIXED_PATH and
- * keeps INVOCATION_ID and JOURNAL_STREAM (read first, and only when they have
- * systemd's format), which decide where the launcher's messages go. */
+ * keeps INVOCATION_ID and JOURNAL_STREAM, which decide where the launcher's
+ * messages go, and NOTIFY_SOCKET, where a restore says it runs (each read
+ * first, and only when it has systemd's format). */
 int launch_env_reset(void);

@@ -19,10 +19,12 @@
 #include <time.h>
 
 #include <json-c/json.h>
+#include <systemd/sd-daemon.h>
 
 #include "launch-env.h"
 #include "launch-guard.h"
 #include "launch-sentry-mem.h"
+#include "launch-state.h"
 #include "parse-util.h"
 #include "spawn.h"
 
@@ -53,6 +55,8 @@ typedef struct Guard {
         uint64_t next_check;
         bool killed;
         const char *images;             /* to remove once the sandbox runs; NULL once removed */
+        bool seen_running;              /* runsc reported it running: it may be asked anything */
+        uint64_t next_state_check;
 } Guard;
 
 static void events_stop(Guard *g) {
@@ -137,16 +141,9 @@ static void refresh_limit(Guard *g) {
         g->limit_from_file = true;
 }
 
-/* One reading of the sandbox's memory, from either source: a sandbox that
- * reports it runs, so a restored one's image can go. */
+/* One reading of the sandbox's memory, from either source. */
 static void handle_usage(Guard *g, uint64_t usage) {
         refresh_limit(g);
-        if (g->images) {
-                int r = rm_rf(g->images);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
-                g->images = NULL;
-        }
         if (usage > g->limit && !g->killed)
                 kill_sandbox(g, usage);
 }
@@ -189,6 +186,33 @@ static void events_read(Guard *g) {
                 g->line_len = 0;        /* a line that long is not stats: drop it */
 }
 
+/* Whether runsc reports the sandbox running, asked at most every
+ * LAUNCH_STATE_POLL_USEC until it does (launch-state.h). */
+static bool check_running(Guard *g, uint64_t now) {
+        if (g->seen_running || now < g->next_state_check)
+                return g->seen_running;
+        g->next_state_check = now + LAUNCH_STATE_POLL_USEC;
+        g->seen_running = launch_container_running(g->runtime_path, g->root_arg, g->container) > 0;
+        return g->seen_running;
+}
+
+/* A restored sandbox: once it runs, runsc has read or holds open all of its
+ * image, which goes, and the unit (Type=notify) is ready: the resume is
+ * answered only now, so nothing asks runsc about a restore in progress. */
+static void restore_check(Guard *g, uint64_t now) {
+        int r;
+
+        if (!g->images || !check_running(g, now))
+                return;
+        r = rm_rf(g->images);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
+        g->images = NULL;
+        r = sd_notify(false, "READY=1");
+        if (r < 0)
+                log_warning_errno(r, "Failed to tell systemd the restored sandbox runs: %m");
+}
+
 /* The sentry's own files where this runsc has them, else runsc events. */
 static void follow_choose(Guard *g, pid_t runtime_pid, uint64_t now) {
         if (sentry_mem_open(runtime_pid, &g->mem) >= 0) {
@@ -217,6 +241,8 @@ static int poll_timeout_ms(const Guard *g) {
                         return -1;
                 at = g->restart_at;
         }
+        if (g->images && g->next_state_check < at)
+                at = g->next_state_check;
         return at <= now ? 0 : (int) ((at - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
 }
 
@@ -245,6 +271,7 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                 .follow = FOLLOW_PENDING,
                 .mem = SENTRY_MEM_NULL,
                 .started = now_usec(CLOCK_MONOTONIC),
+                .next_state_check = now_usec(CLOCK_MONOTONIC) + LAUNCH_STATE_POLL_USEC,
         };
         int status;
 
@@ -266,7 +293,11 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                                 handle_usage(&g, usage);
                         g.next_check = now + USEC_PER_SEC;
                 }
-                if (g.follow == FOLLOW_EVENTS && g.events_fd < 0 && now >= g.restart_at && events_start(&g) < 0)
+                restore_check(&g, now);
+                /* runsc events on a sandbox that is not running yet ends its
+                 * restore (launch-state.h): it waits for that. */
+                if (g.follow == FOLLOW_EVENTS && g.events_fd < 0 && now >= g.restart_at &&
+                    (!check_running(&g, now) || events_start(&g) < 0))
                         g.restart_at = now + EVENTS_RESTART_USEC;
                 p[1].fd = g.events_fd;
                 int n = poll(p, 2, poll_timeout_ms(&g));

@@ -17,8 +17,8 @@
  * LIMIT_PATH (a warm-pool sandbox's, else NULL): a root-only file in the
  * bundle where sandboxd writes the claiming worker's limit; once it exists
  * it replaces LIMIT. IMAGES: a resumed sandbox's checkpoint directory,
- * removed once the sandbox reports its first stats (it runs, and runsc holds
- * what it still reads). */
+ * removed once runsc reports the sandbox running (runsc then holds what it
+ * still reads), which is also when the guard tells systemd READY=1. */
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
                      const char *limit_path, pid_t runtime_pid, const char *images);
 

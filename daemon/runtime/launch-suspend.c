@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "launch.h"
+#include "launch-state.h"
 #include "spawn.h"
 
 #define CHECKPOINT_TIMEOUT_USEC (120 * USEC_PER_SEC)
@@ -31,8 +32,11 @@
  * the attempts so far. The checkpoint unit's timeout (unit-props.c) covers
  * them all. */
 #define CHECKPOINT_BACKOFF_USEC (500 * USEC_PER_MSEC)
-/* The guard reads the sandbox's stats every second. */
+/* The guard removes a restored sandbox's image once runsc reports it
+ * running, which it asks every LAUNCH_STATE_POLL_USEC. */
 #define RESTORE_WAIT_USEC (30 * USEC_PER_SEC)
+/* A sandbox still booting (a suspend right after its create) on a loaded host. */
+#define RUNNING_WAIT_USEC (30 * USEC_PER_SEC)
 
 /* The sentry's own memory accounting ("runsc events --stats"): what a
  * checkpoint writes is about that much, so a sandbox above the cap is
@@ -67,7 +71,7 @@ static int sandbox_memory_usage(const LaunchArgs *a, const char *root, const cha
 
 /* A sandbox restored a moment ago still has its image (a complete one, with
  * the marker): runsc may still be reading it, and its unit's memory guard
- * removes that directory at the sandbox's first stats (launch-guard.c),
+ * removes that directory once runsc reports it running (launch-guard.c),
  * whatever it holds by then, a new checkpoint included. So a checkpoint
  * starts only once it is gone. */
 static int wait_image_released(const char *dir, uint64_t timeout_usec) {
@@ -96,29 +100,6 @@ static int wait_image_released(const char *dir, uint64_t timeout_usec) {
                         ;
         }
         return 0;
-}
-
-/* Whether runsc reports CONTAINER as running ("runsc state"): 1 if it does,
- * 0 if it reports anything else or knows no such container. */
-static int sandbox_running(const LaunchArgs *a, const char *root, const char *container) {
-        char out[16384];
-        struct json_object *o, *v;
-        const char *json;
-        int status, r;
-
-        char *argv[] = { (char *) a->runtime_path, (char *) root, (char *) "state", (char *) container, NULL };
-        r = spawn_capture(argv, STATS_TIMEOUT_USEC, out, sizeof(out), &status);
-        if (r < 0)
-                return r;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return 0;
-        json = strchr(out, '{');
-        o = json ? json_tokener_parse(json) : NULL;
-        r = o && json_object_object_get_ex(o, "status", &v) && json_object_is_type(v, json_type_string) &&
-            streq(json_object_get_string(v), "running");
-        if (o)
-                json_object_put(o);
-        return r;
 }
 
 /* Makes every file of DIR 0600 and sums their sizes. runsc writes regular
@@ -232,6 +213,13 @@ int launch_checkpoint(const LaunchArgs *a) {
                 return EXIT_FAILURE;
         }
         runtime_root_arg(a, root, sizeof(root));
+        /* A sandbox that runsc still boots or restores is not asked for its
+         * stats: that would end the restore (launch-state.h). */
+        r = launch_wait_container_running(a->runtime_path, root, user, RUNNING_WAIT_USEC);
+        if (r < 0) {
+                log_error_errno(r, "Sandbox %s does not run (yet): %m", user);
+                return EXIT_FAILURE;
+        }
         r = sandbox_memory_usage(a, root, user, &usage);
         if (r < 0) {
                 log_error_errno(r, "Cannot read the memory usage of sandbox %s: %m", user);
@@ -263,7 +251,7 @@ int launch_checkpoint(const LaunchArgs *a) {
                         break;
                 (void) rm_rf(dir);
                 /* A sandbox that went away with its attempt has nothing left to save. */
-                if (sandbox_running(a, root, user) <= 0) {
+                if (launch_container_running(a->runtime_path, root, user) <= 0) {
                         log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
                                   user);
                         break;

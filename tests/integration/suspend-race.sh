@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
 CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
-ROUNDS=5
+ROUNDS=${RACE_ROUNDS:-5}
 # Prints 1, 2, 3, ... every 0.2 s.
 COUNTER='import time
 i = 0
@@ -54,6 +54,7 @@ rounds() {
         done
         if [ -n "$step" ]; then
             not_ok "$name" "$step"
+            suspend_journal "$id"
         else
             check_round "$name" "$id" "$uid" "$egress"
         fi
@@ -70,6 +71,7 @@ rounds() {
         if [ $rc -ne 0 ]; then
             not_ok "$what round $round: a resume sent while suspending starts at the suspend's end" \
                 "SuspendWorker: $(cat "$TAP_TMP/suspend.out")"
+            suspend_journal "$id"
         elif [ $resumed -ne 1 ]; then
             not_ok "$what round $round: a resume sent while suspending starts at the suspend's end" \
                 "ResumeWorker: $BUS_ERROR $BUS_ERRMSG"
@@ -84,9 +86,16 @@ rounds() {
     if [ -n "$last" ] && [ "$last" -gt 1 ]; then
         ok "$what: counts on after every round ($last)"
     else
-        not_ok "$what: counts on after every round" "last=$last"
+        not_ok "$what: counts on after every round" "last=$last, state $(state_of "$id")"
     fi
     check_fails "$what: no resume failed to start (journal)" failed_logged "$id"
+}
+# What runsc and the launcher said: a failed checkpoint is told only in the
+# journals of the checkpoint's unit and of the worker's (its memory guard).
+suspend_journal() {
+    ct journalctl --sync
+    ct journalctl -o short-monotonic -u "sandbox-$1-suspend.service" -u "sandbox-$1.service" -n 60 --no-pager 2>&1 |
+        sed 's/^/#   /'
 }
 failed_logged() {
     ct journalctl --sync

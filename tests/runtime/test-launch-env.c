@@ -34,11 +34,14 @@ static void test_reset_keeps_only_fixed(void **state) {
         set_hostile();
         assert_int_equal(setenv("INVOCATION_ID", "0123456789abcdef0123456789abcdef", 1), 0);
         assert_int_equal(setenv("JOURNAL_STREAM", "8:12345", 1), 0);
+        assert_int_equal(setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1), 0);
         assert_int_equal(launch_env_reset(), 0);
-        assert_int_equal(environ_length(), 3);
+        assert_int_equal(environ_length(), 4);
         assert_string_equal(getenv("PATH"), LAUNCH_FIXED_PATH);
         assert_string_equal(getenv("INVOCATION_ID"), "0123456789abcdef0123456789abcdef");
         assert_string_equal(getenv("JOURNAL_STREAM"), "8:12345");
+        /* A restore's READY=1 goes there (launch-guard.c). */
+        assert_string_equal(getenv("NOTIFY_SOCKET"), "/run/systemd/notify");
         assert_null(getenv("LD_DEBUG"));
         assert_null(getenv("CREDENTIALS_DIRECTORY"));
 }
@@ -47,9 +50,14 @@ static void test_reset_drops_malformed(void **state) {
         set_hostile();
         assert_int_equal(setenv("INVOCATION_ID", "not-an-id", 1), 0);
         assert_int_equal(setenv("JOURNAL_STREAM", "8:1\nLD_DEBUG=all", 1), 0);
+        assert_int_equal(setenv("NOTIFY_SOCKET", "relative/notify", 1), 0);
         assert_int_equal(launch_env_reset(), 0);
         assert_int_equal(environ_length(), 1);
         assert_string_equal(getenv("PATH"), LAUNCH_FIXED_PATH);
+
+        assert_int_equal(setenv("NOTIFY_SOCKET", "/run/notify\nLD_DEBUG=all", 1), 0);
+        assert_int_equal(launch_env_reset(), 0);
+        assert_null(getenv("NOTIFY_SOCKET"));
 }
 
 /* The runtimes (and every other program the launcher runs) get PATH only,
@@ -59,6 +67,7 @@ static void test_spawned_programs_get_fixed_environment(void **state) {
         int status;
 
         set_hostile();
+        assert_int_equal(setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1), 0);
         char *argv[] = { (char *) "/usr/bin/env", NULL };
         assert_int_equal(spawn_capture(argv, 10 * USEC_PER_SEC, out, sizeof(out), &status), 0);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);

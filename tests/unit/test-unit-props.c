@@ -536,8 +536,14 @@ static void test_checkpoint_and_restore_units(void **state) {
         assert_prop(resumed, "ExecStartEx", "\"run\"");
         assert_prop(resumed, "ExecStartEx", "\"--restore=yes\"");
         assert_prop(resumed, "ExecStartEx", "\"--network=none\"");
+        /* Started only once the launcher saw the restore run (READY=1). */
+        assert_prop(resumed, "Type", "\"notify\"");
+        assert_prop(resumed, "NotifyAccess", "\"main\"");
+        assert_true(prop_has(resumed, "TimeoutStartUSec", ""));
         plain = build(SBX_RUNTIME_RUNSC, NULL, &r);
         assert_false(prop_has(plain, "ExecStartEx", "--restore"));
+        assert_prop(plain, "Type", "\"exec\"");
+        assert_false(prop_has(plain, "NotifyAccess", ""));
 }
 
 static void test_kata_unit(void **state) {
