@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <malloc.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -136,6 +137,11 @@ static int on_gc(sd_event_source *s, void *userdata) {
                 manager_unlink_worker(m, w);
                 worker_free(w);
         }
+        /* The heap of a burst of workers stays with the process unless it is
+         * handed back: with none left, what sandboxd holds is what it needs
+         * idle, and VmRSS after churn shows leaks, not the burst's peak. */
+        if (!m->workers)
+                (void) malloc_trim(0);
         return 0;
 }
 
