@@ -56,7 +56,7 @@ passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
 declare -a failures=()
 
-say() { printf '=== %s\n' "$*"; }
+say() { printf "=== [+%d s] %s\n" "$SECONDS" "$*"; }
 record_failure() {
     failed=$((failed + 1))
     failures+=("$1")
