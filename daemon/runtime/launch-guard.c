@@ -138,7 +138,10 @@ static void refresh_limit(Guard *g) {
 }
 
 /* One reading of the sandbox's memory, from either source: a sandbox that
- * reports it runs, so a restored one's image can go. */
+ * reports it runs, so a restored one's image can go. Nothing else in the
+ * launcher removes an image: a restore that fails before this leaves it
+ * whole, and sandboxd, which watches for this removal, keeps the worker
+ * suspended for the next resume (worker-resume.h). */
 static void handle_usage(Guard *g, uint64_t usage) {
         refresh_limit(g);
         if (g->images) {
