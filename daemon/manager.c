@@ -20,6 +20,7 @@
 #include "suspend-keep.h"
 #include "unit-props.h"
 #include "worker-ready.h"
+#include "worker-resume.h"
 #include "worker-suspend.h"
 #include "worker-view.h"
 #include "worker-state-file.h"
@@ -196,8 +197,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
                 return 0;
-        if (streq(result, "done") && w->state == WORKER_RESUMING)
-                worker_resume_done(w);
+        if (w->state == WORKER_RESUMING)
+                worker_resume_job_removed(w, result);
         else if (w->awaits_ready)
                 worker_ready_job_removed(w, result);
         else if (streq(result, "done"))
@@ -218,7 +219,10 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         if (e) {
                 char why[400];
                 snprintf(why, sizeof(why), "%s", e->message ?: e->name);
-                worker_start_failed(w, why);
+                if (w->state == WORKER_RESUMING)
+                        worker_resume_start_refused(w, why);
+                else
+                        worker_start_failed(w, why);
         }
         return 0;
 }

@@ -10,6 +10,7 @@
 #include "suspend-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
+#include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
 
@@ -100,7 +101,7 @@ uint64_t worker_image_bytes(const Worker *w) {
         return total;
 }
 
-static bool image_complete(const Worker *w) {
+bool worker_image_complete(const Worker *w) {
         _cleanup_free_ char *marker = NULL;
 
         if (asprintf(&marker, SBX_SUSPEND_ROOT "/%s/" SBX_IMAGE_MARKER, w->id) < 0)
@@ -120,7 +121,7 @@ static void checkpoint_failed(Worker *w, const char *why) {
          * killed (the unit's timeout) halfway: no image without its marker
          * is ever restored, and none may stay behind either. A complete one
          * is the last resume's, which its sandbox may still be reading. */
-        if (!image_complete(w))
+        if (!worker_image_complete(w))
                 worker_delete_images(w);
         snprintf(message, sizeof(message),
                  "The checkpoint of worker %s failed (%s; runsc is tried up to %d times while the sandbox "
@@ -257,7 +258,7 @@ bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result
         w = manager_find_worker(m, id);
         if (!w || w->state != WORKER_SUSPENDING || w->checkpoint_result != 0)
                 return true;
-        if (!streq(result, "done") || !image_complete(w)) {
+        if (!streq(result, "done") || !worker_image_complete(w)) {
                 char why[64];
                 snprintf(why, sizeof(why), "checkpoint job %s", result);
                 checkpoint_failed(w, why);
@@ -339,20 +340,32 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         if (w->state != WORKER_SUSPENDED)
                 return sbx_error_set(error, -ESRCH, SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not suspended", w->id,
                                      worker_state_to_string(w->state));
-        if (!image_complete(w))
+        if (!worker_image_complete(w))
                 return sbx_error_set(error, -ENOENT, SBX_ERROR_START_FAILED,
                                      "The checkpoint image of worker %s is missing in " SBX_SUSPEND_ROOT, w->id);
         r = waiter_add(w, request);
         if (r < 0)
                 return r;
         w->restore = true;
+        /* Unwatched (it logs why), the resume is done at its job as before. */
+        (void) worker_resume_watch(w);
         r = manager_start_resumed_unit(w->manager, w, error);
         if (r < 0) {
+                /* Nothing was made: it is as suspended as before. */
                 w->restore = false;
+                worker_resume_unwatch(w);
+                channel_worker_ended(w->channel);
+                w->channel = channel_free(w->channel);
                 if (request) {
                         /* The caller answers this one with the error. */
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);
                 }
+                if (error && error->name) {
+                        worker_resume_log_failed(w, error->message);
+                        if (strlen(error->message) + 64 < sizeof(error->message))
+                                strcat(error->message, "; it is still suspended: Resume it again, or Stop it");
+                } else
+                        worker_resume_log_failed(w, strerror(-r));
                 return r;
         }
         log_struct(LOG_INFO, "Resuming worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,

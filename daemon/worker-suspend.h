@@ -7,7 +7,8 @@
  * which releases its memory, while the worker stays listed as suspended with
  * its id, home and spec. Resume starts a unit of the same name whose
  * launcher restores the sandbox from the image ("run --restore=yes") and
- * removes the image once the sandbox runs. */
+ * removes the image once the sandbox runs; a resume that fails before that
+ * keeps the worker suspended (worker-resume.h). */
 
 #include <stdbool.h>
 
@@ -34,8 +35,10 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error);
 bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result);
 /* The unit of a suspending worker is gone. */
 void worker_suspend_unit_gone(Worker *w);
-/* The resumed unit's start job succeeded. */
+/* The resumed sandbox runs (worker-resume.h decides when). */
 void worker_resume_done(Worker *w);
+/* Whether W's image is complete: its marker is there. */
+bool worker_image_complete(const Worker *w);
 
 /* Answers every waiting call with error NAME, MESSAGE. */
 void worker_waiters_fail(Worker *w, const char *name, const char *message);

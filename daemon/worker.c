@@ -13,6 +13,7 @@
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-ready.h"
+#include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
 #include "worker.h"
@@ -103,6 +104,10 @@ Worker *worker_free(Worker *w) {
         free(w->suspend_unit);
         sd_bus_slot_unref(w->checkpoint_call);
         unit_drop_free(w->suspend_drop);
+        sd_event_source_disable_unref(w->resume_watch);
+        sd_event_source_disable_unref(w->resume_timer);
+        unit_drop_free(w->resume_drop);
+        free(w->resume_why);
         sd_event_source_disable_unref(w->runtime_timer);
         sd_event_source_disable_unref(w->ready_timer);
         safe_close(w->pool_fds.stdin_fd);
@@ -218,7 +223,8 @@ static const bool state_transitions[_WORKER_STATE_MAX][_WORKER_STATE_MAX] = {
         [WORKER_STOPPING] = { [WORKER_ENDED] = true },
         [WORKER_SUSPENDING] = { [WORKER_SUSPENDED] = true, [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
         [WORKER_SUSPENDED] = { [WORKER_RESUMING] = true, [WORKER_ENDED] = true },
-        [WORKER_RESUMING] = { [WORKER_RUNNING] = true, [WORKER_ENDED] = true },
+        /* Back to suspended: a resume that failed before the sandbox ran (worker-resume.h). */
+        [WORKER_RESUMING] = { [WORKER_RUNNING] = true, [WORKER_ENDED] = true, [WORKER_SUSPENDED] = true },
 };
 
 bool worker_state_transition_valid(WorkerState from, WorkerState to) {
@@ -661,7 +667,9 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
          * after it, for a worker that awaits its token, the token. */
         if (w->unit_ended && w->state == WORKER_STARTING && w->awaits_ready)
                 worker_ready_unit_ended(w);
-        else if (w->unit_ended && w->state != WORKER_STARTING && w->state != WORKER_RESUMING)
+        else if (w->unit_ended && w->state == WORKER_RESUMING)
+                worker_resume_unit_ended(w);
+        else if (w->unit_ended && w->state != WORKER_STARTING)
                 worker_unit_gone(w);
         return 0;
 }

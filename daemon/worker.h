@@ -69,6 +69,15 @@ struct Worker {
         UnitDrop *suspend_drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
         bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
         bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */
+        /* While resuming (worker-resume.h). */
+        sd_event_source *resume_watch;  /* inotify on the image, which the launcher removes once it runs */
+        sd_event_source *resume_timer;  /* after the job: how long the image may stay */
+        UnitDrop *resume_drop;          /* failed: the attempt's units are being stopped */
+        char *resume_why;               /* failed: why, for the callers */
+        bool resume_job_done;
+        bool resume_ran;                /* the image went: the sandbox ran */
+        bool resume_failing;            /* going back to suspended */
+        unsigned resume_failures;       /* in a row, for the log */
         bool keep_secrets;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
         bool secrets_stored;            /* and are in systemd's fd store */
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */

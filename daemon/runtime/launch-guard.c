@@ -198,7 +198,10 @@ static bool check_running(Guard *g, uint64_t now) {
 
 /* A restored sandbox: once it runs, runsc has read or holds open all of its
  * image, which goes, and the unit (Type=notify) is ready: the resume is
- * answered only now, so nothing asks runsc about a restore in progress. */
+ * answered only now, so nothing asks runsc about a restore in progress.
+ * Nothing else in the launcher removes an image: a restore that fails before
+ * this leaves it whole, and sandboxd, which watches for this removal, keeps
+ * the worker suspended for the next resume (worker-resume.h). */
 static void restore_check(Guard *g, uint64_t now) {
         int r;
 

@@ -279,7 +279,8 @@ static bool listed_transition(WorkerState from, WorkerState to) {
                (from == WORKER_SUSPENDED && to == WORKER_RESUMING) ||
                (from == WORKER_SUSPENDED && to == WORKER_ENDED) ||
                (from == WORKER_RESUMING && to == WORKER_RUNNING) ||
-               (from == WORKER_RESUMING && to == WORKER_ENDED);
+               (from == WORKER_RESUMING && to == WORKER_ENDED) ||
+               (from == WORKER_RESUMING && to == WORKER_SUSPENDED);
 }
 
 static void test_transition_table(void **state) {
@@ -384,6 +385,24 @@ static void test_suspending_back_to_running(void **state) {
         barrier(f);
         assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State");
         assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerNew"), 0);
+}
+
+/* A resume that failed before the sandbox ran: suspended again, same object,
+ * still counted, nothing ended. */
+static void test_resuming_back_to_suspended(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RESUMING, f->caller);
+
+        assert_int_equal(worker_set_state(w, WORKER_SUSPENDED), 0);
+        assert_int_equal(w->state, WORKER_SUSPENDED);
+        assert_true(worker_is_alive(w));
+        assert_int_equal(f->m->n_alive, 1);
+        barrier(f);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State");
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerNew"), 0);
+        assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerRemoved"), 0);
+        /* And it can be resumed again. */
+        assert_int_equal(worker_set_state(w, WORKER_RESUMING), 0);
 }
 
 static void test_suspended_to_ended(void **state) {
@@ -910,6 +929,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_starting_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_transitions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspend_resume_cycle, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_resuming_back_to_suspended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspending_back_to_running, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspended_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspending_to_ended, setup, teardown),
