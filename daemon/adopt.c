@@ -66,8 +66,11 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->created_monotonic = mono > age ? mono - age : 0;
         r->last_activity_monotonic = w->channel ? channel_last_activity(w->channel) : r->created_monotonic;
         /* Saved with its image complete while its old units go: a restart
-         * meanwhile finds it suspended, not a running worker without a unit. */
-        r->suspended = w->state == WORKER_SUSPENDED || (w->state == WORKER_SUSPENDING && w->suspend_drop);
+         * meanwhile finds it suspended, not a running worker without a unit.
+         * So while it resumes: the image is its state until the resume is
+         * done (restore_stop_interrupted_resume). */
+        r->suspended = w->state == WORKER_SUSPENDED || w->state == WORKER_RESUMING ||
+                       (w->state == WORKER_SUSPENDING && w->suspend_drop);
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
         r->pooled = streq(w->start_mode, "pooled");
@@ -446,6 +449,28 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
 
 /* A suspended worker has no unit and no channel, only its home and its
  * checkpoint image: it is listed again as suspended, to be resumed. */
+/* The record says suspended until a resume is done, and a resume lasts the
+ * whole restore (its unit is Type=notify): a unit that runs for a suspended
+ * record is a resume that sandboxd stopped in the middle of. Nothing may
+ * run unmanaged for it; once its units are gone, the image decides: still
+ * whole, the worker is suspended as it was; removed, the restore ran and the
+ * worker is lost (image-missing). */
+static int restore_stop_interrupted_resume(Restore *rs, const char *id) {
+        _cleanup_strv_free_ char **units = NULL;
+        static const char * const suffixes[] = { ".service", "-egress.socket", "-egress.service",
+                                                 "-workspace.service" };
+
+        log_struct(LOG_WARNING, "A resume was under way when sandboxd stopped; its units go first",
+                   "SANDBOXD_WORKER_ID", id, "SANDBOXD_EVENT", "resume-interrupted", NULL);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                char u[sizeof("sandbox-") + WORKER_ID_LEN + sizeof("-workspace.service")];
+                snprintf(u, sizeof(u), "sandbox-%s%s", id, suffixes[i]);
+                if (strv_push(&units, u) < 0)
+                        return -ENOMEM;
+        }
+        return manager_stop_units(rs->m, units);
+}
+
 static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         _cleanup_free_ char *marker = NULL;
         Manager *m = rs->m;
@@ -539,6 +564,11 @@ static int restore_records(Restore *rs) {
                         continue;
                 }
                 state = restore_unit_state(rs, rec.unit);
+                if (rec.suspended && state && !streq(state, "inactive") && !streq(state, "failed")) {
+                        r = restore_stop_interrupted_resume(rs, rec.id);
+                        if (r < 0)
+                                return r;
+                }
                 if (rec.suspended) {
                         char id[WORKER_ID_LEN + 1];
                         memcpy(id, rec.id, sizeof(id));

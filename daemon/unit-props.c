@@ -467,11 +467,12 @@ int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnit
          * sandbox on a slow disk gets its time, for each of the launcher's
          * up to three attempts of at most 120 s, and what comes around them
          * (launch-suspend.c: the wait for the last restore's image, 30 s,
+         * the wait for the sandbox to run, 30 s and one runsc state of 20 s,
          * the stats, 20 s, a runsc state after each failed attempt, 20 s,
-         * the backoff): 452 s at worst. */
+         * the backoff): 502 s at worst. */
         if (r >= 0)
                 r = unit_append_helper_oneshot(m, "sandboxd checkpoint of a suspended worker",
-                                               UINT64_C(480) * USEC_PER_SEC, p->launcher_path, ck.v);
+                                               UINT64_C(540) * USEC_PER_SEC, p->launcher_path, ck.v);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         strv_free(ck.v);

@@ -61,6 +61,7 @@ int worker_resume_watch(Worker *w) {
         worker_resume_unwatch(w);
         w->resume_ran = false;
         w->resume_job_done = false;
+        w->resume_job_failed = false;
         if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", w->id) < 0)
                 return -ENOMEM;
         r = sd_event_add_inotify(w->manager->event, &w->resume_watch, dir,
@@ -245,15 +246,41 @@ void worker_resume_start_refused(Worker *w, const char *why) {
         resume_decide(w, true, false, why);
 }
 
+/* A failed job whose unit's end has not been seen within this: decided
+ * without its exit status. */
+#define RESUME_EXIT_STATUS_WAIT_USEC (10 * USEC_PER_SEC)
+
+static int on_exit_status_wait(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+
+        w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
+        if (w->state == WORKER_RESUMING && !w->resume_failing)
+                resume_decide(w, true, false, "start job failed");
+        return 0;
+}
+
 void worker_resume_job_removed(Worker *w, const char *result) {
         char why[64];
 
         /* The stop jobs of a failed attempt's units come here too. */
-        if (w->state != WORKER_RESUMING || w->resume_failing || w->resume_job_done)
+        if (w->state != WORKER_RESUMING || w->resume_failing || w->resume_job_done || w->resume_job_failed)
                 return;
         if (streq(result, "done")) {
                 w->resume_job_done = true;
                 resume_decide(w, false, false, NULL);
+                return;
+        }
+        /* The unit is Type=notify: a launcher or runsc restore that gives up
+         * ends it before READY=1 and its job "failed"; the unit's exit status,
+         * which may come just after, is the reason worth giving. */
+        if (streq(result, "failed")) {
+                w->resume_job_failed = true;
+                if (w->unit_ended)
+                        resume_decide(w, true, false, NULL);
+                else if (sd_event_add_time_relative(w->manager->event, &w->resume_timer, CLOCK_MONOTONIC,
+                                                    RESUME_EXIT_STATUS_WAIT_USEC, USEC_PER_SEC,
+                                                    on_exit_status_wait, w) < 0)
+                        resume_decide(w, true, false, "start job failed");
                 return;
         }
         snprintf(why, sizeof(why), "start job %s", result);
@@ -266,4 +293,8 @@ void worker_resume_unit_ended(Worker *w) {
         /* Before the job is done, the job's result decides (and sees this). */
         if (w->resume_job_done)
                 resume_decide(w, false, false, NULL);
+        else if (w->resume_job_failed) {
+                w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
+                resume_decide(w, true, false, NULL);
+        }
 }

@@ -32,8 +32,9 @@
 #include "worker.h"
 
 /* After the job is done, how long the image may stay before the resume is
- * taken as done anyway, as before the image was watched: a sandbox that
- * runs but whose guard never reads its stats must not stay resuming. */
+ * taken as done anyway. The unit is Type=notify and its launcher removes the
+ * image before READY=1, so this is only for a removal that failed: a sandbox
+ * that runs must not stay resuming. */
 #define WORKER_RESUME_RUN_TIMEOUT_USEC (120 * USEC_PER_SEC)
 
 typedef enum ResumeVerdict {

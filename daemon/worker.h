@@ -75,6 +75,7 @@ struct Worker {
         UnitDrop *resume_drop;          /* failed: the attempt's units are being stopped */
         char *resume_why;               /* failed: why, for the callers */
         bool resume_job_done;
+        bool resume_job_failed;         /* its main process ended before READY=1: its exit status says why */
         bool resume_ran;                /* the image went: the sandbox ran */
         bool resume_failing;            /* going back to suspended */
         unsigned resume_failures;       /* in a row, for the log */

@@ -191,9 +191,22 @@ static void events_read(Guard *g) {
 static bool check_running(Guard *g, uint64_t now) {
         if (g->seen_running || now < g->next_state_check)
                 return g->seen_running;
-        g->next_state_check = now + LAUNCH_STATE_POLL_USEC;
         g->seen_running = launch_container_running(g->runtime_path, g->root_arg, g->container) > 0;
+        /* From the answer: on a loaded host runsc state takes longer than
+         * the interval, and must not run back to back beside the restore. */
+        g->next_state_check = now_usec(CLOCK_MONOTONIC) + LAUNCH_STATE_POLL_USEC;
         return g->seen_running;
+}
+
+/* The restored sandbox ran: its image goes, and systemd hears READY=1. */
+static void restore_ran(Guard *g) {
+        int r = rm_rf(g->images);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
+        g->images = NULL;
+        r = sd_notify(false, "READY=1");
+        if (r < 0)
+                log_warning_errno(r, "Failed to tell systemd the restored sandbox runs: %m");
 }
 
 /* A restored sandbox: once it runs, runsc has read or holds open all of its
@@ -203,17 +216,8 @@ static bool check_running(Guard *g, uint64_t now) {
  * this leaves it whole, and sandboxd, which watches for this removal, keeps
  * the worker suspended for the next resume (worker-resume.h). */
 static void restore_check(Guard *g, uint64_t now) {
-        int r;
-
-        if (!g->images || !check_running(g, now))
-                return;
-        r = rm_rf(g->images);
-        if (r < 0)
-                log_warning_errno(r, "Failed to remove the checkpoint image %s: %m", g->images);
-        g->images = NULL;
-        r = sd_notify(false, "READY=1");
-        if (r < 0)
-                log_warning_errno(r, "Failed to tell systemd the restored sandbox runs: %m");
+        if (g->images && check_running(g, now))
+                restore_ran(g);
 }
 
 /* The sentry's own files where this runsc has them, else runsc events. */
@@ -319,6 +323,17 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                 }
         events_stop(&g);
         sentry_mem_close(&g.mem);
+        /* Ended before a poll saw it run. runsc restore's own failures exit
+         * LAUNCH_RUNSC_FATAL_EXIT (its Fatalf) with the image still whole,
+         * which sandboxd then keeps for the next resume. Anything else is
+         * the restored workload's end: it ran, so the image is no longer
+         * its state and must not be restored again, and the unit is ready
+         * before it ends (the barrier: systemd has READY=1 before the exit),
+         * so the worker ends with its own exit status. */
+        if (g.images && !(WIFEXITED(status) && WEXITSTATUS(status) == LAUNCH_RUNSC_FATAL_EXIT)) {
+                restore_ran(&g);
+                (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
+        }
         if (g.killed) {
                 log_error("%s was killed for exceeding its memory limit of %" PRIu64 " bytes.", container, g.limit);
                 return LAUNCH_GUARD_EXIT_OOM;

@@ -10,6 +10,9 @@
  * kill looks like (128 + SIGKILL). */
 #define LAUNCH_GUARD_EXIT_OOM 137
 #define LAUNCH_GUARD_EXIT_FAILED 125
+/* What runsc exits with when it gives up itself (its Fatalf), a failed
+ * restore among them. */
+#define LAUNCH_RUNSC_FATAL_EXIT 128
 
 /* Waits for runtime_pid ("runsc run") while holding the sandbox named
  * container to limit bytes of memory; returns the exit code the launcher

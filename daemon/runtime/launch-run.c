@@ -495,6 +495,12 @@ int launch_run(const LaunchArgs *a) {
                 return LAUNCH_EXIT_SETUP;
         if (a->restore) {
                 char images[PATH_MAX];
+                /* Its unit is Type=notify: without the socket it would wait
+                 * out its start timeout; refused now, the image is kept. */
+                if (!getenv("NOTIFY_SOCKET")) {
+                        log_error("A restore runs as a Type=notify unit's main process; NOTIFY_SOCKET is not set.");
+                        return LAUNCH_EXIT_SETUP;
+                }
                 if (launch_restore_check(a->id, uid, images, sizeof(images)) < 0)
                         return LAUNCH_EXIT_SETUP;
         }

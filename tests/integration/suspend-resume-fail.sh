@@ -12,7 +12,9 @@
 # restore fails once (sandboxd's RunscPath is a wrapper of the real runsc,
 # tests/integration/suspend-resume-fail/runsc, that fails one restore before
 # any sandbox exists, exit status 128): kept suspended the same way, and the
-# next Resume works. Last, a worker whose resume failed is stopped: its image
+# next Resume works. Then sandboxd restarts while a (slow) restore is under
+# way: the resuming unit is stopped, the worker stays suspended with its
+# image, and resumes. Last, a worker whose resume failed is stopped: its image
 # and home go as for any suspended one.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
@@ -130,6 +132,30 @@ check "the next ResumeWorker restores it" sbx_call ResumeWorker s "$WID"
 check_eq "runsc was asked again" 2 "$(restores)"
 check_eq "it runs" running "$(state_of "$WID")"
 check "it counts on from where it was" counts_on_from "$WID" "$last"
+
+# ---- sandboxd restarts in the middle of a resume ------------------------------------
+# Its record says suspended until the resume is done; the resumed unit, still
+# restoring, must not run on unmanaged: it is stopped, and the image, still
+# whole, keeps the worker suspended for the next resume.
+last=$(read_numbers "$WID" 1000 | tail -n1)
+check "restart: SuspendWorker suspends it" sbx_call SuspendWorker s "$WID"
+ct sh -c "echo 15 > $SW/slow-restore"
+ct busctl --system --timeout=60 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$WID" >/dev/null 2>&1 &
+bg=$!
+check "restart: the resume is under way" wait_until 20 state_is "$WID" resuming
+check "restart: its unit is starting" wait_until 20 sh -c \
+    "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$WID.service)\" = activating ]"
+check "restart: sandboxd restarts meanwhile" ct systemctl restart sandboxd.service
+wait "$bg" 2>/dev/null
+ct rm -f "$SW/slow-restore"
+check "restart: the resuming unit was stopped" wait_until 30 unit_gone "sandbox-$WID.service"
+check_eq "restart: the worker is suspended" suspended "$(state_of "$WID")"
+check "restart: its image is still whole" image_whole "$WID"
+check "restart: its home is still there" home_there "$WID"
+check_output "restart: sandboxd logged the interrupted resume" . sh -c \
+    "nsenter -t $CT_PID -a journalctl --sync; nsenter -t $CT_PID -a journalctl -o cat SANDBOXD_WORKER_ID=$WID SANDBOXD_EVENT=resume-interrupted"
+check "restart: the next ResumeWorker restores it" sbx_call ResumeWorker s "$WID"
+check "restart: it counts on from where it was" counts_on_from "$WID" "$last"
 
 # ---- a worker whose resume failed is stopped: image and home go ------------------------
 check "SuspendWorker suspends it again" sbx_call SuspendWorker s "$WID"
