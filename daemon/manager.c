@@ -81,6 +81,7 @@ Manager *manager_free(Manager *m) {
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
         sd_bus_slot_unref(m->job_removed_match);
+        unit_stops_free(m->unit_stops);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         sbx_config_done(&m->config);
@@ -691,6 +692,9 @@ int manager_startup(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        r = unit_stops_new(&m->unit_stops, m->bus, m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the stops of units: %m");
 
         r = sd_bus_match_signal_async(m->bus, &m->job_removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "JobRemoved", on_job_removed, NULL, m);

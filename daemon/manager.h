@@ -9,6 +9,7 @@
 #include "creds.h"
 #include "probe.h"
 #include "runtimes.h"
+#include "unit-stop.h"
 #include "worker-history.h"
 #include "worker.h"
 
@@ -36,6 +37,7 @@ struct Manager {
         size_t n_preflight_waiters;
         sd_bus_slot *job_removed_match;
         sd_bus_slot *worker_filter;
+        UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 

@@ -107,13 +107,14 @@ static void pool_unlink(Manager *m, PoolEntry *e) {
 
 static void pool_schedule(Manager *m, uint64_t usec);
 
+/* Asked again when the bus refuses (unit-stop.h): a pool shrinking by
+ * dozens at once passes the bus daemon's cap on awaited replies. */
 static void pool_stop_units(PoolEntry *e) {
         const char *units[] = { e->unit, e->egress_socket, e->egress_service };
 
         for (size_t i = 0; i < ELEMENTSOF(units); i++)
                 if (units[i])
-                        (void) sd_bus_call_method_async(e->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                                "StopUnit", NULL, NULL, "ss", units[i], "replace");
+                        (void) unit_stops_stop(e->manager->unit_stops, units[i], e->id);
 }
 
 /* Its unit is gone, never came, or is let go (UNIT_DOWN false: stopping
@@ -602,8 +603,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
         if (e) {
                 char why[400];
                 snprintf(why, sizeof(why), "setting its caps on the pooled unit: %s", e->message ?: e->name);
-                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
                 worker_start_failed(w, why);
                 return 0;
         }
@@ -624,8 +624,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
         if (r < 0) {
                 char why[128];
                 snprintf(why, sizeof(why), "handing the job to the pooled sandbox: %s", strerror(-r));
-                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
                 worker_start_failed(w, why);
                 return 0;
         }

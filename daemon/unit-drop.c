@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit-drop.h"
+#include "unit-stop.h"
 #include "util.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -10,6 +11,7 @@ struct UnitDrop {
         char **pending;                 /* still loaded, as far as we know */
         sd_bus_slot *removed_match;
         sd_bus_slot **stop_calls;       /* one per unit of the start, until answered */
+        UnitStops *stops;               /* asks again for a stop the bus refused */
         size_t n_calls;
         sd_event_source *timer;         /* the timeout, then the deferred call of done */
         unit_drop_done_t done;
@@ -75,9 +77,10 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
                 unit_gone(d, unit);
                 return 0;
         }
-        /* A call that timed out says nothing of the unit, which may still be
-         * loaded: UnitRemoved or the timeout ends the wait. */
-        log_warning("Failed to stop %s: %s", unit, e->message ?: e->name);
+        /* Refused, or timed out: that says nothing of the unit, which may
+         * still be loaded and running. It is asked again (logged there);
+         * UnitRemoved or the timeout ends the wait. */
+        (void) unit_stops_stop(d->stops, unit, NULL);
         return 0;
 }
 
@@ -92,7 +95,7 @@ static int on_match_installed(sd_bus_message *reply, void *userdata, sd_bus_erro
         return 0;
 }
 
-int unit_drop_start(sd_bus *bus, sd_event *event, char * const *units, uint64_t timeout_usec,
+int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const *units, uint64_t timeout_usec,
                     unit_drop_done_t done, void *userdata, UnitDrop **ret) {
         _cleanup_(unit_drop_freep) UnitDrop *d = NULL;
         size_t n = strv_length(units);
@@ -103,6 +106,7 @@ int unit_drop_start(sd_bus *bus, sd_event *event, char * const *units, uint64_t 
                 return -ENOMEM;
         d->done = done;
         d->userdata = userdata;
+        d->stops = stops;
         d->pending = strv_copy(units);
         d->stop_calls = calloc(n ?: 1, sizeof(sd_bus_slot *));
         if (!d->pending || !d->stop_calls)

@@ -13,13 +13,15 @@
 #include <systemd/sd-event.h>
 
 typedef struct UnitDrop UnitDrop;
+typedef struct UnitStops UnitStops;
 
 /* ALL_GONE is false when TIMEOUT_USEC passed first. Called from the event
  * loop, never from unit_drop_start(); it may free the UnitDrop. */
 typedef void (*unit_drop_done_t)(UnitDrop *d, bool all_gone, void *userdata);
 
-/* Stops each of UNITS (NULL-terminated). */
-int unit_drop_start(sd_bus *bus, sd_event *event, char * const *units, uint64_t timeout_usec,
+/* Stops each of UNITS (NULL-terminated); a stop the bus refuses is handed
+ * to STOPS, which asks again (unit-stop.h), and may outlive the drop. */
+int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const *units, uint64_t timeout_usec,
                     unit_drop_done_t done, void *userdata, UnitDrop **ret);
 UnitDrop *unit_drop_free(UnitDrop *d);
 static inline void unit_drop_freep(UnitDrop **d) { unit_drop_free(*d); }

@@ -3,10 +3,6 @@
 #include "manager.h"
 #include "worker-ready.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
-
 void worker_ready_failure_reason(int exec_main_code, int exec_main_status, char *buf, size_t size) {
         static const struct {
                 int status;
@@ -47,16 +43,12 @@ static void on_ready_token(Channel *c, int result, void *userdata) {
 /* The unit is left to systemd's stop, and the worker to the failed start. */
 static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
-        int r;
 
         if (w->state != WORKER_STARTING)
                 return 0;
-        r = sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                     NULL, NULL, "ss", w->unit, "replace");
-        if (r < 0)
-                log_struct(LOG_ERR, "Failed to stop the unit of a worker that did not get ready",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", strerror(-r),
-                           NULL);
+        /* Asked again if the bus refuses it: the worker is gone from
+         * sandboxd's view at once, and nothing else would stop its unit. */
+        (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
         worker_start_failed(w, w->ready_result < 0 ? "sandbox-exec's output was not its readiness token"
                                                    : "no readiness token from sandbox-exec in time");
         return 0;
@@ -104,8 +96,7 @@ void worker_ready_job_done(Worker *w) {
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to bound the wait for a worker's readiness",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
-                (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                                "StopUnit", NULL, NULL, "ss", w->unit, "replace");
+                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
                 worker_start_failed(w, "cannot bound the wait for its readiness");
                 return;
         }

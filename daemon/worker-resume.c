@@ -158,8 +158,8 @@ static void resume_keep_suspended(Worker *w, const char *why) {
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
-        r = unit_drop_start(w->manager->bus, w->manager->event, units, RESUME_DROP_TIMEOUT_USEC,
-                            on_resume_units_dropped, w, &w->resume_drop);
+        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units,
+                            RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, w, &w->resume_drop);
         if (r < 0) {
                 log_struct(LOG_WARNING, "Cannot wait for the failed resume's units to go; stopping them",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);

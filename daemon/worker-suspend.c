@@ -223,8 +223,8 @@ static void suspend_finish(Worker *w) {
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
-        r = unit_drop_start(w->manager->bus, w->manager->event, units, SUSPEND_DROP_TIMEOUT_USEC,
-                            on_old_units_dropped, w, &w->suspend_drop);
+        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units,
+                            SUSPEND_DROP_TIMEOUT_USEC, on_old_units_dropped, w, &w->suspend_drop);
         if (r >= 0 && worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);

@@ -95,8 +95,6 @@ Worker *worker_free(Worker *w) {
         sd_bus_message_unref(w->create_request);
         sd_bus_slot_unref(w->unit_match);
         sd_bus_slot_unref(w->start_call);
-        sd_bus_slot_unref(w->stop_call);
-        sd_event_source_disable_unref(w->stop_retry);
         sd_event_source_disable_unref(w->idle_timer);
         sd_event_source_disable_unref(w->linger_timer);
         worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, "Worker is gone");
@@ -204,16 +202,6 @@ int worker_result_format_failed(const char *reason, char **ret) {
 }
 
 /* ---- the lifecycle ------------------------------------------------------ */
-
-
-static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-
-        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit"))
-                log_warning("Failed to stop a worker unit: %s", e->message ?: e->name);
-        return 0;
-}
-
 
 /* Every state a worker may go to from each state; everything else is a bug
  * in the daemon. */
@@ -550,10 +538,8 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
 void worker_stop_egress(Worker *w) {
         if (!w->egress_service)
                 return;
-        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_socket, "replace");
-        (void) sd_bus_call_method_async(w->manager->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", on_stop_reply, NULL, "ss", w->egress_service, "replace");
+        (void) unit_stops_stop(w->manager->unit_stops, w->egress_socket, w->id);
+        (void) unit_stops_stop(w->manager->unit_stops, w->egress_service, w->id);
 }
 
 /* The unit is gone: record the result, delete the home, tell clients. The
@@ -571,6 +557,8 @@ void worker_unit_gone(Worker *w) {
                 worker_suspend_unit_gone(w);
                 return;
         }
+        /* The unit ended: a stop still being asked for is moot. */
+        unit_stops_cancel(m->unit_stops, w->unit);
         w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
         w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
         r = worker_result_format(w->stop_reason, w->unit_result, w->exec_main_code, w->exec_main_status,
@@ -692,52 +680,6 @@ static void on_channel_stdin_closed(Channel *c, void *userdata) {
         worker_forget_stdin(userdata);
 }
 
-/* A StopUnit the bus refused never reached systemd: the bus daemon caps
- * the replies a connection may await (128 by default), which hundreds of
- * stops at once pass, and a call may time out while PID 1 is busy. The
- * worker would stay "stopping" with its unit running: ask again, further
- * apart each time, until systemd takes it or the unit ends anyway. */
-#define WORKER_STOP_RETRY_MAX_USEC (5 * USEC_PER_SEC)
-
-static int worker_send_stop(Worker *w);
-
-static int on_stop_retry(sd_event_source *s, uint64_t usec, void *userdata) {
-        Worker *w = userdata;
-
-        w->stop_retry = sd_event_source_disable_unref(w->stop_retry);
-        if (w->state == WORKER_STOPPING && worker_send_stop(w) < 0)
-                log_struct(LOG_ERR, "Cannot ask systemd again to stop the worker's unit", "SANDBOXD_WORKER_ID", w->id,
-                           "SANDBOXD_UNIT", w->unit, NULL);
-        return 0;
-}
-
-static int on_worker_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Worker *w = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        char attempt[16];
-
-        w->stop_call = sd_bus_slot_unref(w->stop_call);
-        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit") || w->state != WORKER_STOPPING)
-                return 0;
-        snprintf(attempt, sizeof(attempt), "%u", w->stop_attempts);
-        log_struct(LOG_WARNING, "systemd did not take the stop of the worker's unit",
-                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", e->message ?: e->name,
-                   "SANDBOXD_ATTEMPT", attempt, "SANDBOXD_EVENT", "stop-retry", NULL);
-        if (sd_event_add_time_relative(w->manager->event, &w->stop_retry, CLOCK_MONOTONIC,
-                                       MIN((uint64_t) w->stop_attempts * 250 * USEC_PER_MSEC, WORKER_STOP_RETRY_MAX_USEC),
-                                       10 * USEC_PER_MSEC, on_stop_retry, w) < 0)
-                log_struct(LOG_ERR, "Cannot schedule another stop of the worker's unit", "SANDBOXD_WORKER_ID", w->id,
-                           "SANDBOXD_UNIT", w->unit, NULL);
-        return 0;
-}
-
-static int worker_send_stop(Worker *w) {
-        w->stop_call = sd_bus_slot_unref(w->stop_call);
-        w->stop_attempts++;
-        return sd_bus_call_method_async(w->manager->bus, &w->stop_call, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", on_worker_stop_reply, w, "ss", w->unit, "replace");
-}
-
 int worker_stop(Worker *w, const char *reason, SbxError *error) {
         int r;
 
@@ -754,9 +696,9 @@ int worker_stop(Worker *w, const char *reason, SbxError *error) {
                                      w->state == WORKER_STARTING ? "still starting" : worker_state_to_string(w->state));
         if (!w->stop_reason)
                 w->stop_reason = reason;
-        w->stop_attempts = 0;
-        w->stop_retry = sd_event_source_disable_unref(w->stop_retry);
-        r = worker_send_stop(w);
+        /* A stop the bus refuses is asked again (unit-stop.h) until systemd
+         * takes it or the unit ends (worker_unit_gone). */
+        r = unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to stop %s: %s",
                                      w->unit, strerror(-r));

@@ -58,9 +58,6 @@ struct Worker {
         sd_bus_message *create_request; /* the CreateWorker call waiting for the start job */
         sd_bus_slot *unit_match;
         sd_bus_slot *start_call;
-        sd_bus_slot *stop_call;         /* its StopUnit, until answered */
-        sd_event_source *stop_retry;    /* the next StopUnit after one the bus refused */
-        unsigned stop_attempts;
         sd_event_source *idle_timer;
         sd_event_source *linger_timer;
         char *suspend_unit;             /* sandbox-<id>-suspend.service, the checkpoint */

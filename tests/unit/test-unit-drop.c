@@ -12,6 +12,7 @@
 #include <systemd/sd-id128.h>
 
 #include "unit-drop.h"
+#include "unit-stop.h"
 #include "util.h"
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -28,7 +29,9 @@ typedef struct Fake {
         unsigned n_stops;
         unsigned n_done;
         bool all_gone;
+        unsigned refuse;        /* StopUnit calls to refuse as the bus daemon would, first */
         UnitDrop *drop;
+        UnitStops *stops;
 } Fake;
 
 static bool fake_has(Fake *f, const char *unit) {
@@ -53,6 +56,11 @@ static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *
         strcat(f->stopped, " ");
         strncat(f->modes, mode, sizeof(f->modes) - strlen(f->modes) - 2);
         strcat(f->modes, " ");
+        if (f->refuse > 0) {
+                f->refuse--;
+                return sd_bus_reply_method_errorf(msg, "org.freedesktop.DBus.Error.LimitsExceeded",
+                                                  "The maximum number of pending replies per connection has been reached");
+        }
         if (!fake_has(f, unit))
                 return sd_bus_reply_method_errorf(msg, "org.freedesktop.systemd1.NoSuchUnit", "Unit %s not loaded.",
                                                   unit);
@@ -132,6 +140,8 @@ static int fake_setup(void **state) {
         assert_int_equal(sd_bus_attach_event(f->client, f->event, 0), 0);
         /* sandboxd's bus is up before any worker is: so is this one. */
         run_until(f, both_ready);
+        assert_int_equal(unit_stops_new(&f->stops, f->client, f->event), 0);
+        unit_stops_set_policy(f->stops, 20 * USEC_PER_MSEC, 20 * USEC_PER_MSEC, 10 * USEC_PER_SEC);
         *state = f;
         return 0;
 }
@@ -140,6 +150,7 @@ static int fake_teardown(void **state) {
         Fake *f = *state;
 
         unit_drop_free(f->drop);
+        unit_stops_free(f->stops);
         sd_bus_slot_unref(f->filter);
         sd_bus_flush_close_unref(f->client);
         sd_bus_flush_close_unref(f->server);
@@ -154,7 +165,7 @@ static void test_waits_for_unit_removed(void **state) {
 
         snprintf(f->loaded[0], sizeof(f->loaded[0]), "w-egress.socket");
         snprintf(f->loaded[1], sizeof(f->loaded[1]), "w-egress.service");
-        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
         assert_int_equal(f->n_done, 0);         /* never from the start itself */
         run_until(f, stops_answered_3);
         run_idle(f);
@@ -181,7 +192,7 @@ static void test_all_gone_already(void **state) {
         Fake *f = *state;
         char *units[] = { (char *) "a.service", (char *) "b.socket", NULL };
 
-        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
         run_until(f, done_once);
         assert_true(f->all_gone);
         assert_int_equal(f->n_stops, 2);
@@ -191,7 +202,7 @@ static void test_no_units(void **state) {
         Fake *f = *state;
         char *units[] = { NULL };
 
-        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
         assert_int_equal(f->n_done, 0);
         run_until(f, done_once);
         assert_true(f->all_gone);
@@ -204,7 +215,7 @@ static void test_timeout(void **state) {
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 
         snprintf(f->loaded[0], sizeof(f->loaded[0]), "stuck.service");
-        assert_int_equal(unit_drop_start(f->client, f->event, units, 300 * USEC_PER_MSEC, on_done, f, &f->drop), 0);
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 300 * USEC_PER_MSEC, on_done, f, &f->drop), 0);
         run_until(f, done_once);
         assert_false(f->all_gone);
         assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= 300 * USEC_PER_MSEC);
@@ -215,13 +226,36 @@ static void test_free_while_pending(void **state) {
         char *units[] = { (char *) "x.socket", NULL };
 
         snprintf(f->loaded[0], sizeof(f->loaded[0]), "x.socket");
-        assert_int_equal(unit_drop_start(f->client, f->event, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
         /* The worker went first: nothing may call back into it after. */
         f->drop = unit_drop_free(f->drop);
         run_idle(f);
         fake_remove(f, "x.socket");
         run_idle(f);
         assert_int_equal(f->n_done, 0);
+}
+
+static bool stops_answered_2(Fake *f) {
+        return f->n_stops >= 2 && !unit_stops_pending(f->stops, "r.socket");
+}
+
+/* The bus refused the first StopUnit: it never reached systemd, and the unit
+ * would run on. It is asked again, and the drop still ends at UnitRemoved. */
+static void test_refused_stop_asked_again(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "r.socket", NULL };
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "r.socket");
+        f->refuse = 1;
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f,
+                                         &f->drop), 0);
+        run_until(f, stops_answered_2);
+        run_idle(f);
+        assert_string_equal(f->stopped, "r.socket r.socket ");
+        assert_int_equal(f->n_done, 0);
+        fake_remove(f, "r.socket");
+        run_until(f, done_once);
+        assert_true(f->all_gone);
 }
 
 int main(void) {
@@ -231,6 +265,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_no_units, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_timeout, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_free_while_pending, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_refused_stop_asked_again, fake_setup, fake_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
