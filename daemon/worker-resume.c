@@ -137,9 +137,6 @@ static void on_resume_units_dropped(UnitDrop *d, bool all_gone, void *userdata) 
  * hear of it once systemd holds none of those units, so that their next
  * Resume can make them again under the same names. */
 static void resume_keep_suspended(Worker *w, const char *why) {
-        _cleanup_free_ char *workspace_unit = NULL;
-        char *units[5] = {};
-        size_t n = 0;
         int r;
 
         w->resume_failing = true;
@@ -151,15 +148,7 @@ static void resume_keep_suspended(Worker *w, const char *why) {
         /* Its pipes went with the unit; the next resume makes new ones. */
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
-        units[n++] = w->unit;
-        if (w->egress_service) {
-                units[n++] = w->egress_socket;
-                units[n++] = w->egress_service;
-        }
-        if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
-                units[n++] = workspace_unit;
-        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units,
-                            RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, w, &w->resume_drop);
+        r = worker_drop_units(w, RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, &w->resume_drop);
         if (r < 0) {
                 log_struct(LOG_WARNING, "Cannot wait for the failed resume's units to go; stopping them",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);

@@ -200,10 +200,23 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
         suspend_settled(w);
 }
 
-static void suspend_finish(Worker *w) {
+int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret) {
         _cleanup_free_ char *workspace_unit = NULL;
         char *units[5] = {};
         size_t n = 0;
+
+        units[n++] = w->unit;
+        if (w->egress_service) {
+                units[n++] = w->egress_socket;
+                units[n++] = w->egress_service;
+        }
+        if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
+                units[n++] = workspace_unit;
+        return unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units, timeout_usec,
+                               done, w, ret);
+}
+
+static void suspend_finish(Worker *w) {
         int r;
 
         w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
@@ -216,15 +229,7 @@ static void suspend_finish(Worker *w) {
          * (unit-drop.h). PartOf= does not stop the pair for a unit that
          * ended by itself; the mount unit stops when unneeded, and is
          * waited for too. */
-        units[n++] = w->unit;
-        if (w->egress_service) {
-                units[n++] = w->egress_socket;
-                units[n++] = w->egress_service;
-        }
-        if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
-                units[n++] = workspace_unit;
-        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units,
-                            SUSPEND_DROP_TIMEOUT_USEC, on_old_units_dropped, w, &w->suspend_drop);
+        r = worker_drop_units(w, SUSPEND_DROP_TIMEOUT_USEC, on_old_units_dropped, &w->suspend_drop);
         if (r >= 0 && worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "errors.h"
+#include "unit-drop.h"
 #include "worker.h"
 
 #define SBX_SUSPEND_ROOT "/var/lib/sandboxd/suspend"
@@ -44,5 +45,10 @@ bool worker_image_complete(const Worker *w);
 void worker_waiters_fail(Worker *w, const char *name, const char *message);
 /* Removes SBX_SUSPEND_ROOT/<id>. */
 void worker_delete_images(Worker *w);
+
+/* Stops and waits for systemd to drop the worker's unit, its proxy pair and
+ * its workspace's mount unit, which a resume makes again under the same
+ * names (unit-drop.h); DONE gets the worker. */
+int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret);
 /* Bytes the image directory of W takes on disk (0 when there is none). */
 uint64_t worker_image_bytes(const Worker *w);
