@@ -477,6 +477,19 @@ s = socket.socket(socket.AF_UNIX); s.bind(\"\\0\" + sys.argv[1]); s.listen(8); t
     ct rm -f "/dev/shm/sbx-host-$nonce"
 }
 
+# A workload that prints 1, 2, 3, ... every 0.2 s: a suspended one must count
+# on from where it was once resumed.
+SBX_COUNTER_PY='import time
+i = 0
+while True:
+    i += 1
+    print(i, flush=True)
+    time.sleep(0.2)'
+# The numbers worker $1 printed within $2 ms of reading its channel, one a line.
+read_numbers() {
+    ct timeout 30 /usr/lib/sandboxd-tests/sbx-channel read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true
+}
+
 # A unit is gone when systemd holds nothing of it: not running and not kept
 # around as "failed" either (that would be state outliving the worker).
 unit_gone() {

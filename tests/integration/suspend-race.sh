@@ -10,18 +10,10 @@
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
-CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
 ROUNDS=${RACE_ROUNDS:-5}
-# Prints 1, 2, 3, ... every 0.2 s.
-COUNTER='import time
-i = 0
-while True:
-    i += 1
-    print(i, flush=True)
-    time.sleep(0.2)'
+COUNTER=$SBX_COUNTER_PY
 
 unit_active() { [ "$(ct systemctl is-active "$1" 2>/dev/null)" = active ]; }
-read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }
 # A worker that came back from a round: running, in its unit, with its proxy
 # socket (with egress) and its home and UID; prints what is wrong otherwise.

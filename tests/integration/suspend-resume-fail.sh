@@ -19,22 +19,15 @@
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
-CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
 IMAGES=/var/lib/sandboxd/suspend
 STATES=/run/sandboxd/workers
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 CONF=/etc/sandboxd/sandboxd.conf
 T=/etc/sbx-resumefail           # the wrapper, root's
 SW=/run/sbx-resumefail          # its switch and its count of restores
-COUNTER='import time
-i = 0
-while True:
-    i += 1
-    print(i, flush=True)
-    time.sleep(0.2)'
+COUNTER=$SBX_COUNTER_PY
 
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
-read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }
 counts_on_from() {
     local first

@@ -12,17 +12,11 @@ source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-CHANNEL=/usr/lib/sandboxd-tests/sbx-channel
 CONF=/etc/sandboxd/sandboxd.conf
 IMAGES=/var/lib/sandboxd/suspend
 T=/etc/sbx-ckretry              # the wrapper, root's
 SW=/run/sbx-ckretry             # its switches and its count of checkpoint calls
-COUNTER='import time
-i = 0
-while True:
-    i += 1
-    print(i, flush=True)
-    time.sleep(0.2)'
+COUNTER=$SBX_COUNTER_PY
 
 cleanup() {
     ct sh -c "[ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $T $SW; systemctl restart sandboxd" >/dev/null 2>&1
@@ -30,7 +24,6 @@ cleanup() {
 trap 'cleanup; _tap_cleanup' EXIT
 
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
-read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }
 calls() { ct sh -c "cat $SW/calls 2>/dev/null | wc -l"; }
 # Arms the wrapper: the next N checkpoints fail; KILL=1 kills the sandbox first.

@@ -21,8 +21,6 @@ while True:
     time.sleep(0.2)'
 
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
-# The last number the worker printed within MS milliseconds of reading.
-read_numbers() { ct timeout 30 "$CHANNEL" read "$1" "$2" 2>/dev/null | grep -E '^[0-9]+$' || true; }
 slice_memory() { ct cat /sys/fs/cgroup/memory/sandbox.slice/memory.usage_in_bytes 2>/dev/null || echo 0; }
 has_output() { [ -n "$(read_numbers "$1" 500 | tail -n1)" ]; }
 
