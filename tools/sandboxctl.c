@@ -353,6 +353,16 @@ static int refuse_json(const char *verb) {
         return -EINVAL;
 }
 
+/* A suspend is answered when its checkpoint (a unit of up to 540 s) is done,
+ * a resume or an attach of a suspended worker when the restore (up to 300 s)
+ * is: sd-bus's 25 s would give up on a big one still under way. */
+#define SUSPEND_RESUME_TIMEOUT_USEC (600 * USEC_PER_SEC)
+
+static uint64_t method_timeout(const char *method) {
+        return streq(method, "SuspendWorker") || streq(method, "ResumeWorker") || streq(method, "OpenChannel")
+                       ? SUSPEND_RESUME_TIMEOUT_USEC : 0;
+}
+
 static int call_manager(sd_bus *bus, const char *method, sd_bus_error *error, sd_bus_message **reply,
                         const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
@@ -369,7 +379,7 @@ static int call_manager(sd_bus *bus, const char *method, sd_bus_error *error, sd
                 if (r < 0)
                         return r;
         }
-        return sd_bus_call(bus, m, 0, error, reply);
+        return sd_bus_call(bus, m, method_timeout(method), error, reply);
 }
 
 typedef struct ListArgs {
