@@ -487,6 +487,19 @@ int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 return r;
+        /* A stop of the old units' names still being asked again would stop
+         * the new ones: what was sent already reaches systemd before this
+         * start (one connection's calls stay in order), nothing after it. */
+        unit_stops_cancel(m->unit_stops, w->unit);
+        if (w->egress_service) {
+                unit_stops_cancel(m->unit_stops, w->egress_socket);
+                unit_stops_cancel(m->unit_stops, w->egress_service);
+        }
+        if (w->spec.workspace) {
+                _cleanup_free_ char *workspace_unit = NULL;
+                if (worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
+                        unit_stops_cancel(m->unit_stops, workspace_unit);
+        }
         r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to start %s: %s",

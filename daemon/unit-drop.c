@@ -16,6 +16,7 @@ struct UnitDrop {
         sd_event_source *timer;         /* the timeout, then the deferred call of done */
         unit_drop_done_t done;
         void *userdata;
+        char *log_id;                   /* the worker's, for the retries' log lines; may be NULL */
 };
 
 UnitDrop *unit_drop_free(UnitDrop *d) {
@@ -27,8 +28,26 @@ UnitDrop *unit_drop_free(UnitDrop *d) {
         sd_bus_slot_unref(d->removed_match);
         sd_event_source_disable_unref(d->timer);
         strv_free(d->pending);
+        free(d->log_id);
         free(d);
         return NULL;
+}
+
+int unit_drop_set_log_id(UnitDrop *d, const char *id) {
+        char *copy = id ? strdup(id) : NULL;
+
+        if (id && !copy)
+                return -ENOMEM;
+        free(d->log_id);
+        d->log_id = copy;
+        return 0;
+}
+
+static bool unit_pending(const UnitDrop *d, const char *unit) {
+        for (char **u = d->pending; u && *u; u++)
+                if (streq(*u, unit))
+                        return true;
+        return false;
 }
 
 const char *unit_drop_pending_first(const UnitDrop *d) {
@@ -79,8 +98,11 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
         }
         /* Refused, or timed out: that says nothing of the unit, which may
          * still be loaded and running. It is asked again (logged there);
-         * UnitRemoved or the timeout ends the wait. */
-        (void) unit_stops_stop(d->stops, unit, NULL);
+         * UnitRemoved or the timeout ends the wait. Not once UnitRemoved
+         * came (it can overtake the refusal): a retry then could only meet
+         * the unit a resume makes under the same name. */
+        if (unit_pending(d, unit))
+                (void) unit_stops_stop(d->stops, unit, d->log_id);
         return 0;
 }
 

@@ -24,6 +24,8 @@ typedef void (*unit_drop_done_t)(UnitDrop *d, bool all_gone, void *userdata);
 int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const *units, uint64_t timeout_usec,
                     unit_drop_done_t done, void *userdata, UnitDrop **ret);
 UnitDrop *unit_drop_free(UnitDrop *d);
+/* The worker ID the retries of refused stops are logged with. */
+int unit_drop_set_log_id(UnitDrop *d, const char *id);
 static inline void unit_drop_freep(UnitDrop **d) { unit_drop_free(*d); }
 /* The units still loaded, for a log line (a static string when none). */
 const char *unit_drop_pending_first(const UnitDrop *d);

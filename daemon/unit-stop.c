@@ -66,6 +66,20 @@ uint64_t unit_stop_retry_delay(unsigned attempt, uint64_t step_usec, uint64_t ma
         return MIN((uint64_t) MAX(attempt, 1u) * step_usec, max_usec);
 }
 
+bool unit_stop_error_transient(const char *name) {
+        static const char * const transient[] = {
+                "org.freedesktop.DBus.Error.LimitsExceeded", "org.freedesktop.DBus.Error.NoReply",
+                "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.TimedOut",
+                "org.freedesktop.DBus.Error.NoMemory", "org.freedesktop.DBus.Error.ServiceUnknown",
+                "org.freedesktop.DBus.Error.NameHasNoOwner",
+        };
+
+        for (size_t i = 0; name && i < ELEMENTSOF(transient); i++)
+                if (streq(name, transient[i]))
+                        return true;
+        return false;
+}
+
 static UnitStop *unit_stops_find(const UnitStops *s, const char *unit) {
         for (UnitStop *u = s->pending; u; u = u->next)
                 if (streq(u->unit, unit))
@@ -98,6 +112,16 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
                 unit_stop_free(u);
                 return 0;
         }
+        /* Only what says nothing of the call's fate is asked again: the
+         * bus's cap, a timeout. systemd's own refusal (access, a bad name)
+         * is the same the next time. */
+        if (!unit_stop_error_transient(e->name)) {
+                log_struct(LOG_ERR, "systemd refused the stop of a unit", "SANDBOXD_UNIT", u->unit,
+                           "SANDBOXD_REASON", e->message ?: e->name, "SANDBOXD_EVENT", "stop-gave-up",
+                           WORKER_FIELD(u), NULL);
+                unit_stop_free(u);
+                return 0;
+        }
         unit_stop_refused(u, e->message ?: e->name);
         return 0;
 }
@@ -123,7 +147,7 @@ static int on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
 /* Asked again unless the give-up time has passed; frees U when not. */
 static void unit_stop_refused(UnitStop *u, const char *reason) {
         UnitStops *s = u->owner;
-        uint64_t elapsed = now_usec(CLOCK_MONOTONIC) - u->first_usec;
+        uint64_t elapsed = now_usec(CLOCK_MONOTONIC) - u->first_usec, delay;
         char attempt[16];
         int r;
 
@@ -135,12 +159,16 @@ static void unit_stop_refused(UnitStop *u, const char *reason) {
                 unit_stop_free(u);
                 return;
         }
-        log_struct(LOG_WARNING, "systemd did not take the stop of a unit; asking again",
+        /* A burst of hundreds would log each attempt of each: the first
+         * is what an operator searches for, the rest are debug. */
+        log_struct(u->attempts == 1 ? LOG_WARNING : LOG_DEBUG, "systemd did not take the stop of a unit; asking again",
                    "SANDBOXD_UNIT", u->unit, "SANDBOXD_REASON", reason, "SANDBOXD_ATTEMPT", attempt,
                    "SANDBOXD_EVENT", "stop-retry", WORKER_FIELD(u), NULL);
-        r = sd_event_add_time_relative(s->event, &u->retry, CLOCK_MONOTONIC,
-                                       unit_stop_retry_delay(u->attempts, s->step_usec, s->max_usec),
-                                       10 * USEC_PER_MSEC, on_retry, u);
+        delay = unit_stop_retry_delay(u->attempts, s->step_usec, s->max_usec);
+        /* Spread by up to a quarter: the stops of one burst, refused
+         * together, must not all come back on the same tick. */
+        delay += delay / 4 * (uint64_t) (random() % 1024) / 1024;
+        r = sd_event_add_time_relative(s->event, &u->retry, CLOCK_MONOTONIC, delay, 10 * USEC_PER_MSEC, on_retry, u);
         if (r < 0) {
                 log_struct(LOG_ERR, "Cannot schedule another stop of a unit", "SANDBOXD_UNIT", u->unit,
                            "SANDBOXD_REASON", strerror(-r), "SANDBOXD_EVENT", "stop-gave-up", WORKER_FIELD(u), NULL);

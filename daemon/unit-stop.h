@@ -10,10 +10,15 @@
  * A stop is over when systemd answers with a job, or with NoSuchUnit (the
  * unit is gone already), or when systemd says the unit was removed
  * (UnitRemoved: a retry after that could stop a new unit of the same name,
- * such as a resumed worker's). Any other answer is asked again, 250 ms *
- * attempt later, at most 5 s apart, for at most two minutes: what is still
- * running then is left to sandboxd's restart, which wipes what it cannot
- * account for. Owned by the Manager; no global state. */
+ * such as a resumed worker's), or when systemd itself refuses it (access,
+ * a bad name: the same the next time; logged as stop-gave-up). What leaves
+ * the call's fate open (the bus's cap, a timeout) is asked again, 250 ms *
+ * attempt later (spread by up to a quarter, so that one burst's refusals do
+ * not come back together), at most 5 s apart, for at most two minutes: what
+ * is still running then is left to sandboxd's restart, which wipes what it
+ * cannot account for. Only the first retry of a unit is logged as a
+ * warning. A resume cancels the pending stops of the names it makes again.
+ * Owned by the Manager; no global state. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +40,11 @@ static inline void unit_stops_freep(UnitStops **s) { unit_stops_free(*s); }
 
 /* The policy, for tests that cannot wait minutes. */
 void unit_stops_set_policy(UnitStops *s, uint64_t step_usec, uint64_t max_usec, uint64_t give_up_usec);
-/* How long after refused attempt ATTEMPT (1 for the first) the next one goes. */
+/* Whether a StopUnit's error NAME leaves its fate open (the bus's cap, a
+ * timeout), so that asking again may work. */
+bool unit_stop_error_transient(const char *name);
+/* How long after refused attempt ATTEMPT (1 for the first) the next one goes,
+ * before a random spread of up to a quarter of it. */
 uint64_t unit_stop_retry_delay(unsigned attempt, uint64_t step_usec, uint64_t max_usec);
 
 /* Asks systemd to stop UNIT ("replace"), and again until one of the ends

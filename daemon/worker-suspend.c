@@ -204,6 +204,7 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         _cleanup_free_ char *workspace_unit = NULL;
         char *units[5] = {};
         size_t n = 0;
+        int r;
 
         units[n++] = w->unit;
         if (w->egress_service) {
@@ -212,8 +213,11 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
-        return unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units, timeout_usec,
-                               done, w, ret);
+        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units, timeout_usec,
+                            done, w, ret);
+        if (r >= 0)
+                (void) unit_drop_set_log_id(*ret, w->id);
+        return r;
 }
 
 static void suspend_finish(Worker *w) {

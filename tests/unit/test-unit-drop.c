@@ -30,6 +30,7 @@ typedef struct Fake {
         unsigned n_done;
         bool all_gone;
         unsigned refuse;        /* StopUnit calls to refuse as the bus daemon would, first */
+        bool removed_first;     /* the refused unit's UnitRemoved overtakes the refusal */
         UnitDrop *drop;
         UnitStops *stops;
 } Fake;
@@ -40,6 +41,8 @@ static bool fake_has(Fake *f, const char *unit) {
                         return true;
         return false;
 }
+
+static void fake_remove(Fake *f, const char *unit);
 
 static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Fake *f = userdata;
@@ -58,6 +61,8 @@ static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *
         strcat(f->modes, " ");
         if (f->refuse > 0) {
                 f->refuse--;
+                if (f->removed_first)
+                        fake_remove(f, unit);
                 return sd_bus_reply_method_errorf(msg, "org.freedesktop.DBus.Error.LimitsExceeded",
                                                   "The maximum number of pending replies per connection has been reached");
         }
@@ -258,6 +263,25 @@ static void test_refused_stop_asked_again(void **state) {
         assert_true(f->all_gone);
 }
 
+/* The unit was collected while its StopUnit was refused, and the refusal
+ * came last: a retry now could only stop the unit a resume makes under the
+ * same name, so none is sent. */
+static void test_refusal_after_unit_removed_not_asked_again(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "q.service", NULL };
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "q.service");
+        f->refuse = 1;
+        f->removed_first = true;
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f,
+                                         &f->drop), 0);
+        run_until(f, done_once);
+        assert_true(f->all_gone);
+        run_idle(f);
+        assert_string_equal(f->stopped, "q.service ");
+        assert_false(unit_stops_pending(f->stops, "q.service"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_waits_for_unit_removed, fake_setup, fake_teardown),
@@ -266,6 +290,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_timeout, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_free_while_pending, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_refused_stop_asked_again, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_refusal_after_unit_removed_not_asked_again, fake_setup,
+                                                fake_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@ typedef struct Fake {
         sd_bus_slot *filter;
         unsigned refuse;        /* how many StopUnit calls to refuse before answering */
         bool refuse_all;
+        bool deny;              /* answer as systemd does a caller it will not obey */
         bool hold;              /* answer nothing: calls stay in flight */
         char loaded[64];        /* the one unit the fake systemd has; others are NoSuchUnit */
         char stopped[512];      /* the units StopUnit was called for, each followed by ' ' */
@@ -50,6 +51,8 @@ static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *
         strcat(f->stopped, " ");
         if (f->hold)
                 return 1;
+        if (f->deny)
+                return sd_bus_reply_method_errorf(msg, "org.freedesktop.DBus.Error.AccessDenied", "Access denied");
         if (f->refuse_all || f->refuse > 0) {
                 if (f->refuse > 0)
                         f->refuse--;
@@ -200,6 +203,27 @@ static void test_refused_is_asked_again(void **state) {
         assert_true(f->stop_at[3] - f->stop_at[2] >= 60 * USEC_PER_MSEC);
 }
 
+/* systemd's own refusal is the same the next time: logged, not asked again. */
+static void test_denied_is_not_asked_again(void **state) {
+        Fake *f = *state;
+
+        f->deny = true;
+        assert_int_equal(unit_stops_stop(f->stops, "w.service", "w"), 0);
+        run_until(f, nothing_pending);
+        run_idle(f);
+        assert_int_equal(f->n_stops, 1);
+}
+
+static void test_transient_errors(void **state) {
+        assert_true(unit_stop_error_transient("org.freedesktop.DBus.Error.LimitsExceeded"));
+        assert_true(unit_stop_error_transient("org.freedesktop.DBus.Error.NoReply"));
+        assert_true(unit_stop_error_transient("org.freedesktop.DBus.Error.Timeout"));
+        assert_false(unit_stop_error_transient("org.freedesktop.DBus.Error.AccessDenied"));
+        assert_false(unit_stop_error_transient("org.freedesktop.DBus.Error.InvalidArgs"));
+        assert_false(unit_stop_error_transient("org.freedesktop.systemd1.NoSuchUnit"));
+        assert_false(unit_stop_error_transient(NULL));
+}
+
 static void test_second_stop_coalesces(void **state) {
         Fake *f = *state;
 
@@ -302,6 +326,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_taken_at_once, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_no_such_unit_is_done, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_refused_is_asked_again, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_denied_is_not_asked_again, fake_setup, fake_teardown),
+                cmocka_unit_test(test_transient_errors),
                 cmocka_unit_test_setup_teardown(test_second_stop_coalesces, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_gives_up, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_cancel_ends_retry, fake_setup, fake_teardown),
