@@ -13,6 +13,8 @@ struct UnitStop {
         char *worker_id;                /* NULL: not a worker's (or a pool sandbox's) */
         sd_bus_slot *call;              /* the StopUnit in flight */
         sd_event_source *retry;         /* or the next one, after a refusal */
+        bool queued;                    /* or waiting for a free place among the calls in flight */
+        uint64_t seq;                   /* the order in which the queued go */
         unsigned attempts;
         uint64_t first_usec;            /* monotonic: the give-up clock starts here */
 };
@@ -23,6 +25,8 @@ struct UnitStops {
         sd_bus_slot *removed_match;
         UnitStop *pending;              /* a few at a time; a burst of stops makes hundreds */
         uint64_t step_usec, max_usec, give_up_usec;
+        unsigned n_in_flight, max_in_flight;
+        uint64_t next_seq;
 };
 
 /* The optional worker ID goes last: a NULL key ends log_struct's list. */
@@ -36,6 +40,8 @@ static UnitStop *unit_stop_free(UnitStop *u) {
                         *p = u->next;
                         break;
                 }
+        if (u->call)
+                u->owner->n_in_flight--;
         sd_bus_slot_unref(u->call);
         sd_event_source_disable_unref(u->retry);
         free(u->unit);
@@ -60,6 +66,10 @@ void unit_stops_set_policy(UnitStops *s, uint64_t step_usec, uint64_t max_usec, 
         s->step_usec = step_usec;
         s->max_usec = max_usec;
         s->give_up_usec = give_up_usec;
+}
+
+void unit_stops_set_max_in_flight(UnitStops *s, unsigned max) {
+        s->max_in_flight = MAX(max, 1u);
 }
 
 uint64_t unit_stop_retry_delay(unsigned attempt, uint64_t step_usec, uint64_t max_usec) {
@@ -96,21 +106,34 @@ unsigned unit_stops_attempts(const UnitStops *s, const char *unit) {
         return u ? u->attempts : 0;
 }
 
+static void unit_stops_dispatch(UnitStops *s);
+static void on_stop_answer(UnitStop *u, const sd_bus_error *e);
+
 void unit_stops_cancel(UnitStops *s, const char *unit) {
         unit_stop_free(unit_stops_find(s, unit));
+        unit_stops_dispatch(s);
 }
 
 static void unit_stop_refused(UnitStop *u, const char *reason);
 
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         UnitStop *u = userdata;
+        UnitStops *s = u->owner;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         u->call = sd_bus_slot_unref(u->call);
+        s->n_in_flight--;
+        on_stop_answer(u, e);
+        /* A place is free: the longest-queued stop goes. */
+        unit_stops_dispatch(s);
+        return 0;
+}
+
+static void on_stop_answer(UnitStop *u, const sd_bus_error *e) {
         /* A job: systemd has the stop. NoSuchUnit: nothing is left to stop. */
         if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
                 unit_stop_free(u);
-                return 0;
+                return;
         }
         /* Only what says nothing of the call's fate is asked again: the
          * bus's cap, a timeout. systemd's own refusal (access, a bad name)
@@ -120,17 +143,47 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
                            "SANDBOXD_REASON", e->message ?: e->name, "SANDBOXD_EVENT", "stop-gave-up",
                            WORKER_FIELD(u), NULL);
                 unit_stop_free(u);
-                return 0;
+                return;
         }
         unit_stop_refused(u, e->message ?: e->name);
-        return 0;
 }
 
+/* Sends the call, or queues it while max_in_flight are awaited: the bus
+ * daemon's cap on awaited replies is the whole connection's, and a burst of
+ * stops must leave room for sandboxd's other calls (a CreateWorker's start,
+ * polkit). */
 static int unit_stop_send(UnitStop *u) {
-        u->call = sd_bus_slot_unref(u->call);
+        UnitStops *s = u->owner;
+        int r;
+
+        if (s->n_in_flight >= s->max_in_flight) {
+                u->queued = true;
+                u->seq = s->next_seq++;
+                return 0;
+        }
+        u->queued = false;
         u->attempts++;
-        return sd_bus_call_method_async(u->owner->bus, &u->call, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", on_stop_reply, u, "ss", u->unit, "replace");
+        r = sd_bus_call_method_async(s->bus, &u->call, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                     on_stop_reply, u, "ss", u->unit, "replace");
+        if (r >= 0)
+                s->n_in_flight++;
+        return r;
+}
+
+static void unit_stops_dispatch(UnitStops *s) {
+        while (s->n_in_flight < s->max_in_flight) {
+                UnitStop *oldest = NULL;
+                int r;
+
+                for (UnitStop *u = s->pending; u; u = u->next)
+                        if (u->queued && (!oldest || u->seq < oldest->seq))
+                                oldest = u;
+                if (!oldest)
+                        return;
+                r = unit_stop_send(oldest);
+                if (r < 0)
+                        unit_stop_refused(oldest, strerror(-r));
+        }
 }
 
 static int on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -233,6 +286,7 @@ int unit_stops_new(UnitStops **ret, sd_bus *bus, sd_event *event) {
         s->bus = sd_bus_ref(bus);
         s->event = sd_event_ref(event);
         unit_stops_set_policy(s, UNIT_STOP_RETRY_STEP_USEC, UNIT_STOP_RETRY_MAX_USEC, UNIT_STOP_GIVE_UP_USEC);
+        unit_stops_set_max_in_flight(s, UNIT_STOP_MAX_IN_FLIGHT);
         r = sd_bus_match_signal_async(bus, &s->removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "UnitRemoved", on_unit_removed, on_match_installed, s);
         if (r < 0)

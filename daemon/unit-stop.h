@@ -30,6 +30,9 @@
 #define UNIT_STOP_RETRY_STEP_USEC (250 * USEC_PER_MSEC)
 #define UNIT_STOP_RETRY_MAX_USEC (5 * USEC_PER_SEC)
 #define UNIT_STOP_GIVE_UP_USEC (120 * USEC_PER_SEC)
+/* At most this many StopUnit calls await their reply; the rest queue, oldest
+ * first: dbus-daemon lets one connection await 128 replies in all. */
+#define UNIT_STOP_MAX_IN_FLIGHT 32
 
 typedef struct UnitStops UnitStops;
 
@@ -40,6 +43,7 @@ static inline void unit_stops_freep(UnitStops **s) { unit_stops_free(*s); }
 
 /* The policy, for tests that cannot wait minutes. */
 void unit_stops_set_policy(UnitStops *s, uint64_t step_usec, uint64_t max_usec, uint64_t give_up_usec);
+void unit_stops_set_max_in_flight(UnitStops *s, unsigned max);
 /* Whether a StopUnit's error NAME leaves its fate open (the bus's cap, a
  * timeout), so that asking again may work. */
 bool unit_stop_error_transient(const char *name);

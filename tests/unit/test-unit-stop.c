@@ -203,6 +203,33 @@ static void test_refused_is_asked_again(void **state) {
         assert_true(f->stop_at[3] - f->stop_at[2] >= 60 * USEC_PER_MSEC);
 }
 
+static bool three_stops(Fake *f) {
+        return f->n_stops >= 3;
+}
+
+/* No more than the cap await their reply; the rest go in order as places
+ * free up (here: a cancel). */
+static void test_in_flight_cap(void **state) {
+        Fake *f = *state;
+
+        unit_stops_set_max_in_flight(f->stops, 2);
+        f->hold = true;
+        assert_int_equal(unit_stops_stop(f->stops, "a.service", NULL), 0);
+        assert_int_equal(unit_stops_stop(f->stops, "b.service", NULL), 0);
+        assert_int_equal(unit_stops_stop(f->stops, "c.service", NULL), 0);
+        assert_int_equal(unit_stops_stop(f->stops, "d.service", NULL), 0);
+        run_until(f, two_stops);
+        run_idle(f);
+        assert_string_equal(f->stopped, "a.service b.service ");
+        assert_true(unit_stops_pending(f->stops, "c.service"));
+        assert_int_equal(unit_stops_attempts(f->stops, "c.service"), 0);
+        unit_stops_cancel(f->stops, "a.service");
+        run_until(f, three_stops);
+        run_idle(f);
+        assert_string_equal(f->stopped, "a.service b.service c.service ");
+        assert_int_equal(unit_stops_attempts(f->stops, "d.service"), 0);
+}
+
 /* systemd's own refusal is the same the next time: logged, not asked again. */
 static void test_denied_is_not_asked_again(void **state) {
         Fake *f = *state;
@@ -328,6 +355,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_refused_is_asked_again, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_denied_is_not_asked_again, fake_setup, fake_teardown),
                 cmocka_unit_test(test_transient_errors),
+                cmocka_unit_test_setup_teardown(test_in_flight_cap, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_second_stop_coalesces, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_gives_up, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_cancel_ends_retry, fake_setup, fake_teardown),
