@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <errno.h>
 #include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-id128.h>
 
 /* The peer end must stay open while the bus starts (it writes its AUTH
  * line): the caller closes *ret_peer when done. */
@@ -66,4 +69,47 @@ static inline char *test_message_dump(sd_bus_message *m) {
         }
         fclose(f);
         return buf;
+}
+
+/* A client and a server bus on a socketpair, both on EVENT: the server
+ * plays a peer (systemd, in the unit-stop and unit-drop tests) through
+ * FILTER. Returns 0, or a negative errno; the caller waits for both to be
+ * ready (sd_bus_is_ready) before it calls anything. */
+static inline int test_bus_pair(sd_event *event, sd_bus_message_handler_t filter, void *userdata,
+                                sd_bus **ret_client, sd_bus **ret_server, sd_bus_slot **ret_filter) {
+        sd_bus *client = NULL, *server = NULL;
+        sd_id128_t id;
+        int sv[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        r = sd_id128_randomize(&id);
+        if (r >= 0)
+                r = sd_bus_new(&server);
+        if (r >= 0)
+                r = sd_bus_set_fd(server, sv[1], sv[1]);
+        if (r >= 0)
+                r = sd_bus_set_server(server, 1, id);
+        if (r >= 0)
+                r = sd_bus_add_filter(server, ret_filter, filter, userdata);
+        if (r >= 0)
+                r = sd_bus_start(server);
+        if (r >= 0)
+                r = sd_bus_attach_event(server, event, 0);
+        if (r >= 0)
+                r = sd_bus_new(&client);
+        if (r >= 0)
+                r = sd_bus_set_fd(client, sv[0], sv[0]);
+        if (r >= 0)
+                r = sd_bus_start(client);
+        if (r >= 0)
+                r = sd_bus_attach_event(client, event, 0);
+        if (r < 0) {
+                sd_bus_unref(client);
+                sd_bus_unref(server);
+                return r;
+        }
+        *ret_client = client;
+        *ret_server = server;
+        return 0;
 }

@@ -13,6 +13,7 @@
 #include <systemd/sd-id128.h>
 
 #include "unit-stop.h"
+#include "test-bus.h"
 #include "util.h"
 
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
@@ -113,23 +114,10 @@ static bool x_asked(Fake *f) {
 
 static int fake_setup(void **state) {
         Fake *f = calloc(1, sizeof(*f));
-        sd_id128_t id;
-        int sv[2];
 
         assert_non_null(f);
         assert_int_equal(sd_event_new(&f->event), 0);
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        assert_int_equal(sd_id128_randomize(&id), 0);
-        assert_int_equal(sd_bus_new(&f->server), 0);
-        assert_int_equal(sd_bus_set_fd(f->server, sv[1], sv[1]), 0);
-        assert_int_equal(sd_bus_set_server(f->server, 1, id), 0);
-        assert_int_equal(sd_bus_add_filter(f->server, &f->filter, on_server_message, f), 0);
-        assert_int_equal(sd_bus_start(f->server), 0);
-        assert_int_equal(sd_bus_attach_event(f->server, f->event, 0), 0);
-        assert_int_equal(sd_bus_new(&f->client), 0);
-        assert_int_equal(sd_bus_set_fd(f->client, sv[0], sv[0]), 0);
-        assert_int_equal(sd_bus_start(f->client), 0);
-        assert_int_equal(sd_bus_attach_event(f->client, f->event, 0), 0);
+        assert_int_equal(test_bus_pair(f->event, on_server_message, f, &f->client, &f->server, &f->filter), 0);
         run_until(f, both_ready);
         assert_int_equal(unit_stops_new(&f->stops, f->client, f->event), 0);
         /* The policy's shape, in milliseconds rather than seconds. */
