@@ -102,11 +102,13 @@ ok() {
     echo "ok $_tap_n - $*"
 }
 
+# A NAME with TAP's "# TODO" directive is a check of a known, open bug: shown
+# (run-all.sh lists it), not counted as this script's failure.
 not_ok() {
     local name=$1
     shift
     _tap_n=$((_tap_n + 1))
-    _tap_failed=$((_tap_failed + 1))
+    [[ $name == *"# TODO"* ]] || _tap_failed=$((_tap_failed + 1))
     echo "not ok $_tap_n - $name"
     [ $# -gt 0 ] && diag "$@"
     return 0
