@@ -25,7 +25,6 @@
  * read and dropped, so the close does not reset the refusal away. */
 #define SESSION_LINGER_USEC (2 * USEC_PER_SEC)
 #define SESSION_LINGER_BYTES (4 * 1024 * 1024)
-#define THROTTLE_MIN_WAKE 4096
 
 typedef enum SessionState {
         SESSION_READ_REQUEST,
@@ -172,9 +171,15 @@ static void client_want(BrokerSession *s, uint32_t events) {
         sd_event_source_set_enabled(s->io, SD_EVENT_ON);
 }
 
-static void timer_arm(BrokerSession *s, uint64_t usec) {
-        if (sd_event_source_set_time_relative(s->timer, usec) >= 0)
+/* As the tunnel's: one timer for timeouts and for throttle waits, which must fire on time. */
+static void timer_arm_accurate(BrokerSession *s, uint64_t usec, uint64_t accuracy_usec) {
+        if (sd_event_source_set_time_accuracy(s->timer, accuracy_usec) >= 0 &&
+            sd_event_source_set_time_relative(s->timer, usec) >= 0)
                 sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+}
+
+static void timer_arm(BrokerSession *s, uint64_t usec) {
+        timer_arm_accurate(s, usec, TIMEOUT_TIMER_ACCURACY_USEC);
 }
 
 static void session_read_request(BrokerSession *s);
@@ -230,7 +235,7 @@ static bool session_throttle(BrokerSession *s, uint64_t *ret_avail) {
         if (s->conn)
                 (void) broker_conn_want(s->conn, 0);
         client_want(s, 0);
-        timer_arm(s, MAX(token_bucket_wait_usec(b, THROTTLE_MIN_WAKE, now), (uint64_t) 1000));
+        timer_arm_accurate(s, token_bucket_wake_usec(b, now), THROTTLE_TIMER_ACCURACY_USEC);
         return true;
 }
 

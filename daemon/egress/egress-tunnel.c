@@ -20,7 +20,6 @@
 #include "util.h"
 
 #define PUMP_ROUNDS 16          /* chunks per direction per wakeup, for fairness */
-#define THROTTLE_MIN_WAKE 4096  /* bytes to wait for when the bucket is empty */
 
 typedef enum TunnelState {
         TUNNEL_READ_REQUEST,
@@ -260,8 +259,12 @@ static int upstream_io_set(Tunnel *t, uint32_t events) {
         return sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, events, on_upstream_io, t);
 }
 
-static int timer_arm(Tunnel *t, uint64_t usec_from_now) {
-        int r = sd_event_source_set_time_relative(t->timer, usec_from_now);
+/* The one timer serves timeouts (any accuracy will do) and throttle waits
+ * (which must fire on time), so each arming says which it is. */
+static int timer_arm(Tunnel *t, uint64_t usec_from_now, uint64_t accuracy_usec) {
+        int r = sd_event_source_set_time_accuracy(t->timer, accuracy_usec);
+        if (r >= 0)
+                r = sd_event_source_set_time_relative(t->timer, usec_from_now);
         if (r < 0)
                 return r;
         return sd_event_source_set_enabled(t->timer, SD_EVENT_ONESHOT);
@@ -283,9 +286,8 @@ static int tunnel_update_events(Tunnel *t) {
 }
 
 static void tunnel_throttle(Tunnel *t, uint64_t now) {
-        uint64_t wait = token_bucket_wait_usec(&t->bucket->bucket, THROTTLE_MIN_WAKE, now);
         t->throttled = true;
-        if (timer_arm(t, MAX(wait, (uint64_t) 1000)) < 0)
+        if (timer_arm(t, token_bucket_wake_usec(&t->bucket->bucket, now), THROTTLE_TIMER_ACCURACY_USEC) < 0)
                 t->throttled = false;   /* no timer, no pause: better than a stall */
 }
 
@@ -538,7 +540,7 @@ static void tunnel_connected(Tunnel *t) {
                 return;
         }
         t->state = TUNNEL_READ_HELLO;
-        timer_arm(t, t->proxy->policy->hello_timeout_usec);
+        timer_arm(t, t->proxy->policy->hello_timeout_usec, TIMEOUT_TIMER_ACCURACY_USEC);
         if (t->hs->hello_len > 0)
                 tunnel_process_hello(t);   /* the client sent it along with the CONNECT */
         else
@@ -694,7 +696,7 @@ static void tunnel_process_request(Tunnel *t) {
          * sends more meanwhile wakes on_client_io once, which turns it off. */
         t->state = TUNNEL_RESOLVING;
         TRACE_MARK(t->trace, TRACE_REQUEST);
-        timer_arm(t, t->proxy->policy->connect_timeout_usec);
+        timer_arm(t, t->proxy->policy->connect_timeout_usec, TIMEOUT_TIMER_ACCURACY_USEC);
         /* The handler may run before this returns (hosts file). */
         int r = resolver_resolve(t->proxy->resolver, t->host, t->port, on_resolved, t, &t->query);
         if (r < 0)

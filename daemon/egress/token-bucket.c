@@ -70,3 +70,8 @@ uint64_t token_bucket_wait_usec(TokenBucket *b, uint64_t want, uint64_t now_usec
                 return 0;
         return (need - b->level + b->rate - 1) / b->rate;
 }
+
+uint64_t token_bucket_wake_usec(TokenBucket *b, uint64_t now_usec) {
+        uint64_t wait = token_bucket_wait_usec(b, THROTTLE_WAKE_BYTES, now_usec);
+        return wait > THROTTLE_WAKE_MIN_USEC ? wait : THROTTLE_WAKE_MIN_USEC;
+}

@@ -76,6 +76,21 @@ static void test_huge_values(void **state) {
         assert_true(token_bucket_wait_usec(&b, UINT64_MAX, 0) >= 1);
 }
 
+/* A paused transfer wakes when a page's worth is back, never sooner than
+ * the floor, and the wait is what the rate says: at 2 MB/s 4096 bytes take
+ * 2048 us, far below sd-event's default timer window of 250 ms. */
+static void test_wake(void **state) {
+        TokenBucket b;
+        token_bucket_init(&b, 2000000, 65536, 0);
+        token_bucket_consume(&b, 65536);
+        assert_int_equal(token_bucket_wake_usec(&b, 0), 2048);
+        assert_true(token_bucket_wake_usec(&b, 0) < 250000);
+        token_bucket_init(&b, 100000000, 65536, 0);   /* 100 MB/s: 41 us for a page, so the floor */
+        token_bucket_consume(&b, 65536);
+        assert_int_equal(token_bucket_wake_usec(&b, 0), THROTTLE_WAKE_MIN_USEC);
+        assert_true(THROTTLE_TIMER_ACCURACY_USEC > 0);   /* 0 would mean sd-event's default: 250 ms */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unlimited),
@@ -83,6 +98,7 @@ int main(void) {
                 cmocka_unit_test(test_default_burst),
                 cmocka_unit_test(test_no_drift),
                 cmocka_unit_test(test_huge_values),
+                cmocka_unit_test(test_wake),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
