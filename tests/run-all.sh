@@ -5,8 +5,9 @@
 #   package:     the Debian package, built with dpkg-buildpackage from a copy
 #                of the tree in build-deb/src (debs in build-deb/), and lintian
 #                on it (one test: no errors, no warnings)
-#   integration: tests/integration/*.sh and every tests/*/integration.sh
-#                (egress, runtime, cli, package, ...), each against a freshly
+#   integration: tests/integration/*.sh, every tests/*/integration.sh
+#                (egress, runtime, cli, package, ...) and the attack suite's
+#                sections tests/attacks/*.sh, each against a freshly
 #                booted systemd container (tests/testbed/testbed.sh) in which
 #                the package is installed with apt (plus the test clients from
 #                build-ci), called as SCRIPT LEADER_PID STAGE_DIR; STAGE_DIR
@@ -291,6 +292,12 @@ integration_tests() {
     local scripts=("$SRC"/tests/integration/*.sh)
     for script in "$SRC"/tests/*/integration.sh; do
         [ -f "$script" ] && [ "$script" != "$SRC/tests/integration/integration.sh" ] && scripts+=("$script")
+    done
+    # The attack suite's further sections (bus-*, quota-*, loss-*), each a
+    # container of its own; lib-*.sh are their shared helpers.
+    for script in "$SRC"/tests/attacks/*.sh; do
+        case "$(basename "$script")" in integration.sh|lib-*.sh) continue ;; esac
+        scripts+=("$script")
     done
     for script in "${scripts[@]}"; do
         [ "$(basename "$script")" = lib.sh ] && continue
