@@ -13,10 +13,10 @@ static int hex_value(char c) {
         return -1;
 }
 
-/* One character of a target at P (LEFT bytes left): its length (3 for an
+/* One character of a path at P (LEFT bytes left): its length (3 for an
  * escape), its decoded byte in *ret, or 0 for a malformed escape or a byte
- * outside ALLOWED and ASCII letters and digits. */
-static size_t target_char(const char *p, size_t left, const char *allowed, unsigned char *ret) {
+ * other than an RFC 3986 pchar but ';'. */
+static size_t path_char(const char *p, size_t left, unsigned char *ret) {
         unsigned char c = (unsigned char) p[0];
         int hi, lo;
 
@@ -27,7 +27,7 @@ static size_t target_char(const char *p, size_t left, const char *allowed, unsig
                 return 3;
         }
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              (c && strchr(allowed, c))))
+              (c && strchr("-._~!$&'()*+,=:@", c))))
                 return 0;
         *ret = c;
         return 1;
@@ -67,8 +67,7 @@ bool broker_path_is_valid(const char *path, size_t n) {
                         i++;
                         continue;
                 }
-                /* RFC 3986 pchar without ';'. */
-                k = target_char(path + i, n - i, "-._~!$&'()*+,=:@", &c);
+                k = path_char(path + i, n - i, &c);
                 if (k == 0 || (k == 3 && !escape_is_data(c)))
                         return false;
                 seg_len++;
@@ -82,27 +81,24 @@ bool broker_query_is_valid(const char *query, size_t n) {
         size_t piece_len = 0;
         bool piece_dots = true;
 
-        for (size_t i = 0; i <= n;) {
-                unsigned char c;
-                size_t k;
+        for (size_t i = 0; i <= n; i++) {
+                unsigned char c = i < n ? (unsigned char) query[i] : 0;
 
                 /* A piece between '/' or '?' that is all dots: a path in the
                  * query for an upstream that resolves the whole target. */
-                if (i == n || query[i] == '/' || query[i] == '?') {
+                if (i == n || c == '/' || c == '?') {
                         if (piece_len > 0 && piece_dots)
                                 return false;
                         piece_len = 0;
                         piece_dots = true;
-                        i++;
                         continue;
                 }
-                /* RFC 3986 query characters; escapes are the API's data. */
-                k = target_char(query + i, n - i, "-._~!$&'()*+,;=:@", &c);
-                if (k == 0)
+                /* Visible ASCII: clients send '[', '{', '|' and a stray '%'
+                 * in queries unencoded, and escapes are the API's data. */
+                if (c <= ' ' || c >= 0x7f || c == '#' || c == '\\')
                         return false;
                 piece_len++;
-                piece_dots = piece_dots && k == 1 && c == '.';
-                i += k;
+                piece_dots = piece_dots && c == '.';
         }
         return true;
 }

@@ -14,16 +14,16 @@
  * printable ASCII other than / \ . % ; ? #, with no empty segment but a
  * last one and no segment made only of dots and encoded spaces.
  *
- * So the path as sent is the path decoded once or twice, with '\' read as
- * '/', path parameters dropped and dot segments removed: whichever of those
- * an upstream does, it resolves the path to itself, and a path under a
- * prefix stays under it (broker_path_allowed() compares the bytes as sent,
- * so "/v%31/" is not under "/v1/"). */
+ * So decoding the path once or twice, reading '\' as '/', dropping path
+ * parameters and removing dot segments all leave its segments as they are:
+ * whichever of those an upstream does, a path under a prefix stays under
+ * it (broker_path_allowed() compares the bytes as sent, so "/v%31/" is not
+ * under "/v1/"). */
 bool broker_path_is_valid(const char *path, size_t n);
 
-/* A request's query (after the '?'): RFC 3986 query characters with
- * well-formed escapes, which are left to the API as data, and no piece
- * between '/' or '?' made only of dots. No raw '\' or '#'. */
+/* A request's query (after the '?'): visible ASCII but '#' and '\', with
+ * no piece between '/' or '?' made only of dots. Its escapes are the API's
+ * data, not judged. */
 bool broker_query_is_valid(const char *query, size_t n);
 
 /* PREFIX ending in '/' matches what starts with it; otherwise PATH must be

@@ -50,6 +50,7 @@ static const struct {
         { "/v1/ok?q=1&r=%2F..%5c%25", PASS },    /* a query's escapes are its data */
         { "/v1/ok?a=b;c&d=..&e=/x/y?z", PASS },
         { "/v1/ok?", PASS },
+        { "/v1/ok?f[a]={\"b\"}|c^d`e&p=100%", PASS },     /* as WHATWG URL clients send them */
 
         /* Outside the prefixes, spelled plainly. */
         { "/v2/x", DENIED },
@@ -129,8 +130,6 @@ static const struct {
         { "/v1/%zz", BAD },
         { "/v1/%u002e%u002e/admin", BAD },
         { "/v1/%%32%65", BAD },
-        { "/v1/ok?%zz", BAD },
-        { "/v1/ok?x=%4", BAD },
 
         /* A query or fragment carrying a path, for an upstream that
          * resolves the whole target. */
