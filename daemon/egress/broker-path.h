@@ -8,10 +8,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* An absolute path of RFC 3986 path characters without ".", ".." or empty
- * segments and without %2e, %2f or an encoded control character, which an upstream that decodes first
- * would resolve past an allowed prefix. Shared with sandboxd's spec check. */
+/* The broker's path rule, for a request's path and for a service's base
+ * and Paths prefixes alike: an absolute path of RFC 3986 path characters
+ * without ';', whose escapes are well-formed (either case) and decode to
+ * printable ASCII other than / \ . % ; ? #, with no empty segment but a
+ * last one and no segment made only of dots and encoded spaces.
+ *
+ * So decoding the path once or twice, reading '\' as '/', dropping path
+ * parameters and removing dot segments all leave its segments as they are:
+ * whichever of those an upstream does, a path under a prefix stays under
+ * it (broker_path_allowed() compares the bytes as sent, so "/v%31/" is not
+ * under "/v1/"). */
 bool broker_path_is_valid(const char *path, size_t n);
+
+/* A request's query (after the '?'): visible ASCII but '#' and '\', with
+ * no piece between '/' or '?' made only of dots. Its escapes are the API's
+ * data, not judged. */
+bool broker_query_is_valid(const char *query, size_t n);
 
 /* PREFIX ending in '/' matches what starts with it; otherwise PATH must be
  * PREFIX or continue it with '/'. */

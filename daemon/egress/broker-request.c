@@ -114,11 +114,9 @@ static int check_target(ParseState *st) {
                 return refuse(st, 400, "target-not-a-path");
         q = memchr(u->p, '?', u->n);
         path_n = q ? (size_t) (q - u->p) : u->n;
-        if (memchr(u->p, '#', u->n) || !broker_path_is_valid(u->p, path_n))
+        /* Neither rule lets a '#' through: no fragment goes upstream. */
+        if (!broker_path_is_valid(u->p, path_n) || (q && !broker_query_is_valid(q + 1, u->n - path_n - 1)))
                 return refuse(st, 400, "invalid-path");
-        for (size_t i = path_n; i < u->n; i++)
-                if ((unsigned char) u->p[i] <= ' ' || (unsigned char) u->p[i] >= 0x7f)
-                        return refuse(st, 400, "invalid-path");
         for (char * const *pre = st->route->paths; pre && *pre && !allowed; pre++)
                 allowed = broker_path_allowed(u->p, path_n, *pre);
         if (!allowed)

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """A TLS upstream for the broker tests. Every request is one JSON line in LOG
-(method, path, headers, body length, the proxy-side port of the connection).
+(method, path, headers, body length, the proxy-side port of the connection),
+with "resolved": the path as the most lenient server would route it (decoded
+twice, '\\' taken for '/', cut at a decoded '?' or '#', ";..." path
+parameters dropped, dot segments removed), so a test can prove that no
+request reached a path outside the broker's prefix on any such server.
 (under any base path)
   /big/N      N bytes with a Content-Length
   /chunked/N  N bytes, chunked
@@ -12,13 +16,24 @@
 Usage: broker-upstream.py ADDRESS PORT CERT KEY LOG [GIT_ROOT AUTH_FILE]"""
 import http.server
 import json
+import posixpath
 import socketserver
 import ssl
 import subprocess
 import sys
 import threading
+import urllib.parse
 
 LOCK = threading.Lock()
+
+
+def resolve(target):
+    path = target.split("?", 1)[0]
+    for _ in range(2):
+        path = urllib.parse.unquote(path, errors="replace")
+    path = path.replace("\\", "/").split("?", 1)[0].split("#", 1)[0]
+    path = "/".join(seg.split(";", 1)[0] for seg in path.split("/"))
+    return posixpath.normpath(path) if path else "/"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -30,7 +45,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         with LOCK, open(self.server.log, "a") as f:
-            f.write(json.dumps({"method": self.command, "path": self.path,
+            f.write(json.dumps({"method": self.command, "path": self.path, "resolved": resolve(self.path),
                                 "headers": [[k, v] for k, v in self.headers.items()],
                                 "body": len(body), "te": self.headers.get("Transfer-Encoding"),
                                 "peer": self.client_address[1]}) + "\n")

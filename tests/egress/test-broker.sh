@@ -14,10 +14,10 @@ set -u
 T=$(mktemp -d)
 FAILED=0
 N=0
-PROXY_PID= UP_PID= BAD_PID= UPNS_PID= ACT_PID=
+PROXY_PID= UP_PID= BAD_PID= UPNS_PID= ACT_PID= SCOPED_PID=
 cleanup() {
     # shellcheck disable=SC2086
-    kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID $ACT_PID 2>/dev/null
+    kill $PROXY_PID $UP_PID $BAD_PID $UPNS_PID $ACT_PID $SCOPED_PID 2>/dev/null
     wait 2>/dev/null
     [ -n "${KEEP_T:-}" ] && cp "$T/proxy.log" "$KEEP_T"
     rm -rf "$T"
@@ -47,7 +47,7 @@ HOSTS
 SECRET=s3cr3t-gh-7f2a9c
 mkdir -m 0700 "$T/creds"
 printf '%s\n' "$SECRET" > "$T/creds/broker-GITHUB"
-for s in WRONG UNTRUSTED PRIVATE LOCAL LIMITED DENIED RATED ACT; do printf 'key-%s' "$s" > "$T/creds/broker-$s"; done
+for s in WRONG UNTRUSTED PRIVATE LOCAL LIMITED DENIED RATED SCOPED ACT; do printf 'key-%s' "$s" > "$T/creds/broker-$s"; done
 svc() {   # NAME PORT HOST UPSTREAM_PORT [METHODS] [PATHS] [HEADER] [TEMPLATE]
     printf '{"name":"%s","listen_port":%s,"host":"%s","port":%s,"base":"/v1","header_name":"%s",
              "header_template":"%s","methods":%s,"paths":%s,"max_request_bytes":1048576,
@@ -70,7 +70,16 @@ listen=()
 for p in 3129 3130 3131 3132 3133 3134 3135 3136; do listen+=(--listen "127.0.0.1:$p"); done
 CREDENTIALS_DIRECTORY=$T/creds "$BIN" --policy "$T/policy.json" --hosts-file "$T/hosts" --resolv-conf "$T/resolv.conf" \
     "${listen[@]}" 2>"$T/proxy.log" & PROXY_PID=$!
-wait_ready "the proxy or the upstreams are not up" ports_listen 127.0.0.1:3129 127.0.0.1:3135 11.0.0.10:443 11.0.0.10:8443
+# A second proxy (--listen takes at most 8): SCOPED has no base, so the
+# upstream gets the worker's path as sent, and the one prefix /v1/.
+cat > "$T/policy-scoped.json" <<POLICY
+{ "worker_id": "scoped", "broker_ca_file": "$T/ca.pem",
+  "services": [ $(svc SCOPED 3137 api.broker.test 443 '["GET"]' '["/v1/"]' | sed 's|"base":"/v1"|"base":""|') ] }
+POLICY
+CREDENTIALS_DIRECTORY=$T/creds "$BIN" --policy "$T/policy-scoped.json" --hosts-file "$T/hosts" \
+    --resolv-conf "$T/resolv.conf" --listen 127.0.0.1:3137 2>"$T/scoped.log" & SCOPED_PID=$!
+wait_ready "the proxy or the upstreams are not up" ports_listen 127.0.0.1:3129 127.0.0.1:3135 127.0.0.1:3137 \
+    11.0.0.10:443 11.0.0.10:8443
 : > "$T/up.log"
 
 check() {   # NAME CONDITION_COMMAND...
@@ -167,6 +176,43 @@ got=$(raw 3129 'b"GET /a\rX-Injected: 1 HTTP/1.1\r\nHost: x\r\n\r\n"')
 check "header injection through a bare CR in the path is refused" is "$got" "400 bare-cr"
 check "a dot segment is refused" is "$(raw 3129 'b"GET /a/../../admin HTTP/1.1\r\nHost: x\r\n\r\n"')" "400 invalid-path"
 check "nothing refused reached the upstream" is "$(requests)" "$before"
+
+# --- the path rule (broker-path.h): nothing resolves outside the prefix ---
+# SCOPED (the second proxy) forwards paths as sent under the prefix /v1/.
+# The upstream logs where the most lenient server would route each request
+# (broker-upstream.py's "resolved": decoded twice, '\' as '/', path
+# parameters dropped, dot segments removed). Named as in
+# tests/attacks/README.md.
+scoped() {   # TARGET (inside a Python bytes literal): "STATUS REASON"
+    raw 3137 "b\"GET $1 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n\""
+}
+check "control: /v1/ok reaches the upstream, resolved inside /v1/" \
+    is "$(scoped /v1/ok) $(last path) $(last resolved)" "200 - /v1/ok /v1/ok"
+check "control: an encoded space and a query's escapes pass as sent" \
+    is "$(scoped '/v1/a%20b?q=100%25') $(last path) $(last resolved)" "200 - /v1/a%20b?q=100%25 /v1/a b"
+before=$(requests)
+while read -r id target; do
+    check "$id: GET $target -> 400 invalid-path" is "$(scoped "$target")" "400 invalid-path"
+done <<'ATTACKS'
+broker-encoded-backslash /v1/..%5cadmin
+broker-encoded-backslash /v1/..%5Cadmin
+broker-raw-backslash /v1/..\\admin
+broker-double-encoding /v1/%252e%252e/admin
+broker-double-encoding /v1/..%255cadmin
+broker-dot-segments /v1/%2e%2E/admin
+broker-dot-segments /v1/..
+broker-path-parameter /v1/..;/admin
+broker-encoded-delimiter /v1/..%3f/admin
+broker-overlong-utf8 /v1/%c0%ae%c0%ae/admin
+broker-encoded-control /v1/ok%00/admin
+broker-query-path /v1/ok?/../../admin
+broker-fragment /v1/ok#/../../admin
+ATTACKS
+check "none of them reached the upstream" is "$(requests)" "$before"
+check "the upstream never resolved a path outside the prefix or the base" "$PY" -c 'import json, sys
+bad = [r["path"] for r in map(json.loads, open(sys.argv[1])) if not (r["resolved"] + "/").startswith("/v1/")]
+print("# resolved outside /v1/:", bad) if bad else None
+sys.exit(bool(bad))' "$T/up.log"
 
 # The request bytes all connections hold together are bounded (16 MiB here):
 # past it a request is 503, not the proxy ended by its MemoryMax.
@@ -313,12 +359,15 @@ check "one entry per request, with status and reason" \
            grep -q 'broker: UNTRUSTED GET /v1/x -> 502 .*reason=tls-certificate-untrusted' '$T/proxy.log'"
 check "the secret is not in the proxy's log" sh -c "! grep -q '$SECRET' '$T/proxy.log'"
 
+kill -TERM "$SCOPED_PID"
+wait "$SCOPED_PID"
+status=$?
 kill -TERM "$PROXY_PID"
 wait "$PROXY_PID"
-status=$?
-check "proxy exits cleanly on SIGTERM, sanitizer- and seccomp-clean" \
-    sh -c "[ $status = 0 ] && ! grep -Eq 'runtime error|Sanitizer|Bad system call' '$T/proxy.log'"
-PROXY_PID=
+status="$status $?"
+check "proxies exit cleanly on SIGTERM, sanitizer- and seccomp-clean" \
+    sh -c "[ '$status' = '0 0' ] && ! grep -Eq 'runtime error|Sanitizer|Bad system call' '$T/proxy.log' '$T/scoped.log'"
+PROXY_PID= SCOPED_PID=
 if [ "$FAILED" != 0 ]; then sed 's/^/# /' "$T/proxy.log" | tail -30; fi
 echo "# passed $((N - FAILED)) failed $FAILED"
 [ "$FAILED" = 0 ]

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "broker-path.h"
@@ -24,6 +25,45 @@ static const BrokerRoute reparse = {
         .max_request_bytes = 4096,
 };
 
+static int hex(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+               c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void percent_decode(char *s) {
+        char *w = s;
+        for (const char *r = s; *r; r++)
+                if (r[0] == '%' && hex(r[1]) >= 0 && hex(r[2]) >= 0) {
+                        *w++ = (char) (hex(r[1]) << 4 | hex(r[2]));
+                        r += 2;
+                } else
+                        *w++ = *r;
+        *w = 0;
+}
+
+/* An oracle apart from broker-path.c: the most lenient upstream decodes
+ * the path twice, reads '\' as '/', cuts it at a decoded '?' or '#' and
+ * drops ";..." parameters. A path the broker forwards must still be under
+ * one of its prefixes there, with no dot segment to climb out of it. */
+static void assert_stays_under_prefix(const char *target) {
+        char p[BROKER_TARGET_MAX + 1];
+
+        snprintf(p, sizeof(p), "%.*s", (int) strcspn(target, "?"), target);
+        percent_decode(p);
+        percent_decode(p);
+        for (char *c = p; *c; c++)
+                if (*c == '\\')
+                        *c = '/';
+        p[strcspn(p, "?#")] = 0;
+        assert(strncmp(p, "/v1/", 4) == 0 || (strncmp(p, "/models", 7) == 0 && (!p[7] || p[7] == '/')));
+        for (const char *seg = p + 1; seg; ) {
+                const char *next = strchr(seg, '/');
+                size_t name = strcspn(seg, ";/");
+                assert(!(name == 1 && seg[0] == '.') && !(name == 2 && seg[0] == '.' && seg[1] == '.'));
+                seg = next ? next + 1 : NULL;
+        }
+}
+
 /* What the upstream gets must be one request with one framing, whatever
  * the worker sent: checked by parsing the output again. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -43,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r != BROKER_PARSE_OK)
                 return 0;
         assert(req.consumed > 0 && req.consumed <= size);
+        assert_stays_under_prefix(req.path);
         up = req.upstream;
         assert(up && req.upstream_size > 0);
         /* The upstream's Host, and one Authorization: the injected one. */

@@ -119,6 +119,12 @@ static void test_paths(void **state) {
         assert_false(sbx_service_path_is_valid("/v1#x"));
         assert_false(sbx_service_path_is_valid("/v1 HTTP/1.1\r\nHost: x"));
         assert_false(sbx_service_path_is_valid("/%zz"));
+        /* The broker's path rule (broker-path.h; its table is
+         * tests/egress/test-broker-path.c): no encoded backslash, second
+         * round of decoding or path parameter in a prefix either. */
+        assert_false(sbx_service_path_is_valid("/v1/..%5cadmin"));
+        assert_false(sbx_service_path_is_valid("/v1/%252e%252e/"));
+        assert_false(sbx_service_path_is_valid("/v1;x/"));
 }
 
 static void test_header(void **state) {
