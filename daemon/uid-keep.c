@@ -27,33 +27,35 @@ int uid_keep_append_dependency(sd_bus_message *m, const char *id) {
 
 static int append_properties(sd_bus_message *m, const Worker *w) {
         static char * const argv[] = { (char *) UID_KEEP_EXEC, NULL };
-        WorkerSpec spec = {};
-        WorkerUnitParams p = {
-                .id = w->id,
-                .spec = &spec,
-                .config = &w->manager->config,
-                /* Its one command runs unprivileged, under the walls of a
-                 * shared-kernel worker. */
-                .runtime = SBX_RUNTIME_SYSTEMD,
-        };
         int r;
 
+        /* Its one process is /bin/true as the worker's dynamic user, gone at
+         * once. DynamicUser= brings ProtectSystem=strict, ProtectHome=,
+         * PrivateTmp=, NoNewPrivileges= and RemoveIPC=; on top: no
+         * capabilities, no network, no namespaces, a few tasks, little
+         * memory. Not every wall of a worker: each costs set-up time, and
+         * the checkpoint waits for this unit. */
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = unit_append_helper_oneshot(m, "sandboxd keeper of a suspended worker's UID",
                                                30 * USEC_PER_SEC, UID_KEEP_EXEC, argv);
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
                                           "RemainAfterExit", "b", 1,
                                           "DynamicUser", "b", 1,
                                           "User", "s", w->user,
                                           "Slice", "s", SBX_SLICE,
+                                          "NoNewPrivileges", "b", 1,
+                                          "CapabilityBoundingSet", "t", (uint64_t) 0,
+                                          "AmbientCapabilities", "t", (uint64_t) 0,
+                                          "RestrictNamespaces", "t", (uint64_t) 0,
+                                          "LockPersonality", "b", 1,
                                           "MemoryMax", "t", (uint64_t) 16 << 20,
                                           "TasksMax", "t", (uint64_t) 4,
-                                          "CPUQuotaPerSecUSec", "t", (uint64_t) 100000,
-                                          "LimitCORE", "t", (uint64_t) 0);
+                                          "LimitCORE", "t", (uint64_t) 0,
+                                          "LimitCORESoft", "t", (uint64_t) 0);
         if (r >= 0)
-                r = unit_append_hardening(m, &p);
+                r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 

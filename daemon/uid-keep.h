@@ -13,8 +13,8 @@
  * every unit of that name while one of them is active (seen on systemd 252:
  * a second unit got the first's UID even with a user of that UID added to
  * /etc/passwd meanwhile). It is a oneshot of /bin/true that remains active
- * after it exited, so it holds the user with no process at all, under every
- * wall a worker has. The checkpoint unit requires it and is ordered after
+ * after it exited, so it holds the user with no process at all; that one
+ * /bin/true runs with no capabilities, no network and little memory. The checkpoint unit requires it and is ordered after
  * it: no suspend without the reservation. It stops once the resumed unit
  * holds the user (the resume is done), when the checkpoint fails (the
  * worker's unit holds it still) and when the worker ends. A restart of
