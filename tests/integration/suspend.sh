@@ -126,6 +126,9 @@ check_eq "and it runs on" running "$(state_of "$TID")"
 out=$(ct sandboxctl suspend "$TID" 2>&1)
 check_output "sandboxctl suspend names the error" 'org.sandboxd1.Error.NotSupported' echo "$out"
 ct sandboxctl stop "$TID" >/dev/null
+# The stop is answered as the unit goes; its home goes just after.
+wait_until 30 unit_gone "sandbox-$TID.service"
+wait_until 30 home_absent "$TID"
 before_units=$(sbx_units)
 before_state=$(sbx_state_entries)
 check_error "IdleAction=suspend on a trusted worker is refused at creation" org.sandboxd1.Error.NotSupported \
