@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
+#include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
@@ -88,7 +89,7 @@ int worker_save_state(Worker *w) {
         return worker_save_state_in(w, SBX_WORKER_STATE_DIR);
 }
 
-int worker_persist(Worker *w) {
+static int persist_stdio(Worker *w) {
         ChannelDaemonFds fds = channel_daemon_fds(w->channel);
         int fd[] = { fds.stdin_fd, fds.stdout_fd, fds.stderr_fd };
         char name[64];
@@ -102,6 +103,33 @@ int worker_persist(Worker *w) {
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
+
+int worker_persist_channel(Worker *w) {
+        int r = persist_stdio(w);
+
+        if (r < 0)
+                return r;
+        (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
+        return 0;
+}
+
+void worker_forget_channel(Worker *w) {
+        char name[64];
+
+        for (size_t i = 0; i < ELEMENTSOF(stdio_names); i++) {
+                fd_name(name, sizeof(name), w->id, i);
+                (void) fdstore_remove(name);
+        }
+}
+
+int worker_persist(Worker *w) {
+        int r;
+
+        r = persist_stdio(w);
+        if (r < 0)
+                return r;
         r = worker_broker_persist(w);
         if (r < 0)
                 return r;
@@ -122,13 +150,9 @@ void worker_forget_stdin(Worker *w) {
 }
 
 void worker_forget(Worker *w) {
-        char name[64];
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(stdio_names); i++) {
-                fd_name(name, sizeof(name), w->id, i);
-                (void) fdstore_remove(name);
-        }
+        worker_forget_channel(w);
         /* A suspend that saved the sandbox keeps the broker's secrets and
          * the worker's own: the resumed unit and its proxy load them again
          * (seen: without them the proxy fails "The credential of service
@@ -528,6 +552,56 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         return 0;
 }
 
+/* The keeper of an adopted worker's UID (uid-keep.h), if it runs: a
+ * suspended worker keeps it, any other needs it no more. None is started
+ * here: a unit that does not share the user with a running one gets a UID of
+ * systemd's choosing, not necessarily the worker's (the resume checks it). */
+static void restore_uid_keep(Restore *rs, const char *id) {
+        _cleanup_free_ char *unit = NULL;
+        Worker *w = manager_find_worker(rs->m, id);
+        const char *state;
+
+        if (!w || uid_keep_unit_name(id, &unit) < 0)
+                return;
+        state = restore_unit_state(rs, unit);
+        w->uid_kept = state && !streq(state, "inactive") && !streq(state, "failed");
+        if (w->state != WORKER_SUSPENDED)
+                uid_keep_stop(w);
+}
+
+/* Whether the launcher removed ID's image (its marker first goes with it):
+ * a restored sandbox ran (launch-guard.c). */
+static bool restore_image_used(const char *id) {
+        _cleanup_free_ char *marker = NULL;
+
+        if (asprintf(&marker, SBX_SUSPEND_ROOT "/%s/" SBX_IMAGE_MARKER, id) < 0)
+                return false;
+        return access(marker, F_OK) < 0 && errno == ENOENT;
+}
+
+/* A resume that sandboxd stopped in the middle of, after the restored
+ * sandbox ran: its image went, the unit runs (or is about to report it
+ * does), and the channel's ends were stored at the resume's start. It is
+ * adopted as running, as the resume would have ended. */
+static int restore_adopt_resumed(Restore *rs, WorkerRecord *rec) {
+        char id[WORKER_ID_LEN + 1];
+        Worker *w;
+        int r;
+
+        memcpy(id, rec->id, sizeof(id));
+        rec->suspended = false;
+        r = restore_adopt(rs, rec);
+        if (r < 0)
+                return r;
+        w = manager_find_worker(rs->m, id);
+        if (w && worker_is_alive(w) && worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the resumed worker's state; a restart of sandboxd loses it",
+                           "SANDBOXD_WORKER_ID", id, NULL);
+        log_struct(LOG_WARNING, "A resume was under way when sandboxd stopped, and its sandbox ran: adopted as "
+                   "running", "SANDBOXD_WORKER_ID", id, "SANDBOXD_EVENT", "resume-adopted", NULL);
+        return 0;
+}
+
 /* Every worker with a state file: adopted if its unit runs and its channel
  * was kept (or, suspended, its image is complete), lost otherwise. */
 static int restore_records(Restore *rs) {
@@ -564,6 +638,22 @@ static int restore_records(Restore *rs) {
                         continue;
                 }
                 state = restore_unit_state(rs, rec.unit);
+                if (rec.suspended && state && (streq(state, "active") || streq(state, "activating") ||
+                                               streq(state, "reloading")) &&
+                    restore_image_used(rec.id) && restore_has_fds(rs, rec.id)) {
+                        char id[WORKER_ID_LEN + 1];
+                        memcpy(id, rec.id, sizeof(id));
+                        r = restore_adopt_resumed(rs, &rec);
+                        if (r >= 0)
+                                r = strv_push(&rs->adopted, id);
+                        else
+                                r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
+                        if (r >= 0)
+                                restore_uid_keep(rs, id);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (rec.suspended && state && !streq(state, "inactive") && !streq(state, "failed")) {
                         r = restore_stop_interrupted_resume(rs, rec.id);
                         if (r < 0)
@@ -575,6 +665,8 @@ static int restore_records(Restore *rs) {
                         r = restore_adopt_suspended(rs, &rec);
                         if (r >= 0)
                                 r = strv_push(&rs->adopted, id);
+                        if (r >= 0)
+                                restore_uid_keep(rs, id);
                         else
                                 r = restore_lose(rs, id, r == -ENOENT ? "image-missing" :
                                                  r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
@@ -588,6 +680,8 @@ static int restore_records(Restore *rs) {
                         r = restore_adopt(rs, &rec);
                         if (r >= 0)
                                 r = strv_push(&rs->adopted, id);
+                        if (r >= 0)
+                                restore_uid_keep(rs, id);
                         else
                                 r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 }

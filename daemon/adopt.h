@@ -14,6 +14,12 @@
 /* At the start job's success: stores the channel's ends and the broker's
  * secrets (worker-broker.h) and writes the state. */
 int worker_persist(Worker *w);
+/* At a resume's start: stores only the new channel's ends, so that a
+ * restart after the restored sandbox ran can adopt it (the record says
+ * suspended until the resume is done). */
+int worker_persist_channel(Worker *w);
+/* A resume that failed: the stored channel's ends go. */
+void worker_forget_channel(Worker *w);
 /* Rewrites the state file (the last activity moves on). */
 int worker_save_state(Worker *w);
 /* The same record as DIR/<id> (suspend-keep.h). */

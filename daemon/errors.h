@@ -29,6 +29,9 @@
 #define SBX_ERROR_SUSPENDED             "org.sandboxd1.Error.Suspended"
 /* The checkpoint of a worker failed (the journal of its -suspend unit says why); it runs on, or ended. */
 #define SBX_ERROR_SUSPEND_FAILED        "org.sandboxd1.Error.SuspendFailed"
+/* A suspended worker's UID is held by another user or unit: its image and home
+ * need that UID, so it is not resumed now and stays suspended (uid-keep.h). */
+#define SBX_ERROR_UID_TAKEN             "org.sandboxd1.Error.UIDTaken"
 #define SBX_ERROR_INVALID_WORKSPACE     "org.sandboxd1.Error.InvalidWorkspace"
 #define SBX_ERROR_WORKSPACE_EXISTS      "org.sandboxd1.Error.WorkspaceExists"
 #define SBX_ERROR_NO_SUCH_WORKSPACE     "org.sandboxd1.Error.NoSuchWorkspace"

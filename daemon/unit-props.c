@@ -6,6 +6,7 @@
 
 #include "egress-units.h"
 #include "env-cred.h"
+#include "uid-keep.h"
 #include "unit-props.h"
 
 /* Seccomp for shared-kernel workers: what a normal service needs, minus the
@@ -473,6 +474,9 @@ int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnit
         if (r >= 0)
                 r = unit_append_helper_oneshot(m, "sandboxd checkpoint of a suspended worker",
                                                UINT64_C(540) * USEC_PER_SEC, p->launcher_path, ck.v);
+        /* Its UID is reserved before the checkpoint ends the worker's unit. */
+        if (r >= 0)
+                r = uid_keep_append_dependency(m, p->id);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         strv_free(ck.v);

@@ -4,6 +4,7 @@
 
 #include "adopt.h"
 #include "manager.h"
+#include "uid-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-resume.h"
@@ -20,13 +21,15 @@ ResumeVerdict worker_resume_verdict(const ResumeFacts *f) {
                         return RESUME_END;
                 return f->job_done ? RESUME_RUNNING : RESUME_WAIT;
         }
+        /* Another UID included: the image and home are what the suspend
+         * kept, and are never deleted for a resume that did not run. */
         if (f->start_failed)
-                return f->uid_changed ? RESUME_END : RESUME_KEEP_SUSPENDED;
+                return RESUME_KEEP_SUSPENDED;
         if (!f->job_done)
                 return RESUME_WAIT;
         /* The launcher or runsc's restore gave up before the sandbox ran. */
         if (f->unit_ended)
-                return f->uid_changed ? RESUME_END : RESUME_KEEP_SUSPENDED;
+                return RESUME_KEEP_SUSPENDED;
         return f->timed_out ? RESUME_RUNNING : RESUME_WAIT;
 }
 
@@ -118,7 +121,8 @@ static void resume_settled(Worker *w) {
                  "again, or Stop it; see journalctl -u %s", w->id, w->resume_why ?: "unknown", w->unit);
         free(w->resume_why);
         w->resume_why = NULL;
-        worker_waiters_fail(w, SBX_ERROR_START_FAILED, message);
+        worker_waiters_fail(w, w->resume_uid_taken ? SBX_ERROR_UID_TAKEN : SBX_ERROR_START_FAILED, message);
+        w->resume_uid_taken = false;
 }
 
 static void on_resume_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
@@ -148,6 +152,7 @@ static void resume_keep_suspended(Worker *w, const char *why) {
         /* Its pipes went with the unit; the next resume makes new ones. */
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
+        worker_forget_channel(w);
         r = worker_drop_units(w, RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, &w->resume_drop);
         if (r < 0) {
                 log_struct(LOG_WARNING, "Cannot wait for the failed resume's units to go; stopping them",
@@ -196,8 +201,11 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
 
         if (worker_resume_verdict(&f) == RESUME_KEEP_SUSPENDED && home_uid_changed(w)) {
                 f.uid_changed = true;
-                if (!why)
-                        why = "the resumed unit got another UID than the image was saved with";
+                w->resume_uid_taken = true;
+                why = "the resumed unit got another UID than the image was saved with (its UID was taken "
+                      "meanwhile), and systemd gave the home to that UID";
+                log_struct(LOG_ERR, "A resumed unit got another UID; the worker stays suspended",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_EVENT", "resume-uid-taken", NULL);
         }
 
         switch (worker_resume_verdict(&f)) {

@@ -15,10 +15,12 @@
  * the start job is done AND the image went; it failed, and the worker goes
  * back to suspended, when the start was refused, its job failed, or its
  * unit ended while the image was still whole. A unit that ends after the
- * image went ends the worker as any other. So does one whose unit got
- * another UID than the image was saved with (its UID was taken meanwhile):
- * systemd chowned the home to the new one, which every later resume would
- * get again and the launcher refuse. The one gap: the guard asks runsc
+ * image went ends the worker as any other. One whose unit got another UID
+ * than the image was saved with (its UID was taken meanwhile, although
+ * uid-keep.h reserves it and checks it first) is kept suspended too, with
+ * UIDTaken for the callers: the launcher refused the image, which is still
+ * the worker's state, though systemd gave the home to the new UID (an
+ * operator gives it back with chown -R). The one gap: the guard asks runsc
  * every 250 ms, and a workload that ran and ended within that time after
  * its restore is kept with an image that much older than its home.
  *
@@ -50,7 +52,7 @@ typedef struct ResumeFacts {
         bool unit_ended;        /* the resumed unit ended */
         bool image_used;        /* the launcher removed the image: the sandbox ran */
         bool timed_out;         /* WORKER_RESUME_RUN_TIMEOUT_USEC passed after the job */
-        bool uid_changed;       /* systemd gave the unit another UID and chowned the home to it */
+        bool uid_changed;       /* systemd gave the unit another UID and chowned the home to it: kept suspended */
 } ResumeFacts;
 
 /* What the facts so far mean for a resuming worker (no I/O). */

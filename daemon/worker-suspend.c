@@ -8,6 +8,7 @@
 #include "manager.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
+#include "uid-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-resume.h"
@@ -133,7 +134,9 @@ static void checkpoint_failed(Worker *w, const char *why) {
                 worker_unit_gone(w);
                 return;
         }
-        /* runsc leaves a sandbox it could not save running. */
+        /* runsc leaves a sandbox it could not save running, and its unit
+         * holds its user: the reservation is not needed. */
+        uid_keep_stop(w);
         (void) worker_set_state(w, WORKER_RUNNING);
         if (w->n_waiters > 0)
                 /* OpenChannel calls that came meanwhile: the channel is there. */
@@ -320,10 +323,20 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to set up the checkpoint of %s: %s",
                                      w->id, strerror(-r));
+        /* Asked first, on the same connection: the checkpoint's start job,
+         * ordered after the keeper's and requiring it, waits for it. */
+        r = uid_keep_start(w);
+        if (r < 0) {
+                if (request)
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to reserve the UID of %s: %s",
+                                     w->id, strerror(-r));
+        }
         /* The slot goes with the worker: no reply finds it freed. */
         w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
         r = sd_bus_call_async(m->bus, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
+                uid_keep_stop(w);
                 /* The caller answers this one with the error. */
                 if (request)
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);
@@ -340,6 +353,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
 /* ---- resume ------------------------------------------------------------- */
 
 int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
+        char why[256];
         int r;
 
         if (w->state == WORKER_RUNNING && request)
@@ -352,6 +366,15 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         if (!worker_image_complete(w))
                 return sbx_error_set(error, -ENOENT, SBX_ERROR_START_FAILED,
                                      "The checkpoint image of worker %s is missing in " SBX_SUSPEND_ROOT, w->id);
+        /* Under another UID systemd would chown the home to it, and the
+         * launcher refuse the image: nothing is started, nothing changes. */
+        r = uid_keep_check(w, why, sizeof(why));
+        if (r < 0) {
+                worker_resume_log_failed(w, why);
+                return sbx_error_set(error, r, SBX_ERROR_UID_TAKEN,
+                                     "Worker %s cannot be resumed now: %s; it is still suspended, with its image and "
+                                     "home: Resume it again once that UID is free, or Stop it", w->id, why);
+        }
         r = waiter_add(w, request);
         if (r < 0)
                 return r;
@@ -379,7 +402,18 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         }
         log_struct(LOG_INFO, "Resuming worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
                    "SANDBOXD_EVENT", "resuming", NULL);
-        return worker_set_state(w, WORKER_RESUMING);
+        r = worker_set_state(w, WORKER_RESUMING);
+        if (r < 0)
+                return r;
+        /* The new channel goes to systemd's fd store now, before the image
+         * can go: a restart of sandboxd after the restored sandbox ran
+         * adopts it as running (adopt.c). The record still says suspended. */
+        r = worker_persist_channel(w);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to persist the resuming worker's channel; a restart of sandboxd "
+                           "during the resume loses it", "SANDBOXD_WORKER_ID", w->id,
+                           "SANDBOXD_REASON", strerror(-r), NULL);
+        return 0;
 }
 
 void worker_resume_done(Worker *w) {
@@ -406,6 +440,8 @@ void worker_resume_done(Worker *w) {
         snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);
         log_struct(LOG_INFO, "Worker resumed", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
                    "SANDBOXD_WORKER_UID", uid, "SANDBOXD_EVENT", "resumed", NULL);
+        /* Its unit holds its user now. */
+        uid_keep_stop(w);
         if (worker_set_state(w, WORKER_RUNNING) < 0)
                 return;
         waiters_reply(w, NULL, NULL, NULL);

@@ -11,6 +11,7 @@
 #include "rmrf.h"
 #include "manager-workspace.h"
 #include "unit-drop.h"
+#include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
@@ -342,6 +343,7 @@ void worker_start_failed(Worker *w, const char *why) {
          * the failure, must not find the home still there. */
         worker_delete_home(w);
         worker_stop_egress(w);
+        uid_keep_stop(w);
         worker_forget(w);
         worker_waiters_fail(w, SBX_ERROR_START_FAILED, "The resumed unit failed to start");
         if (req)
@@ -572,6 +574,7 @@ void worker_unit_gone(Worker *w) {
                 channel_worker_ended(w->channel);
         worker_delete_home(w);
         worker_stop_egress(w);
+        uid_keep_stop(w);
         worker_cleanup_leftovers(w);
         worker_forget(w);
 

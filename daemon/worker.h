@@ -75,6 +75,8 @@ struct Worker {
         bool resume_job_failed;         /* its main process ended before READY=1: its exit status says why */
         bool resume_ran;                /* the image went: the sandbox ran */
         bool resume_failing;            /* going back to suspended */
+        bool resume_uid_taken;          /* failed: its UID was taken (UIDTaken for the callers) */
+        bool uid_kept;                  /* its keeper unit was asked for (uid-keep.h) */
         unsigned resume_failures;       /* in a row, for the log */
         bool keep_secrets;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
         bool secrets_stored;            /* and are in systemd's fd store */

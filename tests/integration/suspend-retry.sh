@@ -44,7 +44,9 @@ counts_on_from() {
     local first
     first=$(read_numbers "$1" 1500 | head -n1)
     diag "$1: last before the suspend $2, first after the resume $first"
-    [ -n "$first" ] && [ "$first" -gt "$2" ] && [ "$first" -le $(($2 + 10)) ]
+    # It counts on (5 a second) until the checkpoint, which waits for the UID
+    # keeper first: seconds on a loaded host.
+    [ -n "$first" ] && [ "$first" -gt "$2" ] && [ "$first" -le $(($2 + 40)) ]
 }
 
 ct mkdir -p "$T" "$SW"

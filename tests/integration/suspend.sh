@@ -85,7 +85,9 @@ check "the image is deleted on resume" wait_until 20 image_gone
 after=$(read_numbers "$WID" 1500)
 first=$(printf '%s\n' "$after" | head -n1)
 diag "after resume: first=$first (last before suspend: $last)"
-if [ -n "$first" ] && [ -n "$last" ] && [ "$first" -gt "$last" ] && [ "$first" -le $((last + 10)) ]; then
+# It counts on (5 a second) until the checkpoint, which waits for the UID
+# keeper first: seconds on a loaded host.
+if [ -n "$first" ] && [ -n "$last" ] && [ "$first" -gt "$last" ] && [ "$first" -le $((last + 40)) ]; then
     ok "the process counts on from where it was ($last -> $first), it did not start over"
 else
     not_ok "the process counts on from where it was" "last=$last first=$first"
@@ -124,6 +126,9 @@ check_eq "and it runs on" running "$(state_of "$TID")"
 out=$(ct sandboxctl suspend "$TID" 2>&1)
 check_output "sandboxctl suspend names the error" 'org.sandboxd1.Error.NotSupported' echo "$out"
 ct sandboxctl stop "$TID" >/dev/null
+# The stop is answered as the unit goes; its home goes just after.
+wait_until 30 unit_gone "sandbox-$TID.service"
+wait_until 30 home_absent "$TID"
 before_units=$(sbx_units)
 before_state=$(sbx_state_entries)
 check_error "IdleAction=suspend on a trusted worker is refused at creation" org.sandboxd1.Error.NotSupported \

@@ -44,13 +44,15 @@ static void test_after_image_went_never_kept(void **state) {
         assert_int_equal(verdict(false, true, true, true, false), RESUME_RUNNING);
 }
 
-/* systemd gave the unit another UID: every later resume would get it again. */
-static void test_uid_changed_ends(void **state) {
+/* systemd gave the unit another UID (its UID was taken meanwhile): the
+ * launcher refused the image, which is still the worker's state, and nothing
+ * of what the suspend kept is deleted (issue 22, item 6). */
+static void test_uid_changed_keeps_suspended(void **state) {
         ResumeFacts ended = { .job_done = true, .unit_ended = true, .uid_changed = true };
         ResumeFacts refused = { .start_failed = true, .uid_changed = true };
 
-        assert_int_equal(worker_resume_verdict(&ended), RESUME_END);
-        assert_int_equal(worker_resume_verdict(&refused), RESUME_END);
+        assert_int_equal(worker_resume_verdict(&ended), RESUME_KEEP_SUSPENDED);
+        assert_int_equal(worker_resume_verdict(&refused), RESUME_KEEP_SUSPENDED);
 }
 
 /* Nothing is decided before the job, nor while the unit runs with its image whole. */
@@ -73,7 +75,7 @@ int main(void) {
                 cmocka_unit_test(test_start_failed_keeps_suspended),
                 cmocka_unit_test(test_unit_ended_before_image_went_keeps_suspended),
                 cmocka_unit_test(test_after_image_went_never_kept),
-                cmocka_unit_test(test_uid_changed_ends),
+                cmocka_unit_test(test_uid_changed_keeps_suspended),
                 cmocka_unit_test(test_waits),
                 cmocka_unit_test(test_timeout_takes_it_as_resumed),
         };

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <grp.h>
+#include <pwd.h>
+
+#include "manager.h"
+#include "uid-keep.h"
+#include "unit-props.h"
+#include "unit-stop.h"
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+#define UID_KEEP_EXEC "/bin/true"
+
+int uid_keep_unit_name(const char *id, char **ret) {
+        return asprintf(ret, "sandbox-%s" UID_KEEP_UNIT_SUFFIX, id) < 0 ? -ENOMEM : 0;
+}
+
+int uid_keep_append_dependency(sd_bus_message *m, const char *id) {
+        _cleanup_free_ char *keep = NULL;
+        int r = uid_keep_unit_name(id, &keep);
+
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "Requires", "as", 1, keep);
+        return r < 0 ? r : sd_bus_message_append(m, "(sv)", "After", "as", 1, keep);
+}
+
+static int append_properties(sd_bus_message *m, const Worker *w) {
+        static char * const argv[] = { (char *) UID_KEEP_EXEC, NULL };
+        int r;
+
+        /* Its one process is /bin/true as the worker's dynamic user, gone at
+         * once. DynamicUser= brings ProtectSystem=strict, ProtectHome=,
+         * PrivateTmp=, NoNewPrivileges= and RemoveIPC=; on top: no
+         * capabilities, no network, no namespaces, a few tasks, little
+         * memory. Not every wall of a worker: each costs set-up time, and
+         * the checkpoint waits for this unit. */
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = unit_append_helper_oneshot(m, "sandboxd keeper of a suspended worker's UID",
+                                               30 * USEC_PER_SEC, UID_KEEP_EXEC, argv);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
+                                          "RemainAfterExit", "b", 1,
+                                          "DynamicUser", "b", 1,
+                                          "User", "s", w->user,
+                                          "Slice", "s", SBX_SLICE,
+                                          "NoNewPrivileges", "b", 1,
+                                          "CapabilityBoundingSet", "t", (uint64_t) 0,
+                                          "AmbientCapabilities", "t", (uint64_t) 0,
+                                          "RestrictNamespaces", "t", (uint64_t) 0,
+                                          "LockPersonality", "b", 1,
+                                          "MemoryMax", "t", (uint64_t) 16 << 20,
+                                          "TasksMax", "t", (uint64_t) 4,
+                                          "LimitCORE", "t", (uint64_t) 0,
+                                          "LimitCORESoft", "t", (uint64_t) 0);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
+        return r < 0 ? r : sd_bus_message_close_container(m);
+}
+
+static int on_keep_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const char *unit = userdata;
+
+        /* One that runs already holds the user: that is what was asked. */
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
+                log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
+                           "SANDBOXD_UNIT", unit, "SANDBOXD_REASON", e->message ?: e->name,
+                           "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+        return 0;
+}
+
+int uid_keep_start(Worker *w) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_free_ char *unit = NULL;
+        sd_bus *bus = w->manager->bus;
+        int r;
+
+        r = uid_keep_unit_name(w->id, &unit);
+        if (r < 0)
+                return r;
+        /* A stop of an earlier keeper still being asked for would end this one. */
+        unit_stops_cancel(w->manager->unit_stops, unit);
+        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "ss", unit, "fail");
+        if (r >= 0)
+                r = append_properties(msg, w);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = sd_bus_call_async(bus, &slot, msg, on_keep_reply, unit, 0);
+        if (r >= 0)
+                r = sd_bus_slot_set_destroy_callback(slot, free);
+        if (r >= 0) {
+                TAKE_PTR(unit);
+                r = sd_bus_slot_set_floating(slot, 1);
+                w->uid_kept = true;
+        }
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r),
+                           "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+                return r;
+        }
+        return 0;
+}
+
+void uid_keep_stop(Worker *w) {
+        _cleanup_free_ char *unit = NULL;
+
+        if (!w->uid_kept)
+                return;
+        w->uid_kept = false;
+        if (uid_keep_unit_name(w->id, &unit) >= 0)
+                (void) unit_stops_stop(w->manager->unit_stops, unit, w->id);
+}
+
+int uid_keep_check(const Worker *w, char *why, size_t size) {
+        struct passwd *pw;
+        struct group *gr;
+
+        if (w->uid == (uid_t) -1)
+                return 0;
+        /* The worker's user allocated (its keeper): systemd hands the
+         * resumed unit that very UID, whoever else was added with it. */
+        errno = 0;
+        pw = getpwnam(w->user);
+        if (pw) {
+                if (pw->pw_uid == w->uid)
+                        return 0;
+                snprintf(why, size, "its user %s holds UID %u now, not its own UID %u", w->user,
+                         (unsigned) pw->pw_uid, (unsigned) w->uid);
+                return -EBUSY;
+        }
+        /* Not allocated: systemd takes the home's owner, the worker's UID,
+         * only if no user or group has it. */
+        pw = getpwuid(w->uid);
+        if (pw) {
+                snprintf(why, size, "its UID %u is held by the user %s", (unsigned) w->uid, pw->pw_name);
+                return -EBUSY;
+        }
+        gr = getgrgid((gid_t) w->uid);
+        if (gr) {
+                snprintf(why, size, "its UID %u is held by the group %s", (unsigned) w->uid, gr->gr_name);
+                return -EBUSY;
+        }
+        return 0;
+}
