@@ -14,11 +14,13 @@ void quota_config_init_defaults(SbxQuotaConfig *q) {
                 .workers_per_owner = 64,
                 .workspaces_per_owner = 32,
                 .workspace_bytes_per_owner = 64 * GiB,
-                /* Eight suspended workers at the default SuspendImageMax. */
-                .checkpoint_bytes_per_owner = 8 * GiB,
-                .checkpoint_bytes_total = 16 * GiB,
+                /* Two suspended workers at the default SuspendImageMax; the
+                 * total is promised on the disk before any workspace is, so
+                 * it stays modest for small hosts. */
+                .checkpoint_bytes_per_owner = 2 * GiB,
+                .checkpoint_bytes_total = 4 * GiB,
                 /* Room for journald, dpkg and the rest of /var. */
-                .reserve_bytes = 2 * GiB,
+                .reserve_bytes = 1 * GiB,
                 .overcommit = false,
                 .exempt_root = true,
         };
