@@ -240,7 +240,8 @@ int launch_checkpoint(const LaunchArgs *a) {
         }
         if (usage > a->image_max) {
                 log_error("Refusing to suspend worker %s: its sandbox uses %" PRIu64 " bytes of memory, more than "
-                          "the image cap of %" PRIu64 " bytes (SuspendImageMax=).", a->id, usage, a->image_max);
+                          "the image cap of %" PRIu64 " bytes (SuspendImageMax=, or what is left of the owner's "
+                          "or the host's checkpoint budget, [Quota]).", a->id, usage, a->image_max);
                 return EXIT_FAILURE;
         }
         r = image_root();
