@@ -234,6 +234,47 @@ static void test_create_aborted(void **state) {
         sd_event_unref(e);
 }
 
+/* A workspace being made counts against its owner's quota at once: a
+ * second call cannot slip in while the first one's mkfs runs. Root is
+ * exempt by default; another owner has a quota of their own; the disk
+ * promise binds everyone. */
+static void test_create_quota(void **state) {
+        sd_event *e = event_with_sigchld();
+        Created c = {};
+        SbxError err = {};
+        Manager m;
+
+        test_manager(&m, e, "/bin/false");
+        m.config.quota.workspaces_per_owner = 1;
+        m.config.quota.workspace_bytes_per_owner = 48 << 20;
+        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                                  &err), 0);
+        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
+        assert_non_null(strstr(err.message, "WorkspacesPerOwner=1"));
+        m.config.quota.workspaces_per_owner = 2;
+        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
+        assert_non_null(strstr(err.message, "WorkspaceBytesPerOwner"));
+        assert_null(manager_find_workspace(&m, "second"));
+        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created, &c,
+                                                  &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, on_created, &c,
+                                                  &err), 0);
+        /* Without overcommit, 1 TiB does not fit this test's file system. */
+        m.config.quota.overcommit = false;
+        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_INSUFFICIENT_SPACE);
+        assert_null(manager_find_workspace(&m, "huge"));
+        test_manager_done(&m);
+        assert_int_equal(n_entries(root), 0);
+        assert_false(c.called);
+        sd_event_unref(e);
+}
+
 static const char *find_mkfs(void) {
         static const char * const paths[] = { "/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4" };
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
@@ -447,6 +488,7 @@ int main(void) {
                 cmocka_unit_test(test_create_failure_leaves_nothing),
                 cmocka_unit_test(test_create_and_remove),
                 cmocka_unit_test(test_create_aborted),
+                cmocka_unit_test(test_create_quota),
                 cmocka_unit_test(test_load_drops_orphan_image),
                 cmocka_unit_test(test_apply_class),
                 cmocka_unit_test(test_spec_workspace),
