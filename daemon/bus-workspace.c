@@ -70,13 +70,25 @@ static int read_settings(sd_bus_message *msg, uint64_t *size_max, SbxClass *clas
         return 0;
 }
 
+static void on_workspace_created(Manager *m, Workspace *ws, int r, const SbxError *e, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (!ws) {
+                (void) bus_reply_sbx_error(&error, e, r);
+                (void) sd_bus_reply_method_error(msg, &error);
+                return;
+        }
+        (void) sd_bus_emit_object_added(m->bus, ws->object_path);
+        (void) sd_bus_reply_method_return(msg, "o", ws->object_path);
+}
+
 int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         SbxClass class = SBX_CLASS_TRUSTED;
         uint64_t size_max = 0;
         uid_t owner = UID_INVALID;
         const char *name;
-        Workspace *ws;
         SbxError e = {};
         int r;
 
@@ -93,11 +105,14 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = manager_create_workspace(m, name, size_max, class, owner, &ws, &e);
-        if (r < 0)
+        r = manager_create_workspace(m, name, size_max, class, owner, on_workspace_created,
+                                     sd_bus_message_ref(msg), &e);
+        if (r < 0) {
+                sd_bus_message_unref(msg);
                 return bus_reply_sbx_error(ret_error, &e, r);
-        (void) sd_bus_emit_object_added(sd_bus_message_get_bus(msg), ws->object_path);
-        return sd_bus_reply_method_return(msg, "o", ws->object_path);
+        }
+        /* Answered once mkfs is done: the loop serves others meanwhile. */
+        return 1;
 }
 
 /* As ListWorkers: everyone's to root and holders of manage-workspaces (asked
@@ -122,7 +137,7 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(susttbo)");
         for (Workspace *ws = m->workspaces; r >= 0 && ws; ws = ws->next) {
-                if (!all && ws->owner != caller)
+                if (ws->creating || (!all && ws->owner != caller))
                         continue;
                 r = sd_bus_message_append(reply, "(susttbo)", ws->name, (uint32_t) ws->owner,
                                           sbx_class_to_string(ws->class), ws->size_max,
@@ -182,7 +197,7 @@ static int bus_workspace_find(sd_bus *bus, const char *path, const char *interfa
         Manager *m = userdata;
         Workspace *ws = workspace_from_path(m, path);
 
-        if (!ws || !workspace_visible(m, sd_bus_get_current_message(bus), ws))
+        if (!ws || ws->creating || !workspace_visible(m, sd_bus_get_current_message(bus), ws))
                 return 0;
         *found = ws;
         return 1;
@@ -201,7 +216,7 @@ static int bus_workspace_enumerate(sd_bus *bus, const char *path, void *userdata
                 return -ENOMEM;
         n = 0;
         for (Workspace *ws = m->workspaces; ws; ws = ws->next) {
-                if (!workspace_visible(m, msg, ws))
+                if (ws->creating || !workspace_visible(m, msg, ws))
                         continue;
                 l[n] = strdup(ws->object_path);
                 if (!l[n++]) {

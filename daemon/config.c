@@ -62,6 +62,7 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .pool_min_mem_available = 512 * MiB,
                 .pool_pressure_max = 20,
         };
+        quota_config_init_defaults(&c->quota);
 }
 
 void sbx_config_done(SbxConfig *c) {
@@ -156,6 +157,14 @@ static const ConfigKey config_keys[] = {
         K("Pool:RefillPerSecond", KEY_UNSIGNED, pool_refill_per_second),
         K("Pool:MinMemAvailable", KEY_SIZE, pool_min_mem_available),
         K("Pool:PressureMax", KEY_UNSIGNED, pool_pressure_max),
+        K("Quota:WorkersPerOwner", KEY_UNSIGNED, quota.workers_per_owner),
+        K("Quota:WorkspacesPerOwner", KEY_UNSIGNED, quota.workspaces_per_owner),
+        K("Quota:WorkspaceBytesPerOwner", KEY_SIZE, quota.workspace_bytes_per_owner),
+        K("Quota:CheckpointBytesPerOwner", KEY_SIZE, quota.checkpoint_bytes_per_owner),
+        K("Quota:CheckpointBytesTotal", KEY_SIZE, quota.checkpoint_bytes_total),
+        K("Quota:Reserve", KEY_SIZE, quota.reserve_bytes),
+        K("Quota:Overcommit", KEY_BOOL, quota.overcommit),
+        K("Quota:ExemptRoot", KEY_BOOL, quota.exempt_root),
 };
 #undef K
 

@@ -6,6 +6,7 @@
 
 #include "class.h"
 #include "parse-util.h"
+#include "quota.h"
 #include "util.h"
 
 /* Resource caps of one worker. */
@@ -30,6 +31,7 @@ typedef struct SbxConfig {
         uint64_t suspend_image_max;             /* a suspended worker's checkpoint image, at most */
         bool suspend_keep_across_reboot;        /* suspended workspace workers survive a boot (suspend-keep.h) */
         SbxClass default_class;
+        SbxQuotaConfig quota;                   /* [Quota]: per owner and in total (quota.h) */
 
         /* Isolation */
         bool allow_shared_kernel_for_standard;

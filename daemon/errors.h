@@ -36,3 +36,7 @@
 #define SBX_ERROR_WORKSPACE_EXISTS      "org.sandboxd1.Error.WorkspaceExists"
 #define SBX_ERROR_NO_SUCH_WORKSPACE     "org.sandboxd1.Error.NoSuchWorkspace"
 #define SBX_ERROR_WORKSPACE_BUSY        "org.sandboxd1.Error.WorkspaceBusy"
+/* The owner holds as many workers, workspaces or image bytes as [Quota] allows. */
+#define SBX_ERROR_QUOTA_EXCEEDED        "org.sandboxd1.Error.QuotaExceeded"
+/* The file system cannot hold what would be promised ([Quota] Reserve=, Overcommit=). */
+#define SBX_ERROR_INSUFFICIENT_SPACE    "org.sandboxd1.Error.InsufficientSpace"

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "errors.h"
 #include "manager.h"
+#include "manager-quota.h"
 #include "manager-workspace.h"
+#include "workspace-mkfs.h"
 
 static size_t manager_n_workspaces(Manager *m) {
         size_t n = 0;
@@ -18,6 +21,21 @@ static size_t manager_n_workspaces(Manager *m) {
 static void closedirp(DIR **d) {
         if (*d)
                 closedir(*d);
+}
+
+/* An image without metadata is a creation that a crash or a stop of
+ * sandboxd cut short (the metadata is written last): nobody was told it
+ * exists, and left alone it would hold its name and its blocks forever. */
+static void workspace_drop_orphan_image(DIR *d, const char *img) {
+        _cleanup_free_ char *meta = NULL;
+        size_t n = strlen(img) - 4;
+
+        if (asprintf(&meta, "%.*s.meta", (int) n, img) < 0 || faccessat(dirfd(d), meta, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                return;
+        if (unlinkat(dirfd(d), img, 0) < 0)
+                return;
+        log_struct(LOG_WARNING, "Removed the image of a workspace whose creation was cut short",
+                   "SANDBOXD_WORKSPACE_IMAGE", img, "SANDBOXD_EVENT", "workspace-orphan-removed", NULL);
 }
 
 int manager_load_workspaces(Manager *m) {
@@ -35,6 +53,10 @@ int manager_load_workspaces(Manager *m) {
                 Workspace *ws = NULL;
                 size_t n = strlen(de->d_name);
 
+                if (n > 4 && streq(de->d_name + n - 4, ".img")) {
+                        workspace_drop_orphan_image(d, de->d_name);
+                        continue;
+                }
                 if (n <= 5 || !streq(de->d_name + n - 5, ".meta"))
                         continue;
                 name = strndup(de->d_name, n - 5);
@@ -59,10 +81,70 @@ Workspace *manager_find_workspace(Manager *m, const char *name) {
         return NULL;
 }
 
-int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             Workspace **ret, SbxError *error) {
-        _cleanup_(workspace_freep) Workspace *ws = NULL;
+struct WorkspaceCreation {
+        Manager *manager;
+        Workspace *workspace;
+        WorkspaceMkfs *mkfs;
+        workspace_created_t done;
+        void *userdata;
+};
+
+static void manager_unlink_workspace(Manager *m, Workspace *ws) {
+        for (Workspace **p = &m->workspaces; *p; p = &(*p)->next)
+                if (*p == ws) {
+                        *p = ws->next;
+                        break;
+                }
+}
+
+/* Forgets a creation that did not complete, and its image. */
+static void workspace_creation_abort(Workspace *ws) {
+        struct WorkspaceCreation *c = ws->creating;
+        _cleanup_free_ char *img = NULL;
+
+        workspace_mkfs_free(c->mkfs);
+        if (workspace_image_path(c->manager->workspace_root, ws->name, &img) >= 0)
+                (void) unlink(img);
+        manager_unlink_workspace(c->manager, ws);
+        free(c);
+        ws->creating = NULL;
+        workspace_free(ws);
+}
+
+static void on_workspace_mkfs_done(WorkspaceMkfs *j, int r, void *userdata) {
+        Workspace *ws = userdata;
+        struct WorkspaceCreation *c = ws->creating;
+        Manager *m = c->manager;
+        workspace_created_t done = c->done;
+        void *done_userdata = c->userdata;
+        SbxError e = {};
         char uid[16];
+
+        if (r >= 0)
+                r = workspace_save(m->workspace_root, ws);
+        if (r < 0) {
+                sbx_error_set(&e, r, SBX_ERROR_INVALID_WORKSPACE, "Cannot make workspace %s of %" PRIu64 " bytes: %s",
+                              ws->name, ws->size_max, r == -EIO ? "mkfs.ext4 failed" : strerror(-r));
+                log_struct(LOG_ERR, "Failed to make a workspace", "SANDBOXD_WORKSPACE", ws->name,
+                           "SANDBOXD_REASON", e.message, "SANDBOXD_EVENT", "workspace-create-failed", NULL);
+                workspace_creation_abort(ws);
+                done(m, NULL, r, &e, done_userdata);
+                return;
+        }
+        workspace_mkfs_free(c->mkfs);
+        free(c);
+        ws->creating = NULL;
+        snprintf(uid, sizeof(uid), "%u", (unsigned) ws->owner);
+        log_struct(LOG_INFO, "Workspace created", "SANDBOXD_WORKSPACE", ws->name, "SANDBOXD_OWNER_UID", uid,
+                   "SANDBOXD_EVENT", "workspace-created", NULL);
+        done(m, ws, 0, NULL, done_userdata);
+}
+
+int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
+                             workspace_created_t done, void *userdata, SbxError *error) {
+        _cleanup_(workspace_freep) Workspace *ws = NULL;
+        _cleanup_free_ char *img = NULL;
+        struct WorkspaceCreation *c;
         int r;
 
         if (!workspace_name_is_valid(name))
@@ -81,6 +163,9 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
         if (manager_n_workspaces(m) >= SBX_WORKSPACES_MAX)
                 return sbx_error_set(error, -E2BIG, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "This host has %d workspaces, the maximum", SBX_WORKSPACES_MAX);
+        r = manager_quota_admit(m, owner, &(QuotaRequest) { .workspaces = 1, .workspace_bytes = size_max }, error);
+        if (r < 0)
+                return r;
         r = workspace_new(&ws, name);
         if (r < 0)
                 return r;
@@ -88,21 +173,40 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
         ws->size_max = size_max;
         ws->class = class;
         ws->created_usec = ws->last_used_usec = now_usec(CLOCK_REALTIME);
-        r = workspace_create(m->workspace_root, ws, m->mkfs_path);
+        r = workspace_image_create(m->workspace_root, ws);
         if (r == -EEXIST)
                 return sbx_error_set(error, r, SBX_ERROR_WORKSPACE_EXISTS,
                                      "Workspace %s has files in %s already", name, m->workspace_root);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE,
-                                     "Cannot make workspace %s of %" PRIu64 " bytes: %s", name, size_max,
-                                     r == -EIO ? "mkfs.ext4 failed" : strerror(-r));
-        snprintf(uid, sizeof(uid), "%u", (unsigned) owner);
-        log_struct(LOG_INFO, "Workspace created", "SANDBOXD_WORKSPACE", name, "SANDBOXD_OWNER_UID", uid,
-                   "SANDBOXD_EVENT", "workspace-created", NULL);
+                                     "Cannot make workspace %s of %" PRIu64 " bytes: %s", name, size_max, strerror(-r));
+        c = calloc(1, sizeof(*c));
+        if (!c || workspace_image_path(m->workspace_root, name, &img) < 0) {
+                free(c);
+                (void) workspace_remove(m->workspace_root, name);
+                return -ENOMEM;
+        }
+        *c = (struct WorkspaceCreation) { .manager = m, .workspace = ws, .done = done, .userdata = userdata };
+        r = workspace_mkfs_start(m->event, m->mkfs_path, img, on_workspace_mkfs_done, ws, &c->mkfs);
+        if (r < 0) {
+                free(c);
+                (void) unlink(img);
+                return sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE, "Cannot run mkfs for workspace %s: %s",
+                                     name, strerror(-r));
+        }
+        /* Listed from now on: the name is taken and the bytes count. */
+        ws->creating = c;
         ws->next = m->workspaces;
-        m->workspaces = ws;
-        *ret = TAKE_PTR(ws);
+        m->workspaces = TAKE_PTR(ws);
         return 0;
+}
+
+void manager_workspaces_abort_creations(Manager *m) {
+        for (Workspace *ws = m->workspaces, *next; ws; ws = next) {
+                next = ws->next;
+                if (ws->creating)
+                        workspace_creation_abort(ws);
+        }
 }
 
 int manager_delete_workspace(Manager *m, Workspace *ws, SbxError *error) {
@@ -111,17 +215,16 @@ int manager_delete_workspace(Manager *m, Workspace *ws, SbxError *error) {
         if (ws->worker_id)
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
                                      "Workspace %s is the home of worker %s; stop it first", ws->name, ws->worker_id);
+        if (ws->creating)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is still being made", ws->name);
         r = workspace_remove(m->workspace_root, ws->name);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE, "Cannot remove workspace %s: %s",
                                      ws->name, strerror(-r));
         log_struct(LOG_INFO, "Workspace deleted", "SANDBOXD_WORKSPACE", ws->name,
                    "SANDBOXD_EVENT", "workspace-deleted", NULL);
-        for (Workspace **p = &m->workspaces; *p; p = &(*p)->next)
-                if (*p == ws) {
-                        *p = ws->next;
-                        break;
-                }
+        manager_unlink_workspace(m, ws);
         workspace_free(ws);
         return 0;
 }
@@ -150,6 +253,9 @@ static void workspace_touch(Manager *m, Workspace *ws) {
 }
 
 int manager_workspace_attach(Manager *m, Workspace *ws, Worker *w, SbxError *error) {
+        if (ws->creating)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is still being made", ws->name);
         if (ws->worker_id && !streq(ws->worker_id, w->id))
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
                                      "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);

@@ -10,9 +10,18 @@
 int manager_load_workspaces(Manager *m);
 Workspace *manager_find_workspace(Manager *m, const char *name);
 
-/* Makes a workspace for OWNER; a named error, and nothing on disk, on failure. */
+/* Called once when a creation ends: WS made (R 0), or not (WS NULL, R and
+ * ERROR say why, and nothing of it is on disk). */
+typedef void (*workspace_created_t)(Manager *m, Workspace *ws, int r, const SbxError *error, void *userdata);
+
+/* Starts making a workspace for OWNER: checks (name, size, class, quota,
+ * disk) and the sparse image now, a named error on failure; the file system
+ * is made in the background (workspace-mkfs.h) and DONE is called when it is
+ * there. Meanwhile the name is taken and counts against OWNER's quota. */
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             Workspace **ret, SbxError *error);
+                             workspace_created_t done, void *userdata, SbxError *error);
+/* Ends the creations still running (their images removed, DONE not called). */
+void manager_workspaces_abort_creations(Manager *m);
 /* Wipes WS (its image and metadata) and forgets it; refused while in use. */
 int manager_delete_workspace(Manager *m, Workspace *ws, SbxError *error);
 

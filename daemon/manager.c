@@ -15,6 +15,7 @@
 #include "gate.h"
 #include "manager.h"
 #include "pool.h"
+#include "manager-quota.h"
 #include "manager-workspace.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
@@ -89,6 +90,7 @@ Manager *manager_free(Manager *m) {
         free(m->exec_path);
         free(m->egress_path);
         free(m->walls_path);
+        manager_workspaces_abort_creations(m);
         while (m->workspaces) {
                 Workspace *ws = m->workspaces;
                 m->workspaces = ws->next;
@@ -341,6 +343,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (m->n_alive >= m->config.max_workers)
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_WORKERS,
                                      "This host already runs %u workers, the configured maximum", m->n_alive);
+        r = manager_quota_admit(m, owner, &(QuotaRequest) { .workers = 1 }, error);
+        if (r < 0)
+                return r;
         r = manager_check_home_space(error);
         if (r < 0)
                 return r;
@@ -382,6 +387,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 if (ws->worker_id)
                         return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
                                              "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
+                if (ws->creating)
+                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                             "Workspace %s is still being made", ws->name);
         }
         /* A waiting sandbox of the class serves it if it can (pool.h). */
         if (runtime == SBX_RUNTIME_RUNSC) {

@@ -99,6 +99,8 @@ int main(int argc, char *argv[]) {
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        /* sd-event's child sources (workspace-mkfs.h) need it blocked. */
+        sigaddset(&mask, SIGCHLD);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         (void) sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
         (void) sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);

@@ -6,6 +6,7 @@
 #include "adopt.h"
 #include "bus-worker.h"
 #include "manager.h"
+#include "manager-quota.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
 #include "uid-keep.h"
@@ -292,6 +293,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 .runtime = w->runtime,
                 .launcher_path = m->launcher_path,
         };
+        uint64_t budget;
         int r;
 
         r = worker_check_suspendable(&w->spec, w->runtime, error);
@@ -308,6 +310,14 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 return sbx_error_set(error, -ESRCH, w->state == WORKER_SUSPENDED ? SBX_ERROR_SUSPENDED :
                                      SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
                                      worker_state_to_string(w->state));
+        /* The image is bounded by the owner's checkpoint budget while runsc
+         * writes it (the launcher's image file system is that size). */
+        budget = manager_quota_checkpoint_budget(m, w);
+        if (budget < SBX_CHECKPOINT_BUDGET_MIN)
+                return sbx_error_set(error, -EDQUOT, SBX_ERROR_QUOTA_EXCEEDED,
+                                     "Worker %s cannot be suspended: its owner's checkpoint images (or all of this "
+                                     "host's) fill their budget ([Quota] CheckpointBytesPerOwner=, "
+                                     "CheckpointBytesTotal=); it runs on", w->id);
         if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
         r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
@@ -315,7 +325,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", w->suspend_unit, "fail");
         if (r >= 0)
-                r = worker_checkpoint_unit_append_properties(msg, &p, m->config.suspend_image_max);
+                r = worker_checkpoint_unit_append_properties(msg, &p, budget);
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
         if (r >= 0)
@@ -344,6 +354,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      w->id, strerror(-r));
         }
         w->checkpoint_result = 0;
+        w->checkpoint_budget = budget;
         w->suspend_for_idle = !request && !error;
         log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend_unit,
                    "SANDBOXD_EVENT", "suspending", NULL);

@@ -63,6 +63,7 @@ struct Worker {
         char *suspend_unit;             /* sandbox-<id>-suspend.service, the checkpoint */
         sd_bus_slot *checkpoint_call;   /* its StartTransientUnit, until answered */
         int checkpoint_result;          /* while suspending: 0 not known yet, 1 saved, -1 failed */
+        uint64_t checkpoint_budget;     /* while suspending: the bytes its image may take (manager-quota.h) */
         UnitDrop *suspend_drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
         bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
         bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "parse-util.h"
@@ -178,35 +177,7 @@ int workspace_load(const char *root, const char *name, Workspace **ret) {
         return 0;
 }
 
-/* mkfs runs with a fixed environment and no terminal: nothing of the client's
- * reaches it but the size, which the daemon checked. */
-static int run_mkfs(const char *mkfs_path, const char *image) {
-        char * const argv[] = {
-                (char *) mkfs_path, (char *) "-q", (char *) "-F", (char *) "-m", (char *) "0",
-                (char *) "-E", (char *) "nodiscard,root_owner=0:0", (char *) "-L", (char *) "sandboxd-ws",
-                (char *) image, NULL
-        };
-        char * const envp[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", (char *) "LC_ALL=C", NULL };
-        int status;
-        pid_t pid;
-
-        pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-                        _exit(127);
-                execve(mkfs_path, argv, envp);
-                _exit(127);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
-}
-
-int workspace_create(const char *root, const Workspace *ws, const char *mkfs_path) {
+int workspace_image_create(const char *root, const Workspace *ws) {
         _cleanup_free_ char *img = NULL, *meta = NULL;
         int fd, r;
 
@@ -223,10 +194,6 @@ int workspace_create(const char *root, const Workspace *ws, const char *mkfs_pat
                 return -errno;
         r = ftruncate(fd, (off_t) ws->size_max) < 0 ? -errno : 0;
         close(fd);
-        if (r >= 0)
-                r = run_mkfs(mkfs_path, img);
-        if (r >= 0)
-                r = workspace_save(root, ws);
         if (r < 0)
                 (void) unlink(img);
         return r;

@@ -30,6 +30,7 @@ struct Workspace {
         uint64_t created_usec;
         uint64_t last_used_usec;
         char *worker_id;                /* the worker it is attached to, NULL when free */
+        struct WorkspaceCreation *creating; /* being formatted: not on the bus, not usable (manager-workspace.h) */
 };
 
 /* 1-64 characters of [a-z0-9_-], starting with a letter or digit: the name
@@ -52,9 +53,9 @@ int workspace_save(const char *root, const Workspace *ws);
 /* Reads <root>/<name>.meta; -EINVAL for a file that is not one of ours. */
 int workspace_load(const char *root, const char *name, Workspace **ret);
 
-/* Makes the image (sparse, SIZE bytes) and its file system with MKFS, then
- * the metadata. -EEXIST if either file exists; on any failure nothing of it
- * is left behind. */
-int workspace_create(const char *root, const Workspace *ws, const char *mkfs_path);
+/* Makes the image, sparse, of SizeMax bytes and with no file system yet
+ * (workspace-mkfs.h makes it; workspace_save() then completes it). -EEXIST
+ * if either file exists; on failure nothing of it is left behind. */
+int workspace_image_create(const char *root, const Workspace *ws);
 /* Removes the image and the metadata. */
 int workspace_remove(const char *root, const char *name);

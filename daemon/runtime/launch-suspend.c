@@ -17,11 +17,13 @@
 #include <pwd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include <json-c/json.h>
 
+#include "image-fs.h"
 #include "launch.h"
 #include "launch-state.h"
 #include "spawn.h"
@@ -35,6 +37,11 @@
 /* The guard removes a restored sandbox's image once runsc reports it
  * running, which it asks every LAUNCH_STATE_POLL_USEC. */
 #define RESTORE_WAIT_USEC (30 * USEC_PER_SEC)
+#define MKFS_PATH "/sbin/mkfs.ext4"
+/* Less than this free in the image's file system after a failed attempt:
+ * the image did not fit its budget, and another attempt would not either. */
+#define IMAGE_FS_FULL_BYTES (UINT64_C(1) << 20)
+
 /* A sandbox still booting (a suspend right after its create) on a loaded host. */
 #define RUNNING_WAIT_USEC (30 * USEC_PER_SEC)
 
@@ -188,8 +195,14 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
         return 0;
 }
 
+static bool image_fs_full(const char *mnt) {
+        struct statvfs st;
+        return statvfs(mnt, &st) == 0 && (uint64_t) st.f_bavail * st.f_frsize < IMAGE_FS_FULL_BYTES;
+}
+
 int launch_checkpoint(const LaunchArgs *a) {
         char user[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], dir[PATH_MAX], root[64], n[16];
+        char staging[PATH_MAX], backing[PATH_MAX];
         uint64_t usage = 0, bytes = 0;
         struct passwd *pw;
         unsigned attempt;
@@ -227,7 +240,8 @@ int launch_checkpoint(const LaunchArgs *a) {
         }
         if (usage > a->image_max) {
                 log_error("Refusing to suspend worker %s: its sandbox uses %" PRIu64 " bytes of memory, more than "
-                          "the image cap of %" PRIu64 " bytes (SuspendImageMax=).", a->id, usage, a->image_max);
+                          "the image cap of %" PRIu64 " bytes (SuspendImageMax=, or what is left of the owner's "
+                          "or the host's checkpoint budget, [Quota]).", a->id, usage, a->image_max);
                 return EXIT_FAILURE;
         }
         r = image_root();
@@ -238,18 +252,37 @@ int launch_checkpoint(const LaunchArgs *a) {
         /* runsc creates its files 0644; none may be readable by others for
          * even a moment, so the umask takes that away first. */
         (void) umask(0077);
+        /* The image's file system is the launcher's alone (image-fs.h). */
+        r = image_fs_private_namespace();
+        if (r < 0) {
+                log_error_errno(r, "Cannot make a mount namespace for the checkpoint's file system: %m");
+                return EXIT_FAILURE;
+        }
+        snprintf(staging, sizeof(staging), LAUNCH_SUSPEND_ROOT "/.%s.staging", a->id);
+        snprintf(backing, sizeof(backing), LAUNCH_SUSPEND_ROOT "/.%s.staging.img", a->id);
+        (void) rm_rf(dir);
         for (attempt = 1;; attempt++) {
-                /* Each attempt starts from an empty directory: nothing a
-                 * failed one wrote can end up in the image. */
-                (void) rm_rf(dir);
-                if (mkdir(dir, 0700) < 0) {
-                        log_error_errno(errno, "Failed to create %s: %m", dir);
+                /* Each attempt starts from an empty file system of the
+                 * budget's size: nothing a failed one wrote can end up in
+                 * the image, and runsc cannot write more than the budget. */
+                (void) image_fs_unmount(staging);
+                (void) unlink(backing);
+                r = image_fs_mount(MKFS_PATH, backing, staging, a->image_max);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to make the checkpoint's file system of %" PRIu64 " bytes: %m",
+                                        a->image_max);
                         return EXIT_FAILURE;
                 }
-                r = checkpoint(a, user, dir);
+                r = checkpoint(a, user, staging);
+                if (r == -EIO && image_fs_full(staging)) {
+                        log_error("The checkpoint of worker %s does not fit its budget of %" PRIu64 " bytes "
+                                  "(SuspendImageMax=, [Quota] CheckpointBytesPerOwner=, CheckpointBytesTotal=); "
+                                  "nothing of it is kept.", a->id, a->image_max);
+                        r = -EFBIG;
+                }
                 if (r != -EIO || attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
                         break;
-                (void) rm_rf(dir);
+                (void) image_fs_unmount(staging);
                 /* A sandbox that went away with its attempt has nothing left to save. */
                 if (launch_container_running(a->runtime_path, root, user) <= 0) {
                         log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
@@ -261,6 +294,15 @@ int launch_checkpoint(const LaunchArgs *a) {
                            "SANDBOXD_EVENT", "suspend-retry", "SANDBOXD_ATTEMPT", n, NULL);
                 (void) usleep((useconds_t) (attempt * CHECKPOINT_BACKOFF_USEC));
         }
+        /* Out of the budget's file system into the image directory. */
+        if (r >= 0 && mkdir(dir, 0700) < 0)
+                r = log_error_errno(errno, "Failed to create %s: %m", dir);
+        if (r >= 0) {
+                r = image_fs_copy_out(staging, dir);
+                if (r < 0)
+                        log_error_errno(r, "Failed to copy the checkpoint image to %s: %m", dir);
+        }
+        (void) image_fs_unmount(staging);
         if (r >= 0) {
                 r = image_dir_seal(dir, &bytes);
                 if (r < 0)

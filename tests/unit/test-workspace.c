@@ -6,12 +6,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "errors.h"
+#include "manager.h"
 #include "manager-workspace.h"
 #include "rmrf.h"
 #include "spec.h"
@@ -134,14 +136,143 @@ static void test_load_refuses(void **state) {
         assert_int_equal(workspace_load(root, "bad", &ws), -ENOENT);
 }
 
-/* mkfs failing leaves neither an image nor metadata behind. */
-static void test_create_failure_leaves_nothing(void **state) {
-        _cleanup_(workspace_freep) Workspace *ws = sample("fails");
+/* A Manager with only what manager_create_workspace() reads. */
+static void test_manager(Manager *m, sd_event *e, const char *mkfs) {
+        *m = (Manager) { .event = e, .workspace_root = root, .mkfs_path = (char *) mkfs };
+        sbx_config_init_defaults(&m->config);
+        /* The test's file system may be small: the disk check has its own test. */
+        m->config.quota.overcommit = true;
+}
 
-        assert_int_equal(workspace_create(root, ws, "/bin/false"), -EIO);
+static void test_manager_done(Manager *m) {
+        manager_workspaces_abort_creations(m);
+        while (m->workspaces) {
+                Workspace *ws = m->workspaces;
+                m->workspaces = ws->next;
+                workspace_free(ws);
+        }
+        sbx_config_done(&m->config);
+}
+
+typedef struct Created {
+        bool called;
+        int r;
+        Workspace *ws;
+        SbxError e;
+} Created;
+
+static void on_created(Manager *m, Workspace *ws, int r, const SbxError *e, void *userdata) {
+        Created *c = userdata;
+        c->called = true;
+        c->r = r;
+        c->ws = ws;
+        if (e)
+                c->e = *e;
+}
+
+static void run_until(sd_event *e, const bool *flag) {
+        for (int i = 0; !*flag && i < 600; i++)
+                assert_true(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        assert_true(*flag);
+}
+
+static sd_event *event_with_sigchld(void) {
+        sd_event *e = NULL;
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        return e;
+}
+
+/* mkfs failing, or missing, leaves neither an image nor metadata behind, and
+ * the answer comes from the event loop, not from inside the call. */
+static void test_create_failure_leaves_nothing(void **state) {
+        static const char * const mkfs[] = { "/bin/false", "/nonexistent/mkfs.ext4" };
+        sd_event *e = event_with_sigchld();
+
+        for (size_t i = 0; i < ELEMENTSOF(mkfs); i++) {
+                Created c = {};
+                SbxError err = {};
+                Manager m;
+
+                test_manager(&m, e, mkfs[i]);
+                assert_int_equal(manager_create_workspace(&m, "fails", 32 << 20, SBX_CLASS_STANDARD, 1000,
+                                                          on_created, &c, &err), 0);
+                assert_false(c.called);
+                /* Being made: the name is taken, and nothing may use it yet. */
+                assert_non_null(manager_find_workspace(&m, "fails"));
+                assert_non_null(manager_find_workspace(&m, "fails")->creating);
+                run_until(e, &c.called);
+                assert_int_equal(c.r, -EIO);
+                assert_null(c.ws);
+                assert_string_equal(c.e.name, SBX_ERROR_INVALID_WORKSPACE);
+                assert_null(manager_find_workspace(&m, "fails"));
+                assert_int_equal(n_entries(root), 0);
+                test_manager_done(&m);
+        }
+        sd_event_unref(e);
+}
+
+/* A creation still running when the daemon goes is killed and leaves nothing. */
+static void test_create_aborted(void **state) {
+        sd_event *e = event_with_sigchld();
+        Created c = {};
+        SbxError err = {};
+        Manager m;
+
+        /* The loop never runs: the creation is still pending when it is aborted. */
+        test_manager(&m, e, "/bin/false");
+        assert_int_equal(manager_create_workspace(&m, "cut", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                                  &err), 0);
+        assert_int_equal(n_entries(root), 1);
+        test_manager_done(&m);
+        assert_false(c.called);
         assert_int_equal(n_entries(root), 0);
-        assert_int_equal(workspace_create(root, ws, "/nonexistent/mkfs.ext4"), -EIO);
+        sd_event_unref(e);
+}
+
+/* A workspace being made counts against its owner's quota at once: a
+ * second call cannot slip in while the first one's mkfs runs. Root is
+ * exempt by default; another owner has a quota of their own; the disk
+ * promise binds everyone. */
+static void test_create_quota(void **state) {
+        sd_event *e = event_with_sigchld();
+        Created c = {};
+        SbxError err = {};
+        Manager m;
+
+        test_manager(&m, e, "/bin/false");
+        m.config.quota.workspaces_per_owner = 1;
+        m.config.quota.workspace_bytes_per_owner = 48 << 20;
+        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                                  &err), 0);
+        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
+        assert_non_null(strstr(err.message, "WorkspacesPerOwner=1"));
+        m.config.quota.workspaces_per_owner = 2;
+        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
+        assert_non_null(strstr(err.message, "WorkspaceBytesPerOwner"));
+        assert_null(manager_find_workspace(&m, "second"));
+        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created, &c,
+                                                  &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, on_created, &c,
+                                                  &err), 0);
+        /* Without overcommit, 1 TiB does not fit this test's file system. */
+        m.config.quota.overcommit = false;
+        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, on_created, &c,
+                                             &err) < 0);
+        assert_string_equal(err.name, SBX_ERROR_INSUFFICIENT_SPACE);
+        assert_null(manager_find_workspace(&m, "huge"));
+        test_manager_done(&m);
         assert_int_equal(n_entries(root), 0);
+        assert_false(c.called);
+        sd_event_unref(e);
 }
 
 static const char *find_mkfs(void) {
@@ -153,14 +284,30 @@ static const char *find_mkfs(void) {
 }
 
 static void test_create_and_remove(void **state) {
-        _cleanup_(workspace_freep) Workspace *ws = sample("real"), *again = NULL;
         _cleanup_free_ char *img = NULL;
         const char *mkfs = find_mkfs();
+        Workspace *ws, *again = NULL;
+        sd_event *e;
+        Created c = {};
+        SbxError err = {};
         struct stat st;
+        Manager m;
 
         if (!mkfs)
                 skip();
-        assert_int_equal(workspace_create(root, ws, mkfs), 0);
+        e = event_with_sigchld();
+        test_manager(&m, e, mkfs);
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                                  &err), 0);
+        /* Never over one being made. */
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+                                                  &err), -EEXIST);
+        assert_string_equal(err.name, SBX_ERROR_WORKSPACE_EXISTS);
+        run_until(e, &c.called);
+        assert_int_equal(c.r, 0);
+        ws = c.ws;
+        assert_non_null(ws);
+        assert_null(ws->creating);
         assert_int_equal(workspace_image_path(root, "real", &img), 0);
         assert_int_equal(stat(img, &st), 0);
         /* The cap is the image's size; it is sparse, and only root reads it. */
@@ -169,12 +316,29 @@ static void test_create_and_remove(void **state) {
         assert_int_equal(st.st_mode & 07777, 0600);
         assert_true(workspace_size_used(root, ws) > 0);
         assert_int_equal(n_entries(root), 2);
-        /* Never over an existing one. */
-        assert_int_equal(workspace_create(root, ws, mkfs), -EEXIST);
+        /* Never over an existing one, even one the manager does not know. */
+        assert_int_equal(workspace_image_create(root, ws), -EEXIST);
         assert_int_equal(workspace_load(root, "real", &again), 0);
-        assert_int_equal(workspace_remove(root, "real"), 0);
+        workspace_free(again);
+        assert_int_equal(manager_delete_workspace(&m, ws, &err), 0);
         assert_int_equal(n_entries(root), 0);
-        assert_int_equal(workspace_size_used(root, ws), 0);
+        test_manager_done(&m);
+        sd_event_unref(e);
+}
+
+/* An image without metadata is a creation cut short: start-up removes it. */
+static void test_load_drops_orphan_image(void **state) {
+        _cleanup_free_ char *img = NULL;
+        Manager m;
+
+        test_manager(&m, NULL, "/bin/false");
+        assert_true(asprintf(&img, "%s/orphan.img", root) > 0);
+        write_file(img, "");
+        assert_int_equal(n_entries(root), 1);
+        assert_int_equal(manager_load_workspaces(&m), 0);
+        assert_null(m.workspaces);
+        assert_int_equal(n_entries(root), 0);
+        test_manager_done(&m);
 }
 
 /* The workspace's class is a floor: raised when the spec names none,
@@ -323,6 +487,9 @@ int main(void) {
                 cmocka_unit_test(test_load_refuses),
                 cmocka_unit_test(test_create_failure_leaves_nothing),
                 cmocka_unit_test(test_create_and_remove),
+                cmocka_unit_test(test_create_aborted),
+                cmocka_unit_test(test_create_quota),
+                cmocka_unit_test(test_load_drops_orphan_image),
                 cmocka_unit_test(test_apply_class),
                 cmocka_unit_test(test_spec_workspace),
                 cmocka_unit_test(test_devcontainer_under_origin_floor),

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/loop.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "image-fs.h"
+#include "spawn.h"
+#include "util.h"
+
+#define MKFS_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define LOOP_ATTACH_TRIES 16
+
+int image_fs_private_namespace(void) {
+        if (unshare(CLONE_NEWNS) < 0)
+                return -errno;
+        /* Slave: the host's later mounts still show here, ours never there. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* A free loop device bound to BACKING_FD that detaches itself once
+ * unmounted and closed. */
+static int loop_attach(int backing_fd, char *dev, size_t dev_size) {
+        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+
+        if (ctl < 0)
+                return -errno;
+        for (int i = 0; i < LOOP_ATTACH_TRIES; i++) {
+                struct loop_info64 info = { .lo_flags = LO_FLAGS_AUTOCLEAR };
+                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+                int fd;
+
+                if (n < 0)
+                        return -errno;
+                snprintf(dev, dev_size, "/dev/loop%d", n);
+                fd = open(dev, O_RDWR | O_CLOEXEC);
+                /* A /dev without udev (a container's) lacks the nodes of
+                 * devices the kernel makes later: loop's major is 7. */
+                if (fd < 0 && errno == ENOENT && n < 256 &&
+                    (mknod(dev, S_IFBLK | 0600, makedev(7, (unsigned) n)) == 0 || errno == EEXIST))
+                        fd = open(dev, O_RDWR | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (ioctl(fd, LOOP_SET_FD, backing_fd) < 0) {
+                        int r = -errno;
+                        close(fd);
+                        if (r == -EBUSY)
+                                continue;       /* another took it in between */
+                        return r;
+                }
+                if (ioctl(fd, LOOP_SET_STATUS64, &info) < 0) {
+                        int r = -errno;
+                        (void) ioctl(fd, LOOP_CLR_FD, 0);
+                        close(fd);
+                        return r;
+                }
+                return fd;
+        }
+        return -EBUSY;
+}
+
+static int run_mkfs(const char *mkfs_path, const char *backing) {
+        char out[512];
+        int status, r;
+        /* No journal: a checkpoint cut short is thrown away, never replayed. */
+        char *argv[] = { (char *) mkfs_path, (char *) "-q", (char *) "-F", (char *) "-m", (char *) "0",
+                         (char *) "-O", (char *) "^has_journal", (char *) "-E",
+                         (char *) "nodiscard,root_owner=0:0", (char *) "-L", (char *) "sandboxd-ckpt",
+                         (char *) backing, NULL };
+
+        r = spawn_capture(argv, MKFS_TIMEOUT_USEC, out, sizeof(out), &status);
+        if (r < 0)
+                return r;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+int image_fs_mount(const char *mkfs_path, const char *backing, const char *mnt, uint64_t size) {
+        _cleanup_close_ int fd = -1, loop = -1;
+        char dev[32];
+        int r;
+
+        fd = open(backing, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = ftruncate(fd, (off_t) size) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = run_mkfs(mkfs_path, backing);
+        if (r >= 0 && mkdir(mnt, 0700) < 0)
+                r = -errno;
+        if (r >= 0) {
+                loop = loop_attach(fd, dev, sizeof(dev));
+                r = loop < 0 ? loop : 0;
+        }
+        if (r >= 0 && mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                r = -errno;
+                (void) ioctl(loop, LOOP_CLR_FD, 0);
+        }
+        if (r < 0 && r != -EEXIST)
+                (void) rmdir(mnt);
+        /* Mounted or not, the blocks live on only as long as the loop device. */
+        (void) unlink(backing);
+        return r;
+}
+
+int image_fs_unmount(const char *mnt) {
+        if (umount2(mnt, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+                return -errno;
+        if (rmdir(mnt) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int copy_fd(int in, int out) {
+        char buf[1 << 16];
+
+        for (;;) {
+                ssize_t n = copy_file_range(in, NULL, out, NULL, SIZE_MAX >> 1, 0);
+                if (n == 0)
+                        return 0;
+                if (n > 0)
+                        continue;
+                if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+                        return -errno;
+                break;
+        }
+        /* Across file systems of different kinds: plain reads and writes. */
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf)), w = 0;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return 0;
+                while (w < n) {
+                        ssize_t k = write(out, buf + w, (size_t) (n - w));
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                return -errno;
+                        w += k;
+                }
+        }
+}
+
+int image_fs_copy_out(const char *from, const char *to) {
+        _cleanup_close_ int dst = open(to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (dst < 0)
+                return -errno;
+        d = opendir(from);
+        if (!d)
+                return -errno;
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_close_ int in = -1, out = -1;
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || streq(de->d_name, "lost+found"))
+                        continue;
+                in = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (in < 0 || fstat(in, &st) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (!S_ISREG(st.st_mode)) {
+                        r = -EPERM;
+                        break;
+                }
+                out = openat(dst, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (out < 0) {
+                        r = -errno;
+                        break;
+                }
+                r = copy_fd(in, out);
+                if (r >= 0 && fsync(out) < 0)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}

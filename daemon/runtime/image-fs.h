@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* The file system runsc writes a checkpoint into: a sparse ext4 image of the
+ * checkpoint's budget, loop-mounted in the launcher's own mount namespace.
+ * runsc writes the image itself (the sentry, through descriptors runsc
+ * opened), so no limit on the launcher's process would hold: a full file
+ * system does, with ENOSPC. The backing file is unlinked once mounted, so
+ * nothing of it outlives the mount (the namespace dies with the launcher).
+ * Once written, the image is copied out to its directory and the file
+ * system goes. */
+
+/* Moves the caller into a mount namespace of its own whose mounts do not
+ * propagate back to the host's. */
+int image_fs_private_namespace(void);
+
+/* Makes BACKING (SIZE bytes, sparse), formats it with MKFS_PATH, mounts it
+ * on MNT (created, 0700) with nosuid, nodev, noexec, and unlinks BACKING.
+ * On failure nothing of it is left. */
+int image_fs_mount(const char *mkfs_path, const char *backing, const char *mnt, uint64_t size);
+
+/* Unmounts MNT (lazily: a file still open goes with its last close) and
+ * removes the mount point; a path that is not mounted is only removed. */
+int image_fs_unmount(const char *mnt);
+
+/* Copies every regular file of FROM into the empty directory TO, 0600;
+ * -EPERM for anything else. On failure TO may hold part of it: the caller
+ * removes it. */
+int image_fs_copy_out(const char *from, const char *to);

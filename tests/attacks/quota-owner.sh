@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# The attack suite's quota-* section (issue 22, item 4): one plain user
+# (tester) tries to take the host's worker slots and storage, and to stall
+# the daemon with a slow mkfs; another plain user (tester2) and root must
+# still work beside it. Each TAP line names the attack and the refusal
+# expected; its body proves nothing was made (no unit, no image on disk)
+# and that the control path still succeeds.
+#
+#   quota-owner.sh LEADER_PID STAGE_DIR    run it (tests/run-all.sh does)
+#   quota-owner.sh --list                  print the table of attacks (Markdown)
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/../integration/lib.sh"
+
+# ID|CLASSES|ACTION|EXPECTED REFUSAL, as lib-attacks.sh's table.
+QUOTA_ATTACKS='
+quota-overcommit|-|tester asks for a workspace whose SizeMax is the free space plus 1 GiB|InsufficientSpace, no image on disk; with [Quota] Overcommit=yes the same call succeeds
+quota-mkfs-stall|-|a workspace is made with an mkfs that takes 20 s while ListWorkers and ListWorkspaces are called|both answered within 10 s while the creation is pending, which then completes
+quota-workers|trusted|tester creates workers past [Quota] WorkersPerOwner=2|QuotaExceeded, no unit made; tester2 and root still create workers
+quota-workspaces|-|tester creates workspaces past [Quota] WorkspacesPerOwner=2|QuotaExceeded, no image on disk; tester2 still creates a workspace
+quota-workspace-bytes|-|tester asks for 40 MiB more of SizeMax than [Quota] WorkspaceBytesPerOwner=48M leaves|QuotaExceeded, no image on disk; the 32 MiB that fit are granted
+quota-checkpoint-floor|standard|tester suspends a worker with [Quota] CheckpointBytesPerOwner=8M (below the 16 MiB a checkpoint needs)|QuotaExceeded, the worker runs on, no image
+quota-checkpoint-budget|standard|tester suspends a worker holding 64 MiB with [Quota] CheckpointBytesPerOwner=32M|SuspendFailed, the worker runs on, no image or staging file system left; with 1G it suspends and resumes
+'
+declare -A QA_ACTION=() QA_EXPECT=() QA_CLASSES=() QA_RAN=()
+declare -a QA_IDS=()
+while IFS='|' read -r _id _classes _action _expect; do
+    [ -n "$_id" ] || continue
+    QA_IDS+=("$_id")
+    QA_CLASSES[$_id]=$_classes
+    QA_ACTION[$_id]=$_action
+    QA_EXPECT[$_id]=$_expect
+done <<<"$QUOTA_ATTACKS"
+# Its header differs from integration.sh's, whose table runs to the README's end.
+qa_list() {
+    local id
+    echo "| quota attack | classes | attacker's action | expected refusal (and proof) |"
+    echo "|---|---|---|---|"
+    for id in "${QA_IDS[@]}"; do
+        printf '| %s | %s | %s | %s |\n' "$id" "${QA_CLASSES[$id]}" "${QA_ACTION[$id]}" "${QA_EXPECT[$id]}"
+    done
+}
+qa_name() { printf '%s [%s]: %s -> %s' "$1" "${QA_CLASSES[$1]}" "${QA_ACTION[$1]}" "${QA_EXPECT[$1]}"; }
+qa_ok() { QA_RAN[$1]=1; ok "$(qa_name "$1")"; }
+qa_not_ok() { local id=$1; shift; QA_RAN[$id]=1; not_ok "$(qa_name "$id")" "$@"; }
+# qa_result ID PROBLEM...: ok when no PROBLEM is given (empty strings do not count).
+qa_result() {
+    local id=$1 p
+    local -a problems=()
+    shift
+    for p in "$@"; do [ -n "$p" ] && problems+=("$p"); done
+    if [ ${#problems[@]} -eq 0 ]; then qa_ok "$id"; else qa_not_ok "$id" "${problems[@]}"; fi
+}
+
+if [ "${1:-}" = --list ]; then
+    qa_list
+    exit 0
+fi
+tap_init "$@"
+check "tests/attacks/README.md's quota-owner table is what --list prints" \
+    diff <(qa_list) <(sed -n '/^<!-- quota-owner table -->/,/^$/p' "$HERE/README.md" | grep '^|')
+
+E=org.sandboxd1.Error
+MIB=$((1 << 20))
+CONF=/etc/sandboxd/sandboxd.conf
+WS=/var/lib/sandboxd/workspaces
+IMAGES=/var/lib/sandboxd/suspend
+W=/etc/sbx-quota
+RULES=/etc/polkit-1/rules.d/50-sbx-quota.rules
+DROPIN=/etc/systemd/system/sandboxd.service.d/50-sbx-quota.conf
+SLEEP=(Argv as 2 /bin/sleep 1000)
+# Holds MiB of touched memory (argument 1) and sleeps.
+HOLD='import sys, time
+buf = bytearray(int(sys.argv[1]) << 20)
+for i in range(0, len(buf), 4096): buf[i] = 1
+time.sleep(100000)'
+
+cleanup() {
+    ct sh -c "rm -f $RULES $DROPIN /run/sbx-quota-*; [ -f $CONF.sbx-quota ] && mv $CONF.sbx-quota $CONF
+              rm -rf $W; systemctl daemon-reload" >/dev/null 2>&1
+}
+trap 'cleanup; _tap_cleanup' EXIT
+
+# quota KEY=VALUE...: sandboxd.conf with the shipped file plus a [Quota]
+# section of these keys, and sandboxd restarted on it (workers survive it).
+quota() {
+    local body
+    body=$(printf '%s\n' "$@")
+    ct sh -c "cp $CONF.sbx-quota $CONF && printf '\n[Quota]\n%s\n' '$body' >>$CONF" &&
+        ct systemctl restart sandboxd.service && sbx_settled
+}
+# create_as USER CLASS: a sleeping worker of USER; WID is its id.
+create_as() {
+    WID=
+    bus_call "$1" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorker 'a{sv}' 2 "${SLEEP[@]}" Class s "$2" || return 1
+    [[ $BUS_OUT =~ ^so\ \"([^\"]*)\" ]] && WID=${BASH_REMATCH[1]}
+}
+ws_create_as() { bus_call "$1" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorkspace 'sa{sv}' "$2" 1 SizeMax t "$3"; }
+ws_delete() { sbx_call DeleteWorkspace s "$1" >/dev/null; }
+no_image() { ! ct test -e "$WS/$1.img" && ! ct test -e "$WS/$1.meta"; }
+# expect_error WANT: the last bus_call failed with error WANT (an empty
+# string when so), else a line saying what happened.
+expect_error() {
+    if [ -z "$BUS_ERROR" ] && [ -z "$BUS_ERRMSG" ]; then
+        echo "expected $1, the call succeeded: $BUS_OUT"
+    elif [ "$BUS_ERROR" != "$1" ]; then
+        echo "expected $1, got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
+    fi
+}
+n_units() { sbx_units | grep -c '\.service$'; }
+stop_all() {
+    local id
+    for id in "$@"; do ct sandboxctl stop "$id" >/dev/null 2>&1; done
+    for id in "$@"; do wait_until 60 unit_gone "sandbox-$id.service"; done
+}
+
+# ---------------------------------------------------------------- the world
+ct sh -c "cp $CONF $CONF.sbx-quota; mkdir -p $W $(dirname $DROPIN)
+          id tester2 >/dev/null 2>&1 || useradd -m -u 1501 tester2"
+# Both plain users may create workers (and so workspaces), nothing else.
+ct sh -c "cat >$RULES" <<'JS'
+polkit.addRule(function(action, subject) {
+    if ((subject.user == "tester" || subject.user == "tester2") &&
+        (action.id == "org.sandboxd1.create-worker" || action.id == "org.sandboxd1.create-trusted-worker"))
+        return polkit.Result.YES;
+});
+JS
+# An mkfs that takes 20 s once /run/sbx-quota-slow exists: a big image on a
+# slow disk, made deterministic.
+ct sh -c "cat >$W/slow-mkfs && chmod 755 $W/slow-mkfs" <<'SH'
+#!/bin/sh
+if [ -e /run/sbx-quota-slow ]; then
+    touch /run/sbx-quota-mkfs-started
+    sleep 20
+    touch /run/sbx-quota-mkfs-slept
+fi
+exec /sbin/mkfs.ext4 "$@"
+SH
+ct sh -c "printf '[Service]\nEnvironment=SANDBOXD_MKFS=$W/slow-mkfs\n' >$DROPIN && systemctl daemon-reload"
+ct systemctl restart polkit.service sandboxd.service
+sbx_settled
+check "sandboxd runs with the test's mkfs" ct systemctl is-active --quiet sandboxd.service
+
+# ---- quota-overcommit (the shipped configuration: no overcommit) ----------
+avail=$(ct df -B1 --output=avail "$WS" | tail -n1 | tr -d ' ')
+big=$(( (avail / MIB + 1024) * MIB ))
+[ "$big" -gt $((1 << 40)) ] && big=$((1 << 40))
+diag "free in $WS: $avail bytes; asking for $big"
+p1= p2= p3=
+if [ "$big" -le "$avail" ]; then
+    p1="the file system has more than 1 TiB free: nothing to overcommit"
+else
+    ws_create_as tester huge "$big"
+    p1=$(expect_error "$E.InsufficientSpace")
+    no_image huge || p2="the refused workspace left files in $WS"
+    ws_delete huge
+    quota Overcommit=yes
+    if ws_create_as tester huge "$big"; then ws_delete huge; else p3="with Overcommit=yes: ${BUS_ERROR:-} $BUS_ERRMSG"; fi
+    ct sh -c "cp $CONF.sbx-quota $CONF"
+    ct systemctl restart sandboxd.service
+    sbx_settled
+fi
+qa_result quota-overcommit "$p1" "$p2" "$p3"
+
+# ---- quota-mkfs-stall -------------------------------------------------------
+ct touch /run/sbx-quota-slow
+ct sh -c "busctl --system --timeout=120 call $SBX_DEST $SBX_PATH $SBX_MGR CreateWorkspace 'sa{sv}' slow 1 SizeMax t $((64 * MIB)) \
+          >/run/sbx-quota-create.out 2>&1; echo \$? >/run/sbx-quota-create.rc" &
+bg=$!
+p1= p2= p3= p4=
+if ! wait_until 30 ct test -e /run/sbx-quota-mkfs-started; then
+    p1="the slow mkfs never started"
+else
+    t0=$(date +%s%N)
+    ct timeout 10 busctl --system call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ListWorkers >/dev/null 2>&1 || p1="ListWorkers was not answered within 10 s during the mkfs"
+    lw=$(ct timeout 10 busctl --system call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ListWorkspaces 2>&1) || p2="ListWorkspaces was not answered within 10 s during the mkfs"
+    diag "answered during the mkfs in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    [[ $lw == *'"slow"'* ]] && p2="the workspace being made was listed before it existed: $lw"
+    ct test -e /run/sbx-quota-mkfs-slept && p3="the mkfs had finished already: the calls may have waited for it"
+fi
+wait "$bg"
+ct rm -f /run/sbx-quota-slow
+[ "$(ct cat /run/sbx-quota-create.rc 2>/dev/null)" = 0 ] || p4="the creation failed: $(ct cat /run/sbx-quota-create.out 2>/dev/null)"
+sbx_call ListWorkspaces >/dev/null && [[ $BUS_OUT == *'"slow"'* ]] || p4="$p4 (not listed once made: $BUS_OUT)"
+ws_delete slow
+qa_result quota-mkfs-stall "$p1" "$p2" "$p3" "$p4"
+
+# ---- per-owner counts -------------------------------------------------------
+quota WorkersPerOwner=2 WorkspacesPerOwner=2 WorkspaceBytesPerOwner=48M
+check "sandboxd runs with [Quota] WorkersPerOwner=2 WorkspacesPerOwner=2 WorkspaceBytesPerOwner=48M" \
+    ct systemctl is-active --quiet sandboxd.service
+
+# quota-workers
+p1= p2= p3= p4=
+mine=()
+for i in 1 2; do
+    if create_as tester trusted; then mine+=("$WID"); else p1="tester's worker $i was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+done
+before=$(n_units)
+create_as tester trusted && mine+=("$WID")
+p2=$(expect_error "$E.QuotaExceeded")
+[ "$(n_units)" = "$before" ] || p3="the refused CreateWorker left a unit: $(sbx_units)"
+others=()
+if create_as tester2 trusted; then others+=("$WID"); else p4="tester2 (control) was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+if create_as root trusted; then others+=("$WID"); else p4="$p4; root (control) was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+qa_result quota-workers "$p1" "$p2" "$p3" "$p4"
+stop_all "${mine[@]}" "${others[@]}"
+check "once tester's workers are gone, tester creates one again" create_as tester trusted
+stop_all "$WID"
+
+# quota-workspaces
+p1= p2= p3= p4=
+ws_create_as tester t1 $((16 * MIB)) || p1="t1: $BUS_ERROR $BUS_ERRMSG"
+ws_create_as tester t2 $((16 * MIB)) || p1="$p1 t2: $BUS_ERROR $BUS_ERRMSG"
+ws_create_as tester t3 $((16 * MIB))
+p2=$(expect_error "$E.QuotaExceeded")
+no_image t3 || p3="the refused workspace left files in $WS"
+ws_create_as tester2 other $((16 * MIB)) || p4="tester2 (control) was refused: $BUS_ERROR $BUS_ERRMSG"
+qa_result quota-workspaces "$p1" "$p2" "$p3" "$p4"
+
+# quota-workspace-bytes: t1 holds 16 MiB of tester's 48.
+ws_delete t2
+p1= p2= p3=
+ws_create_as tester t2 $((40 * MIB))
+p1=$(expect_error "$E.QuotaExceeded")
+no_image t2 || p2="the refused workspace left files in $WS"
+ws_create_as tester t2 $((32 * MIB)) || p3="32 MiB (control, exactly the rest) was refused: $BUS_ERROR $BUS_ERRMSG"
+qa_result quota-workspace-bytes "$p1" "$p2" "$p3"
+for n in t1 t2 other; do ws_delete "$n"; done
+
+# ---- checkpoints ------------------------------------------------------------
+# Running, its unit holding the 64 MiB (the sentry's memory is charged to it).
+running_holding() {
+    local mem
+    mem=$(ct systemctl show -P MemoryCurrent "sandbox-$1.service")
+    [ "$(state_of "$1")" = running ] && [ "$mem" -gt $((48 * MIB)) ] 2>/dev/null
+}
+no_ckpt_files() { [ -z "$(ct sh -c "ls -A $IMAGES 2>/dev/null | grep -F '$1'")" ]; }
+
+quota CheckpointBytesPerOwner=8M
+p1= p2= p3= p4=
+HWID=$(ct runuser -u tester -- sandboxctl --no-ask-password create --class standard -- /usr/bin/python3 -c "$HOLD" 64 2>&1)
+if ! [[ $HWID =~ ^[0-9a-f]{12}$ ]] || ! wait_until 90 running_holding "$HWID"; then
+    p1="tester's standard worker did not start: $HWID"
+else
+    bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID"
+    p2=$(expect_error "$E.QuotaExceeded")
+    [ "$(state_of "$HWID")" = running ] || p3="the worker is $(state_of "$HWID"), not running"
+    no_ckpt_files "$HWID" || p4="files of it in $IMAGES: $(ct ls -A $IMAGES)"
+fi
+qa_result quota-checkpoint-floor "$p1" "$p2" "$p3" "$p4"
+
+quota CheckpointBytesPerOwner=32M
+p1= p2= p3= p4= p5=
+if ! [[ $HWID =~ ^[0-9a-f]{12}$ ]] || [ "$(state_of "$HWID")" != running ]; then
+    p1="no running worker to suspend (it was lost across the restart?)"
+else
+    bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID"
+    p2=$(expect_error "$E.SuspendFailed")
+    wait_until 60 running_holding "$HWID" || p3="after the failed checkpoint the worker is $(state_of "$HWID"), not running"
+    no_ckpt_files "$HWID" || p4="files of it in $IMAGES: $(ct ls -A $IMAGES)"
+    quota CheckpointBytesPerOwner=1G
+    if bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID" &&
+        ct test -s "$IMAGES/$HWID/checkpoint.img" &&
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$HWID" &&
+        [ "$(state_of "$HWID")" = running ]; then
+        :
+    else
+        p5="with a 1G budget (control) suspend and resume failed: ${BUS_ERROR:-} $BUS_ERRMSG (state $(state_of "$HWID"))"
+    fi
+fi
+qa_result quota-checkpoint-budget "$p1" "$p2" "$p3" "$p4" "$p5"
+[[ $HWID =~ ^[0-9a-f]{12}$ ]] && stop_all "$HWID"
+
+# ---- every attack ran ---------------------------------------------------------
+missing=
+for id in "${QA_IDS[@]}"; do [ -n "${QA_RAN[$id]:-}" ] || missing="$missing $id"; done
+check_eq "every quota-* attack ran" "" "${missing# }"
+tap_done
