@@ -30,6 +30,7 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED,                              EXIT_REFUSED },
         { SBX_ERROR_SUSPENDED,                                  EXIT_FAILED },
         { SBX_ERROR_SUSPEND_FAILED,                             EXIT_FAILED },
+        { SBX_ERROR_UID_TAKEN,                                  EXIT_FAILED },
         { SBX_ERROR_INVALID_WORKSPACE,                          EXIT_INVALID },
         { SBX_ERROR_WORKSPACE_EXISTS,                           EXIT_FAILED },
         { SBX_ERROR_NO_SUCH_WORKSPACE,                          EXIT_NOT_FOUND },

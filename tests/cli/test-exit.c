@@ -39,6 +39,7 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED, 77 },
         { SBX_ERROR_SUSPENDED, 70 },
         { SBX_ERROR_SUSPEND_FAILED, 70 },
+        { SBX_ERROR_UID_TAKEN, 70 },
         { SBX_ERROR_INVALID_WORKSPACE, 65 },
         { SBX_ERROR_WORKSPACE_EXISTS, 70 },
         { SBX_ERROR_NO_SUCH_WORKSPACE, 66 },
