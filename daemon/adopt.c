@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "adopt.h"
+#include "bus-worker.h"
 #include "egress-policy.h"
 #include "fdstore.h"
 #include "pool.h"
@@ -786,13 +787,8 @@ int manager_restore(Manager *m) {
 }
 
 void manager_restore_announce(Manager *m) {
-        for (char **id = m->restore_removed; id && *id; id++) {
-                _cleanup_free_ char *path = NULL;
-                if (asprintf(&path, "/org/sandboxd1/worker/%s", *id) < 0)
-                        break;
-                (void) sd_bus_emit_signal(m->bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved", "sos",
-                                          *id, path, "lost");
-        }
+        for (char **id = m->restore_removed; id && *id; id++)
+                bus_worker_emit_removed(m, *id, UID_INVALID, "lost");
         strv_free(m->restore_removed);
         m->restore_removed = NULL;
 }

@@ -29,7 +29,11 @@ void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */
 void bus_worker_emit_state(Worker *w);        /* PropertiesChanged State */
 void bus_worker_emit_activity(Worker *w);     /* PropertiesChanged LastActivityUSec */
 void bus_worker_emit_ended(Worker *w);        /* PropertiesChanged + WorkerRemoved */
+/* WorkerRemoved of a worker with no object (one cleaned at start-up),
+ * OWNER UID_INVALID when unknown: then to root and holders of manage-workers. */
+void bus_worker_emit_removed(Manager *m, const char *id, uid_t owner, const char *reason);
 void bus_worker_emit_gone(Worker *w);         /* InterfacesRemoved */
+/* Each of these goes only to subscribers entitled to see W (bus-subscribe.h). */
 
 /* Maps an SbxError (or a bare errno) to the reply of a failed method call. */
 int bus_reply_sbx_error(sd_bus_error *ret_error, const SbxError *e, int r);

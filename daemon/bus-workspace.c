@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
+#include "bus-subscribe.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "errors.h"
@@ -19,6 +20,8 @@ static bool workspace_visible(Manager *m, sd_bus_message *msg, const Workspace *
                 return false;
         return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKSPACES, ws->owner);
 }
+
+static const sd_bus_vtable workspace_vtable[];
 
 static int read_settings(sd_bus_message *msg, uint64_t *size_max, SbxClass *class, SbxError *e) {
         bool have_size = false, have_class = false;
@@ -96,7 +99,8 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = manager_create_workspace(m, name, size_max, class, owner, &ws, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
-        (void) sd_bus_emit_object_added(sd_bus_message_get_bus(msg), ws->object_path);
+        bus_emit_interfaces_added(m, AUDIENCE_WORKSPACE, ws->owner, ws->object_path, WORKSPACE_IFACE,
+                                  workspace_vtable, ws);
         return sd_bus_reply_method_return(msg, "o", ws->object_path);
 }
 
@@ -139,6 +143,7 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
 int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_free_ char *path = NULL;
         Manager *m = userdata;
+        uid_t owner;
         const char *name;
         Workspace *ws;
         SbxError e = {};
@@ -159,11 +164,12 @@ int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         path = strdup(ws->object_path);
         if (!path)
                 return -ENOMEM;
+        owner = ws->owner;
         r = manager_delete_workspace(m, ws, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The object is gone already: name its interface rather than look it up. */
-        (void) sd_bus_emit_interfaces_removed(sd_bus_message_get_bus(msg), path, WORKSPACE_IFACE, NULL);
+        bus_emit_interfaces_removed(m, AUDIENCE_WORKSPACE, owner, path, WORKSPACE_IFACE);
         return sd_bus_reply_method_return(msg, NULL);
 }
 

@@ -33,3 +33,7 @@
 #define SBX_ERROR_WORKSPACE_EXISTS      "org.sandboxd1.Error.WorkspaceExists"
 #define SBX_ERROR_NO_SUCH_WORKSPACE     "org.sandboxd1.Error.NoSuchWorkspace"
 #define SBX_ERROR_WORKSPACE_BUSY        "org.sandboxd1.Error.WorkspaceBusy"
+/* Subscribe: the caller's UID, or sandboxd, has as many subscriptions as it serves. */
+#define SBX_ERROR_TOO_MANY_SUBSCRIBERS  "org.sandboxd1.Error.TooManySubscribers"
+/* Unsubscribe from a client that has no subscription. */
+#define SBX_ERROR_NOT_SUBSCRIBED        "org.sandboxd1.Error.NotSubscribed"
