@@ -786,9 +786,20 @@ int manager_restore(Manager *m) {
         return 0;
 }
 
-void manager_restore_announce(Manager *m) {
-        for (char **id = m->restore_removed; id && *id; id++)
-                bus_worker_emit_removed(m, *id, UID_INVALID, "lost");
+static int on_restore_announced(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
         strv_free(m->restore_removed);
         m->restore_removed = NULL;
+        return 0;
+}
+
+void manager_restore_announce(Manager *m) {
+        /* Nobody has subscribed yet (the name is just ours): the list is kept
+         * a while for the clients that subscribe again (bus-subscribe.c). */
+        bus_worker_announce_lost(m, NULL);
+        if (!m->restore_removed ||
+            sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
+                                       on_restore_announced, m) < 0)
+                on_restore_announced(NULL, 0, m);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-subscribe.h"
+#include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
 
@@ -53,6 +54,10 @@ int bus_subscribe_caller(Manager *m, sd_bus_message *msg, uid_t uid, bool sees_a
                 return sd_bus_error_set(ret_error, SBX_ERROR_NOT_SUPPORTED,
                                         "Subscribe needs a bus connection with a unique name");
         r = subscribers_add(&m->subscribers, name, uid, sees_all);
+        if (r >= 0)
+                /* Workers lost in the restart that ended the old
+                 * subscriptions: a client subscribing again hears of them. */
+                bus_worker_announce_lost(m, subscribers_find(&m->subscribers, name));
         if (r == -EUSERS) {
                 log_refused(uid, name, "too-many-for-uid");
                 return sd_bus_error_setf(ret_error, SBX_ERROR_TOO_MANY_SUBSCRIBERS,
@@ -148,27 +153,29 @@ int bus_append_properties(sd_bus_message *m, const sd_bus_vtable *vtable, const 
         return r;
 }
 
+void bus_emit_to_subscriber(Manager *m, const Subscriber *sub, Audience audience, uid_t owner, const char *path,
+                            const char *iface, const char *member, SignalBuild build, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+        int r;
+
+        if (!m->bus || !subscriber_entitled(sub, audience, owner))
+                return;
+        r = sd_bus_message_new_signal(m->bus, &sig, path, iface, member);
+        if (r >= 0)
+                r = sd_bus_message_set_destination(sig, sub->name);
+        if (r >= 0)
+                r = build(sig, userdata);
+        if (r >= 0)
+                r = sd_bus_send(m->bus, sig, NULL);
+        if (r < 0)
+                log_errno(LOG_DEBUG, r, "Failed to send %s to %s: %m", member, sub->name);
+}
+
 void bus_emit_to_subscribers(Manager *m, Audience audience, uid_t owner, const char *path, const char *iface,
                              const char *member, SignalBuild build, void *userdata) {
-        if (!m->bus)
-                return;
-        for (size_t i = 0; i < m->subscribers.n; i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
-                const Subscriber *sub = &m->subscribers.items[i];
-                int r;
-
-                if (!subscriber_entitled(sub, audience, owner))
-                        continue;
-                r = sd_bus_message_new_signal(m->bus, &sig, path, iface, member);
-                if (r >= 0)
-                        r = sd_bus_message_set_destination(sig, sub->name);
-                if (r >= 0)
-                        r = build(sig, userdata);
-                if (r >= 0)
-                        r = sd_bus_send(m->bus, sig, NULL);
-                if (r < 0)
-                        log_errno(LOG_DEBUG, r, "Failed to send %s to %s: %m", member, sub->name);
-        }
+        for (size_t i = 0; i < m->subscribers.n; i++)
+                bus_emit_to_subscriber(m, &m->subscribers.items[i], audience, owner, path, iface, member, build,
+                                       userdata);
 }
 
 typedef struct PropertiesArgs {

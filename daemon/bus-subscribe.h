@@ -33,6 +33,10 @@ typedef int (*SignalBuild)(sd_bus_message *m, void *userdata);
 void bus_emit_to_subscribers(Manager *m, Audience audience, uid_t owner, const char *path, const char *iface,
                              const char *member, SignalBuild build, void *userdata);
 
+/* The same to SUB alone, if it is entitled. */
+void bus_emit_to_subscriber(Manager *m, const Subscriber *sub, Audience audience, uid_t owner, const char *path,
+                            const char *iface, const char *member, SignalBuild build, void *userdata);
+
 /* The org.freedesktop.DBus.Properties and ObjectManager signals sd-bus
  * would broadcast, sent the same way. */
 void bus_emit_properties_changed(Manager *m, Audience audience, uid_t owner, const char *path, const char *iface,

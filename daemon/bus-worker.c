@@ -361,6 +361,17 @@ void bus_worker_emit_removed(Manager *m, const char *id, uid_t owner, const char
                                 "WorkerRemoved", build_worker_removed, &x);
 }
 
+void bus_worker_announce_lost(Manager *m, const Subscriber *only) {
+        for (char **id = m->restore_removed; id && *id; id++) {
+                Removed x = { *id, "lost" };
+                if (only)
+                        bus_emit_to_subscriber(m, only, AUDIENCE_WORKER, UID_INVALID, "/org/sandboxd1",
+                                               "org.sandboxd1.Manager", "WorkerRemoved", build_worker_removed, &x);
+                else
+                        bus_worker_emit_removed(m, *id, UID_INVALID, "lost");
+        }
+}
+
 /* NWorkers follows from worker_set_state()'s bus_manager_notify_status(). */
 void bus_worker_emit_ended(Worker *w) {
         emit_changed(w, (char *[]) { (char *) "State", (char *) "ExitStatus", (char *) "Result",
