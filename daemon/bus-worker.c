@@ -64,8 +64,7 @@ int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *
 static bool is_read_call(sd_bus_message *msg) {
         const char *iface = sd_bus_message_get_interface(msg);
         return iface && (streq(iface, "org.freedesktop.DBus.Properties") ||
-                         streq(iface, "org.freedesktop.DBus.Introspectable") ||
-                         streq(iface, "org.freedesktop.DBus.Peer"));
+                         streq(iface, "org.freedesktop.DBus.Introspectable"));
 }
 
 int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
@@ -89,6 +88,9 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
                 r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
                 return r == 0;
         }
+        /* Peer answers on any path alike and says nothing of a worker. */
+        if (streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
+                return 0;
         w = worker_from_path(m, path);
         if (!w)
                 return 0;
