@@ -21,7 +21,7 @@ static bool workspace_visible(Manager *m, sd_bus_message *msg, const Workspace *
         return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKSPACES, ws->owner);
 }
 
-static const sd_bus_vtable workspace_vtable[];
+static void workspace_emit_added(Manager *m, Workspace *ws);
 
 static int read_settings(sd_bus_message *msg, uint64_t *size_max, SbxClass *class, SbxError *e) {
         bool have_size = false, have_class = false;
@@ -99,8 +99,7 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = manager_create_workspace(m, name, size_max, class, owner, &ws, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
-        bus_emit_interfaces_added(m, AUDIENCE_WORKSPACE, ws->owner, ws->object_path, WORKSPACE_IFACE,
-                                  workspace_vtable, ws);
+        workspace_emit_added(m, ws);
         return sd_bus_reply_method_return(msg, "o", ws->object_path);
 }
 
@@ -257,6 +256,12 @@ static const sd_bus_vtable workspace_vtable[] = {
         SD_BUS_PROPERTY("Worker", "s", property_get_worker, 0, 0),
         SD_BUS_VTABLE_END
 };
+
+/* To its owner and root only (bus-subscribe.h). */
+static void workspace_emit_added(Manager *m, Workspace *ws) {
+        bus_emit_interfaces_added(m, AUDIENCE_WORKSPACE, ws->owner, ws->object_path, WORKSPACE_IFACE,
+                                  workspace_vtable, ws);
+}
 
 int bus_workspace_install(Manager *m) {
         int r;
