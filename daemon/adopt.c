@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "adopt.h"
+#include "bus-worker.h"
 #include "egress-policy.h"
 #include "fdstore.h"
 #include "pool.h"
@@ -879,14 +880,20 @@ int manager_restore(Manager *m) {
         return 0;
 }
 
-void manager_restore_announce(Manager *m) {
-        for (char **id = m->restore_removed; id && *id; id++) {
-                _cleanup_free_ char *path = NULL;
-                if (asprintf(&path, "/org/sandboxd1/worker/%s", *id) < 0)
-                        break;
-                (void) sd_bus_emit_signal(m->bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved", "sos",
-                                          *id, path, "lost");
-        }
+static int on_restore_announced(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
         strv_free(m->restore_removed);
         m->restore_removed = NULL;
+        return 0;
+}
+
+void manager_restore_announce(Manager *m) {
+        /* Nobody has subscribed yet (the name is just ours): the list is kept
+         * a while for the clients that subscribe again (bus-subscribe.c). */
+        bus_worker_announce_lost(m, NULL);
+        if (!m->restore_removed ||
+            sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
+                                       on_restore_announced, m) < 0)
+                on_restore_announced(NULL, 0, m);
 }

@@ -34,7 +34,9 @@ void worker_forget_stdin(Worker *w);
  * or no state) wipes as before; after a restart re-adopts every worker it
  * can account for and stops and cleans everything else. */
 int manager_restore(Manager *m);
-/* Once the bus name is ours: WorkerRemoved for the workers it had to clean. */
+/* Once the bus name is ours: WorkerRemoved for the workers it had to clean,
+ * to every subscriber and, for RESTORE_ANNOUNCE_USEC, to each new one. */
+#define RESTORE_ANNOUNCE_USEC (60 * USEC_PER_SEC)
 void manager_restore_announce(Manager *m);
 
 /* At SIGTERM: whether systemd is stopping sandboxd for good (a stop job: an

@@ -4,6 +4,7 @@
 #include "bus-manager.h"
 #include "pool.h"
 #include "bus-polkit.h"
+#include "bus-subscribe.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "manager-workspace.h"
@@ -119,7 +120,7 @@ static int list_scope(Manager *m, sd_bus_message *msg, ListScope *ret, sd_bus_er
 }
 
 static bool list_scope_sees(const ListScope *scope, uid_t owner) {
-        return scope->all || owner == scope->caller;
+        return sbx_sees_worker(scope->caller, scope->all, owner);
 }
 
 /* A listing's reply with its array of CONTENTS opened, once the scope is
@@ -303,6 +304,20 @@ static int method_list_workers_ex(sd_bus_message *msg, void *userdata, sd_bus_er
                         return r;
         }
         return list_reply_send(reply);
+}
+
+/* Signals about workers go to the workers' subscribers (bus-subscribe.h),
+ * seen as the caller's listing is: so polkit is asked here, once, as for
+ * ListWorkers, and never again for this subscription. */
+static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        ListScope scope;
+        int r;
+
+        r = list_scope(m, msg, &scope, ret_error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
+        return bus_subscribe_caller(m, msg, scope.caller, scope.all, ret_error);
 }
 
 static int method_stop_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -498,6 +513,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 bus_method_list_workspaces, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("DeleteWorkspace", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 bus_method_delete_workspace, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_subscribe,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Unsubscribe", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, bus_method_unsubscribe,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerNew", SD_BUS_ARGS("s", id, "o", worker), 0),
         SD_BUS_SIGNAL_WITH_ARGS("WorkerRemoved", SD_BUS_ARGS("s", id, "o", worker, "s", reason), 0),
         SD_BUS_VTABLE_END
@@ -506,6 +525,9 @@ static const sd_bus_vtable manager_vtable[] = {
 int bus_manager_install(Manager *m) {
         int r;
 
+        r = bus_subscribe_install(m);
+        if (r < 0)
+                return r;
         /* Before any vtable: every call on a worker's object is checked here. */
         r = sd_bus_add_filter(m->bus, &m->worker_filter, bus_worker_filter, m);
         if (r < 0)
@@ -531,5 +553,7 @@ int bus_manager_install(Manager *m) {
 
 void bus_manager_notify_status(Manager *m) {
         (void) sd_notifyf(false, "STATUS=%u worker(s) running", m->n_alive);
-        (void) sd_bus_emit_properties_changed(m->bus, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers", NULL);
+        /* A count anyone may read (Get), naming no worker: to every subscriber. */
+        bus_emit_properties_changed(m, AUDIENCE_EVERYONE, UID_INVALID, "/org/sandboxd1", "org.sandboxd1.Manager",
+                                    manager_vtable, m, (char *[]) { (char *) "NWorkers", NULL });
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
+#include "bus-subscribe.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -24,18 +25,46 @@ static Worker *worker_from_path(Manager *m, const char *path) {
         return w && w->exported ? w : NULL;
 }
 
+static bool is_method_call(sd_bus_message *msg) {
+        uint8_t type;
+        return msg && sd_bus_message_get_type(msg, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL;
+}
+
+/* Introspection, GetManagedObjects and property reads show what the caller
+ * may list (bus_worker_filter() has asked polkit, if it had to); anything
+ * else (no method call being handled) sees everything. */
+static bool worker_visible(Manager *m, sd_bus_message *msg, uid_t caller, const Worker *w) {
+        if (!is_method_call(msg))
+                return true;
+        return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKERS, w->owner);
+}
+
+/* A worker the caller may not list is no object at all: the same
+ * UnknownObject as an ID that never existed. */
 int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                     sd_bus_error *error) {
+        sd_bus_message *msg = sd_bus_get_current_message(bus);
+        uid_t caller = UID_INVALID;
         Worker *w = worker_from_path(userdata, path);
+
         if (!w)
                 return 0;
+        if (is_method_call(msg)) {
+                (void) bus_caller_uid(msg, &caller);
+                if (!worker_visible(userdata, msg, caller, w))
+                        return 0;
+        }
         *found = w;
         return 1;
 }
 
-static bool is_method_call(sd_bus_message *msg) {
-        uint8_t type;
-        return msg && sd_bus_message_get_type(msg, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL;
+/* Reads that change nothing: they are asked of polkit without a password
+ * (a prompt would tell the caller the worker exists) and, refused, find no
+ * object (bus_worker_find()). */
+static bool is_read_call(sd_bus_message *msg) {
+        const char *iface = sd_bus_message_get_interface(msg);
+        return iface && (streq(iface, "org.freedesktop.DBus.Properties") ||
+                         streq(iface, "org.freedesktop.DBus.Introspectable"));
 }
 
 int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
@@ -59,22 +88,21 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
                 r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
                 return r == 0;
         }
+        /* Peer answers on any path alike and says nothing of a worker. */
+        if (streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
+                return 0;
         w = worker_from_path(m, path);
         if (!w)
                 return 0;
+        if (is_read_call(msg)) {
+                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, false, &refused);
+                return r == 0;
+        }
         r = bus_worker_authorize(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* 0: polkit decides; the call comes back here with the answer. */
         return r == 0;
-}
-
-/* Introspection and GetManagedObjects list what the caller may see; the
- * daemon's own signals (no method call being handled) see everything. */
-static bool worker_visible(Manager *m, sd_bus_message *msg, uid_t caller, const Worker *w) {
-        if (!is_method_call(msg))
-                return true;
-        return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKERS, w->owner);
 }
 
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
@@ -288,35 +316,73 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+static void emit_changed(Worker *w, char **names) {
+        bus_emit_properties_changed(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE,
+                                    worker_vtable, w, names);
+}
+
+static int build_worker_new(sd_bus_message *m, void *userdata) {
+        Worker *w = userdata;
+        return sd_bus_message_append(m, "so", w->id, w->object_path);
+}
+
 void bus_worker_emit_new(Worker *w) {
-        sd_bus *bus = w->manager->bus;
-        (void) sd_bus_emit_object_added(bus, w->object_path);
-        (void) sd_bus_emit_signal(bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerNew", "so",
-                                  w->id, w->object_path);
+        bus_emit_interfaces_added(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE,
+                                  worker_vtable, w);
+        bus_emit_to_subscribers(w->manager, AUDIENCE_WORKER, w->owner, "/org/sandboxd1", "org.sandboxd1.Manager",
+                                "WorkerNew", build_worker_new, w);
 }
 
 void bus_worker_emit_state(Worker *w) {
         if (w->exported)
-                (void) sd_bus_emit_properties_changed(w->manager->bus, w->object_path, WORKER_IFACE, "State", NULL);
+                emit_changed(w, (char *[]) { (char *) "State", NULL });
 }
 
 void bus_worker_emit_activity(Worker *w) {
         if (w->exported)
-                (void) sd_bus_emit_properties_changed(w->manager->bus, w->object_path, WORKER_IFACE,
-                                                      "LastActivityUSec", NULL);
+                emit_changed(w, (char *[]) { (char *) "LastActivityUSec", NULL });
 }
 
+typedef struct Removed {
+        const char *id;
+        const char *reason;
+} Removed;
+
+static int build_worker_removed(sd_bus_message *m, void *userdata) {
+        const Removed *x = userdata;
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, WORKER_PREFIX "/%s", x->id) < 0)
+                return -ENOMEM;
+        return sd_bus_message_append(m, "sos", x->id, path, x->reason);
+}
+
+void bus_worker_emit_removed(Manager *m, const char *id, uid_t owner, const char *reason) {
+        Removed x = { id, reason };
+        bus_emit_to_subscribers(m, AUDIENCE_WORKER, owner, "/org/sandboxd1", "org.sandboxd1.Manager",
+                                "WorkerRemoved", build_worker_removed, &x);
+}
+
+void bus_worker_announce_lost(Manager *m, const Subscriber *only) {
+        for (char **id = m->restore_removed; id && *id; id++) {
+                Removed x = { *id, "lost" };
+                if (only)
+                        bus_emit_to_subscriber(m, only, AUDIENCE_WORKER, UID_INVALID, "/org/sandboxd1",
+                                               "org.sandboxd1.Manager", "WorkerRemoved", build_worker_removed, &x);
+                else
+                        bus_worker_emit_removed(m, *id, UID_INVALID, "lost");
+        }
+}
+
+/* NWorkers follows from worker_set_state()'s bus_manager_notify_status(). */
 void bus_worker_emit_ended(Worker *w) {
-        sd_bus *bus = w->manager->bus;
-        (void) sd_bus_emit_properties_changed(bus, w->object_path, WORKER_IFACE, "State", "ExitStatus", "Result",
-                                              "EndedUSec", NULL);
-        (void) sd_bus_emit_signal(bus, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved", "sos",
-                                  w->id, w->object_path, w->end_reason ?: "exited");
-        (void) sd_bus_emit_properties_changed(bus, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers", NULL);
+        emit_changed(w, (char *[]) { (char *) "State", (char *) "ExitStatus", (char *) "Result",
+                                     (char *) "EndedUSec", NULL });
+        bus_worker_emit_removed(w->manager, w->id, w->owner, w->end_reason ?: "exited");
 }
 
 void bus_worker_emit_gone(Worker *w) {
         if (w->exported)
-                (void) sd_bus_emit_object_removed(w->manager->bus, w->object_path);
+                bus_emit_interfaces_removed(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE);
         w->exported = false;
 }

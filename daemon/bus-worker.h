@@ -3,6 +3,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "subscribers.h"
 #include "worker.h"
 
 extern const sd_bus_vtable worker_vtable[];
@@ -29,7 +30,14 @@ void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */
 void bus_worker_emit_state(Worker *w);        /* PropertiesChanged State */
 void bus_worker_emit_activity(Worker *w);     /* PropertiesChanged LastActivityUSec */
 void bus_worker_emit_ended(Worker *w);        /* PropertiesChanged + WorkerRemoved */
+/* WorkerRemoved of a worker with no object (one cleaned at start-up),
+ * OWNER UID_INVALID when unknown: then to root and holders of manage-workers. */
+void bus_worker_emit_removed(Manager *m, const char *id, uid_t owner, const char *reason);
+/* WorkerRemoved "lost" of each worker cleaned at start-up (restore_removed),
+ * to ONLY, a new subscriber, or to every subscriber when NULL. */
+void bus_worker_announce_lost(Manager *m, const Subscriber *only);
 void bus_worker_emit_gone(Worker *w);         /* InterfacesRemoved */
+/* Each of these goes only to subscribers entitled to see W (bus-subscribe.h). */
 
 /* Maps an SbxError (or a bare errno) to the reply of a failed method call. */
 int bus_reply_sbx_error(sd_bus_error *ret_error, const SbxError *e, int r);

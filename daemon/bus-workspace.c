@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
+#include "bus-subscribe.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "errors.h"
@@ -19,6 +20,8 @@ static bool workspace_visible(Manager *m, sd_bus_message *msg, const Workspace *
                 return false;
         return bus_authorized(m, msg, caller, SBX_ACTION_MANAGE_WORKSPACES, ws->owner);
 }
+
+static void workspace_emit_added(Manager *m, Workspace *ws);
 
 static int read_settings(sd_bus_message *msg, uint64_t *size_max, SbxClass *class, SbxError *e) {
         bool have_size = false, have_class = false;
@@ -79,7 +82,7 @@ static void on_workspace_created(Manager *m, Workspace *ws, int r, const SbxErro
                 (void) sd_bus_reply_method_error(msg, &error);
                 return;
         }
-        (void) sd_bus_emit_object_added(m->bus, ws->object_path);
+        workspace_emit_added(m, ws);
         (void) sd_bus_reply_method_return(msg, "o", ws->object_path);
 }
 
@@ -154,6 +157,7 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
 int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_free_ char *path = NULL;
         Manager *m = userdata;
+        uid_t owner;
         const char *name;
         Workspace *ws;
         SbxError e = {};
@@ -174,11 +178,12 @@ int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         path = strdup(ws->object_path);
         if (!path)
                 return -ENOMEM;
+        owner = ws->owner;
         r = manager_delete_workspace(m, ws, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The object is gone already: name its interface rather than look it up. */
-        (void) sd_bus_emit_interfaces_removed(sd_bus_message_get_bus(msg), path, WORKSPACE_IFACE, NULL);
+        bus_emit_interfaces_removed(m, AUDIENCE_WORKSPACE, owner, path, WORKSPACE_IFACE);
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -266,6 +271,12 @@ static const sd_bus_vtable workspace_vtable[] = {
         SD_BUS_PROPERTY("Worker", "s", property_get_worker, 0, 0),
         SD_BUS_VTABLE_END
 };
+
+/* To its owner and root only (bus-subscribe.h). */
+static void workspace_emit_added(Manager *m, Workspace *ws) {
+        bus_emit_interfaces_added(m, AUDIENCE_WORKSPACE, ws->owner, ws->object_path, WORKSPACE_IFACE,
+                                  workspace_vtable, ws);
+}
 
 int bus_workspace_install(Manager *m) {
         int r;

@@ -40,3 +40,7 @@
 #define SBX_ERROR_QUOTA_EXCEEDED        "org.sandboxd1.Error.QuotaExceeded"
 /* The file system cannot hold what would be promised ([Quota] Reserve=, Overcommit=). */
 #define SBX_ERROR_INSUFFICIENT_SPACE    "org.sandboxd1.Error.InsufficientSpace"
+/* Subscribe: the caller's UID, or sandboxd, has as many subscriptions as it serves. */
+#define SBX_ERROR_TOO_MANY_SUBSCRIBERS  "org.sandboxd1.Error.TooManySubscribers"
+/* Unsubscribe from a client that has no subscription. */
+#define SBX_ERROR_NOT_SUBSCRIBED        "org.sandboxd1.Error.NotSubscribed"

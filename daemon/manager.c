@@ -81,6 +81,8 @@ Manager *manager_free(Manager *m) {
         bus_polkit_queries_free(m);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
+        sd_bus_slot_unref(m->name_lost_match);
+        subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->job_removed_match);
         unit_stops_free(m->unit_stops);
         sd_bus_flush_close_unref(m->bus);

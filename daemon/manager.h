@@ -9,6 +9,7 @@
 #include "creds.h"
 #include "probe.h"
 #include "runtimes.h"
+#include "subscribers.h"
 #include "unit-stop.h"
 #include "worker-history.h"
 #include "worker.h"
@@ -39,6 +40,8 @@ struct Manager {
         sd_bus_slot *worker_filter;
         UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
+        Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
+        sd_bus_slot *name_lost_match;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 
         struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */

@@ -694,6 +694,7 @@ typedef struct RunState {
         const char *id;
         const char *path;
         bool ended;
+        bool daemon_restarted;  /* its subscriptions went with the old one */
         int exit_status;  /* -1 until known */
         char reason[32];
 } RunState;
@@ -768,8 +769,41 @@ static int run_state_refresh(RunState *s, sd_bus *bus) {
         return run_state_read_properties(s, reply);
 }
 
-static int add_worker_matches(sd_bus *bus, RunState *s, sd_bus_slot **ret_changed, sd_bus_slot **ret_removed) {
+/* sandboxd sends its signals about a worker only to clients that asked,
+ * and only those about workers they may list. A daemon older than
+ * Subscribe broadcasts them. */
+static int subscribe(sd_bus *bus, sd_bus_error *error) {
+        int r = call_manager(bus, "Subscribe", error, NULL, NULL);
+
+        if (r < 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+                sd_bus_error_free(error);
+                return 0;
+        }
+        return r;
+}
+
+static int on_daemon_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (!streq_ptr(sd_bus_message_get_sender(m), "org.freedesktop.DBus") ||
+            sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        if (streq(name, BUS_NAME) && !isempty(new_owner))
+                s->daemon_restarted = true;
+        return 0;
+}
+
+static int add_worker_matches(sd_bus *bus, RunState *s, sd_bus_slot **ret_changed, sd_bus_slot **ret_removed,
+                              sd_bus_slot **ret_owner) {
         int r;
+
+        r = sd_bus_add_match(bus, ret_owner,
+                             "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                             "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BUS_NAME "'",
+                             on_daemon_owner_changed, s);
+        if (r < 0)
+                return r;
 
         r = sd_bus_add_match(bus, ret_changed,
                              "type='signal',sender='" BUS_NAME "',"
@@ -849,6 +883,16 @@ static int run_loop(sd_bus *bus, RunState *s, Relay *relay, int signal_fd) {
                 }
                 if (relay && !output_done && relay_output_done(relay))
                         output_done = true;
+                if (s->daemon_restarted) {
+                        /* What the old daemon would have said is lost: ask. */
+                        s->daemon_restarted = false;
+                        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                        if (subscribe(bus, &error) < 0)
+                                print_error("Failed to subscribe again after sandboxd restarted: %s",
+                                            error.message ?: error.name ?: "no answer");
+                        (void) run_state_refresh(s, bus);
+                }
                 if (output_done && !refreshed_after_eof && !s->ended) {
                         refreshed_after_eof = true;
                         r = run_state_refresh(s, bus);
@@ -945,7 +989,7 @@ static int print_created(const char *id, const char *path) {
 static int verb_run_or_create(int argc, char *argv[], bool run) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *changed_slot = NULL, *removed_slot = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *changed_slot = NULL, *removed_slot = NULL, *owner_slot = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(cli_spec_done) CliSpec spec = {};
         _cleanup_free_ Relay *relay = NULL;
@@ -976,9 +1020,12 @@ static int verb_run_or_create(int argc, char *argv[], bool run) {
                 return EXIT_UNAVAILABLE;
         if (run) {
                 /* Before CreateWorker, so even an immediate end is seen. */
-                r = add_worker_matches(bus, &state, &changed_slot, &removed_slot);
+                r = add_worker_matches(bus, &state, &changed_slot, &removed_slot, &owner_slot);
                 if (r < 0)
                         return print_failure("Failed to subscribe to worker signals", NULL, r);
+                r = subscribe(bus, &error);
+                if (r < 0)
+                        return print_failure("Failed to subscribe to worker signals", &error, r);
         }
 
         if (spec.egress_allow)

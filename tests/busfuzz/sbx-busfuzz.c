@@ -268,8 +268,14 @@ static int connect_bus(Run *run) {
                 return r;
         }
         r = sd_bus_match_signal(run->bus, NULL, DEST, PATH, MANAGER, "WorkerRemoved", on_worker_removed, run);
-        if (r < 0)
+        if (r < 0) {
                 fprintf(stderr, "busfuzz: cannot subscribe to WorkerRemoved: %s\n", strerror(-r));
+                return r;
+        }
+        /* sandboxd sends WorkerRemoved to its subscribers only. */
+        r = sd_bus_call_method(run->bus, DEST, PATH, MANAGER, "Subscribe", NULL, NULL, NULL);
+        if (r < 0)
+                fprintf(stderr, "busfuzz: Subscribe failed: %s\n", strerror(-r));
         return r;
 }
 

@@ -56,6 +56,8 @@ typedef struct Fake {
         char *origin;
         int interactive;    /* the CreateWorker call's ALLOW_INTERACTIVE_AUTHORIZATION flag */
         bool stop_called;
+        bool subscribed;                /* Subscribe was called */
+        bool subscribed_first;          /* ... before CreateWorker */
         bool channel_opened;
         bool kill_on_open;  /* SIGTERM the client once it holds the channel */
         char list_states[128]; /* the States option of ListWorkersEx */
@@ -172,6 +174,7 @@ static int method_create_worker(sd_bus_message *m, void *userdata, sd_bus_error 
         int r;
 
         f->interactive = sd_bus_message_get_allow_interactive_authorization(m);
+        f->subscribed_first = f->subscribed;
         assert_true(sd_bus_message_enter_container(m, 'a', "{sv}") > 0);
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
                 const char *key;
@@ -242,6 +245,13 @@ static int method_open_channel(sd_bus_message *m, void *userdata, sd_bus_error *
         if (f->kill_on_open)
                 kill(f->pid, SIGTERM);
         return r;
+}
+
+static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Fake *f = userdata;
+
+        f->subscribed = true;
+        return sd_bus_reply_method_return(m, NULL);
 }
 
 static int method_stop_worker(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -318,6 +328,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("CreateWorker", "a{sv}", "so", method_create_worker, SD_BUS_VTABLE_SENSITIVE),
         SD_BUS_METHOD("OpenChannel", "s", "h", method_open_channel, 0),
         SD_BUS_METHOD("StopWorker", "s", "", method_stop_worker, 0),
+        SD_BUS_METHOD("Subscribe", "", "", method_subscribe, 0),
         SD_BUS_METHOD("ListWorkers", "", "a(ssssuuo)", method_list_workers, 0),
         SD_BUS_METHOD("GetWorker", "s", "o", method_get_worker, 0),
         SD_BUS_PROPERTY("EgressFloor", "as", property_get_egress_floor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -546,6 +557,8 @@ static void test_run_relays_and_exits_with_status(void **state) {
         assert_string_equal(f.errors, "");
         assert_int_equal(f.exit_code, 7);
         assert_false(f.stop_called);
+        /* Signals about the worker come only to a subscriber. */
+        assert_true(f.subscribed_first);
         fake_done(&f);
 }
 

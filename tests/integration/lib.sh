@@ -272,16 +272,22 @@ check_error() {
     fi
 }
 
+# sandboxd sends its signals to subscribers only: a root subscriber
+# (sbx-watch, which subscribes again when sandboxd restarts) makes them
+# flow, and busctl monitor records them as they pass.
 sbx_monitor_start() {
     ct sh -c "rm -f $SBX_MONITOR_LOG; busctl --system monitor --json=short \
         --match=\"type='signal',interface='$SBX_MGR'\" \
         --match=\"type='signal',interface='org.freedesktop.DBus.Properties',path_namespace='$SBX_PATH'\" >$SBX_MONITOR_LOG 2>&1 & echo \$! >/run/sbx-test-monitor.pid" || return 1
-    wait_until 10 ct grep -q 'Monitoring' "$SBX_MONITOR_LOG"
+    wait_until 10 ct grep -q 'Monitoring' "$SBX_MONITOR_LOG" || return 1
+    ct sh -c "/usr/lib/sandboxd-tests/sbx-watch >/run/sbx-test-watch.log 2>&1 & echo \$! >/run/sbx-test-watch.pid" || return 1
+    wait_until 10 ct grep -qx 'ready' /run/sbx-test-watch.log
 }
 
 sbx_monitor_stop() {
     [ -n "$CT_PID" ] && [ -d "/proc/$CT_PID" ] || return 0
     ct sh -c '[ -s /run/sbx-test-monitor.pid ] && kill "$(cat /run/sbx-test-monitor.pid)" && rm -f /run/sbx-test-monitor.pid' 2>/dev/null
+    ct sh -c '[ -s /run/sbx-test-watch.pid ] && kill "$(cat /run/sbx-test-watch.pid)" && rm -f /run/sbx-test-watch.pid' 2>/dev/null
     return 0
 }
 

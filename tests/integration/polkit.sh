@@ -92,7 +92,14 @@ else
     rootw=none
     not_ok "root creates a worker" "$BUS_ERROR $BUS_ERRMSG"
 fi
-denied_naming "tester cannot read root's worker" org.sandboxd1.manage-workers tester_prop "$rootw" State
+# Not even that it exists: the same answer as for an ID never used.
+if tester_prop "$rootw" State; then
+    not_ok "tester cannot read root's worker (UnknownObject)" "read: $BUS_OUT"
+elif [ "$BUS_ERROR" = org.freedesktop.DBus.Error.UnknownObject ]; then
+    ok "tester cannot read root's worker (UnknownObject)"
+else
+    not_ok "tester cannot read root's worker (UnknownObject)" "got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
+fi
 denied_naming "tester cannot StopWorker root's worker" org.sandboxd1.manage-workers sbx_call_as tester StopWorker s "$rootw"
 denied_naming "tester cannot Worker.Stop root's worker" org.sandboxd1.manage-workers \
     bus_call tester "$SBX_DEST" "$SBX_PATH/worker/$rootw" "$SBX_WORKER_IFACE" Stop

@@ -101,6 +101,10 @@ static int setup(void **state) {
         assert_int_equal(sd_bus_add_filter(f->peer, NULL, peer_filter, f), 0);
 
         assert_int_equal(bus_manager_install(f->m), 0);
+        /* The peer has no unique name on a direct connection: it subscribes
+         * under one, as the caller it is; the daemon's unicast signals reach
+         * it whatever their destination says. */
+        assert_int_equal(subscribers_add(&f->m->subscribers, ":1.test", f->caller, false), 0);
         *state = f;
         return 0;
 }
@@ -327,8 +331,119 @@ static void check_ended(Fixture *f, WorkerState from) {
         barrier(f);
         assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State,ExitStatus,Result,EndedUSec");
         assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 1);
-        /* Once from the end signals, once from the status update, as before. */
-        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.Properties", "PropertiesChanged"), 2);
+        /* NWorkers, once, from the status update. */
+        assert_changed(f, "/org/sandboxd1", "org.sandboxd1.Manager", "NWorkers");
+}
+
+/* Every signal about a worker, whatever its path. */
+static size_t count_about(Fixture *f, const Worker *w) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < f->n_seen; i++) {
+                _cleanup_free_ char *dump = NULL;
+                size_t size = 0;
+                FILE *out = open_memstream(&dump, &size);
+
+                assert_non_null(out);
+                assert_true(sd_bus_message_rewind(f->seen[i], true) >= 0);
+                assert_true(sd_bus_message_dump(f->seen[i], out, SD_BUS_MESSAGE_DUMP_WITH_HEADER) >= 0);
+                fclose(out);
+                n += strstr(dump, w->id) != NULL;
+        }
+        return n;
+}
+
+/* A worker of another user is a secret to this subscriber: not one signal
+ * names it through its whole life; only the host-wide count changes. */
+static void test_other_owner_not_signalled(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker(f, OTHER_UID);
+
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        assert_int_equal(worker_set_state(w, WORKER_SUSPENDING), 0);
+        assert_int_equal(worker_set_state(w, WORKER_SUSPENDED), 0);
+        assert_int_equal(worker_set_state(w, WORKER_RESUMING), 0);
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        bus_worker_emit_activity(w);
+        assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
+        bus_worker_emit_gone(w);
+        barrier(f);
+        assert_int_equal(count_about(f, w), 0);
+        for (size_t i = 0; i < f->n_seen; i++)
+                assert_string_equal(sd_bus_message_get_path(f->seen[i]), "/org/sandboxd1");
+        assert_int_equal(count_signal(f, NULL, "org.freedesktop.DBus.Properties", "PropertiesChanged"),
+                         f->n_seen);
+}
+
+/* The control: the same life, to a subscriber that may see every worker. */
+static void test_other_owner_signalled_to_manager(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker(f, OTHER_UID);
+
+        assert_int_equal(subscribers_add(&f->m->subscribers, ":1.test", f->caller, true), 0);
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        assert_int_equal(worker_set_state(w, WORKER_ENDED), 0);
+        bus_worker_emit_gone(w);
+        barrier(f);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerNew"), 1);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.ObjectManager", "InterfacesAdded"), 1);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 1);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"), 1);
+        assert_changed(f, w->object_path, "org.sandboxd1.Worker", "State,ExitStatus,Result,EndedUSec");
+        /* Unicast, to the subscriber's name. */
+        for (size_t i = 0; i < f->n_seen; i++)
+                assert_string_equal(sd_bus_message_get_destination(f->seen[i]), ":1.test");
+}
+
+/* InterfacesAdded carries the properties GetAll would, from the same getters. */
+static void test_interfaces_added_properties(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker(f, f->caller);
+        _cleanup_free_ char *dump = NULL;
+        size_t size = 0;
+        FILE *out;
+
+        assert_int_equal(worker_set_state(w, WORKER_RUNNING), 0);
+        barrier(f);
+        for (size_t i = 0; i < f->n_seen; i++) {
+                if (!sd_bus_message_is_signal(f->seen[i], "org.freedesktop.DBus.ObjectManager", "InterfacesAdded"))
+                        continue;
+                out = open_memstream(&dump, &size);
+                assert_non_null(out);
+                assert_true(sd_bus_message_rewind(f->seen[i], true) >= 0);
+                assert_true(sd_bus_message_dump(f->seen[i], out, 0) >= 0);
+                fclose(out);
+        }
+        assert_non_null(dump);
+        assert_non_null(strstr(dump, w->id));
+        assert_non_null(strstr(dump, w->unit));
+        assert_non_null(strstr(dump, "STRING \"running\""));
+        assert_non_null(strstr(dump, "\"Owner\""));
+        assert_non_null(strstr(dump, "\"Home\""));
+}
+
+/* The registry forgets a client only on dbus-daemon's word: the same
+ * NameOwnerChanged from anyone else changes nothing. */
+static void name_lost(Fixture *f, const char *sender, const char *name) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+
+        assert_true(sd_bus_message_new_signal(f->peer, &sig, "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                              "NameOwnerChanged") >= 0);
+        assert_true(sd_bus_message_set_sender(sig, sender) >= 0);
+        assert_true(sd_bus_message_append(sig, "sss", name, name, "") >= 0);
+        assert_true(sd_bus_send(f->peer, sig, NULL) >= 0);
+        barrier(f);
+}
+
+static void test_subscriber_leaves(void **state) {
+        Fixture *f = *state;
+
+        name_lost(f, ":1.evil", ":1.test");
+        assert_non_null(subscribers_find(&f->m->subscribers, ":1.test"));
+        name_lost(f, "org.freedesktop.DBus", ":1.other");
+        assert_non_null(subscribers_find(&f->m->subscribers, ":1.test"));
+        name_lost(f, "org.freedesktop.DBus", ":1.test");
+        assert_null(subscribers_find(&f->m->subscribers, ":1.test"));
 }
 
 static void test_running_to_ended(void **state) {
@@ -926,6 +1041,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_starting_to_running, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_running_to_stopping, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_running_to_ended, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_other_owner_not_signalled, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_other_owner_signalled_to_manager, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_interfaces_added_properties, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_subscriber_leaves, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stopping_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_starting_to_ended, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused_transitions, setup, teardown),
