@@ -28,6 +28,10 @@ struct PolkitQuery {
         sd_bus_slot *call;
         sd_bus_track *track;            /* notices the caller leaving while polkit decides */
         bool counted;                   /* holds one unit of m->polkit_quota for CALLER */
+        uint32_t flags;                 /* CheckAuthorization's */
+        /* The query whose CheckAuthorization answers this one too: the same
+         * sender asked the same, while polkit was still deciding. */
+        PolkitQuery *leader;
         char cancel_id[64];             /* CancelCheckAuthorization's handle, when interactive */
         sd_event_source *defer;
         bool done;
@@ -72,6 +76,23 @@ static PolkitQuery *polkit_query_free(PolkitQuery *q) {
                 }
         if (q->counted)
                 caller_quota_release(&q->manager->polkit_quota, q->caller);
+        if (q->call) {
+                /* Its followers still wait for the answer: the first one
+                 * takes the call over, the others follow that one. */
+                PolkitQuery *heir = NULL;
+                for (PolkitQuery *f = q->manager->polkit_queries; f; f = f->next) {
+                        if (f->leader != q)
+                                continue;
+                        f->leader = heir;
+                        if (!heir)
+                                heir = f;
+                }
+                if (heir) {
+                        sd_bus_slot_set_userdata(q->call, heir);
+                        heir->call = TAKE_PTR(q->call);
+                        snprintf(heir->cancel_id, sizeof(heir->cancel_id), "%s", q->cancel_id);
+                }
+        }
         sd_bus_slot_unref(q->call);
         sd_bus_track_unref(q->track);
         sd_event_source_disable_unref(q->defer);
@@ -89,6 +110,24 @@ void bus_polkit_queries_free(Manager *m) {
 static PolkitQuery *polkit_query_find(Manager *m, sd_bus_message *msg, SbxAction action) {
         for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
                 if (q->request == msg && q->action == action)
+                        return q;
+        return NULL;
+}
+
+static PolkitQuery *polkit_query_find_follower(PolkitQuery *leader) {
+        for (PolkitQuery *q = leader->manager->polkit_queries; q; q = q->next)
+                if (q->leader == leader)
+                        return q;
+        return NULL;
+}
+
+/* A check still waiting for polkit that asks exactly what MSG's would: the
+ * same subject (sender), action, worker and flags. */
+static PolkitQuery *polkit_query_find_pending(Manager *m, const char *sender, SbxAction action,
+                                              const char *worker_id, uint32_t flags) {
+        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+                if (q->call && !q->done && q->action == action && q->flags == flags &&
+                    streq(q->worker_id, worker_id ?: "") && streq_ptr(sd_bus_message_get_sender(q->request), sender))
                         return q;
         return NULL;
 }
@@ -162,13 +201,10 @@ static void polkit_query_read_answer(PolkitQuery *q, sd_bus_message *reply) {
                      q->worker_id, result);
 }
 
-static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        PolkitQuery *q = userdata;
+static void polkit_query_answered(PolkitQuery *q) {
         int r;
 
-        q->call = sd_bus_slot_unref(q->call);
         q->track = sd_bus_track_unref(q->track);
-        polkit_query_read_answer(q, reply);
         r = polkit_query_redispatch(q);
         if (r < 0) {
                 log_error_errno(r, "Failed to dispatch a call again after polkit's answer: %m");
@@ -177,6 +213,23 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                                   sbx_action_to_string(q->action));
                 polkit_query_free(q);
         }
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PolkitQuery *q = userdata, *f;
+
+        q->call = sd_bus_slot_unref(q->call);
+        polkit_query_read_answer(q, reply);
+        /* The same answer for every call that joined this check. The list
+         * is searched afresh each time: answering one may free it. */
+        while ((f = polkit_query_find_follower(q))) {
+                f->leader = NULL;
+                f->allowed = q->allowed;
+                if (sd_bus_error_copy(&f->error, &q->error) < 0 && !f->allowed)
+                        set_denied(&f->error, f->action);
+                polkit_query_answered(f);
+        }
+        polkit_query_answered(q);
         return 0;
 }
 
@@ -201,49 +254,62 @@ static int polkit_query_start(Manager *m, sd_bus_message *msg, SbxAction action,
         char cancel_id[64] = "";
         uint64_t cookie = 0;
         uint32_t flags = 0;
-        PolkitQuery *q;
+        PolkitQuery *q, *leader;
         int r;
 
         if (!sender)
                 return -EBADMSG;
+        /* The caps are taken first of all: past them nothing is asked. */
+        r = caller_quota_acquire(&m->polkit_quota, caller);
+        if (r < 0)
+                return r;
+        q = calloc(1, sizeof(*q));
+        if (!q) {
+                caller_quota_release(&m->polkit_quota, caller);
+                return -ENOMEM;
+        }
+        *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
+                             .caller = caller, .counted = true, .error = SD_BUS_ERROR_NULL };
+        snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
+        q->next = m->polkit_queries;
+        m->polkit_queries = q;
+        r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
+        if (r >= 0)
+                r = sd_bus_track_add_sender(q->track, msg);
+        if (r < 0) {
+                polkit_query_free(q);
+                return r;
+        }
+
         if (interactive && sd_bus_message_get_allow_interactive_authorization(msg) > 0) {
                 flags |= POLKIT_FLAG_ALLOW_USER_INTERACTION;
                 /* Unique while the call waits: its sender and serial. */
                 (void) sd_bus_message_get_cookie(msg, &cookie);
                 snprintf(cancel_id, sizeof(cancel_id), "sandboxd-%s-%" PRIu64, sender, cookie);
         }
+        q->flags = flags;
+        /* Asked already and not answered yet: this call waits for that
+         * answer (it still counts against the caps while it waits). */
+        leader = polkit_query_find_pending(m, sender, action, worker_id, flags);
+        if (leader) {
+                q->leader = leader;
+                log_decision(LOG_DEBUG, "Waiting for polkit's answer to the same check", caller, action, worker_id,
+                             "joined");
+                return 0;
+        }
+        snprintf(q->cancel_id, sizeof(q->cancel_id), "%s", cancel_id);
         r = sd_bus_message_new_method_call(m->bus, &call, POLKIT_DEST, POLKIT_PATH, POLKIT_IFACE,
                                            "CheckAuthorization");
-        if (r < 0)
+        if (r < 0) {
+                polkit_query_free(q);
                 return r;
+        }
         /* The subject is the caller's unique name: polkit looks up its
          * process and user itself, nothing the caller claims is used. */
         r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender,
                                   sbx_action_to_string(action));
         if (r >= 0)
                 r = sd_bus_message_append(call, "a{ss}us", worker_id ? 1 : 0, "worker", worker_id, flags, cancel_id);
-        if (r < 0)
-                return r;
-
-        q = calloc(1, sizeof(*q));
-        if (!q)
-                return -ENOMEM;
-        /* The caps are taken first of all: past them nothing is asked. */
-        r = caller_quota_acquire(&m->polkit_quota, caller);
-        if (r < 0) {
-                free(q);
-                return r;
-        }
-        *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
-                             .caller = caller, .counted = true, .error = SD_BUS_ERROR_NULL };
-        snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
-        snprintf(q->cancel_id, sizeof(q->cancel_id), "%s", cancel_id);
-        q->next = m->polkit_queries;
-        m->polkit_queries = q;
-
-        r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
-        if (r >= 0)
-                r = sd_bus_track_add_sender(q->track, msg);
         if (r >= 0)
                 r = sd_bus_call_async(m->bus, &q->call, call, on_polkit_reply, q,
                                       flags ? m->config.bus_interactive_authorization_timeout_usec
