@@ -137,12 +137,21 @@ static int on_polkit_defer(sd_event_source *s, void *userdata) {
         return 0;
 }
 
+/* The request is in its second dispatch: free the query as soon as that is
+ * over (its defer runs on the next iteration, before the next message is read). */
+static void polkit_query_consumed(PolkitQuery *q) {
+        if (q->defer)
+                (void) sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_NORMAL);
+}
+
 static int polkit_query_redispatch(PolkitQuery *q) {
         int r;
 
         q->done = true;
         /* Idle priority: the query is freed only once the second dispatch of
-         * the request, which reads the answer, is over. */
+         * the request, which reads the answer, is over. That dispatch
+         * raises the priority (polkit_query_consumed()): under a flood the
+         * loop is never idle, and answered queries must not pile up. */
         r = sd_event_add_defer(q->manager->event, &q->defer, on_polkit_defer, q);
         if (r < 0)
                 return r;
@@ -204,6 +213,12 @@ static void polkit_query_read_answer(PolkitQuery *q, sd_bus_message *reply) {
 static void polkit_query_answered(PolkitQuery *q) {
         int r;
 
+        /* Polkit is done with it: its place under the caps is free again,
+         * whether or not the request has been dispatched again yet. */
+        if (q->counted) {
+                caller_quota_release(&q->manager->polkit_quota, q->caller);
+                q->counted = false;
+        }
         q->track = sd_bus_track_unref(q->track);
         r = polkit_query_redispatch(q);
         if (r < 0) {
@@ -388,6 +403,7 @@ int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner
         }
         if (!q->done)
                 return 0;
+        polkit_query_consumed(q);
         if (q->allowed)
                 return 1;
         r = sd_bus_error_copy(ret_error, &q->error);

@@ -24,9 +24,9 @@ source "$HERE/lib-attacks.sh"
 # replaced): ID|CLASSES|ACTION|EXPECTED. "bus" is the class: no worker
 # class is involved.
 ATTACKS='
-bus-authz-flood|bus|tester keeps 2000 ListWorkers, ListWorkersEx, ListWorkspaces and GetManagedObjects calls outstanding on 20 connections for 20 s while polkit answers|the excess refused with TooManyRequests, nothing else refused; root'"'"'s CreateWorker and StopWorker answered within 60 s meanwhile
+bus-authz-flood|bus|tester keeps 2000 ListWorkers, ListWorkersEx, ListWorkspaces and GetManagedObjects calls outstanding on 20 connections for 20 s while polkit answers|the excess refused with TooManyRequests, nothing else refused, more than 8 served (places given back during the flood); root'"'"'s CreateWorker and StopWorker answered within 60 s meanwhile
 bus-polkit-stall|bus|tester sends 2000 of those calls and ReadWorkerLog at once on 20 connections while polkitd is stopped (SIGSTOP)|at most Bus:AuthorizationsPerUser (8) admitted over all 20 connections, the rest TooManyRequests at once, the admitted ones answered when their check times out; root'"'"'s CreateWorker and StopWorker answered within 60 s meanwhile
-bus-log-flood|bus|tester keeps 2000 ReadWorkerLog calls for random worker ids outstanding on 20 connections for 15 s|only NoSuchWorker or TooManyRequests, some TooManyRequests; root reads its worker'"'"'s log and creates a worker within 60 s meanwhile
+bus-log-flood|bus|tester keeps 2000 ReadWorkerLog calls for random worker ids outstanding on 20 connections for 15 s|only NoSuchWorker or TooManyRequests, some TooManyRequests, more than 8 served; root reads its worker'"'"'s log and creates a worker within 60 s meanwhile
 bus-flood-daemon|bus|the three floods above, against the daemon itself|MainPID unchanged, VmRSS and memory.current grow by less than 64 MiB
 bus-interactive-hold|bus|with InteractiveAuthorizationTimeoutSec=10s and polkitd stopped, tester holds 8 interactive authorizations (Introspect of root'"'"'s worker) and asks a 9th|the 9th refused with TooManyRequests; the 8 answered AccessDenied within 40 s although polkit never answered; a call after them is admitted (waits, not refused)
 bus-flood-controls|bus|(control) after the floods, tester calls ListWorkers and reads its own worker'"'"'s log; root'"'"'s calls during the floods|all succeed: root was never refused, tester is served once its flood is over
@@ -113,7 +113,7 @@ root_create_stop() {
 }
 
 daemon_pid() { unit_prop sandboxd.service MainPID; }
-daemon_rss_kib() { ct sh -c "sed -n 's/^VmRSS: *\([0-9]*\) kB/\1/p' /proc/$(daemon_pid)/status"; }
+daemon_rss_kib() { ct awk '/^VmRSS:/ { print $2 }' "/proc/$(daemon_pid)/status"; }
 daemon_mem() { unit_prop sandboxd.service MemoryCurrent; }
 
 # ---------------------------------------------------------------- the world
@@ -125,6 +125,9 @@ if sbx_call_as tester CreateWorker 'a{sv}' 2 "${SLEEP[@]}" Class s trusted && [[
 fi
 # polkitd is bus-activated: a call that needs it starts it.
 sbx_call_as tester ListWorkers >/dev/null
+# The same as below without a flood: bench/bus-flood.sh's baseline ("bench:" lines).
+root_create_stop idle
+diag "bench: idle create_ms=$ROOT_MS"
 PID0=$(daemon_pid)
 RSS0=$(daemon_rss_kib)
 MEM0=$(daemon_mem)
@@ -137,10 +140,12 @@ flood_start "$F" --conns 20 --window 100 --duration 20 --timeout 90 \
 sleep 3
 root_ok=1
 root_create_stop authz-flood || root_ok=0
-diag "root's CreateWorker under the ListWorkers flood: ${ROOT_MS} ms"
+diag "bench: authz-flood create_ms=$ROOT_MS"
 flood_wait
-diag "flood: $(cat "$F" "$F.err" 2>/dev/null | head -c 600)"
-if [ "$(json_get "$F" "j['results'].get('$TOO_MANY', 0) > 0 and j['answered'] == j['sent']")" = True ] &&
+diag "flood: $(head -c 600 "$F.err" 2>/dev/null)" "bench: flood $(basename "$F" .json) $(cat "$F")"
+# More than one cap's worth served: places are given back while the flood
+# goes on, the cap throttles tester rather than locking it out.
+if [ "$(json_get "$F" "j['results'].get('$TOO_MANY', 0) > 0 and j['answered'] == j['sent'] and j['results'].get('ok', 0) > 8")" = True ] &&
    [ "$(others "$F" "ok|$TOO_MANY")" = "[]" ] && [ $root_ok = 1 ]; then
     atk_ok bus-authz-flood bus
 else
@@ -159,10 +164,10 @@ if ! sbx_call ReadWorkerLog ssbu "$ROOTW" "" false 100; then
 fi
 log_ms=$(($(now_ms) - t0))
 root_create_stop log-flood || root_ok=0
-diag "root's ReadWorkerLog under the log flood: ${log_ms} ms, CreateWorker ${ROOT_MS} ms"
+diag "bench: log-flood create_ms=$ROOT_MS log_ms=$log_ms"
 flood_wait
-diag "flood: $(cat "$F" "$F.err" 2>/dev/null | head -c 600)"
-if [ "$(json_get "$F" "j['results'].get('$TOO_MANY', 0) > 0 and j['answered'] == j['sent']")" = True ] &&
+diag "flood: $(head -c 600 "$F.err" 2>/dev/null)" "bench: flood $(basename "$F" .json) $(cat "$F")"
+if [ "$(json_get "$F" "j['results'].get('$TOO_MANY', 0) > 0 and j['answered'] == j['sent'] and j['results'].get('org.sandboxd1.Error.NoSuchWorker', 0) > 8")" = True ] &&
    [ "$(others "$F" "org.sandboxd1.Error.NoSuchWorker|$TOO_MANY")" = "[]" ] &&
    [ $root_ok = 1 ] && [ "$log_ms" -le 60000 ]; then
     atk_ok bus-log-flood bus
@@ -179,10 +184,10 @@ if [ -n "$POLKIT_PID" ] && [ "$POLKIT_PID" != 0 ] && ct kill -STOP "$POLKIT_PID"
     sleep 3
     root_ok=1
     root_create_stop polkit-stall || root_ok=0
-    diag "root's CreateWorker with polkit stopped and 2000 calls of tester's parked: ${ROOT_MS} ms"
+    diag "bench: polkit-stall create_ms=$ROOT_MS"
     flood_wait
     polkit_cont
-    diag "flood: $(cat "$F" "$F.err" 2>/dev/null | head -c 600)"
+    diag "flood: $(head -c 600 "$F.err" 2>/dev/null)" "bench: flood $(basename "$F" .json) $(cat "$F")"
     # Admitted: every answer that is not TooManyRequests (a listing whose
     # check timed out still lists tester's own).
     if [ "$(json_get "$F" "j['answered'] == j['sent'] and j['sent'] - j['results'].get('$TOO_MANY', 0) <= 8")" = True ] &&
