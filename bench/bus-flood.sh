@@ -9,6 +9,7 @@
 # (60 s); these are the figures. Writes JSON to bench/results/bus-flood.json
 # (or OUT) and prints a Markdown table.
 #   sudo bash bench/bus-flood.sh [RUNS]     (default 1)
+#   BENCH_LOGS="LOG..." bash bench/bus-flood.sh   (figures of earlier runs' TAP logs)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$SRC/bench/lib.sh"
@@ -19,10 +20,15 @@ mkdir -p "$(dirname "$OUT")"
 LOG=$SRC/build-ci/test-logs/tests_attacks_bus-flood.sh.log
 logs=()
 rc=0
-for i in $(seq "$RUNS"); do
-    bash "$SRC/tests/run-all.sh" --integration-only --no-asan --only tests/attacks/bus-flood.sh >&2 || rc=1
-    cp "$LOG" "$OUT.run$i.log" 2>/dev/null && logs+=("$OUT.run$i.log")
-done
+# BENCH_LOGS="A.log B.log": the figures of runs already made (their TAP logs).
+if [ -n "${BENCH_LOGS:-}" ]; then
+    read -ra logs <<<"$BENCH_LOGS"
+else
+    for i in $(seq "$RUNS"); do
+        bash "$SRC/tests/run-all.sh" --integration-only --no-asan --only tests/attacks/bus-flood.sh >&2 || rc=1
+        cp "$LOG" "$OUT.run$i.log" 2>/dev/null && logs+=("$OUT.run$i.log")
+    done
+fi
 
 python3 - "$OUT" "$(bench_machine)" "${logs[@]}" <<'PY'
 import json, re, statistics, sys
