@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "caller-quota.h"
@@ -20,12 +21,12 @@ static CallerQuotaEntry *entry_find(const CallerQuota *q, uid_t uid) {
         return NULL;
 }
 
-int caller_quota_acquire(CallerQuota *q, uid_t uid) {
+static int acquire(CallerQuota *q, uid_t uid, bool reserved) {
         CallerQuotaEntry *e = entry_find(q, uid);
 
         if ((e ? e->n : 0) >= q->per_uid_max)
                 return -EUSERS;
-        if (q->total >= q->total_max)
+        if (!reserved && q->total >= q->total_max)
                 return -ENOBUFS;
         if (!e) {
                 CallerQuotaEntry *l = realloc(q->entries, (q->n_entries + 1) * sizeof(*l));
@@ -38,6 +39,14 @@ int caller_quota_acquire(CallerQuota *q, uid_t uid) {
         e->n++;
         q->total++;
         return 0;
+}
+
+int caller_quota_acquire(CallerQuota *q, uid_t uid) {
+        return acquire(q, uid, false);
+}
+
+int caller_quota_acquire_reserved(CallerQuota *q, uid_t uid) {
+        return acquire(q, uid, true);
 }
 
 void caller_quota_release(CallerQuota *q, uid_t uid) {

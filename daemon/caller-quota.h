@@ -32,6 +32,11 @@ void caller_quota_done(CallerQuota *q);
  * cap is checked first), -ENOMEM. Nothing is taken on failure. */
 int caller_quota_acquire(CallerQuota *q, uid_t uid);
 
+/* The same, past the total: only UID's own cap applies. For a caller
+ * others must not be able to lock out (root), whose share is still bounded,
+ * so the total held stays at most total_max + per_uid_max. */
+int caller_quota_acquire_reserved(CallerQuota *q, uid_t uid);
+
 /* Gives back one unit UID took; a release with nothing taken is ignored. */
 void caller_quota_release(CallerQuota *q, uid_t uid);
 

@@ -67,7 +67,8 @@ typedef struct SbxConfig {
 
         /* What one caller UID, and all callers together, may hold at once
          * (caller-quota.h): calls parked while polkit decides, and
-         * ReadWorkerLog journal reads under way. Root is not counted. */
+         * ReadWorkerLog journal reads under way. Root never waits for polkit;
+         * its reads meet only the per-user cap (worker-log-job.h). */
         unsigned bus_authorizations_per_user;
         unsigned bus_authorizations_max;
         uint64_t bus_interactive_authorization_timeout_usec;

@@ -144,18 +144,17 @@ int worker_log_job_start(Manager *m, sd_bus_message *msg, const WorkerLogRequest
                               .max = req->max, .caller = req->caller, .owner = req->owner };
         j->next = m->log_jobs;
         m->log_jobs = j;
-        /* Root is trusted not to flood its own daemon, and must get its
-         * answer whatever the users do. */
-        if (req->caller != 0) {
-                r = caller_quota_acquire(&m->log_read_quota, req->caller);
-                if (r == -EUSERS || r == -ENOBUFS) {
-                        job_free(j);
-                        return refuse_over_cap(m, r, ret_error);
-                }
-                if (r < 0)
-                        goto fail;
-                j->counted = true;
+        /* Root gets its answer whatever the users hold: only its own cap
+         * applies to it, so reads under way stay bounded all the same. */
+        r = req->caller == 0 ? caller_quota_acquire_reserved(&m->log_read_quota, 0)
+                             : caller_quota_acquire(&m->log_read_quota, req->caller);
+        if (r == -EUSERS || r == -ENOBUFS) {
+                job_free(j);
+                return refuse_over_cap(m, r, ret_error);
         }
+        if (r < 0)
+                goto fail;
+        j->counted = true;
         snprintf(j->id, sizeof(j->id), "%s", req->id);
         j->cursor = strdup(req->cursor ?: "");
         j->request = sd_bus_message_ref(msg);

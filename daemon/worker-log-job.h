@@ -31,7 +31,8 @@ typedef struct WorkerLogRequest {
 /* Starts reading and replies to MSG when done: the page, NoSuchWorker when
  * the worker is unknown or not the caller's (and not ALL), InvalidArgument
  * for a cursor the journal cannot parse. 0 when started; -EBUSY with
- * SBX_ERROR_TOO_MANY_REQUESTS in RET_ERROR past a cap (root is not counted);
+ * SBX_ERROR_TOO_MANY_REQUESTS in RET_ERROR past a cap (root: its own
+ * Bus:LogReadsPerUser only, never the total others fill);
  * another negative errno when it could not start. */
 int worker_log_job_start(Manager *m, sd_bus_message *msg, const WorkerLogRequest *req, sd_bus_error *ret_error);
 

@@ -54,6 +54,30 @@ static void test_total_cap(void **state) {
         caller_quota_done(&q);
 }
 
+/* Root's reserved share: admitted past the total others filled, never past
+ * its own cap; the total held stays bounded. */
+static void test_reserved_past_total(void **state) {
+        CallerQuota q;
+
+        caller_quota_init(&q, 2, 4);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(caller_quota_acquire(&q, TESTER), 0);
+                assert_int_equal(caller_quota_acquire(&q, OTHER), 0);
+        }
+        assert_int_equal(caller_quota_acquire(&q, 0), -ENOBUFS);
+        assert_int_equal(caller_quota_acquire_reserved(&q, 0), 0);
+        assert_int_equal(caller_quota_acquire_reserved(&q, 0), 0);
+        assert_int_equal(caller_quota_acquire_reserved(&q, 0), -EUSERS);
+        assert_int_equal(q.total, 6);
+        /* Others still see the total as full. */
+        caller_quota_release(&q, TESTER);
+        assert_int_equal(caller_quota_acquire(&q, THIRD), -ENOBUFS);
+        caller_quota_release(&q, 0);
+        caller_quota_release(&q, 0);
+        assert_int_equal(caller_quota_acquire(&q, THIRD), 0);
+        caller_quota_done(&q);
+}
+
 /* Releases balance acquisitions exactly; a stray release (a UID holding
  * nothing) changes nothing, so no UID can buy itself credit. */
 static void test_release_balances(void **state) {
@@ -151,6 +175,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_per_uid_cap),
                 cmocka_unit_test(test_total_cap),
+                cmocka_unit_test(test_reserved_past_total),
                 cmocka_unit_test(test_release_balances),
                 cmocka_unit_test(test_flood_stays_bounded),
                 cmocka_unit_test(test_config_defaults_and_keys),
