@@ -13,6 +13,7 @@
 #include "preflight.h"
 #include "spec-bus.h"
 #include "worker-log.h"
+#include "worker-log-job.h"
 
 /* Every Manager method that acts on one worker: reads its (s id) argument,
  * finds the worker as its object would be found and runs the Worker
@@ -115,6 +116,10 @@ static int list_scope(Manager *m, sd_bus_message *msg, ListScope *ret, sd_bus_er
         r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
         if (r == 0)
                 return 0;
+        /* ... but a caller past its cap gets nothing, so a flood is answered
+         * at once and costs nothing. */
+        if (bus_authorize_is_over_cap(r))
+                return sd_bus_error_copy(ret_error, &refused);
         ret->all = r > 0;
         return 1;
 }
@@ -338,49 +343,21 @@ static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error
 
 /* Who owns worker ID: the live object's owner, else the one sandboxd's own
  * journal entries recorded, so an ended worker's log stays its owner's. */
-static int worker_log_owner(Manager *m, const char *id, uid_t *ret) {
-        Worker *w = manager_find_worker(m, id);
-
-        if (w) {
-                *ret = w->owner;
-                return 0;
-        }
-        return worker_log_find_owner(id, ret);
-}
-
-static int reply_worker_log(sd_bus_message *msg, const WorkerLogPage *page) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(tsuss)");
-        for (size_t i = 0; r >= 0 && i < page->n; i++) {
-                const WorkerLogEntry *e = &page->entries[i];
-                r = sd_bus_message_append(reply, "(tsuss)", e->realtime_usec, worker_log_source_to_string(e->source),
-                                          e->priority, e->event, e->message);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "s", page->next_cursor);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
 /* A worker's log, to its owner, root and holders of manage-workers. To
  * anyone else, a worker that exists and one that never did are the same
- * NoSuchWorker, and polkit is asked (never interactively: a password prompt
- * would tell them it exists) before the answer is known either way. */
+ * NoSuchWorker. A caller other than root is authorized first, before its
+ * worker is even looked up: polkit is asked (never interactively: a password
+ * prompt would tell them it exists) whether it holds manage-workers, and
+ * only then is the worker's owner looked for, in memory and, for a worker
+ * that ended, in the journal. Every journal read runs off the event loop
+ * (worker-log-job.h). */
 static int method_read_worker_log(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_(worker_log_page_done) WorkerLogPage page = {};
         Manager *m = userdata;
+        WorkerLogRequest req = { .owner = UID_INVALID };
         const char *id, *cursor;
-        uid_t caller, owner = UID_INVALID;
         uint32_t max;
         int egress, r;
+        Worker *w;
 
         r = sd_bus_message_read(msg, "ssbu", &id, &cursor, &egress, &max);
         if (r < 0)
@@ -390,33 +367,35 @@ static int method_read_worker_log(sd_bus_message *msg, void *userdata, sd_bus_er
                                          "\"%.64s\" is not a worker id (%d lowercase hex digits)", id, WORKER_ID_LEN);
         if (!worker_log_cursor_valid(cursor))
                 return sd_bus_error_set(ret_error, SBX_ERROR_INVALID_ARGUMENT, "Malformed journal cursor");
-        r = bus_caller_uid(msg, &caller);
+        r = bus_caller_uid(msg, &req.caller);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
 
-        r = worker_log_owner(m, id, &owner);
-        if (r < 0 && r != -ENOENT)
-                return sd_bus_error_set_errnof(ret_error, -r, "Failed to read the journal: %s", strerror(-r));
-        if (caller != 0 && caller != owner) {
+        req.all = req.caller == 0;
+        if (!req.all) {
                 _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
-                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, owner, id, false, &refused);
+                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, id, false, &refused);
                 if (r == 0)
                         return 1;
-                if (r < 0)
-                        owner = UID_INVALID;
+                /* A refusal still leaves the caller its own workers' logs. */
+                if (bus_authorize_is_over_cap(r))
+                        return sd_bus_error_copy(ret_error, &refused);
+                req.all = r > 0;
         }
-        if (owner == UID_INVALID)
-                return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER,
-                                         "No worker with id \"%s\" whose log you may read", id);
-
-        r = worker_log_read(id, cursor, egress, max, &page);
-        if (r == -EINVAL)
-                return sd_bus_error_set(ret_error, SBX_ERROR_INVALID_ARGUMENT, "The journal cannot parse this cursor");
+        w = manager_find_worker(m, id);
+        if (w)
+                req.owner = w->owner;
+        req.id = id;
+        req.cursor = cursor;
+        req.egress = egress;
+        req.max = max;
+        r = worker_log_job_start(m, msg, &req, ret_error);
         if (r < 0)
-                return sd_bus_error_set_errnof(ret_error, -r, "Failed to read the journal: %s", strerror(-r));
-        r = reply_worker_log(msg, &page);
-        if (r < 0)
-                return sd_bus_error_set_errnof(ret_error, -r, "Failed to send the log: %s", strerror(-r));
+                return sd_bus_error_is_set(ret_error) ? r
+                                                      : sd_bus_error_set_errnof(ret_error, -r,
+                                                                                "Failed to read the journal: %s",
+                                                                                strerror(-r));
+        /* The reply is sent when the read is done. */
         return 1;
 }
 

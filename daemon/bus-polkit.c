@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
+#include "errors.h"
 #include "manager.h"
 
 #define POLKIT_DEST "org.freedesktop.PolicyKit1"
 #define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
 #define POLKIT_IFACE "org.freedesktop.PolicyKit1.Authority"
 #define POLKIT_FLAG_ALLOW_USER_INTERACTION 1u
-/* polkit may wait for a person to type a password. */
-#define POLKIT_TIMEOUT_USEC (120 * USEC_PER_SEC)
+/* A check without a password prompt is polkit reading its rules: sd-bus's
+ * default call timeout. One with a prompt waits for a person, up to
+ * Bus:InteractiveAuthorizationTimeoutSec; either way the call's slot (and
+ * the caller's share of the caps) is given back when it runs out. */
+#define POLKIT_TIMEOUT_USEC (25 * USEC_PER_SEC)
+/* Refusals past a cap are logged at most once per interval: a flood of them
+ * must not become a flood of journal entries. */
+#define POLKIT_CAP_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 
 /* One pending or answered CheckAuthorization for one method call. It lives
  * until the call has been dispatched a second time with the answer. */
@@ -20,6 +27,12 @@ struct PolkitQuery {
         char worker_id[WORKER_ID_LEN + 1];
         sd_bus_slot *call;
         sd_bus_track *track;            /* notices the caller leaving while polkit decides */
+        bool counted;                   /* holds one unit of m->polkit_quota for CALLER */
+        uint32_t flags;                 /* CheckAuthorization's */
+        /* The query whose CheckAuthorization answers this one too: the same
+         * sender asked the same, while polkit was still deciding. */
+        PolkitQuery *leader;
+        char cancel_id[64];             /* CancelCheckAuthorization's handle, when interactive */
         sd_event_source *defer;
         bool done;
         bool allowed;
@@ -61,6 +74,25 @@ static PolkitQuery *polkit_query_free(PolkitQuery *q) {
                         *p = q->next;
                         break;
                 }
+        if (q->counted)
+                caller_quota_release(&q->manager->polkit_quota, q->caller);
+        if (q->call) {
+                /* Its followers still wait for the answer: the first one
+                 * takes the call over, the others follow that one. */
+                PolkitQuery *heir = NULL;
+                for (PolkitQuery *f = q->manager->polkit_queries; f; f = f->next) {
+                        if (f->leader != q)
+                                continue;
+                        f->leader = heir;
+                        if (!heir)
+                                heir = f;
+                }
+                if (heir) {
+                        sd_bus_slot_set_userdata(q->call, heir);
+                        heir->call = TAKE_PTR(q->call);
+                        snprintf(heir->cancel_id, sizeof(heir->cancel_id), "%s", q->cancel_id);
+                }
+        }
         sd_bus_slot_unref(q->call);
         sd_bus_track_unref(q->track);
         sd_event_source_disable_unref(q->defer);
@@ -82,9 +114,34 @@ static PolkitQuery *polkit_query_find(Manager *m, sd_bus_message *msg, SbxAction
         return NULL;
 }
 
+static PolkitQuery *polkit_query_find_follower(PolkitQuery *leader) {
+        for (PolkitQuery *q = leader->manager->polkit_queries; q; q = q->next)
+                if (q->leader == leader)
+                        return q;
+        return NULL;
+}
+
+/* A check still waiting for polkit that asks exactly what MSG's would: the
+ * same subject (sender), action, worker and flags. */
+static PolkitQuery *polkit_query_find_pending(Manager *m, const char *sender, SbxAction action,
+                                              const char *worker_id, uint32_t flags) {
+        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+                if (q->call && !q->done && q->action == action && q->flags == flags &&
+                    streq(q->worker_id, worker_id ?: "") && streq_ptr(sd_bus_message_get_sender(q->request), sender))
+                        return q;
+        return NULL;
+}
+
 static int on_polkit_defer(sd_event_source *s, void *userdata) {
         polkit_query_free(userdata);
         return 0;
+}
+
+/* The request is in its second dispatch: free the query as soon as that is
+ * over (its defer runs on the next iteration, before the next message is read). */
+static void polkit_query_consumed(PolkitQuery *q) {
+        if (q->defer)
+                (void) sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_NORMAL);
 }
 
 static int polkit_query_redispatch(PolkitQuery *q) {
@@ -92,7 +149,9 @@ static int polkit_query_redispatch(PolkitQuery *q) {
 
         q->done = true;
         /* Idle priority: the query is freed only once the second dispatch of
-         * the request, which reads the answer, is over. */
+         * the request, which reads the answer, is over. That dispatch
+         * raises the priority (polkit_query_consumed()): under a flood the
+         * loop is never idle, and answered queries must not pile up. */
         r = sd_event_add_defer(q->manager->event, &q->defer, on_polkit_defer, q);
         if (r < 0)
                 return r;
@@ -105,12 +164,26 @@ static int polkit_query_redispatch(PolkitQuery *q) {
         return sd_bus_enqueue_for_read(q->manager->bus, q->request);
 }
 
+/* An interactive check that ran out of time may still have a prompt up:
+ * polkit is told to drop it, so nobody authorizes a call already refused.
+ * Fire and forget: nothing waits for the answer. */
+static void polkit_query_cancel(PolkitQuery *q) {
+        if (!q->cancel_id[0])
+                return;
+        (void) sd_bus_call_method_async(q->manager->bus, NULL, POLKIT_DEST, POLKIT_PATH, POLKIT_IFACE,
+                                        "CancelCheckAuthorization", NULL, NULL, "s", q->cancel_id);
+}
+
 static void polkit_query_read_answer(PolkitQuery *q, sd_bus_message *reply) {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
         int authorized = 0, challenge = 0;
         const char *result;
 
-        if (e) {
+        if (e && (sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) || sd_bus_error_has_name(e, SD_BUS_ERROR_TIMEOUT))) {
+                polkit_query_cancel(q);
+                set_denied(&q->error, q->action);
+                result = "timed-out";
+        } else if (e) {
                 /* polkit not running, or failing: fail closed. */
                 log_struct(LOG_WARNING, "polkit did not answer; refusing",
                            "SANDBOXD_ACTION", sbx_action_to_string(q->action),
@@ -137,13 +210,16 @@ static void polkit_query_read_answer(PolkitQuery *q, sd_bus_message *reply) {
                      q->worker_id, result);
 }
 
-static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        PolkitQuery *q = userdata;
+static void polkit_query_answered(PolkitQuery *q) {
         int r;
 
-        q->call = sd_bus_slot_unref(q->call);
+        /* Polkit is done with it: its place under the caps is free again,
+         * whether or not the request has been dispatched again yet. */
+        if (q->counted) {
+                caller_quota_release(&q->manager->polkit_quota, q->caller);
+                q->counted = false;
+        }
         q->track = sd_bus_track_unref(q->track);
-        polkit_query_read_answer(q, reply);
         r = polkit_query_redispatch(q);
         if (r < 0) {
                 log_error_errno(r, "Failed to dispatch a call again after polkit's answer: %m");
@@ -152,6 +228,23 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                                   sbx_action_to_string(q->action));
                 polkit_query_free(q);
         }
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PolkitQuery *q = userdata, *f;
+
+        q->call = sd_bus_slot_unref(q->call);
+        polkit_query_read_answer(q, reply);
+        /* The same answer for every call that joined this check. The list
+         * is searched afresh each time: answering one may free it. */
+        while ((f = polkit_query_find_follower(q))) {
+                f->leader = NULL;
+                f->allowed = q->allowed;
+                if (sd_bus_error_copy(&f->error, &q->error) < 0 && !f->allowed)
+                        set_denied(&f->error, f->action);
+                polkit_query_answered(f);
+        }
+        polkit_query_answered(q);
         return 0;
 }
 
@@ -173,41 +266,69 @@ static int polkit_query_start(Manager *m, sd_bus_message *msg, SbxAction action,
                               const char *worker_id, bool interactive) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         const char *sender = sd_bus_message_get_sender(msg);
+        char cancel_id[64] = "";
+        uint64_t cookie = 0;
         uint32_t flags = 0;
-        PolkitQuery *q;
+        PolkitQuery *q, *leader;
         int r;
 
         if (!sender)
                 return -EBADMSG;
-        if (interactive && sd_bus_message_get_allow_interactive_authorization(msg) > 0)
-                flags |= POLKIT_FLAG_ALLOW_USER_INTERACTION;
-        r = sd_bus_message_new_method_call(m->bus, &call, POLKIT_DEST, POLKIT_PATH, POLKIT_IFACE,
-                                           "CheckAuthorization");
+        /* The caps are taken first of all: past them nothing is asked. */
+        r = caller_quota_acquire(&m->polkit_quota, caller);
         if (r < 0)
                 return r;
+        q = calloc(1, sizeof(*q));
+        if (!q) {
+                caller_quota_release(&m->polkit_quota, caller);
+                return -ENOMEM;
+        }
+        *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
+                             .caller = caller, .counted = true, .error = SD_BUS_ERROR_NULL };
+        snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
+        q->next = m->polkit_queries;
+        m->polkit_queries = q;
+        r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
+        if (r >= 0)
+                r = sd_bus_track_add_sender(q->track, msg);
+        if (r < 0) {
+                polkit_query_free(q);
+                return r;
+        }
+
+        if (interactive && sd_bus_message_get_allow_interactive_authorization(msg) > 0) {
+                flags |= POLKIT_FLAG_ALLOW_USER_INTERACTION;
+                /* Unique while the call waits: its sender and serial. */
+                (void) sd_bus_message_get_cookie(msg, &cookie);
+                snprintf(cancel_id, sizeof(cancel_id), "sandboxd-%s-%" PRIu64, sender, cookie);
+        }
+        q->flags = flags;
+        /* Asked already and not answered yet: this call waits for that
+         * answer (it still counts against the caps while it waits). */
+        leader = polkit_query_find_pending(m, sender, action, worker_id, flags);
+        if (leader) {
+                q->leader = leader;
+                log_decision(LOG_DEBUG, "Waiting for polkit's answer to the same check", caller, action, worker_id,
+                             "joined");
+                return 0;
+        }
+        snprintf(q->cancel_id, sizeof(q->cancel_id), "%s", cancel_id);
+        r = sd_bus_message_new_method_call(m->bus, &call, POLKIT_DEST, POLKIT_PATH, POLKIT_IFACE,
+                                           "CheckAuthorization");
+        if (r < 0) {
+                polkit_query_free(q);
+                return r;
+        }
         /* The subject is the caller's unique name: polkit looks up its
          * process and user itself, nothing the caller claims is used. */
         r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender,
                                   sbx_action_to_string(action));
         if (r >= 0)
-                r = sd_bus_message_append(call, "a{ss}us", worker_id ? 1 : 0, "worker", worker_id, flags, "");
-        if (r < 0)
-                return r;
-
-        q = calloc(1, sizeof(*q));
-        if (!q)
-                return -ENOMEM;
-        *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
-                             .caller = caller, .error = SD_BUS_ERROR_NULL };
-        snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
-        q->next = m->polkit_queries;
-        m->polkit_queries = q;
-
-        r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
+                r = sd_bus_message_append(call, "a{ss}us", worker_id ? 1 : 0, "worker", worker_id, flags, cancel_id);
         if (r >= 0)
-                r = sd_bus_track_add_sender(q->track, msg);
-        if (r >= 0)
-                r = sd_bus_call_async(m->bus, &q->call, call, on_polkit_reply, q, POLKIT_TIMEOUT_USEC);
+                r = sd_bus_call_async(m->bus, &q->call, call, on_polkit_reply, q,
+                                      flags ? m->config.bus_interactive_authorization_timeout_usec
+                                            : POLKIT_TIMEOUT_USEC);
         if (r < 0) {
                 polkit_query_free(q);
                 return r;
@@ -215,6 +336,34 @@ static int polkit_query_start(Manager *m, sd_bus_message *msg, SbxAction action,
         log_decision(LOG_INFO, "Asking polkit", caller, action, worker_id,
                      flags ? "asking-interactive" : "asking");
         return 0;
+}
+
+/* Past a cap the call is refused before anything is looked up or asked. */
+static int refuse_over_cap(Manager *m, int cap, uid_t caller, SbxAction action, const char *worker_id,
+                           sd_bus_error *ret_error) {
+        bool mine = cap == -EUSERS;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (now >= m->polkit_cap_logged_usec + POLKIT_CAP_LOG_INTERVAL_USEC) {
+                char uid[16], n[16];
+
+                m->polkit_cap_logged_usec = now;
+                snprintf(uid, sizeof(uid), "%u", (unsigned) caller);
+                snprintf(n, sizeof(n), "%u", mine ? m->config.bus_authorizations_per_user
+                                                  : m->config.bus_authorizations_max);
+                log_struct(LOG_WARNING,
+                           mine ? "A user has as many calls waiting for polkit as allowed; refusing more"
+                                : "As many calls wait for polkit as allowed; refusing more",
+                           "SANDBOXD_EVENT", "authz-cap-reached", "SANDBOXD_CALLER_UID", uid,
+                           "SANDBOXD_ACTION", sbx_action_to_string(action), "SANDBOXD_WORKER_ID", worker_id ?: "",
+                           "SANDBOXD_CAP", mine ? "per-user" : "total", "SANDBOXD_CAP_VALUE", n, NULL);
+        }
+        sd_bus_error_setf(ret_error, SBX_ERROR_TOO_MANY_REQUESTS,
+                          mine ? "Too many of your calls wait for an authorization (Bus:AuthorizationsPerUser=%u); "
+                                 "retry once they are answered"
+                               : "Too many calls wait for an authorization (Bus:AuthorizationsMax=%u); retry later",
+                          mine ? m->config.bus_authorizations_per_user : m->config.bus_authorizations_max);
+        return -EBUSY;
 }
 
 int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner, const char *worker_id,
@@ -243,6 +392,8 @@ int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner
         q = polkit_query_find(m, msg, action);
         if (!q) {
                 r = polkit_query_start(m, msg, action, caller, worker_id, interactive);
+                if (r == -EUSERS || r == -ENOBUFS)
+                        return refuse_over_cap(m, r, caller, action, worker_id, ret_error);
                 if (r < 0) {
                         log_decision(LOG_WARNING, "Cannot ask polkit; refusing", caller, action, worker_id,
                                      strerror(-r));
@@ -252,6 +403,7 @@ int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner
         }
         if (!q->done)
                 return 0;
+        polkit_query_consumed(q);
         if (q->allowed)
                 return 1;
         r = sd_bus_error_copy(ret_error, &q->error);

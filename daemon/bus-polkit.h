@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <systemd/sd-bus.h>
 
@@ -18,12 +19,23 @@ int bus_caller_uid(sd_bus_message *msg, uid_t *ret);
  * dispatched again once it answers, so the handler must change nothing and
  * return 1; a negative errno when refused, with RET_ERROR naming the action.
  * With INTERACTIVE false polkit never asks for a password, whatever the
- * caller's message allows. Must run before any state changes. */
+ * caller's message allows. Must run before any state changes, and before any
+ * work for the caller (look-ups, journal reads).
+ *
+ * Each call waiting for polkit counts against its caller UID's cap and the
+ * total one (Bus:AuthorizationsPerUser, Bus:AuthorizationsMax): past either,
+ * -EBUSY with SBX_ERROR_TOO_MANY_REQUESTS in RET_ERROR, at once. A caller
+ * that takes a refusal as "only its own" (listings) must still pass -EBUSY
+ * on: bus_authorize_is_over_cap(). */
 int bus_authorize(Manager *m, sd_bus_message *msg, SbxAction action, uid_t owner, const char *worker_id,
                   bool interactive, sd_bus_error *ret_error);
 
 /* The same decision for CALLER (from bus_caller_uid()) without asking
  * anyone: root, the owner, or a polkit answer already received for MSG. */
 bool bus_authorized(Manager *m, sd_bus_message *msg, uid_t caller, SbxAction action, uid_t owner);
+
+static inline bool bus_authorize_is_over_cap(int r) {
+        return r == -EBUSY;
+}
 
 void bus_polkit_queries_free(Manager *m);

@@ -86,6 +86,8 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
                 return 0;
         if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")) {
                 r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+                if (bus_authorize_is_over_cap(r))
+                        return sd_bus_error_copy(ret_error, &refused);
                 return r == 0;
         }
         /* Peer answers on any path alike and says nothing of a worker. */

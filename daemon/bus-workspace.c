@@ -134,6 +134,8 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
         r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKSPACES, UID_INVALID, NULL, false, &refused);
         if (r == 0)
                 return 1;
+        if (bus_authorize_is_over_cap(r))
+                return sd_bus_error_copy(ret_error, &refused);
         all = r > 0;
 
         r = sd_bus_message_new_method_return(msg, &reply);

@@ -61,6 +61,13 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .pool_refill_per_second = 2,
                 .pool_min_mem_available = 512 * MiB,
                 .pool_pressure_max = 20,
+                /* Well under dbus-daemon's 128 awaited replies per
+                 * connection, which sandboxd's calls to systemd share. */
+                .bus_authorizations_per_user = 8,
+                .bus_authorizations_max = 32,
+                .bus_interactive_authorization_timeout_usec = 120 * USEC_PER_SEC,
+                .bus_log_reads_per_user = 2,
+                .bus_log_reads_max = 4,
         };
         quota_config_init_defaults(&c->quota);
 }
@@ -165,6 +172,11 @@ static const ConfigKey config_keys[] = {
         K("Quota:Reserve", KEY_SIZE, quota.reserve_bytes),
         K("Quota:Overcommit", KEY_BOOL, quota.overcommit),
         K("Quota:ExemptRoot", KEY_BOOL, quota.exempt_root),
+        K("Bus:AuthorizationsPerUser", KEY_UNSIGNED, bus_authorizations_per_user),
+        K("Bus:AuthorizationsMax", KEY_UNSIGNED, bus_authorizations_max),
+        K("Bus:InteractiveAuthorizationTimeoutSec", KEY_TIMESPAN, bus_interactive_authorization_timeout_usec),
+        K("Bus:LogReadsPerUser", KEY_UNSIGNED, bus_log_reads_per_user),
+        K("Bus:LogReadsMax", KEY_UNSIGNED, bus_log_reads_max),
 };
 #undef K
 
@@ -339,6 +351,29 @@ static int pool_config_validate(const SbxConfig *c, const char *path, SbxError *
         return 0;
 }
 
+/* A cap of 0 would refuse every non-root listing; a total above
+ * BUS_AUTHORIZATIONS_MAX_LIMIT could use up dbus-daemon's 128 awaited replies
+ * that sandboxd's calls to systemd need too. */
+#define BUS_AUTHORIZATIONS_MAX_LIMIT 96u
+#define BUS_LOG_READS_MAX_LIMIT 64u
+static int bus_config_validate(const SbxConfig *c, const char *path, SbxError *error) {
+        if (c->bus_authorizations_per_user == 0 || c->bus_authorizations_per_user > c->bus_authorizations_max ||
+            c->bus_authorizations_max > BUS_AUTHORIZATIONS_MAX_LIMIT)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Bus:AuthorizationsPerUser must be positive and at most Bus:AuthorizationsMax, "
+                                     "which is at most %u, in %s", BUS_AUTHORIZATIONS_MAX_LIMIT, path);
+        if (c->bus_log_reads_per_user == 0 || c->bus_log_reads_per_user > c->bus_log_reads_max ||
+            c->bus_log_reads_max > BUS_LOG_READS_MAX_LIMIT)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Bus:LogReadsPerUser must be positive and at most Bus:LogReadsMax, "
+                                     "which is at most %u, in %s", BUS_LOG_READS_MAX_LIMIT, path);
+        if (c->bus_interactive_authorization_timeout_usec < USEC_PER_SEC ||
+            c->bus_interactive_authorization_timeout_usec > 600 * USEC_PER_SEC)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Bus:InteractiveAuthorizationTimeoutSec must be between 1s and 10min in %s", path);
+        return 0;
+}
+
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         dictionary *d;
         int r = 0;
@@ -403,6 +438,9 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Isolation:RunscTimerSlackSec must be at most 1s in %s", path);
         r = pool_config_validate(c, path, error);
+        if (r < 0)
+                return r;
+        r = bus_config_validate(c, path, error);
         if (r < 0)
                 return r;
         /* The proxy reads it in its own mount namespace, where a relative

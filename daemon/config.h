@@ -66,6 +66,16 @@ typedef struct SbxConfig {
         unsigned pool_refill_per_second;
         uint64_t pool_min_mem_available;
         unsigned pool_pressure_max;     /* /proc/pressure/memory "some avg10", percent */
+
+        /* What one caller UID, and all callers together, may hold at once
+         * (caller-quota.h): calls parked while polkit decides, and
+         * ReadWorkerLog journal reads under way. Root never waits for polkit;
+         * its reads meet only the per-user cap (worker-log-job.h). */
+        unsigned bus_authorizations_per_user;
+        unsigned bus_authorizations_max;
+        uint64_t bus_interactive_authorization_timeout_usec;
+        unsigned bus_log_reads_per_user;
+        unsigned bus_log_reads_max;
 } SbxConfig;
 
 void sbx_config_init_defaults(SbxConfig *c);

@@ -19,6 +19,9 @@
 #define SBX_ERROR_CHANNEL_BUSY          "org.sandboxd1.Error.ChannelBusy"
 #define SBX_ERROR_NOT_RUNNING           "org.sandboxd1.Error.NotRunning"
 #define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
+/* The caller's UID, or all callers together, already have as many calls
+ * waiting for polkit or reading the journal as sandboxd.conf's [Bus] allows. */
+#define SBX_ERROR_TOO_MANY_REQUESTS     "org.sandboxd1.Error.TooManyRequests"
 /* A malformed argument that is not a spec: a worker id, a journal cursor. */
 #define SBX_ERROR_INVALID_ARGUMENT      "org.sandboxd1.Error.InvalidArgument"
 #define SBX_ERROR_EXECUTABLE_NOT_FOUND  "org.sandboxd1.Error.ExecutableNotFound"

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "gate.h"
 #include "manager.h"
+#include "worker-log-job.h"
 #include "pool.h"
 #include "manager-quota.h"
 #include "manager-workspace.h"
@@ -43,6 +44,8 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         if (r < 0)
                 goto fail;
         worker_history_init(&m->history, m->config.ended_workers_max, m->config.ended_workers_max_age_usec);
+        caller_quota_init(&m->polkit_quota, m->config.bus_authorizations_per_user, m->config.bus_authorizations_max);
+        caller_quota_init(&m->log_read_quota, m->config.bus_log_reads_per_user, m->config.bus_log_reads_max);
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
@@ -79,6 +82,9 @@ Manager *manager_free(Manager *m) {
         pool_free_all(m);
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
+        caller_quota_done(&m->polkit_quota);
+        worker_log_jobs_free(m);
+        caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
         sd_bus_slot_unref(m->name_lost_match);

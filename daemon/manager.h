@@ -4,6 +4,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "caller-quota.h"
 #include "config.h"
 #include "bus-polkit.h"
 #include "creds.h"
@@ -42,6 +43,10 @@ struct Manager {
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
         Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
         sd_bus_slot *name_lost_match;
+        CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
+        uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
+        CallerQuota log_read_quota;     /* ReadWorkerLog journal reads under way (worker-log-job.h) */
+        struct WorkerLogJob *log_jobs;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 
         struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */

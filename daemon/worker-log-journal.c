@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <time.h>
 #include <systemd/sd-journal.h>
 
 #include "parse-util.h"
@@ -20,8 +21,9 @@ void worker_log_page_done(WorkerLogPage *p) {
         *p = (WorkerLogPage) {};
 }
 
-/* FIELD's value in the current entry, NUL-terminated; NULL when absent. */
-static int journal_field(sd_journal *j, const char *field, char **ret) {
+/* FIELD's value in the current entry, NUL-terminated and cut at MAX bytes;
+ * NULL when absent. */
+static int journal_field_max(sd_journal *j, const char *field, size_t max, char **ret) {
         const void *data;
         size_t len, flen = strlen(field);
         int r;
@@ -35,8 +37,12 @@ static int journal_field(sd_journal *j, const char *field, char **ret) {
                 return r;
         if (len <= flen || ((const char *) data)[flen] != '=')
                 return -EBADMSG;
-        *ret = strndup((const char *) data + flen + 1, len - flen - 1);
+        *ret = strndup((const char *) data + flen + 1, MIN(len - flen - 1, max));
         return *ret ? 0 : -ENOMEM;
+}
+
+static int journal_field(sd_journal *j, const char *field, char **ret) {
+        return journal_field_max(j, field, SIZE_MAX, ret);
 }
 
 /* FIELD=PREFIX VALUE SUFFIX */
@@ -134,7 +140,7 @@ static int journal_entry_read(sd_journal *j, WorkerLogSource source, WorkerLogEn
                 prio = 6;
         e->priority = (uint32_t) prio;
         if (r >= 0)
-                r = journal_field(j, "MESSAGE", &e->message);
+                r = journal_field_max(j, "MESSAGE", WORKER_LOG_MAX_MESSAGE, &e->message);
         if (r >= 0 && !e->message && !(e->message = strdup("")))
                 r = -ENOMEM;
         if (r >= 0)
@@ -171,7 +177,9 @@ static int journal_seek_after(sd_journal *j, const char *cursor) {
 int worker_log_read(const char *id, const char *after_cursor, bool egress, unsigned max, WorkerLogPage *ret) {
         _cleanup_(sd_journal_closep) sd_journal *j = NULL;
         _cleanup_(worker_log_page_done) WorkerLogPage page = {};
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + WORKER_LOG_MAX_USEC;
         unsigned scanned = 0;
+        size_t bytes = 0;
         int r;
 
         max = max == 0 ? WORKER_LOG_MAX_ENTRIES : MIN(max, WORKER_LOG_MAX_ENTRIES);
@@ -183,20 +191,35 @@ int worker_log_read(const char *id, const char *after_cursor, bool egress, unsig
                 return -ENOMEM;
         for (r = journal_seek_after(j, after_cursor); r > 0 && page.n < max && scanned < WORKER_LOG_MAX_SCAN;
              r = sd_journal_next(j)) {
-                WorkerLogSource source = journal_classify(j, id, egress);
+                WorkerLogSource source;
+                WorkerLogEntry e;
+                size_t size;
 
+                /* Out of time: what was read so far is the page. */
+                if (scanned > 0 && now_usec(CLOCK_MONOTONIC) >= deadline)
+                        break;
                 scanned++;
+                source = journal_classify(j, id, egress);
+                if (source != WORKER_LOG_SOURCE_UNTRUSTED) {
+                        r = journal_entry_read(j, source, &e);
+                        if (r < 0)
+                                return r;
+                        size = strlen(e.message) + strlen(e.event) + 32;
+                        /* Full: this entry is the next call's first; the
+                         * cursor stays on the one before. */
+                        if (page.n > 0 && bytes + size > WORKER_LOG_MAX_BYTES) {
+                                free(e.message);
+                                free(e.event);
+                                break;
+                        }
+                        bytes += size;
+                        page.entries[page.n++] = e;
+                }
                 free(page.next_cursor);
                 page.next_cursor = NULL;
                 r = sd_journal_get_cursor(j, &page.next_cursor);
                 if (r < 0)
                         return r;
-                if (source == WORKER_LOG_SOURCE_UNTRUSTED)
-                        continue;
-                r = journal_entry_read(j, source, &page.entries[page.n]);
-                if (r < 0)
-                        return r;
-                page.n++;
         }
         if (r < 0)
                 return r;

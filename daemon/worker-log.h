@@ -11,10 +11,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The most entries one call returns, and the most it looks at: the daemon
- * serves one call at a time, so a call's work is bounded. */
+/* The most entries one call returns, and the most it looks at, so a call's
+ * work is bounded; also the bytes of text it returns (a reply stays far below
+ * D-Bus's message limit, and one entry's message is cut at
+ * WORKER_LOG_MAX_MESSAGE), and the time it may read before it returns what it
+ * has (the next call resumes from its cursor). */
 #define WORKER_LOG_MAX_ENTRIES 1000u
 #define WORKER_LOG_MAX_SCAN    (8u * WORKER_LOG_MAX_ENTRIES)
+#define WORKER_LOG_MAX_BYTES   (1024u * 1024u)
+#define WORKER_LOG_MAX_MESSAGE (64u * 1024u)
+#define WORKER_LOG_MAX_USEC    (2u * 1000u * 1000u)
 /* A cursor is journald's "s=...;i=...;b=...;m=...;t=...;x=..." (about 130 bytes). */
 #define WORKER_LOG_CURSOR_MAX 512u
 /* The one unit sandboxd runs as (units/sandboxd.service). */

@@ -38,6 +38,7 @@ static const struct {
         { SBX_ERROR_NO_SUCH_WORKSPACE,                          EXIT_NOT_FOUND },
         { SBX_ERROR_WORKSPACE_BUSY,                             EXIT_FAILED },
         { SBX_ERROR_QUOTA_EXCEEDED,                             EXIT_REFUSED },
+        { SBX_ERROR_TOO_MANY_REQUESTS,                          EXIT_REFUSED },
         { SBX_ERROR_INSUFFICIENT_SPACE,                         EXIT_REFUSED },
         /* Refusals by the bus or polkit. */
         { SD_BUS_ERROR_ACCESS_DENIED,                           EXIT_REFUSED },

@@ -47,6 +47,7 @@ static const struct {
         { SBX_ERROR_NO_SUCH_WORKSPACE, 66 },
         { SBX_ERROR_WORKSPACE_BUSY, 70 },
         { SBX_ERROR_QUOTA_EXCEEDED, 77 },
+        { SBX_ERROR_TOO_MANY_REQUESTS, 77 },
         { SBX_ERROR_INSUFFICIENT_SPACE, 77 },
         /* A new Invalid* error is a refusal as invalid before anyone lists it. */
         { "org.sandboxd1.Error.InvalidSomethingNew", 65 },
