@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "systemd-bus.h"
 #include "manager-workspace.h"
 #include "unit-drop.h"
 #include "unit-props.h"
@@ -18,9 +19,6 @@
 #include "worker-suspend.h"
 #include "worker.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static const char * const state_table[_WORKER_STATE_MAX] = {
         [WORKER_STARTING] = "starting",
@@ -515,7 +513,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
                    "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", unit, "replace");
@@ -524,7 +522,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
         if (r >= 0)
-                r = sd_bus_call_async(m->bus, NULL, msg, on_cleanup_reply, id, 0);
+                r = sd_bus_call_async(m->systemd, NULL, msg, on_cleanup_reply, id, 0);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
                            "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_REASON", strerror(-r), NULL);
@@ -732,7 +730,7 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return sd_bus_match_signal_async(w->manager->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
+        return systemd_match_signal_async(w->manager->systemd, &w->unit_match, w->unit_path,
                                          "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                          on_unit_properties_changed, NULL, w);
 }
