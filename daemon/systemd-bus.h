@@ -31,3 +31,12 @@ int systemd_bus_open(const char *bus_address, sd_bus *shared, sd_bus **ret);
 int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *path, const char *iface,
                                const char *member, sd_bus_message_handler_t callback,
                                sd_bus_message_handler_t install_callback, void *userdata);
+
+/* InaccessiblePaths= for every unit sandboxd starts that does not get a
+ * worker's walls (unit_append_hardening hides all of /run): the egress proxy
+ * and the helpers (probes, cleanup, checkpoint). None of them has any use for
+ * the system bus, from which a compromised one could forge what sandboxd's
+ * clients believe, nor for PID 1's socket. M must be inside the a(sv). */
+static inline int systemd_append_no_bus(sd_bus_message *m) {
+        return sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 2, "-/run/dbus", "-/run/systemd/private");
+}
