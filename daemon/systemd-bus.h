@@ -5,6 +5,8 @@
  * of its signals count. Every call to systemd's manager API and every match
  * on its signals goes through the connection systemd_bus_open() returns. */
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <systemd/sd-bus.h>
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -40,3 +42,26 @@ int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
 static inline int systemd_append_no_bus(sd_bus_message *m) {
         return sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 2, "-/run/dbus", "-/run/systemd/private");
 }
+
+/* What systemd itself says of a unit now, read before anything destructive
+ * (ending a worker, deleting its home or image) rather than trusting the
+ * signal that announced it. */
+typedef struct SystemdUnitState {
+        char load_state[32];
+        char active_state[32];
+        char sub_state[32];
+        char result[32];
+        int32_t exec_main_code;
+        int32_t exec_main_status;
+} SystemdUnitState;
+
+/* Asks PID 1 on BUS for every property of the unit at UNIT_PATH
+ * (Properties.GetAll of all interfaces, as systemctl show does); CALLBACK
+ * gets the reply, which systemd_unit_state_parse() reads. */
+int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                  sd_bus_message_handler_t callback, void *userdata);
+/* Reads REPLY into *RET; a negative errno for an error reply or one without
+ * an ActiveState. */
+int systemd_unit_state_parse(sd_bus_message *reply, SystemdUnitState *ret);
+/* The unit is not running any more: inactive or failed. */
+bool systemd_unit_state_down(const SystemdUnitState *s);
