@@ -795,6 +795,23 @@ static void test_ready_after_job_and_token(void **state) {
         assert_null(w->ready_timer);
 }
 
+/* A second job's end (a stop job's, while the unit's end is being
+ * confirmed) arms no second readiness timer over the first: the first would
+ * outlive the worker and fire on freed memory (seen as a crash, issue 22). */
+static void test_ready_second_job_end_arms_no_timer(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+        sd_event_source *first;
+
+        worker_ready_job_done(w);
+        first = w->ready_timer;
+        assert_non_null(first);
+        worker_ready_job_removed(w, "done");
+        assert_ptr_equal(w->ready_timer, first);
+        assert_int_equal(w->state, WORKER_STARTING);
+}
+
 static void test_ready_token_before_job(void **state) {
         Fixture *f = *state;
         _cleanup_close_ int out = -1;
@@ -997,6 +1014,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_after_job_and_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_second_job_end_arms_no_timer, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_token_before_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_check_failed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_job_failed_after_token, setup, teardown),
