@@ -120,16 +120,16 @@ done
 # sandbox-exec replaced by a sleep it stays starting, CreateWorker unanswered
 # (tests/integration/restart.sh does the same).
 ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 100000\n' >$EXEC"
+new_unit() { # the first worker unit not in $BEFORE, in $S
+    S=$(comm -13 <(printf '%s\n' "$BEFORE") <(sbx_units | sort) | grep -E '^sandbox-[0-9a-f]{12}\.service$' | head -n1)
+    S=${S#sandbox-} S=${S%.service}
+    [ -n "$S" ]
+}
 starting_new() {
-    local before
-    before=$(sbx_units | sort)
+    BEFORE=$(sbx_units | sort)
     ct sh -c "busctl --system --timeout=600 call $SBX_DEST $SBX_PATH $SBX_MGR CreateWorker \
         'a{sv}' 2 Argv as 2 /bin/sleep 100000 Class s trusted >$W/create.out 2>&1 & echo \$! >$W/create.pid"
-    wait_until 60 sh -c "comm -13 <(printf '%s\n' '$before') <(nsenter -t $CT_PID -a systemctl list-units --all \
-        --plain --no-legend --no-pager 'sandbox-*.service' | awk '{print \$1}' | sort) | grep -qE '^sandbox-[0-9a-f]{12}\.service$'"
-    S=$(comm -13 <(printf '%s\n' "$before") <(sbx_units | sort) | grep -E '^sandbox-[0-9a-f]{12}\.service$' | head -n1)
-    S=${S#sandbox-} S=${S%.service}
-    wait_until 30 unit_active "$S"
+    wait_until 120 new_unit && wait_until 60 unit_active "$S"
 }
 starting_intact() {
     WHY="unit $(ct systemctl is-active "sandbox-$1.service" 2>&1), CreateWorker said '$(ct cat $W/create.out)'"
@@ -139,7 +139,8 @@ for kind in props job-done job-failed unit-removed; do
     id=forge-$kind
     starting_new
     if [ -z "$S" ]; then
-        atk_not_ok "$id" starting "no starting worker appeared"
+        atk_not_ok "$id" starting "no starting worker appeared; CreateWorker said '$(ct cat $W/create.out)'"
+        ct sh -c "kill \$(cat $W/create.pid) 2>/dev/null; rm -f $W/create.out $W/create.pid"
         continue
     fi
     forge "$kind" "$S"
@@ -167,8 +168,12 @@ suspending_attack() { # ID KIND...
     shift
     if [ -z "$sus" ] || ! running_intact "$sus"; then
         [ -n "$sus" ] && ct sandboxctl stop "$sus" >/dev/null 2>&1
-        new_running standard
-        sus=$WID
+        # 100 MiB of memory to save makes the checkpoint last long enough
+        # for the forgeries to arrive while it runs.
+        sus=$(ct timeout 120 sandboxctl create --class standard -- /bin/sh -c 'echo here > "$HOME/marker"
+            exec python3 -c "import time; b = bytes(range(256)) * 409600; time.sleep(1e6)"' 2>/dev/null | tail -n1)
+        wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$sus/marker 2>/dev/null)\" = here ]"
+        sleep 2
     fi
     ct busctl --system --timeout=300 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$sus" \
         >"$TAP_TMP/suspend.out" 2>&1 &
@@ -221,7 +226,7 @@ if wait_until 300 pool_steady; then ok "setup: the warm pool is full: $(pooled) 
     not_ok "setup: the warm pool is full" "PooledSandboxes=$(pooled), units: $(pool_ids | tr '\n' ' ')"; fi
 pool_attack() { # ID KIND
     local id=$1 kind=$2 before after victim
-    wait_until 300 pool_steady
+    wait_until 120 pool_steady
     before=$(pool_ids)
     victim=$(printf '%s\n' "$before" | head -n1)
     forge "$kind" "$victim"
@@ -284,8 +289,8 @@ done
 # the proxy's own UID, in its own mount namespace, tries the bus.
 new_running trusted
 v=$WID
-p=$(ct timeout 120 sandboxctl create --class trusted --allow proxy.forge.test -- /bin/sh -c \
-    'python3 -c "import socket; s = socket.create_connection((\"127.0.0.1\", 3128)); s.sendall(b\"CONNECT proxy.forge.test:443 HTTP/1.1\r\nHost: proxy.forge.test:443\r\n\r\n\"); s.recv(100)"; exec sleep 100000' 2>&1)
+p=$(ct timeout 120 sandboxctl create --class trusted --allow proxy.forge.test 2>"$TAP_TMP/proxy.err" -- /bin/sh -c \
+    'python3 -c "import socket; s = socket.create_connection((\"127.0.0.1\", 3128)); s.sendall(b\"CONNECT proxy.forge.test:443 HTTP/1.1\r\nHost: proxy.forge.test:443\r\n\r\n\"); s.recv(100)"; exec sleep 100000' | tail -n1)
 wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$p-egress.service)\" = active ]"
 ppid=$(unit_prop "sandbox-$p-egress.service" MainPID)
 puid=$(ct awk '/^Uid:/ {print $2}' "/proc/$ppid/status" 2>/dev/null)
@@ -302,7 +307,7 @@ except OSError as e:
     busctl --system emit --destination=$u $(unit_path "$v") org.freedesktop.DBus.Properties PropertiesChanged \
         'sa{sv}as' org.freedesktop.systemd1.Unit 2 ExecMainCode i 1 ActiveState s inactive 0 2>&1; echo emit-rc=\$?" 2>&1)
 settle
-diag "proxy (pid ${ppid:-?} uid ${puid:-?}): $out; InaccessiblePaths=$(unit_prop "sandbox-$p-egress.service" InaccessiblePaths)"
+diag "proxy of $p (pid ${ppid:-?} uid ${puid:-?}; create said: $(cat "$TAP_TMP/proxy.err")): $out; InaccessiblePaths=$(unit_prop "sandbox-$p-egress.service" InaccessiblePaths)"
 if [ -n "$puid" ] && [ "$puid" != 0 ] && printf '%s\n' "$out" | grep -qE '^connect (ENOENT|EACCES|ECONNREFUSED)$' &&
    printf '%s\n' "$out" | grep -q '^emit-rc=[1-9]' && running_intact "$v"; then
     atk_ok forge-proxy trusted
