@@ -292,8 +292,14 @@ v=$WID
 p=$(ct timeout 120 sandboxctl create --class trusted --allow proxy.forge.test 2>"$TAP_TMP/proxy.err" -- /bin/sh -c \
     'python3 -c "import socket; s = socket.create_connection((\"127.0.0.1\", 3128)); s.sendall(b\"CONNECT proxy.forge.test:443 HTTP/1.1\r\nHost: proxy.forge.test:443\r\n\r\n\"); s.recv(100)"; exec sleep 100000' | tail -n1)
 wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl is-active sandbox-$p-egress.service)\" = active ]"
-ppid=$(unit_prop "sandbox-$p-egress.service" MainPID)
-puid=$(ct awk '/^Uid:/ {print $2}' "/proc/$ppid/status" 2>/dev/null)
+# "active" comes at the fork: the proxy runs as itself, in its own mount
+# namespace, only once systemd executed it (its UID is then no longer root's).
+proxy_execed() {
+    ppid=$(unit_prop "sandbox-$p-egress.service" MainPID)
+    puid=$(ct awk '/^Uid:/ {print $2}' "/proc/$ppid/status" 2>/dev/null)
+    [ -n "$puid" ] && [ "$puid" != 0 ] && journal_has 'sandbox-egress ready' -o cat -u "sandbox-$p-egress.service"
+}
+wait_until 60 proxy_execed
 u=$(sbx_unique)
 out=$(ct nsenter -t "$ppid" -m -S "${puid:-0}" -G "${puid:-0}" sh -c "
     python3 -c '
@@ -307,6 +313,8 @@ except OSError as e:
     busctl --system emit --destination=$u $(unit_path "$v") org.freedesktop.DBus.Properties PropertiesChanged \
         'sa{sv}as' org.freedesktop.systemd1.Unit 2 ExecMainCode i 1 ActiveState s inactive 0 2>&1; echo emit-rc=\$?" 2>&1)
 settle
+diag "proxy's /run mounts: $(ct grep -E ' /run/(dbus|systemd/private) ' "/proc/$ppid/mountinfo" 2>&1 | tr '\n' ';')"
+diag "proxy's ids: $(ct grep -E '^(Uid|Gid|NSpid):' "/proc/$ppid/status" 2>&1 | tr '\n\t' '; ')"
 diag "proxy of $p (pid ${ppid:-?} uid ${puid:-?}; create said: $(cat "$TAP_TMP/proxy.err")): $out; InaccessiblePaths=$(unit_prop "sandbox-$p-egress.service" InaccessiblePaths)"
 if [ -n "$puid" ] && [ "$puid" != 0 ] && printf '%s\n' "$out" | grep -qE '^connect (ENOENT|EACCES|ECONNREFUSED)$' &&
    printf '%s\n' "$out" | grep -q '^emit-rc=[1-9]' && running_intact "$v"; then
