@@ -25,7 +25,7 @@ forge-job-failed|running,starting,suspending,pooled|tester sends JobRemoved(fail
 forge-unit-removed|running,starting,suspending,pooled|tester sends UnitRemoved for the worker'"'"'s unit (suspending: and its checkpoint)|ignored: the suspend is not reported done early, nothing changes
 forge-reloading|pooled|tester sends Reloading(false)|ignored: the warm pool keeps the same sandboxes
 forge-in-worker|trusted,standard|a worker runs the same busctl emit at a running victim and connects to /run/dbus/system_bus_socket and /run/systemd/private|no bus at all (ENOENT/ECONNREFUSED/EACCES), the victim unchanged
-forge-proxy|trusted|as the egress proxy (its UID, in its mount namespace) connect to /run/dbus/system_bus_socket and run the busctl emit|no bus (ENOENT/EACCES): the proxy unit hides /run/dbus, the victim unchanged
+forge-proxy|trusted|as the egress proxy (its UID, in its mount namespace) connect to /run/dbus/system_bus_socket|no bus (ENOENT/EACCES): the proxy unit hides /run/dbus, the victim unchanged
 control-stop|running|(control) StopWorker, over the bus as root|the worker ends and its home is removed: real signals still count
 control-exit|running|(control) the worker'"'"'s process exits 3 by itself|reported ended (exited 3), home removed
 control-reload|pooled|(control) a real systemctl daemon-reload|the pool is replaced: PID 1'"'"'s own Reloading arrives on the private connection
@@ -300,7 +300,6 @@ proxy_execed() {
     [ -n "$puid" ] && [ "$puid" != 0 ] && journal_has 'sandbox-egress ready' -o cat -u "sandbox-$p-egress.service"
 }
 wait_until 60 proxy_execed
-u=$(sbx_unique)
 out=$(ct nsenter -t "$ppid" -m -S "${puid:-0}" -G "${puid:-0}" sh -c "
     python3 -c '
 import errno, socket
@@ -309,15 +308,13 @@ try:
     s.connect(\"/run/dbus/system_bus_socket\"); print(\"connect OK\")
 except OSError as e:
     print(\"connect\", errno.errorcode.get(e.errno, e.errno))
-'
-    busctl --system emit --destination=$u $(unit_path "$v") org.freedesktop.DBus.Properties PropertiesChanged \
-        'sa{sv}as' org.freedesktop.systemd1.Unit 2 ExecMainCode i 1 ActiveState s inactive 0 2>&1; echo emit-rc=\$?" 2>&1)
+'" 2>&1)
 settle
 diag "proxy's /run mounts: $(ct grep -E ' /run/(dbus|systemd/private) ' "/proc/$ppid/mountinfo" 2>&1 | tr '\n' ';')"
 diag "proxy's ids: $(ct grep -E '^(Uid|Gid|NSpid):' "/proc/$ppid/status" 2>&1 | tr '\n\t' '; ')"
 diag "proxy of $p (pid ${ppid:-?} uid ${puid:-?}; create said: $(cat "$TAP_TMP/proxy.err")): $out; InaccessiblePaths=$(unit_prop "sandbox-$p-egress.service" InaccessiblePaths)"
 if [ -n "$puid" ] && [ "$puid" != 0 ] && printf '%s\n' "$out" | grep -qE '^connect (ENOENT|EACCES|ECONNREFUSED)$' &&
-   printf '%s\n' "$out" | grep -q '^emit-rc=[1-9]' && running_intact "$v"; then
+   running_intact "$v"; then
     atk_ok forge-proxy trusted
 else
     atk_not_ok forge-proxy trusted "proxy said: $out" "victim $v: $WHY"
