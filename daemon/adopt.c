@@ -15,15 +15,13 @@
 #include "rmrf.h"
 #include "suspend-keep.h"
 #include "uid-keep.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
 #include "worker-state-file.h"
 #include "worker-suspend.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static const char * const stdio_names[] = { "stdin", "stdout", "stderr" };
 
@@ -188,7 +186,7 @@ bool manager_stop_is_final(Manager *m) {
 
         if (sd_pid_get_unit(0, &unit) < 0 || sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
                 return false;
-        r = sd_bus_get_property(m->bus, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "Job", &e, &reply,
+        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "Job", &e, &reply,
                                 "(uo)");
         if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
                 return false;
@@ -196,7 +194,7 @@ bool manager_stop_is_final(Manager *m) {
          * stay, and a start that cannot account for them cleans them up. */
         if (job_id == 0)
                 return false;
-        r = sd_bus_get_property_string(m->bus, SYSTEMD_DEST, job_path, "org.freedesktop.systemd1.Job", "JobType",
+        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, "org.freedesktop.systemd1.Job", "JobType",
                                        &e, &type);
         if (r < 0)
                 return false;
@@ -306,7 +304,7 @@ static int restore_list_units(Restore *rs) {
         const char *name, *active;
         int r;
 
-        r = sd_bus_call_method(rs->m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", &e,
+        r = sd_bus_call_method(rs->m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", &e,
                                &reply, "asas", 0, 1, "sandbox-*");
         if (r < 0)
                 return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));

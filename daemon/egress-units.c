@@ -9,6 +9,7 @@
 #include "egress-units.h"
 #include "errors.h"
 #include "spec-service.h"
+#include "systemd-bus.h"
 #include "util.h"
 
 #define RESOLVERS_MAX 8   /* glibc reads three; c-ares a few more */
@@ -356,6 +357,8 @@ static int append_proxy_service(sd_bus_message *m, const char *service, const ch
          * default rate limit would drop them under a burst of tunnels. */
         CHECK(sd_bus_message_append(m, "(sv)", "LogRateLimitIntervalUSec", "t", (uint64_t) 0));
         CHECK(append_proxy_hardening(m));
+        /* The proxy talks to the journal and to upstreams, never to D-Bus. */
+        CHECK(systemd_append_no_bus(m));
         CHECK(sd_bus_message_append(m, "(sv)", "MemoryMax", "t", (uint64_t) 64 << 20));
         CHECK(sd_bus_message_append(m, "(sv)", "TasksMax", "t", (uint64_t) 16));
         CHECK(sd_bus_message_close_container(m));

@@ -20,6 +20,7 @@
 #include "manager-workspace.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
@@ -27,9 +28,6 @@
 #include "worker-view.h"
 #include "worker-state-file.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         Manager *m;
@@ -91,6 +89,7 @@ Manager *manager_free(Manager *m) {
         subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->job_removed_match);
         unit_stops_free(m->unit_stops);
+        sd_bus_flush_close_unref(m->systemd);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         sbx_config_done(&m->config);
@@ -265,7 +264,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                         return r;
                 p.workspace_image = image;
         }
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r < 0)
                 return r;
@@ -450,7 +449,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
 
-        r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
+        r = sd_bus_call_async(m->systemd, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
                 goto fail;
         /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
@@ -516,7 +515,7 @@ int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
                 if (worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                         unit_stops_cancel(m->unit_stops, workspace_unit);
         }
-        r = sd_bus_call_async(m->bus, &w->start_call, start, on_start_reply, w, 0);
+        r = sd_bus_call_async(m->systemd, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to start %s: %s",
                                      w->unit, strerror(-r));
@@ -568,7 +567,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         /* The unit may have ended between the listing and the subscription;
          * systemd's limits (RuntimeMaxSec= among them) are the unit's own and
          * ran on meanwhile. */
-        r = sd_bus_get_property_string(m->bus, SYSTEMD_DEST, w->unit_path, "org.freedesktop.systemd1.Unit",
+        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, w->unit_path, "org.freedesktop.systemd1.Unit",
                                        "ActiveState", NULL, &state);
         if (r < 0 || streq(state, "inactive") || streq(state, "failed")) {
                 w->unit_ended = true;
@@ -602,21 +601,21 @@ int manager_stop_units(Manager *m, char **units) {
         for (size_t i = 0; i < n; i++) {
                 log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
                            "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
-                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
                                           NULL, NULL, "ss", units[i], "replace");
         }
         /* Homes may only go once nothing can write to them any more. */
         for (unsigned tries = 0; tries < 200; tries++) {
                 bool all_gone = true;
                 for (size_t i = 0; i < n; i++)
-                        if (unit_is_gone(m->bus, units[i]) == 0)
+                        if (unit_is_gone(m->systemd, units[i]) == 0)
                                 all_gone = false;
                 if (all_gone)
                         break;
                 usleep(50 * 1000);
         }
         for (size_t i = 0; i < n; i++)
-                (void) sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
+                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
                                           NULL, NULL, "s", units[i]);
         return 0;
 }
@@ -631,7 +630,7 @@ int manager_wipe_leftovers(Manager *m) {
 
         if (!units)
                 return -ENOMEM;
-        r = sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
+        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
                                &e, &reply, "asas", 0, 1, "sandbox-*");
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover sandbox units: %s", e.message ?: strerror(-r));
@@ -721,16 +720,26 @@ int manager_startup(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
-        r = unit_stops_new(&m->unit_stops, m->bus, m->event);
+        /* PID 1's own socket: a signal on it can only be systemd's, so no
+         * local user can end a worker by sending one to our unique name. */
+        r = systemd_bus_open(getenv("SANDBOXD_BUS_ADDRESS"), m->bus, &m->systemd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to systemd at " SYSTEMD_PRIVATE_ADDRESS ": %m");
+        if (m->systemd != m->bus) {
+                r = sd_bus_attach_event(m->systemd, m->event, SD_EVENT_PRIORITY_NORMAL);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to attach the connection to systemd to the event loop: %m");
+        }
+        r = unit_stops_new(&m->unit_stops, m->systemd, m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the stops of units: %m");
 
-        r = sd_bus_match_signal_async(m->bus, &m->job_removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "JobRemoved", on_job_removed, NULL, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to JobRemoved: %m");
         /* Without a subscription systemd sends no unit property changes. */
-        r = sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
+        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %m");
 

@@ -17,7 +17,8 @@
 
 struct Manager {
         sd_event *event;
-        sd_bus *bus;
+        sd_bus *bus;                    /* the system bus: clients, polkit */
+        sd_bus *systemd;                /* PID 1 (systemd-bus.h): every call to it, every signal of its */
         SbxConfig config;
         char *launcher_path;
         char *exec_path;                /* sandbox-exec, trusted and wasm workers' ExecStart */
@@ -60,7 +61,7 @@ struct Manager {
 int manager_new(Manager **ret, const char *config_path, SbxError *error);
 Manager *manager_free(Manager *m);
 
-/* Connects to the system bus, subscribes to systemd, wipes leftovers of an
+/* Connects to the system bus and to PID 1, subscribes to systemd, wipes leftovers of an
  * earlier run, starts the credential socket and exports the bus API. */
 int manager_startup(Manager *m);
 

@@ -15,12 +15,10 @@
 #include "pool.h"
 #include "probe.h"
 #include "rmrf.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-secrets.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 /* Also sandbox-launch's LAUNCH_POOL_LIMIT_FILE, in the bundle it made. */
 #define POOL_LIMIT_FILE "memory-max"
@@ -326,7 +324,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 .host_ns = &m->runtimes.walls.host,
                 .pool = true,
         };
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", e->unit, "fail");
@@ -337,11 +335,11 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                                                    egress ? m->egress_path : NULL,
                                                    SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
-                r = sd_bus_match_signal_async(m->bus, &e->unit_match, SYSTEMD_DEST, e->unit_path,
+                r = systemd_match_signal_async(m->systemd, &e->unit_match, e->unit_path,
                                               "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                               on_entry_properties, NULL, e);
         if (r >= 0)
-                r = sd_bus_call_async(m->bus, &e->start_call, msg, on_entry_start_reply, e, 0);
+                r = sd_bus_call_async(m->systemd, &e->start_call, msg, on_entry_start_reply, e, 0);
         if (r < 0)
                 goto fail;
         e->next = m->pool;
@@ -415,7 +413,7 @@ static void pool_schedule(Manager *m, uint64_t usec) {
         uint64_t when = now_usec(CLOCK_MONOTONIC) + usec;
         int r;
 
-        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0 || !m->bus)
+        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0 || !m->systemd)
                 return;
         if (m->pool_timer) {
                 uint64_t next = 0;
@@ -453,7 +451,7 @@ int pool_start(Manager *m) {
 
         if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
                 return 0;
-        r = sd_bus_match_signal_async(m->bus, &m->pool_reload_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = systemd_match_signal_async(m->systemd, &m->pool_reload_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "Reloading", on_systemd_reloading, NULL, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
@@ -648,7 +646,7 @@ static int pool_set_caps(Worker *w) {
         if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
                 return -ENOMEM;
 
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "sb", w->unit, 1);
@@ -660,7 +658,7 @@ static int pool_set_caps(Worker *w) {
                                           "TasksMax", "t", unit_tasks_max(&p),
                                           "CPUQuotaPerSecUSec", "t", (uint64_t) w->spec.limits.cpu_quota_percent * 10000);
         if (r >= 0)
-                r = sd_bus_call_async(m->bus, &w->start_call, msg, on_claim_properties_set, w, 0);
+                r = sd_bus_call_async(m->systemd, &w->start_call, msg, on_claim_properties_set, w, 0);
         return r;
 }
 

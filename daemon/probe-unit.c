@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include "probe-unit.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 #include "util.h"
 
@@ -109,8 +110,8 @@ int probe_unit_start(sd_bus *bus, const ProbeUnitParams *params, ProbeUnit **ret
         u->output_fd = pipefd[0];
         write_fd = pipefd[1];
 
-        r = sd_bus_message_new_method_call(bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH,
+                                           SYSTEMD_MANAGER, "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", u->unit, "fail");
         if (r >= 0)

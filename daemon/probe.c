@@ -153,7 +153,7 @@ static int probe_start(Manager *m, SbxRuntime rt) {
         p->manager = m;
         p->runtime = rt;
         params.userdata = p;
-        r = probe_unit_start(m->bus, &params, &p->unit);
+        r = probe_unit_start(m->systemd, &params, &p->unit);
         if (r < 0)
                 return r;
         m->probes[rt] = TAKE_PTR(p);

@@ -39,11 +39,16 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
  * workers yet reachable by no one, and nothing would ever take the name
  * again. It is a restart instead: the state is saved as for one, and the
  * failure exit has systemd start a new daemon (Restart=on-failure), which
- * re-adopts every worker on the new bus. */
+ * re-adopts every worker on the new bus. PID 1 drops its private connection
+ * when it is re-executed (daemon-reexec, an upgrade of systemd): the same
+ * restart is the answer there, since reconnecting in place would still have
+ * to subscribe again and re-read every unit, and the restart already does
+ * that (manager_restore), proven by the restart tests. */
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
-        log_warning("Lost the connection to the system bus; exiting so that systemd restarts sandboxd");
+        log_warning("Lost the connection to %s; exiting so that systemd restarts sandboxd",
+                    sd_bus_message_get_bus(message) == m->systemd ? "systemd (re-executed?)" : "the system bus");
         (void) sd_notify(false, "STOPPING=1");
         manager_save_all(m);
         return sd_event_exit(m->event, EXIT_FAILURE);
@@ -112,6 +117,9 @@ int main(int argc, char *argv[]) {
         }
         r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
                                 "Disconnected", on_bus_disconnected, m);
+        if (r >= 0 && m->systemd != m->bus)
+                r = sd_bus_match_signal(m->systemd, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                        "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, m);
         if (r < 0) {
                 log_error_errno(r, "Failed to watch the bus connection: %m");
                 manager_free(m);

@@ -3,13 +3,11 @@
 #include <pwd.h>
 
 #include "manager.h"
+#include "systemd-bus.h"
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "unit-stop.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 #define UID_KEEP_EXEC "/bin/true"
 
 int uid_keep_unit_name(const char *id, char **ret) {
@@ -75,7 +73,7 @@ int uid_keep_start(Worker *w) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *unit = NULL;
-        sd_bus *bus = w->manager->bus;
+        sd_bus *bus = w->manager->systemd;
         int r;
 
         r = uid_keep_unit_name(w->id, &unit);

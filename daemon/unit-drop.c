@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit-drop.h"
 #include "unit-stop.h"
+#include "systemd-bus.h"
 #include "util.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 struct UnitDrop {
         char **pending;                 /* still loaded, as far as we know */
@@ -138,7 +136,7 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
                 return r;
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
-        r = sd_bus_match_signal_async(bus, &d->removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = systemd_match_signal_async(bus, &d->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "UnitRemoved", on_unit_removed, on_match_installed, d);
         if (r < 0)
                 return r;

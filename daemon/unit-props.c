@@ -7,6 +7,7 @@
 #include "egress-units.h"
 #include "env-cred.h"
 #include "uid-keep.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 
 /* Seccomp for shared-kernel workers: what a normal service needs, minus the
@@ -182,6 +183,8 @@ int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint6
                                       "CollectMode", "s", "inactive-or-failed",
                                       "PrivateNetwork", "b", 1,
                                       "TimeoutStartUSec", "t", timeout_usec);
+        if (r >= 0)
+                r = systemd_append_no_bus(m);
         return r < 0 ? r : unit_append_exec(m, "ExecStart", path, argv, NULL);
 }
 

@@ -68,7 +68,7 @@ int unit_append_exec(sd_bus_message *m, const char *property, const char *path, 
 
 /* Appends what every oneshot unit running one of sandboxd's own helpers (the
  * runtime probe, a worker's late cleanup) has: DESCRIPTION, Type=oneshot,
- * collected when done, no network, a start timeout, and PATH ARGV as a plain
+ * collected when done, no network, no system bus, a start timeout, and PATH ARGV as a plain
  * ExecStart=. M must be inside the a(sv) array. */
 int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint64_t timeout_usec, const char *path,
                                char * const *argv);

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit-stop.h"
+#include "systemd-bus.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 typedef struct UnitStop UnitStop;
 struct UnitStop {
@@ -287,7 +285,7 @@ int unit_stops_new(UnitStops **ret, sd_bus *bus, sd_event *event) {
         s->event = sd_event_ref(event);
         unit_stops_set_policy(s, UNIT_STOP_RETRY_STEP_USEC, UNIT_STOP_RETRY_MAX_USEC, UNIT_STOP_GIVE_UP_USEC);
         unit_stops_set_max_in_flight(s, UNIT_STOP_MAX_IN_FLIGHT);
-        r = sd_bus_match_signal_async(bus, &s->removed_match, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = systemd_match_signal_async(bus, &s->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                       "UnitRemoved", on_unit_removed, on_match_installed, s);
         if (r < 0)
                 return r;

@@ -97,7 +97,7 @@ int manager_probe_walls(Manager *m) {
         assert(m);
         if (m->walls_probe)
                 return 0;
-        r = probe_unit_start(m->bus, &params, &m->walls_probe);
+        r = probe_unit_start(m->systemd, &params, &m->walls_probe);
         if (r >= 0)
                 return 0;
         snprintf(reason, sizeof(reason), "cannot start the namespace probe: %s", strerror(-r));

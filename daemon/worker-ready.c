@@ -90,6 +90,11 @@ void worker_ready_expect(Worker *w) {
 void worker_ready_job_done(Worker *w) {
         int r;
 
+        /* Once: another job's end (the stop job's, which can come while the
+         * unit's end is being confirmed) must not arm a second timer over
+         * the first, which would then fire on a freed worker. */
+        if (w->start_job_done)
+                return;
         w->start_job_done = true;
         r = sd_event_add_time_relative(w->manager->event, &w->ready_timer, CLOCK_MONOTONIC,
                                        WORKER_READY_TIMEOUT_USEC, USEC_PER_SEC, on_ready_timeout, w);

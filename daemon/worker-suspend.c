@@ -10,15 +10,13 @@
 #include "rmrf.h"
 #include "suspend-keep.h"
 #include "uid-keep.h"
+#include "systemd-bus.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
 #define SUSPEND_DROP_TIMEOUT_USEC (100 * USEC_PER_SEC)
@@ -217,7 +215,7 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
-        r = unit_drop_start(w->manager->bus, w->manager->event, w->manager->unit_stops, units, timeout_usec,
+        r = unit_drop_start(w->manager->systemd, w->manager->event, w->manager->unit_stops, units, timeout_usec,
                             done, w, ret);
         if (r >= 0)
                 (void) unit_drop_set_log_id(*ret, w->id);
@@ -320,7 +318,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "CheckpointBytesTotal=); it runs on", w->id);
         if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", w->suspend_unit, "fail");
@@ -344,7 +342,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         }
         /* The slot goes with the worker: no reply finds it freed. */
         w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
-        r = sd_bus_call_async(m->bus, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
+        r = sd_bus_call_async(m->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
                 uid_keep_stop(w);
                 /* The caller answers this one with the error. */

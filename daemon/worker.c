@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "manager.h"
 #include "rmrf.h"
+#include "systemd-bus.h"
 #include "manager-workspace.h"
 #include "unit-drop.h"
 #include "uid-keep.h"
@@ -19,9 +20,6 @@
 #include "worker-suspend.h"
 #include "worker.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 
 static const char * const state_table[_WORKER_STATE_MAX] = {
         [WORKER_STARTING] = "starting",
@@ -95,6 +93,7 @@ Worker *worker_free(Worker *w) {
         channel_free(w->channel);
         sd_bus_message_unref(w->create_request);
         sd_bus_slot_unref(w->unit_match);
+        sd_bus_slot_unref(w->unit_state_call);
         sd_bus_slot_unref(w->start_call);
         sd_event_source_disable_unref(w->idle_timer);
         sd_event_source_disable_unref(w->linger_timer);
@@ -517,7 +516,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
                    "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
-        r = sd_bus_message_new_method_call(m->bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", unit, "replace");
@@ -526,7 +525,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
         if (r >= 0)
-                r = sd_bus_call_async(m->bus, NULL, msg, on_cleanup_reply, id, 0);
+                r = sd_bus_call_async(m->systemd, NULL, msg, on_cleanup_reply, id, 0);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
                            "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_REASON", strerror(-r), NULL);
@@ -604,6 +603,66 @@ void worker_unit_gone(Worker *w) {
                 on_linger_timer(NULL, 0, w);
 }
 
+static void worker_act_on_unit_end(Worker *w) {
+        /* Before the start job is done, the job's result decides what happens;
+         * after it, for a worker that awaits its token, the token. */
+        if (w->unit_ended && w->state == WORKER_STARTING && w->awaits_ready)
+                worker_ready_unit_ended(w);
+        else if (w->unit_ended && w->state == WORKER_RESUMING)
+                worker_resume_unit_ended(w);
+        else if (w->unit_ended && w->state != WORKER_STARTING && w->state != WORKER_SUSPENDED)
+                worker_unit_gone(w);
+}
+
+static int on_unit_end_read(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        SystemdUnitState s;
+        int r;
+
+        w->unit_state_call = sd_bus_slot_unref(w->unit_state_call);
+        r = systemd_unit_state_parse(reply, &s);
+        if (r < 0 || !systemd_unit_state_down(&s)) {
+                /* Ending the worker deletes its home: not on a word systemd
+                 * takes back when asked. */
+                log_struct(LOG_WARNING, "systemd does not confirm that a worker's unit ended; the worker is kept",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_EVENT", "unit-end-unconfirmed",
+                           "SANDBOXD_ACTIVE_STATE", r < 0 ? strerror(-r) : s.active_state, NULL);
+                w->unit_ended = false;
+                return 0;
+        }
+        /* systemd's own account, while it still holds the unit (a collected
+         * one reads as an empty "not-found" unit: the signal's values stand). */
+        if (streq(s.load_state, "loaded")) {
+                if (s.exec_main_code != 0) {
+                        w->exec_main_code = s.exec_main_code;
+                        w->exec_main_status = s.exec_main_status;
+                }
+                if (s.result[0]) {
+                        free(w->unit_result);
+                        w->unit_result = strdup(s.result);
+                }
+        }
+        worker_act_on_unit_end(w);
+        return 0;
+}
+
+/* A signal said the unit ended: act once systemd, asked again on the same
+ * connection, says so too. */
+void worker_confirm_unit_end(Worker *w) {
+        int r;
+
+        if (w->unit_state_call)
+                return;
+        r = systemd_unit_state_read_async(w->manager->systemd, &w->unit_state_call, w->unit_path, on_unit_end_read, w);
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to ask systemd for the state of a worker's unit; the worker is kept",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                           "SANDBOXD_EVENT", "unit-end-unconfirmed", "SANDBOXD_REASON", strerror(-r), NULL);
+                w->unit_ended = false;
+        }
+}
+
 static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         const char *iface;
@@ -654,14 +713,8 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
                 if (sd_bus_message_exit_container(msg) < 0)
                         return 0;
         }
-        /* Before the start job is done, the job's result decides what happens;
-         * after it, for a worker that awaits its token, the token. */
-        if (w->unit_ended && w->state == WORKER_STARTING && w->awaits_ready)
-                worker_ready_unit_ended(w);
-        else if (w->unit_ended && w->state == WORKER_RESUMING)
-                worker_resume_unit_ended(w);
-        else if (w->unit_ended && w->state != WORKER_STARTING)
-                worker_unit_gone(w);
+        if (w->unit_ended && !(w->state == WORKER_STARTING && !w->awaits_ready))
+                worker_confirm_unit_end(w);
         return 0;
 }
 
@@ -735,7 +788,7 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return sd_bus_match_signal_async(w->manager->bus, &w->unit_match, SYSTEMD_DEST, w->unit_path,
+        return systemd_match_signal_async(w->manager->systemd, &w->unit_match, w->unit_path,
                                          "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                          on_unit_properties_changed, NULL, w);
 }

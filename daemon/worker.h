@@ -57,6 +57,7 @@ struct Worker {
         Channel *channel;
         sd_bus_message *create_request; /* the CreateWorker call waiting for the start job */
         sd_bus_slot *unit_match;
+        sd_bus_slot *unit_state_call;   /* the re-read of the unit before acting on its end */
         sd_bus_slot *start_call;
         sd_event_source *idle_timer;
         sd_event_source *linger_timer;
@@ -172,6 +173,9 @@ void worker_delete_home(Worker *w);
 int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds);
 int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
 int worker_watch_unit(Worker *w);
+/* A signal said W's unit ended: W is ended (its home deleted) only once
+ * systemd, asked again, says the unit is inactive or failed. */
+void worker_confirm_unit_end(Worker *w);
 
 /* The start is done (systemd's start job, and for a worker started by
  * sandbox-exec its readiness token: worker-ready.h): answers CreateWorker,

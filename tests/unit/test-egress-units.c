@@ -114,6 +114,9 @@ static void test_aux_units(void **state) {
         assert_non_null(strstr(d, "\"/run/sandboxd/credentials.sock\""));
         assert_non_null(strstr(d, "\"/usr/libexec/sandboxd/sandbox-egress\""));
         assert_non_null(strstr(d, "\"LogRateLimitIntervalUSec\""));
+        /* The proxy has no path to the system bus (issue 22). */
+        assert_non_null(strstr(d, "\"-/run/dbus\""));
+        assert_non_null(strstr(d, "\"-/run/systemd/private\""));
         /* The proxy never gets the policy by value. */
         assert_null(strstr(d, "SetCredential"));
         /* The second wall and the hardening systemd-analyze security counts

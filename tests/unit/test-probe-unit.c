@@ -200,7 +200,7 @@ static void test_unit_and_output(void **state) {
         assert_string_equal(f->mode, "fail");
         /* The pipe, stderr to the journal, the oneshot helper, then the caller's own. */
         assert_string_equal(f->properties, "StandardOutputFileDescriptor StandardError Description Type CollectMode "
-                                           "PrivateNetwork TimeoutStartUSec ExecStart DynamicUser ");
+                                           "PrivateNetwork TimeoutStartUSec InaccessiblePaths ExecStart DynamicUser ");
         assert_string_equal(f->std_error, "journal");
         assert_true(f->output_fd >= 0);
 

@@ -509,6 +509,9 @@ static void test_cleanup_unit(void **state) {
         assert_null(strstr(d, "ExecStartEx"));
         assert_null(strstr(d, "ExecStopPostEx"));
         assert_false(prop_has(d, "ExecStart", "\"run\""));
+        /* A helper has no path to the system bus or to PID 1 (issue 22). */
+        assert_prop(d, "InaccessiblePaths", "\"-/run/dbus\"");
+        assert_prop(d, "InaccessiblePaths", "\"-/run/systemd/private\"");
         assert_null(build_unit(SBX_RUNTIME_SYSTEMD, NULL, true, &r));
         assert_int_equal(r, -EINVAL);
 }
@@ -526,6 +529,8 @@ static void test_checkpoint_and_restore_units(void **state) {
         assert_prop(ck, "ExecStart", "\"--id=0123456789ab\"");
         assert_prop(ck, "ExecStart", "\"--platform=systrap\"");
         assert_prop(ck, "ExecStart", "\"--image-max=1073741824\"");
+        assert_prop(ck, "InaccessiblePaths", "\"-/run/dbus\"");
+        assert_prop(ck, "InaccessiblePaths", "\"-/run/systemd/private\"");
         assert_false(prop_has(ck, "ExecStart", "\"--home="));
         assert_false(prop_has(ck, "ExecStart", "\"--\""));
         assert_null(build_any(SBX_RUNTIME_SYSTEMD, NULL, 2, false, &r));

@@ -33,6 +33,8 @@ typedef struct Fixture {
         size_t n_seen;
         char *stop_units[16];           /* StopUnit calls "systemd" received */
         size_t n_stop_units;
+        const char *unit_active_state;  /* what "systemd" says when asked for a unit's properties */
+        unsigned n_unit_reads;
 } Fixture;
 
 /* The peer plays systemd for the daemon's StopUnit calls and records the rest. */
@@ -51,6 +53,13 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
                 assert_true(f->n_stop_units < ELEMENTSOF(f->stop_units));
                 f->stop_units[f->n_stop_units++] = strdup(unit);
                 (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/1");
+                return 1;
+        }
+        if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.Properties", "GetAll") && f->unit_active_state) {
+                f->n_unit_reads++;
+                (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", "loaded", "ActiveState", "s",
+                                                  f->unit_active_state, "Result", "s", "success", "ExecMainCode",
+                                                  "i", 1, "ExecMainStatus", "i", 7);
                 return 1;
         }
         return 0;
@@ -89,7 +98,9 @@ static int setup(void **state) {
         assert_int_equal(sd_bus_set_fd(f->m->bus, sv[0], sv[0]), 0);
         assert_int_equal(sd_bus_start(f->m->bus), 0);
         assert_int_equal(sd_bus_attach_event(f->m->bus, f->m->event, SD_EVENT_PRIORITY_NORMAL), 0);
-        assert_int_equal(unit_stops_new(&f->m->unit_stops, f->m->bus, f->m->event), 0);
+        /* The peer plays systemd too: one connection serves as both. */
+        f->m->systemd = sd_bus_ref(f->m->bus);
+        assert_int_equal(unit_stops_new(&f->m->unit_stops, f->m->systemd, f->m->event), 0);
 
         assert_int_equal(sd_id128_randomize(&server_id), 0);
         assert_int_equal(sd_bus_new(&f->peer), 0);
@@ -689,6 +700,45 @@ static void test_deferred_free_after_failed_start(void **state) {
         assert_int_equal(count_signal(f, NULL, "org.sandboxd1.Manager", "WorkerRemoved"), 0);
 }
 
+/* A PropertiesChanged saying a running worker's unit ended, as systemd
+ * (the peer) sends it; ACTIVE is what the peer answers when asked again. */
+static void unit_end_signalled(Fixture *f, Worker *w, const char *active) {
+        f->unit_active_state = active;
+        assert_true(worker_watch_unit(w) >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, w->unit_path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Unit", 2, "ExecMainCode", "i", 1,
+                                       "ActiveState", "s", "inactive", 0) >= 0);
+        for (unsigned i = 0; f->n_unit_reads == 0 && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(f->n_unit_reads, 1);
+        barrier(f);
+}
+
+/* Ending a worker deletes its home: a signal alone does not do it; systemd,
+ * asked again, must say the unit is down (issue 22). */
+static void test_unit_end_unconfirmed_keeps_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        unit_end_signalled(f, w, "active");
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_false(w->unit_ended);
+        assert_int_equal(f->m->history.n, 0);
+        assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 0);
+}
+
+/* The control: the same signal, confirmed, ends the worker with systemd's
+ * own account of how the process ended. */
+static void test_unit_end_confirmed_ends_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        unit_end_signalled(f, w, "inactive");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "exited 7");
+        assert_int_equal(w->exit_status, 7);
+}
+
 static void test_unit_gone_lingers_then_deferred_free(void **state) {
         Fixture *f = *state;
         Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
@@ -858,6 +908,23 @@ static void test_ready_after_job_and_token(void **state) {
         assert_int_equal(w->state, WORKER_RUNNING);
         assert_true(w->exported);
         assert_null(w->ready_timer);
+}
+
+/* A second job's end (a stop job's, while the unit's end is being
+ * confirmed) arms no second readiness timer over the first: the first would
+ * outlive the worker and fire on freed memory (seen as a crash, issue 22). */
+static void test_ready_second_job_end_arms_no_timer(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+        sd_event_source *first;
+
+        worker_ready_job_done(w);
+        first = w->ready_timer;
+        assert_non_null(first);
+        worker_ready_job_removed(w, "done");
+        assert_ptr_equal(w->ready_timer, first);
+        assert_int_equal(w->state, WORKER_STARTING);
 }
 
 static void test_ready_token_before_job(void **state) {
@@ -1060,10 +1127,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_suspend_trusted_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_deferred_free_after_failed_start, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unit_end_unconfirmed_keeps_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unit_end_confirmed_ends_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_after_job_and_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_second_job_end_arms_no_timer, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_token_before_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_check_failed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_job_failed_after_token, setup, teardown),

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* sandboxd's one connection to PID 1, and the one place that decides which
+ * of its signals count. Every call to systemd's manager API and every match
+ * on its signals goes through the connection systemd_bus_open() returns. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#define SYSTEMD_DEST "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+#define SYSTEMD_UNIT_IFACE "org.freedesktop.systemd1.Unit"
+#define SYSTEMD_SERVICE_IFACE "org.freedesktop.systemd1.Service"
+/* PID 1's own socket, root's alone (systemctl uses it as root): nobody but
+ * PID 1 can send on a connection to it, and calls on it do not count
+ * against dbus-daemon's cap of awaited replies per connection. */
+#define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
+
+/* Opens the connection to PID 1 into *RET: with BUS_ADDRESS NULL, PID 1's
+ * private socket (no Hello, no AddMatch: it is no bus); otherwise SHARED, a
+ * bus connection already open (a test bus with a fake systemd on it), is
+ * used for both. */
+int systemd_bus_open(const char *bus_address, sd_bus *shared, sd_bus **ret);
+
+/* Matches MEMBER of IFACE at PATH from systemd on BUS. On the private
+ * connection only PID 1 speaks, so no sender is needed. On a bus, where any
+ * client can send a signal straight to sandboxd's unique name and sd-bus
+ * cannot check a well-known sender itself, the match names the current
+ * unique name of org.freedesktop.systemd1, which sd-bus does compare. */
+int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *path, const char *iface,
+                               const char *member, sd_bus_message_handler_t callback,
+                               sd_bus_message_handler_t install_callback, void *userdata);
+
+/* InaccessiblePaths= for every unit sandboxd starts that does not get a
+ * worker's walls (unit_append_hardening hides all of /run): the egress proxy
+ * and the helpers (probes, cleanup, checkpoint). None of them has any use for
+ * the system bus, from which a compromised one could forge what sandboxd's
+ * clients believe, nor for PID 1's socket. M must be inside the a(sv). */
+static inline int systemd_append_no_bus(sd_bus_message *m) {
+        return sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 2, "-/run/dbus", "-/run/systemd/private");
+}
+
+/* What systemd itself says of a unit now, read before anything destructive
+ * (ending a worker, deleting its home or image) rather than trusting the
+ * signal that announced it. */
+typedef struct SystemdUnitState {
+        char load_state[32];
+        char active_state[32];
+        char sub_state[32];
+        char result[32];
+        int32_t exec_main_code;
+        int32_t exec_main_status;
+} SystemdUnitState;
+
+/* Asks PID 1 on BUS for every property of the unit at UNIT_PATH
+ * (Properties.GetAll of all interfaces, as systemctl show does); CALLBACK
+ * gets the reply, which systemd_unit_state_parse() reads. */
+int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                  sd_bus_message_handler_t callback, void *userdata);
+/* Reads REPLY into *RET; a negative errno for an error reply or one without
+ * an ActiveState. */
+int systemd_unit_state_parse(sd_bus_message *reply, SystemdUnitState *ret);
+/* The unit is not running any more: inactive or failed. */
+bool systemd_unit_state_down(const SystemdUnitState *s);
