@@ -124,7 +124,9 @@ int worker_disk_admit(const SbxConfig *c, uint64_t committed, uint64_t unwritten
                                      " are held, %" PRIu64 " more were asked for", c->disk_total_max, committed, want);
         /* Sparse images take the host's space as they are written: every one
          * filled to its cap must still leave KeepFree. */
-        if (unwritten + want + c->disk_keep_free > free || unwritten + want < want)
+        uint64_t need;
+        if (__builtin_add_overflow(unwritten, want, &need) || __builtin_add_overflow(need, c->disk_keep_free, &need) ||
+            need > free)
                 return sbx_error_set(error, -ENOSPC, SBX_ERROR_START_FAILED,
                                      "No room for a worker's disk of %" PRIu64 " bytes: the host has %" PRIu64
                                      " bytes free, of which the workers' disks may still take %" PRIu64
