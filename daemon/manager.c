@@ -206,8 +206,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         else if (streq(result, "done"))
                 worker_start_done(w);
         else {
-                char why[64];
-                snprintf(why, sizeof(why), "start job %s", result);
+                char why[256];
+                worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
                 worker_start_failed(w, why);
         }
         return 0;

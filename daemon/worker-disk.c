@@ -11,6 +11,14 @@ int worker_disk_unit_name(const char *id, char **ret) {
         return asprintf(ret, "sandbox-%s-disk.service", id) < 0 ? -ENOMEM : 0;
 }
 
+void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *result, char *buf, size_t size) {
+        if (disk_bytes > 0 && streq(result, "dependency"))
+                snprintf(buf, size, "start job dependency: a unit it requires failed, such as its disk "
+                         "sandbox-%s-disk.service (an ext4 image on a loop device; are loop devices available?)", id);
+        else
+                snprintf(buf, size, "start job %s", result);
+}
+
 /* The image is made once (a resume finds it), without a journal (a home does
  * not outlive a boot, so there is nothing to replay) and without reserved
  * blocks; lost+found stays at the file system's root, outside the home. The

@@ -23,6 +23,11 @@
 
 int worker_disk_unit_name(const char *id, char **ret);
 
+/* Why a start job of a worker whose disk cap is DISK_BYTES ended with
+ * RESULT, into BUF: "dependency" names the disk unit, the first thing a host
+ * without loop devices fails (fail closed: no worker runs without its cap). */
+void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *result, char *buf, size_t size);
+
 /* Appends the (sa(sv)) aux-unit entry of ID's disk unit, an image of BYTES
  * made with MKFS_PATH, bound on HOME_PRIVATE (the private state directory). */
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,

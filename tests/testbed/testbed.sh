@@ -232,6 +232,19 @@ testbed_boot() {
     # the host's loop control and existing loop nodes are bound in (the host's
     # device cgroup allows them); sandbox-workspace creates a node missing in
     # the container's /dev when the kernel hands out a new one.
+    # Every worker's disk is such an image too (daemon/worker-disk.h), and
+    # the warm pool holds several at once: the host gets 64 loop devices
+    # (LOOP_CTL_ADD; devtmpfs makes their nodes) before they are bound.
+    python3 - <<'PYEOF' 2>/dev/null || :
+import fcntl, os
+fd = os.open('/dev/loop-control', os.O_RDWR)
+for n in range(64):
+    if not os.path.exists('/dev/loop%d' % n):
+        try:
+            fcntl.ioctl(fd, 0x4C80, n)  # LOOP_CTL_ADD
+        except OSError:
+            pass
+PYEOF
     local -a devbinds=()
     local dev
     for dev in /dev/loop-control /dev/loop[0-9]*; do

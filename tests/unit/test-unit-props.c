@@ -827,6 +827,16 @@ static void test_disk_admission(void **state) {
         assert_true(worker_disk_admit(&c, 0, UINT64_MAX - 5, 1, UINT64_MAX, &e) < 0);
         e = (SbxError) {};
         sbx_config_done(&c);
+
+        /* A failed disk unit shows in the worker's start failure by name. */
+        char why[256];
+        worker_disk_start_job_why("0123456789ab", G, "dependency", why, sizeof(why));
+        assert_non_null(strstr(why, "sandbox-0123456789ab-disk.service"));
+        assert_non_null(strstr(why, "loop devices"));
+        worker_disk_start_job_why("0123456789ab", 0, "dependency", why, sizeof(why));
+        assert_string_equal(why, "start job dependency");
+        worker_disk_start_job_why("0123456789ab", G, "timeout", why, sizeof(why));
+        assert_string_equal(why, "start job timeout");
 }
 
 int main(void) {
