@@ -20,6 +20,7 @@ quota-disk-host|trusted,standard|both of those workers full at once|the file sys
 quota-disk-others|trusted,standard|while they are full: another worker writes 1 MiB into its home, root writes 1 MiB under /var, a line is logged|all three work
 quota-disk-control|trusted,standard|(control) a worker writes 16 MiB into its home and into its /tmp|both writes succeed in full
 quota-disk-trusted-diskmax|trusted|a trusted worker with DiskMax=8M writes 16 MiB into its home|accepted (no longer refused by the gate); ENOSPC at 8 MiB
+quota-disk-resume|standard|a worker writes 1 MiB, is suspended and resumed, then fills its home|the 1 MiB is still there and the resumed worker stops at its cap with ENOSPC
 quota-disk-restart|trusted|sandboxd restarts while a worker runs; the worker then fills its home|the re-adopted worker still stops at its cap with ENOSPC
 quota-disk-total|trusted|with Disk:TotalMax=96M, a second worker of DiskMax=64M beside one of 64M|refused with org.sandboxd1.Error.LimitOutOfRange naming TotalMax; the first was accepted
 '
@@ -151,6 +152,21 @@ if grep -q 'No space left' <<<"$out" && grep -Eq "size ([0-9]+)" <<<"$out" &&
 else
     atk_not_ok quota-disk-trusted-diskmax trusted "output: $out"
 fi
+
+# Suspend and resume: the home (its image) is kept, and so is the cap.
+w=$(create --class standard -- /bin/sh -c 'head -c 1M /dev/zero > "$HOME/kept"; while [ ! -e "$HOME/go" ]; do sleep 0.2; done; '"$(fill_script '$HOME')")
+wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/kept"
+suspended=$(sbx_call SuspendWorker s "$w" 2>&1 && state_of "$w")
+resumed=$(sbx_call ResumeWorker s "$w" 2>&1 && state_of "$w")
+ct sh -c "touch $SBX_STATE_LINK_ROOT/$w/go"
+kept=$(ct stat -c %s "$SBX_STATE_LINK_ROOT/$w/kept" 2>&1)
+diag "resume: worker $w, after suspend: $suspended, after resume: $resumed, kept: $kept"
+if [ "$kept" = "$MiB" ] && [ "${suspended##*$'\n'}" = suspended ]; then
+    atk_fill quota-disk-resume standard "$w" $((48 * MiB)) "$CAP"
+else
+    atk_not_ok quota-disk-resume standard "suspend: $suspended" "resume: $resumed" "kept: $kept"
+fi
+stop_worker "$w"
 
 # A restart (and a new configuration) while a worker waits to fill its home.
 w=$(create --class trusted -- /bin/sh -c 'while [ ! -e "$HOME/go" ]; do sleep 0.2; done; '"$(fill_script '$HOME')")
