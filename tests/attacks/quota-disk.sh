@@ -4,7 +4,9 @@
 # the writes fail with ENOSPC at about the cap, the file system under /var
 # drops by at most that much, and another worker, root and journald still
 # write. The caps are made small ([Defaults] DiskMax=64M) because the test
-# bed's file system is memory (--volatile=overlay).
+# bed's file system is memory (--volatile=overlay), and a worker writes less
+# than its MemoryMax (256M): without a disk of its own, what it writes into
+# that memory would be charged to it and end it before anything is measured.
 #
 #   quota-disk.sh LEADER_PID STAGE_DIR     (tests/run-all.sh runs it)
 #   quota-disk.sh --list                   prints the table for README.md
@@ -14,8 +16,8 @@ source "$HERE/lib-attacks.sh"
 
 # This section's own table (lib-attacks.sh's is integration.sh's).
 QUOTA_DISK_ATTACKS='
-quota-disk-home|trusted,standard|a worker without DiskMax writes 256 MiB of zeros into its home (head -c)|ENOSPC at the default cap (64M here): between 48 and 64 MiB written
-quota-disk-tmp|trusted,standard|a worker writes 256 MiB of zeros into its /tmp|ENOSPC at no more than the cap: at most 64 MiB written
+quota-disk-home|trusted,standard|a worker without DiskMax writes 160 MiB of zeros into its home (head -c)|ENOSPC at the default cap (64M here): between 48 and 64 MiB written
+quota-disk-tmp|trusted,standard|a worker writes 160 MiB of zeros into its /tmp|ENOSPC at no more than the cap: at most 64 MiB written
 quota-disk-host|trusted,standard|both of those workers full at once|the file system under /var lost at most the two caps (plus 16 MiB of metadata)
 quota-disk-others|trusted,standard|while they are full: another worker writes 1 MiB into its home, root writes 1 MiB under /var, a line is logged|all three work
 quota-disk-control|trusted,standard|(control) a worker writes 16 MiB into its home and into its /tmp|both writes succeed in full
@@ -75,7 +77,7 @@ var_free() { ct df -B1 --output=avail /var/lib/private/sandboxd | tail -n1 | tr 
 # A block is kept aside first, so that a full file system still takes them.
 fill_script() {
     printf '%s' 'head -c 4096 /dev/zero > "$HOME/.pad"; f="'"$1"'/fill"
-head -c 256M /dev/zero > "$f" 2> "$HOME/.err"; rc=$?; sync
+head -c 160M /dev/zero > "$f" 2> "$HOME/.err"; rc=$?; sync
 rm -f "$HOME/.pad"; size=$(stat -c %s "$f")
 printf "%s %s %s\n" "$rc" "$size" "$(head -c 200 "$HOME/.err" | tr "\n" " ")" > "$HOME/result"
 exec sleep 600'
