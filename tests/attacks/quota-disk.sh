@@ -69,8 +69,15 @@ set_config() {
     sbx_settled
 }
 
-# The free bytes of the file system under /var/lib/private/sandboxd.
-var_free() { ct df -B1 --output=avail /var/lib/private/sandboxd | tail -n1 | tr -d ' '; }
+# The free bytes under /var: that of the homes' file system, plus that of the
+# disks' where it is another one (the test bed gives them a tmpfs of their own).
+var_free() {
+    ct sh -c 'a=$(df -B1 --output=avail /var/lib/private/sandboxd | tail -n1)
+              b=$(df -B1 --output=avail /var/lib/private/sandboxd/disks | tail -n1)
+              if [ ! -d /var/lib/private/sandboxd/disks ] ||
+                 [ "$(stat -c %d /var/lib/private/sandboxd)" = "$(stat -c %d /var/lib/private/sandboxd/disks)" ]
+              then echo $a; else echo $((a + b)); fi'
+}
 
 # FILL: a worker script that fills $1 (a directory) with head -c, then leaves
 # head's exit status, the file's size and its error in its home and waits.
