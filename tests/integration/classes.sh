@@ -16,6 +16,9 @@ run() { ct timeout 120 sandboxctl run "$@"; }
 refused_leaves_nothing() {
     local name=$1 fragment=$2 before_units before_state
     shift 2
+    # From a steady state: a worker that just ended may still be stopping
+    # its disk unit (sandbox-ID-disk.service unmounts after the worker's unit).
+    sbx_settled
     before_units=$(sbx_units)
     before_state=$(sbx_state_entries)
     sbx_call CreateWorker 'a{sv}' "$@" >/dev/null 2>&1
