@@ -40,13 +40,20 @@ static const char disk_setup_script[] =
         "chmod 1777 \"$dir/fs/tmp\"\n"
         "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n";
 
-/* Unmounts; the directories go when empty (the image, while suspended, keeps
- * its directory). */
+/* Unmounts. While the image is kept (a suspend) the home stays as an empty
+ * directory owned as the disk's home is, as a plain home would: systemd
+ * tries that owner's UID first at the resume. Once sandboxd removed the
+ * image (the worker ended) the directories go too. */
 static const char disk_stop_script[] =
         "dir=$1 home=$2\n"
+        "owner=$(stat -c %u:%g \"$dir/fs/home\" 2>/dev/null)\n"
         "if mountpoint -q \"$home\"; then umount \"$home\" || exit 1; fi\n"
         "if mountpoint -q \"$dir/fs\"; then umount \"$dir/fs\" || exit 1; fi\n"
-        "rmdir \"$home\" \"$dir/fs\" \"$dir\" 2>/dev/null\n"
+        "if [ -e \"$dir/image\" ]; then\n"
+        "  [ -z \"$owner\" ] || chown \"$owner\" \"$home\"\n"
+        "else\n"
+        "  rmdir \"$home\" \"$dir/fs\" \"$dir\" 2>/dev/null\n"
+        "fi\n"
         "exit 0\n";
 
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
