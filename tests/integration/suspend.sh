@@ -124,6 +124,8 @@ check_eq "and it runs on" running "$(state_of "$TID")"
 out=$(ct sandboxctl suspend "$TID" 2>&1)
 check_output "sandboxctl suspend names the error" 'org.sandboxd1.Error.NotSupported' echo "$out"
 ct sandboxctl stop "$TID" >/dev/null
+# Its disk unit unmounts after its own unit is gone: count from a steady state.
+sbx_settled
 before_units=$(sbx_units)
 before_state=$(sbx_state_entries)
 check_error "IdleAction=suspend on a trusted worker is refused at creation" org.sandboxd1.Error.NotSupported \
