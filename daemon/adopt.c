@@ -17,6 +17,7 @@
 #include "uid-keep.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
 #include "worker-state-file.h"
@@ -55,7 +56,8 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->owner = w->owner;
         r->uid = w->uid;
         r->limits = w->spec.limits;
-        r->has_disk_max = w->spec.set & SPEC_HAS_DISK_MAX;
+        /* The cap its disk was made with, asked for or the default. */
+        r->has_disk_max = w->spec.disk_max > 0;
         r->disk_max = w->spec.disk_max;
         r->egress_rate_bps = w->spec.egress_rate_bps;
         r->egress_socket = w->egress_socket;
@@ -823,6 +825,7 @@ static int restore_after_restart(Restore *rs) {
         (void) restore_remove_unknown(SBX_PRIVATE_STATE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_STATE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_BUNDLE_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_DISK_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_SUSPEND_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
         for (size_t i = 0; i < rs->n_lost; i++)

@@ -43,6 +43,13 @@ void sbx_config_init_defaults(SbxConfig *c) {
                  * the sandbox's memory, plus gVisor's own state. */
                 .suspend_image_max = UINT64_C(1) << 30,
                 .default_class = SBX_CLASS_STANDARD,
+                /* A worker's home and /tmp together. The images are sparse:
+                 * the total bounds what they may take, KeepFree what the
+                 * host keeps of /var whatever they take. */
+                .disk_default = 1 * GiB,
+                .disk_limit = 16 * GiB,
+                .disk_total_max = 64 * GiB,
+                .disk_keep_free = 2 * GiB,
                 .allow_shared_kernel_for_standard = false,
                 .runsc_path = strdup("/usr/bin/runsc"),
                 .runsc_platform = strdup("systrap"),
@@ -131,6 +138,10 @@ static const ConfigKey config_keys[] = {
         K("Defaults:RuntimeMaxSec", KEY_TIMESPAN, defaults.runtime_max_usec),
         K("Defaults:IdleTimeoutSec", KEY_TIMESPAN, defaults.idle_timeout_usec),
         K("Defaults:Class", KEY_CLASS, default_class),
+        K("Defaults:DiskMax", KEY_SIZE, disk_default),
+        K("Limits:DiskMax", KEY_SIZE, disk_limit),
+        K("Disk:TotalMax", KEY_SIZE, disk_total_max),
+        K("Disk:KeepFree", KEY_SIZE, disk_keep_free),
         K("Limits:MemoryMax", KEY_SIZE, maximum.memory_max),
         K("Limits:TasksMax", KEY_UINT64, maximum.tasks_max),
         K("Limits:CPUQuotaPercent", KEY_UINT32, maximum.cpu_quota_percent),
@@ -374,6 +385,22 @@ static int bus_config_validate(const SbxConfig *c, const char *path, SbxError *e
         return 0;
 }
 
+/* Every worker gets a disk cap: none of them may be off, and the default
+ * must fit the bounds a spec is held to. */
+static int disk_config_validate(const SbxConfig *c, const char *path, SbxError *error) {
+        if (c->disk_default < SBX_DISK_MIN || c->disk_limit < SBX_DISK_MIN)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Defaults:DiskMax and Limits:DiskMax must be at least %" PRIu64
+                                     " bytes in %s: every worker's disk is capped", SBX_DISK_MIN, path);
+        if (c->disk_default > c->disk_limit)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Defaults:DiskMax exceeds Limits:DiskMax in %s", path);
+        if (c->disk_limit > c->disk_total_max)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Limits:DiskMax exceeds Disk:TotalMax in %s: no worker could get it", path);
+        return 0;
+}
+
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         dictionary *d;
         int r = 0;
@@ -441,6 +468,9 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         if (r < 0)
                 return r;
         r = bus_config_validate(c, path, error);
+        if (r < 0)
+                return r;
+        r = disk_config_validate(c, path, error);
         if (r < 0)
                 return r;
         /* The proxy reads it in its own mount namespace, where a relative

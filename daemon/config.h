@@ -18,6 +18,9 @@ typedef struct SbxLimits {
         uint64_t idle_timeout_usec;
 } SbxLimits;
 
+/* The smallest disk cap: an ext4 file system without a journal still fits. */
+#define SBX_DISK_MIN (UINT64_C(1) << 20)
+
 /* Where a spec's code came from, when it does not say. */
 #define SBX_ORIGIN_DEFAULT "first-party"
 
@@ -32,6 +35,13 @@ typedef struct SbxConfig {
         bool suspend_keep_across_reboot;        /* suspended workspace workers survive a boot (suspend-keep.h) */
         SbxClass default_class;
         SbxQuotaConfig quota;                   /* [Quota]: per owner and in total (quota.h) */
+
+        /* Worker disks (worker-disk.h): every worker's home, and a
+         * shared-kernel worker's /tmp, on an ext4 image of its own. */
+        uint64_t disk_default;          /* [Defaults] DiskMax: a spec without DiskMax */
+        uint64_t disk_limit;            /* [Limits] DiskMax: the most a spec may ask */
+        uint64_t disk_total_max;        /* [Disk] TotalMax: all workers' caps together */
+        uint64_t disk_keep_free;        /* [Disk] KeepFree: what the disks never take of /var */
 
         /* Isolation */
         bool allow_shared_kernel_for_standard;

@@ -45,13 +45,3 @@ int gate_recheck(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxR
                                      sbx_runtime_to_string(now));
         return 0;
 }
-
-int gate_check_features(SbxRuntime runtime, bool wants_disk_cap, SbxError *error) {
-        /* On the shared kernel the home is a plain directory on the host's file
-         * system; only a sandboxed runtime gives it a size-limited mount. */
-        if (wants_disk_cap && runtime == SBX_RUNTIME_SYSTEMD)
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_ISOLATION_UNAVAILABLE,
-                                     "DiskMax cannot be enforced for a worker on the shared kernel (runtime systemd); "
-                                     "use a gVisor class (standard or untrusted) or leave DiskMax out");
-        return 0;
-}

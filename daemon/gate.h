@@ -14,7 +14,3 @@ int gate_choose(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxRu
 /* The second check, just before the unit is emitted: the runtime chosen
  * earlier must still be what the gate would choose now. */
 int gate_recheck(const RuntimeTable *t, const SbxConfig *c, SbxClass class, SbxRuntime chosen, SbxError *error);
-
-/* Requirements of a spec that only some runtimes can enforce. A cap that
- * cannot be enforced is refused, never silently dropped. */
-int gate_check_features(SbxRuntime runtime, bool wants_disk_cap, SbxError *error);

@@ -22,6 +22,7 @@
 #include "suspend-keep.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
@@ -214,8 +215,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         else if (streq(result, "done"))
                 worker_start_done(w);
         else {
-                char why[64];
-                snprintf(why, sizeof(why), "start job %s", result);
+                char why[256];
+                worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
                 worker_start_failed(w, why);
         }
         return 0;
@@ -255,7 +256,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                 .host_ns = &m->runtimes.walls.host,
                 .restore = w->restore,
         };
-        _cleanup_free_ char *image = NULL;
+        _cleanup_free_ char *image = NULL, *home_private = NULL;
         int r;
 
         if (w->spec.workspace) {
@@ -264,6 +265,9 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                         return r;
                 p.workspace_image = image;
         }
+        p.disk_bytes = w->spec.workspace ? 0 : w->spec.disk_max;
+        if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return -ENOMEM;
         r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r < 0)
@@ -280,6 +284,8 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
                                                      w->egress_service ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
+        if (r >= 0)
+                r = worker_disk_append_aux_unit(msg, w->id, home_private, p.disk_bytes, m->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r < 0)
@@ -372,7 +378,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)
                 return r;
-        r = gate_check_features(runtime, spec->set & SPEC_HAS_DISK_MAX, error);
+        /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
+         * default (worker_spec_apply_defaults), within the total. */
+        r = manager_admit_disk(m, spec->disk_max, error);
         if (r < 0)
                 return r;
         /* IdleAction=suspend on a worker that could never be suspended would
@@ -514,6 +522,11 @@ int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
                 _cleanup_free_ char *workspace_unit = NULL;
                 if (worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                         unit_stops_cancel(m->unit_stops, workspace_unit);
+        }
+        if (w->spec.disk_max > 0) {
+                _cleanup_free_ char *disk_unit = NULL;
+                if (worker_disk_unit_name(w->id, &disk_unit) >= 0)
+                        unit_stops_cancel(m->unit_stops, disk_unit);
         }
         r = sd_bus_call_async(m->systemd, &w->start_call, start, on_start_reply, w, 0);
         if (r < 0)
@@ -661,6 +674,9 @@ int manager_wipe_leftovers(Manager *m) {
         r = rm_rf_children(SBX_BUNDLE_ROOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_BUNDLE_ROOT ": %m");
+        r = rm_rf_children(SBX_DISK_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_DISK_ROOT ": %m");
         r = rm_rf_children(SBX_WORKER_STATE_DIR);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");

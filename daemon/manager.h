@@ -72,6 +72,10 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
  * by OWNER. On success the reply to REQUEST is sent later, when systemd's
  * start job has finished. */
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error);
+
+/* Admission of one more worker disk of WANT bytes (worker-disk.h), against
+ * every disk held now: live workers' (suspended ones included) and the pool's. */
+int manager_admit_disk(Manager *m, uint64_t want, SbxError *error);
 /* Starts the unit of suspended W again, restoring its sandbox
  * (worker-suspend.h); its start job's end is reported like a creation's. */
 int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error);

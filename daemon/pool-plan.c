@@ -73,7 +73,7 @@ unsigned pool_plan_total(const SbxConfig *c, unsigned current, const PoolMemoryF
 
 const char *pool_claim_refusal(const WorkerSpec *s) {
         if (s->set & SPEC_HAS_DISK_MAX)
-                return "DiskMax replaces the home by a tmpfs, which a running sandbox cannot get";
+                return "a waiting sandbox's disk has the default size, not the DiskMax asked for";
         if (s->n_services > 0)
                 return "Services are not served by pooled sandboxes";
         /* The workspace is mounted as the home before the unit starts; a

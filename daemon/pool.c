@@ -13,6 +13,7 @@
 #include "pool-job.h"
 #include "pool-plan.h"
 #include "pool.h"
+#include "worker-disk.h"
 #include "probe.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
@@ -81,6 +82,17 @@ unsigned pool_n_ready(const Manager *m) {
         return n;
 }
 
+uint64_t pool_disk_held(const Manager *m, uint64_t *ret_unwritten) {
+        uint64_t held = 0, unwritten = 0;
+
+        for (const PoolEntry *e = m->pool; e; e = e->next) {
+                held += m->config.disk_default;
+                unwritten += worker_disk_unwritten(e->id, m->config.disk_default);
+        }
+        *ret_unwritten = unwritten;
+        return held;
+}
+
 unsigned pool_n_total(const Manager *m) {
         unsigned n = 0;
         for (PoolEntry *e = m->pool; e; e = e->next)
@@ -108,7 +120,9 @@ static void pool_schedule(Manager *m, uint64_t usec);
 /* Asked again when the bus refuses (unit-stop.h): a pool shrinking by
  * dozens at once passes the bus daemon's cap on awaited replies. */
 static void pool_stop_units(PoolEntry *e) {
-        const char *units[] = { e->unit, e->egress_socket, e->egress_service };
+        _cleanup_free_ char *disk = NULL;
+        const char *units[] = { e->unit, e->egress_socket, e->egress_service,
+                                worker_disk_unit_name(e->id, &disk) >= 0 ? disk : NULL };
 
         for (size_t i = 0; i < ELEMENTSOF(units); i++)
                 if (units[i])
@@ -131,6 +145,7 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         (void) rm_rf(e->home);
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
+        (void) worker_disk_remove(e->id);
         /* One that never came up says the runtime may have broken since its
          * probe: probe again, so that the gate, and with it the pool, knows. */
         if (!e->ready && !e->stopping)
@@ -263,9 +278,14 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds stdio = { -1, -1, -1 };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         char id_arg[sizeof("--id=") + WORKER_ID_LEN], user[sizeof("sandbox-") + WORKER_ID_LEN];
+        _cleanup_free_ char *home_private = NULL;
         PoolEntry *e;
         int r;
 
+        /* Each waits with a disk of the default size, held like a worker's. */
+        r = manager_admit_disk(m, m->config.disk_default, NULL);
+        if (r < 0)
+                return r;
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
@@ -323,7 +343,12 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 .egress_socket = e->egress_socket,
                 .host_ns = &m->runtimes.walls.host,
                 .pool = true,
+                .disk_bytes = m->config.disk_default,
         };
+        if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", e->id) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
         r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
@@ -331,9 +356,14 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
-                r = worker_egress_append_aux_units(msg, e->id, e->unit, &proxy_spec, SBX_RUNTIME_RUNSC,
-                                                   egress ? m->egress_path : NULL,
-                                                   SBX_CREDENTIAL_SOCKET);
+                r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
+        if (r >= 0)
+                r = worker_egress_append_aux_entries(msg, e->id, e->unit, &proxy_spec, SBX_RUNTIME_RUNSC,
+                                                     egress ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = worker_disk_append_aux_unit(msg, e->id, home_private, p.disk_bytes, m->mkfs_path);
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
         if (r >= 0)
                 r = systemd_match_signal_async(m->systemd, &e->unit_match, e->unit_path,
                                               "org.freedesktop.DBus.Properties", "PropertiesChanged",
@@ -399,7 +429,10 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                         /* One at a time: RefillPerSecond is the pace. */
                         if (!started) {
                                 int r = pool_entry_start(m, c, egress);
-                                if (r < 0)
+                                /* Full disks are a state the pool waits out, not an error. */
+                                if (r == -ENOSPC)
+                                        log_debug("No room for a pool sandbox's disk; waiting");
+                                else if (r < 0)
                                         log_warning_errno(r, "Failed to start a pool sandbox: %m");
                                 started = r >= 0;
                         }

@@ -26,6 +26,9 @@ void pool_free_all(Manager *m);
 unsigned pool_n_ready(const Manager *m);
 /* Waiting or still starting: what counts against MaxWorkers. */
 unsigned pool_n_total(const Manager *m);
+/* The disk caps the pool's sandboxes hold, and how much of them is not
+ * yet taken on the host (worker-disk.h). */
+uint64_t pool_disk_held(const Manager *m, uint64_t *ret_unwritten);
 
 /* The start job of UNIT ended: true if it was a pool sandbox's. */
 bool pool_job_removed(Manager *m, const char *unit, const char *result);

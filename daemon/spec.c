@@ -54,6 +54,10 @@ void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c) {
                 s->limits.idle_timeout_usec = c->defaults.idle_timeout_usec;
         if (!(s->set & SPEC_HAS_EGRESS_RATE))
                 s->egress_rate_bps = c->egress_rate_bps;
+        /* Every worker's disk is capped (worker-disk.h); one on a Workspace
+         * has the workspace's image as its disk instead. */
+        if (!(s->set & SPEC_HAS_DISK_MAX))
+                s->disk_max = s->workspace ? 0 : c->disk_default;
         for (size_t i = 0; i < s->n_services; i++)
                 sbx_service_apply_defaults(&s->services[i]);
 }
@@ -281,10 +285,10 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
         if (r >= 0)
                 r = check_limit("IdleTimeoutUSec", s->limits.idle_timeout_usec,
                                 c->minimum.idle_timeout_usec, c->maximum.idle_timeout_usec, error);
-        /* The home's cap is a size-limited tmpfs, so it is paid for in memory
-         * and cannot exceed the worker's MemoryMax. */
+        /* The home's cap is the worker's disk image (worker-disk.h), on the
+         * host's file system, within the operator's bound. */
         if (r >= 0 && (s->set & SPEC_HAS_DISK_MAX))
-                r = check_limit("DiskMax", s->disk_max, UINT64_C(1) << 20, s->limits.memory_max, error);
+                r = check_limit("DiskMax", s->disk_max, SBX_DISK_MIN, c->disk_limit, error);
         if (r < 0)
                 return r;
         r = validate_credentials(s, error);

@@ -69,7 +69,7 @@ typedef struct WorkerSpec {
         SbxCredential *credentials;
         size_t n_credentials;
         SbxLimits limits;
-        uint64_t disk_max;
+        uint64_t disk_max;              /* bytes; defaults applied: the worker's disk cap, 0 on a Workspace */
         char **egress_allow;
         uint64_t egress_rate_bps;
         bool egress_report_only;

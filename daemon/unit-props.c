@@ -9,6 +9,7 @@
 #include "uid-keep.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 
 /* Seccomp for shared-kernel workers: what a normal service needs, minus the
  * groups no agent workload has a reason to touch. systemd resolves the group
@@ -315,8 +316,9 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);
         argv_addf(a, "--memory=%" PRIu64, s->limits.memory_max);
         argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);
-        if (s->set & SPEC_HAS_DISK_MAX)
-                argv_addf(a, "--disk=%" PRIu64, s->disk_max);
+        /* The home's cap is its disk (worker-disk.h), under the bundle's
+         * bind of the home: not the launcher's tmpfs (--disk), which would
+         * be paid for in the sandbox's memory. */
         /* A pooled sandbox waits under its share of the pool's memory, from
          * which the bundle would size /tmp: it gets a default worker's /tmp
          * instead (oci-bundle.c: a quarter of MemoryMax, at most 64 MiB). */
@@ -631,6 +633,11 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_workspace_dependency(m, p));
+        /* gVisor and Kata give /tmp a tmpfs in the sandbox's memory; the
+         * others would have systemd's PrivateTmp= on the host's /tmp. */
+        if (p->disk_bytes > 0)
+                CHECK(worker_disk_append_dependency(m, p->id, p->runtime == SBX_RUNTIME_SYSTEMD ||
+                                                                      p->runtime == SBX_RUNTIME_WASM));
         CHECK(append_exec(m, p));
         CHECK(unit_append_hardening(m, p));
         CHECK(append_caps(m, p));

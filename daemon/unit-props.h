@@ -36,6 +36,7 @@ typedef struct WorkerUnitParams {
         bool restore;                   /* a resumed worker: the launcher restores its checkpoint */
         bool pool;                      /* a warm-pool sandbox (pool.h): the launcher runs the waiter */
         const char *workspace_image;    /* NULL: a fresh home; else mounted as the home */
+        uint64_t disk_bytes;            /* the worker's disk cap (worker-disk.h); 0: its workspace is its disk */
 } WorkerUnitParams;
 
 /* Appends the a(sv) properties of StartTransientUnit for the worker unit.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "exec/sandbox-exec.h"
 #include "manager.h"
+#include "worker-disk.h"
 #include "worker-ready.h"
 
 void worker_ready_failure_reason(int exec_main_code, int exec_main_status, char *buf, size_t size) {
@@ -109,13 +110,13 @@ void worker_ready_job_done(Worker *w) {
 }
 
 void worker_ready_job_removed(Worker *w, const char *result) {
-        char why[64];
+        char why[256];
 
         if (streq(result, "done") || streq(result, "failed")) {
                 worker_ready_job_done(w);
                 return;
         }
-        snprintf(why, sizeof(why), "start job %s", result);
+        worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
         worker_start_failed(w, why);
 }
 

@@ -7,6 +7,7 @@
 #include "uid-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
 
@@ -257,7 +258,7 @@ static int on_exit_status_wait(sd_event_source *s, uint64_t usec, void *userdata
 }
 
 void worker_resume_job_removed(Worker *w, const char *result) {
-        char why[64];
+        char why[256];
 
         /* The stop jobs of a failed attempt's units come here too. */
         if (w->state != WORKER_RESUMING || w->resume_failing || w->resume_job_done || w->resume_job_failed)
@@ -280,7 +281,7 @@ void worker_resume_job_removed(Worker *w, const char *result) {
                         resume_decide(w, true, false, "start job failed");
                 return;
         }
-        snprintf(why, sizeof(why), "start job %s", result);
+        worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
         resume_decide(w, true, false, why);
 }
 

@@ -13,6 +13,7 @@
 #include "systemd-bus.h"
 #include "unit-drop.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
@@ -203,8 +204,8 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
 }
 
 int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret) {
-        _cleanup_free_ char *workspace_unit = NULL;
-        char *units[5] = {};
+        _cleanup_free_ char *workspace_unit = NULL, *disk_unit = NULL;
+        char *units[6] = {};
         size_t n = 0;
         int r;
 
@@ -215,6 +216,8 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
+        if (w->spec.disk_max > 0 && worker_disk_unit_name(w->id, &disk_unit) >= 0)
+                units[n++] = disk_unit;
         r = unit_drop_start(w->manager->systemd, w->manager->event, w->manager->unit_stops, units, timeout_usec,
                             done, w, ret);
         if (r >= 0)

@@ -14,6 +14,7 @@
 #include "unit-drop.h"
 #include "uid-keep.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
@@ -464,12 +465,15 @@ void worker_delete_home(Worker *w) {
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 return;
         r = rm_rf(priv);
-        /* A workspace is still mounted there until its mount unit stops,
-         * which then removes the mount point itself. */
-        if (r == -EXDEV && w->spec.workspace)
+        /* A workspace or the worker's disk is still mounted there until its
+         * unit stops, which then removes the mount point itself. */
+        if (r == -EXDEV && (w->spec.workspace || w->spec.disk_max > 0))
                 log_debug("Leaving %s to the workspace's mount unit", priv);
         else if (r < 0)
                 log_warning_errno(r, "Failed to remove %s: %m", priv);
+        r = worker_disk_remove(w->id);
+        if (r < 0 && r != -EXDEV)
+                log_warning_errno(r, "Failed to remove the disk of worker %s: %m", w->id);
 }
 
 static int on_cleanup_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {

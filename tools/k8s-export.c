@@ -352,7 +352,7 @@ static json_object *worker_container(Ctx *x) {
         put(x, req, "memory", strf(x, "%" PRIu64, s->limits.memory_max));
         put(x, lim, "cpu", strf(x, "%" PRIu64 "m", (uint64_t) s->limits.cpu_quota_percent * 10));
         put(x, req, "cpu", strf(x, "%" PRIu64 "m", (uint64_t) s->limits.cpu_quota_percent * 10));
-        if (s->set & SPEC_HAS_DISK_MAX) {
+        if (s->disk_max > 0) {
                 put(x, lim, "ephemeral-storage", strf(x, "%" PRIu64, s->disk_max));
                 put(x, req, "ephemeral-storage", strf(x, "%" PRIu64, s->disk_max));
         }
@@ -390,11 +390,9 @@ static json_object *worker_volumes(Ctx *x) {
                 v = push(x, vols, json_object_new_object());
                 put(x, v, "name", str("home"));
                 ed = put(x, v, "emptyDir", json_object_new_object());
-                /* In a sandboxed runtime the host's home is a tmpfs of DiskMax,
-                 * paid for in memory; a trusted worker's is a plain directory. */
-                if (s->class != SBX_CLASS_TRUSTED)
-                        put(x, ed, "medium", str("Memory"));
-                if (s->set & SPEC_HAS_DISK_MAX)
+                /* On the host every class's home is a disk image of DiskMax
+                 * (its default included): a disk-backed emptyDir of that size. */
+                if (s->disk_max > 0)
                         put(x, ed, "sizeLimit", strf(x, "%" PRIu64, s->disk_max));
         }
         if (s->n_credentials > 0)
@@ -727,8 +725,6 @@ static void note_weakenings(Ctx *x) {
         if (s->class == SBX_CLASS_TRUSTED)
                 warn(x, "class trusted: the pod runs on the node's default runtime with seccomp RuntimeDefault, "
                      "wider than the host's SystemCallFilter allow-list and without ProtectSystem/ProtectProc");
-        if (!(s->set & SPEC_HAS_DISK_MAX) && !x->opt->workspace && s->class != SBX_CLASS_TRUSTED)
-                warn(x, "no DiskMax: the home emptyDir has no sizeLimit and counts against MemoryMax only");
         if (has_egress(s))
                 warn(x, "egress: the fence is a NetworkPolicy; it holds only where the cluster's network plugin "
                      "enforces NetworkPolicy, and only the gateway's policy checks host names and SNI");
@@ -789,11 +785,6 @@ int k8s_export_prepare(WorkerSpec *s, const SbxConfig *c, SbxError *error) {
                 return r;
         worker_spec_apply_defaults(s, c);
         r = worker_spec_validate(s, c, error);
-        if (r < 0)
-                return r;
-        /* The same features as on the host: a spec one accepts, the other does. */
-        r = gate_check_features(s->class == SBX_CLASS_TRUSTED ? SBX_RUNTIME_SYSTEMD : SBX_RUNTIME_RUNSC,
-                                s->set & SPEC_HAS_DISK_MAX, error);
         if (r < 0)
                 return r;
         if ((s->set & SPEC_HAS_CLASS) && s->class != s->requested_class)

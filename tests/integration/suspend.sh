@@ -129,6 +129,8 @@ ct sandboxctl stop "$TID" >/dev/null
 # The stop is answered as the unit goes; its home goes just after.
 wait_until 30 unit_gone "sandbox-$TID.service"
 wait_until 30 home_absent "$TID"
+# Its disk unit unmounts after its own unit is gone: count from a steady state.
+sbx_settled
 before_units=$(sbx_units)
 before_state=$(sbx_state_entries)
 check_error "IdleAction=suspend on a trusted worker is refused at creation" org.sandboxd1.Error.NotSupported \

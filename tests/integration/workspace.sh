@@ -36,7 +36,9 @@ sbx_monitor_start || not_ok "busctl monitor records the Manager's signals"
 
 ws_entries() { ct sh -c "ls -A $WS_ROOT" | sort | tr '\n' ' '; }
 run() { ct timeout 120 sandboxctl run "$@"; }
-mounted_workspaces() { ct sh -c "grep -c ' $SBX_STATE_ROOT/' /proc/self/mountinfo" || true; }
+# A workspace is mounted whole (root "/") on a home; a worker's own disk is
+# bound from its "/home" directory, and is not counted.
+mounted_workspaces() { ct awk -v r="$SBX_STATE_ROOT/" 'index($5, r) == 1 && $4 == "/"' /proc/self/mountinfo | wc -l; }
 
 # ---- bad names and settings: a named error, nothing created -----------------
 check_output "the workspaces directory is root's alone" '^700 0$' ct stat -c '%a %u' "$WS_ROOT"

@@ -221,16 +221,15 @@ static void test_limits(void **state) {
         assert_int_equal(json_object_get_int64(k8s_get(pod, "activeDeadlineSeconds")), 7200);
         assert_string_equal(k8s_get_str(k8s_find(&e, "Sandbox", NULL), "spec.shutdownTime"), "2026-12-01T02:00:00Z");
         assert_string_equal(k8s_get_str(k8s_find(&e, "Sandbox", NULL), "spec.shutdownPolicy"), "Delete");
-        /* The home: DiskMax, in memory as the host's tmpfs home is. */
+        /* The home: DiskMax, on disk as the host's disk image is. */
         assert_string_equal(k8s_get_str(pod, "volumes.1.name"), "home");
         assert_string_equal(k8s_get_str(pod, "volumes.1.emptyDir.sizeLimit"), "268435456");
-        assert_string_equal(k8s_get_str(pod, "volumes.1.emptyDir.medium"), "Memory");
+        assert_null(k8s_get(pod, "volumes.1.emptyDir.medium"));
         /* /tmp: a quarter of MemoryMax, at most 64 MiB, as in the gVisor bundle. */
         assert_string_equal(k8s_get_str(pod, "volumes.0.emptyDir.sizeLimit"), "67108864");
         assert_true(k8s_warned(&e, "TasksMax=64"));
         assert_true(k8s_warned(&e, "podPidsLimit"));
         assert_true(k8s_warned(&e, "IdleTimeoutUSec=300s"));
-        assert_false(k8s_warned(&e, "no DiskMax"));
 }
 
 static void test_limit_defaults_and_range(void **state) {
@@ -241,14 +240,13 @@ static void test_limit_defaults_and_range(void **state) {
         c = k8s_get(pod_of(&e), "containers.0");
         assert_string_equal(k8s_get_str(c, "resources.limits.memory"), "268435456");
         assert_string_equal(k8s_get_str(c, "resources.limits.cpu"), "500m");
-        assert_null(k8s_get(c, "resources.limits.ephemeral-storage"));
-        assert_null(k8s_get(pod_of(&e), "volumes.1.emptyDir.sizeLimit"));
+        /* Every worker's disk is capped: the default DiskMax, 1 GiB. */
+        assert_string_equal(k8s_get_str(c, "resources.limits.ephemeral-storage"), "1073741824");
+        assert_string_equal(k8s_get_str(pod_of(&e), "volumes.1.emptyDir.sizeLimit"), "1073741824");
         assert_int_equal(json_object_get_int64(k8s_get(pod_of(&e), "activeDeadlineSeconds")), 3600);
-        assert_true(k8s_warned(&e, "no DiskMax"));
         /* The daemon's ranges hold for the export too. */
         export_refused(EXPORT("--memory=1K", "--", "/bin/true"), NULL, SBX_ERROR_LIMIT_OUT_OF_RANGE, "MemoryMax");
-        export_refused(EXPORT("--memory=64M", "--disk=1G", "--", "/bin/true"), NULL, SBX_ERROR_LIMIT_OUT_OF_RANGE,
-                       "DiskMax");
+        export_refused(EXPORT("--disk=17G", "--", "/bin/true"), NULL, SBX_ERROR_LIMIT_OUT_OF_RANGE, "DiskMax");
 }
 
 static void test_credentials(void **state) {

@@ -232,6 +232,24 @@ testbed_boot() {
     # the host's loop control and existing loop nodes are bound in (the host's
     # device cgroup allows them); sandbox-workspace creates a node missing in
     # the container's /dev when the kernel hands out a new one.
+    # Every worker's disk is such an image too (daemon/worker-disk.h), and
+    # the warm pool holds several at once: the host gets 64 loop devices
+    # (LOOP_CTL_ADD; devtmpfs makes their nodes) before they are bound. The
+    # images get a file system of their own: sandboxd admits a disk only if
+    # every held one, filled, leaves [Disk] KeepFree, and the overlay's few
+    # GB of memory would hold only a handful of 1 GiB disks (the pool's
+    # alone); this tmpfs is as sparse as the images, only what is written
+    # takes memory.
+    python3 - <<'PYEOF' 2>/dev/null || :
+import fcntl, os
+fd = os.open('/dev/loop-control', os.O_RDWR)
+for n in range(64):
+    if not os.path.exists('/dev/loop%d' % n):
+        try:
+            fcntl.ioctl(fd, 0x4C80, n)  # LOOP_CTL_ADD
+        except OSError:
+            pass
+PYEOF
     local -a devbinds=()
     local dev
     for dev in /dev/loop-control /dev/loop[0-9]*; do
@@ -242,7 +260,8 @@ testbed_boot() {
             echo "testbed: could not enter a cgroup subtree of its own" >&2
         fi
         exec systemd-nspawn -D "$rootfs" -M "$name" -b --register=no --keep-unit --private-network \
-            --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe "${devbinds[@]}"
+            --volatile=overlay --bind-ro="$stage":/run/stage --console=pipe "${devbinds[@]}" \
+            --tmpfs=/var/lib/private/sandboxd/disks:mode=0755,size=64G
     ) </dev/null >"$state/console.log" 2>&1 &
     nspawn_pid=$!
     echo "$nspawn_pid" >"$state/nspawn.pid"

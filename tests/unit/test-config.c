@@ -166,6 +166,40 @@ static void test_parsers(void **state) {
         assert_true(parse_boolean("2") < 0);
 }
 
+/* The disk cap cannot be turned off, and its bounds must nest:
+ * Defaults <= Limits <= Disk:TotalMax. */
+static void test_disk(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+
+        sbx_config_init_defaults(&c);
+        assert_int_equal(c.disk_default, UINT64_C(1) << 30);
+        assert_int_equal(c.disk_limit, UINT64_C(16) << 30);
+        assert_int_equal(c.disk_total_max, UINT64_C(64) << 30);
+        assert_int_equal(c.disk_keep_free, UINT64_C(2) << 30);
+        sbx_config_done(&c);
+        assert_int_equal(load("[Defaults]\nDiskMax=64M\n[Limits]\nDiskMax=512M\n[Disk]\nTotalMax=1G\nKeepFree=100M\n",
+                              &c, &e), 0);
+        assert_int_equal(c.disk_default, UINT64_C(64) << 20);
+        assert_int_equal(c.disk_limit, UINT64_C(512) << 20);
+        assert_int_equal(c.disk_total_max, UINT64_C(1) << 30);
+        assert_int_equal(c.disk_keep_free, UINT64_C(100) << 20);
+        sbx_config_done(&c);
+        assert_true(load("[Defaults]\nDiskMax=0\n", &c, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+        assert_non_null(strstr(e.message, "every worker's disk is capped"));
+        sbx_config_done(&c);
+        assert_true(load("[Defaults]\nDiskMax=32G\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "Defaults:DiskMax exceeds Limits:DiskMax"));
+        sbx_config_done(&c);
+        assert_true(load("[Limits]\nDiskMax=128G\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "Disk:TotalMax"));
+        sbx_config_done(&c);
+        assert_true(load("[Disk]\nTotalMax=lots\n", &c, &e) < 0);
+        assert_non_null(strstr(e.message, "Disk:TotalMax"));
+        sbx_config_done(&c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_missing_file_keeps_defaults),
@@ -174,6 +208,7 @@ int main(void) {
                 cmocka_unit_test(test_broker_ca_file),
                 cmocka_unit_test(test_syscall_names),
                 cmocka_unit_test(test_parsers),
+                cmocka_unit_test(test_disk),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

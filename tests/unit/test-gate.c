@@ -97,14 +97,6 @@ static void test_second_check_sees_a_runtime_change(void **state) {
         config.allow_shared_kernel_for_standard = false;
 }
 
-static void test_features(void **state) {
-        SbxError e = {};
-        assert_int_equal(gate_check_features(SBX_RUNTIME_RUNSC, true, NULL), 0);
-        assert_int_equal(gate_check_features(SBX_RUNTIME_SYSTEMD, false, NULL), 0);
-        assert_true(gate_check_features(SBX_RUNTIME_SYSTEMD, true, &e) < 0);
-        assert_string_equal(e.name, SBX_ERROR_ISOLATION_UNAVAILABLE);
-}
-
 static void test_probe_output(void **state) {
         char reason[64];
         bool ok;
@@ -125,7 +117,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_runsc_available, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_override_only_for_standard, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_second_check_sees_a_runtime_change, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_features, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_probe_output, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,6 +128,42 @@ static void test_limits(void **state) {
         assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "IdleTimeoutUSec");
 }
 
+/* Every worker's disk is capped: a spec without DiskMax gets the default,
+ * one on a Workspace none of its own, and trusted may ask for one. */
+static void test_disk_max(void **state) {
+        WorkerSpec s;
+        SbxError e = {};
+
+        spec_ok(&s);
+        assert_int_equal(s.disk_max, UINT64_C(1) << 30);
+        assert_false(s.set & SPEC_HAS_DISK_MAX);
+        worker_spec_done(&s);
+
+        worker_spec_init(&s);
+        s.argv = strv("/bin/true", NULL);
+        s.workspace = strdup("proj");
+        s.set |= SPEC_HAS_ARGV | SPEC_HAS_CLASS;
+        s.class = SBX_CLASS_TRUSTED;
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(s.disk_max, 0);
+        worker_spec_done(&s);
+
+        worker_spec_init(&s);
+        s.argv = strv("/bin/true", NULL);
+        s.set |= SPEC_HAS_ARGV | SPEC_HAS_CLASS | SPEC_HAS_DISK_MAX;
+        s.class = SBX_CLASS_TRUSTED;
+        s.disk_max = UINT64_C(8) << 30;         /* above the default MemoryMax: a disk, not memory */
+        worker_spec_apply_defaults(&s, &config);
+        assert_int_equal(s.disk_max, UINT64_C(8) << 30);
+        assert_int_equal(worker_spec_validate(&s, &config, &e), 0);
+        s.disk_max = config.disk_limit + 1;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "DiskMax");
+        spec_ok(&s);
+        s.set |= SPEC_HAS_DISK_MAX;
+        s.disk_max = SBX_DISK_MIN - 1;
+        assert_refused(&s, SBX_ERROR_LIMIT_OUT_OF_RANGE, "DiskMax");
+}
+
 static void test_class_invalid(void **state) {
         WorkerSpec s;
         spec_ok(&s);
@@ -272,6 +308,7 @@ int main(void) {
                 cmocka_unit_test(test_argv),
                 cmocka_unit_test(test_argv_bare_name),
                 cmocka_unit_test(test_limits),
+cmocka_unit_test(test_disk_max),
                 cmocka_unit_test(test_class_invalid),
                 cmocka_unit_test(test_environment),
                 cmocka_unit_test(test_environment_systemd_would_refuse),

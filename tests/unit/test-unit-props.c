@@ -6,7 +6,9 @@
 
 #include "test-bus.h"
 #include "spec-service.h"
+#include "errors.h"
 #include "unit-props.h"
+#include "worker-disk.h"
 
 /* A spec Environment value: a secret, like a credential's. */
 #define ENV_SECRET "envsecret-5f3a9c"
@@ -53,6 +55,7 @@ static int teardown(void **state) {
 }
 
 static const char *workspace_image;
+static uint64_t disk_bytes;
 
 /* 0: the worker unit, 1: the cleanup unit, 2: the checkpoint unit; a
  * worker unit restores its checkpoint with RESTORE. */
@@ -75,6 +78,7 @@ static char *build_any(SbxRuntime runtime, const char *proxy, int kind, bool res
                 .host_ns = host_ns,
                 .restore = restore,
                 .workspace_image = workspace_image,
+                .disk_bytes = disk_bytes,
         };
         char *dump = NULL;
 
@@ -735,8 +739,115 @@ static void test_workspace_mount(void **state) {
         sd_bus_message_unref(m);
 }
 
+/* Every worker's disk (worker-disk.h): the worker requires and starts after
+ * its disk unit; where the runtime has no /tmp of its own (the shared kernel,
+ * wasm) /tmp is bound from the disk, a bind that wins over PrivateTmp=; a
+ * gVisor home is the bundle's bind of it, no longer the launcher's tmpfs. */
+static void test_disk(void **state) {
+        static const SbxRuntime bind_tmp[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
+        static const SbxRuntime own_tmp[] = { SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA };
+        int r;
+
+        disk_bytes = UINT64_C(64) << 20;
+        for (size_t i = 0; i < ELEMENTSOF(bind_tmp) + ELEMENTSOF(own_tmp); i++) {
+                bool bind = i < ELEMENTSOF(bind_tmp);
+                SbxRuntime rt = bind ? bind_tmp[i] : own_tmp[i - ELEMENTSOF(bind_tmp)];
+                _cleanup_free_ char *d = build(rt, NULL, &r);
+
+                assert_int_equal(r, 0);
+                assert_prop(d, "Requires", "\"sandbox-0123456789ab-disk.service\"");
+                assert_prop(d, "After", "\"sandbox-0123456789ab-disk.service\"");
+                assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
+                if (bind) {
+                        assert_prop(d, "BindPaths", "\"/var/lib/private/sandboxd/disks/0123456789ab/fs/tmp\"");
+                        assert_prop(d, "BindPaths", "\"/tmp\"");
+                } else
+                        assert_null(strstr(d, "BindPaths"));
+                assert_null(strstr(d, "--disk="));
+        }
+        disk_bytes = 0;
+        _cleanup_free_ char *none = build(SBX_RUNTIME_SYSTEMD, NULL, &r);
+        assert_int_equal(r, 0);
+        assert_null(strstr(none, "disk.service"));
+        assert_null(strstr(none, "BindPaths"));
+
+        /* The disk unit: made and mounted in the host's namespace, once. */
+        sd_bus_message *m = NULL;
+        char *dump;
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
+        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", "/var/lib/private/sandboxd/workers/0123456789ab",
+                                                     UINT64_C(64) << 20, "/sbin/mkfs.ext4"), 0);
+        /* No disk of its own (a workspace): nothing appended. */
+        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", "/x", 0, "/sbin/mkfs.ext4"), 0);
+        assert_true(sd_bus_message_close_container(m) >= 0);
+        dump = test_message_dump(m);
+        sd_bus_message_unref(m);
+        assert_non_null(strstr(dump, "\"sandbox-0123456789ab-disk.service\""));
+        assert_prop(dump, "Type", "\"oneshot\"");
+        assert_prop(dump, "RemainAfterExit", "true");
+        assert_prop(dump, "StopWhenUnneeded", "true");
+        assert_prop(dump, "ExecStart", "\"/bin/sh\"");
+        assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/disks/0123456789ab\"");
+        assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
+        assert_prop(dump, "ExecStart", "\"67108864\"");
+        assert_prop(dump, "ExecStart", "\"/sbin/mkfs.ext4\"");
+        assert_prop(dump, "ExecStart", "loop,nosuid,nodev,noatime");
+        /* A resume finds the image made: mkfs only when there is none. */
+        assert_prop(dump, "ExecStart", "if [ ! -e");
+        assert_prop(dump, "ExecStop", "umount");
+        assert_null(strstr(dump, "PrivateDevices"));
+        assert_null(strstr(strstr(dump, "disk.service") + 1, "disk.service"));
+        free(dump);
+}
+
+/* Admission: the sum of the caps within Disk:TotalMax, and every disk filled
+ * to its cap still leaving Disk:KeepFree of the host's free space. */
+static void test_disk_admission(void **state) {
+        const uint64_t G = UINT64_C(1) << 30;
+        SbxConfig c;
+        SbxError e = {};
+
+        sbx_config_init_defaults(&c);
+        c.disk_total_max = 4 * G;
+        c.disk_keep_free = 1 * G;
+        assert_int_equal(worker_disk_admit(&c, 3 * G, 0, 1 * G, 100 * G, &e), 0);
+        assert_true(worker_disk_admit(&c, 3 * G, 0, 1 * G + 1, 100 * G, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+        assert_non_null(strstr(e.message, "TotalMax"));
+        e = (SbxError) {};
+        /* Held caps not yet written count against the free space. */
+        assert_int_equal(worker_disk_admit(&c, 2 * G, 2 * G, 1 * G, 4 * G, &e), 0);
+        assert_true(worker_disk_admit(&c, 2 * G, 2 * G, 1 * G, 4 * G - 1, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_START_FAILED);
+        assert_non_null(strstr(e.message, "KeepFree"));
+        e = (SbxError) {};
+        /* No overflow: absurd numbers are refused, not wrapped. */
+        assert_true(worker_disk_admit(&c, UINT64_MAX, 0, 1, UINT64_MAX, &e) < 0);
+        e = (SbxError) {};
+        c.disk_total_max = UINT64_MAX;
+        assert_true(worker_disk_admit(&c, 0, UINT64_MAX, 2, UINT64_MAX, &e) < 0);
+        e = (SbxError) {};
+        assert_true(worker_disk_admit(&c, 0, UINT64_MAX - 5, 1, UINT64_MAX, &e) < 0);
+        e = (SbxError) {};
+        sbx_config_done(&c);
+
+        /* A failed disk unit shows in the worker's start failure by name. */
+        char why[256];
+        worker_disk_start_job_why("0123456789ab", G, "dependency", why, sizeof(why));
+        assert_non_null(strstr(why, "sandbox-0123456789ab-disk.service"));
+        assert_non_null(strstr(why, "loop devices"));
+        worker_disk_start_job_why("0123456789ab", 0, "dependency", why, sizeof(why));
+        assert_string_equal(why, "start job dependency");
+        worker_disk_start_job_why("0123456789ab", G, "timeout", why, sizeof(why));
+        assert_string_equal(why, "start job timeout");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_disk),
+                cmocka_unit_test(test_disk_admission),
                 cmocka_unit_test(test_workspace_mount),
                 cmocka_unit_test(test_trusted_unit),
                 cmocka_unit_test(test_trusted_hides_host_sockets),

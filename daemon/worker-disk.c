@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "errors.h"
+#include "rmrf.h"
+#include "unit-props.h"
+#include "worker-disk.h"
+
+int worker_disk_unit_name(const char *id, char **ret) {
+        return asprintf(ret, "sandbox-%s-disk.service", id) < 0 ? -ENOMEM : 0;
+}
+
+void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *result, char *buf, size_t size) {
+        if (disk_bytes > 0 && streq(result, "dependency"))
+                snprintf(buf, size, "start job dependency: a unit it requires failed, such as its disk "
+                         "sandbox-%s-disk.service (an ext4 image on a loop device; are loop devices available?)", id);
+        else
+                snprintf(buf, size, "start job %s", result);
+}
+
+/* The image is made once (a resume finds it), without a journal (a home does
+ * not outlive a boot, so there is nothing to replay) and without reserved
+ * blocks; lost+found stays at the file system's root, outside the home. The
+ * tmp directory is 1777 as /tmp is: only its worker ever sees it. */
+static const char disk_setup_script[] =
+        "set -eu\n"
+        "dir=$1 home=$2 size=$3 mkfs=$4\n"
+        "mkdir -p -m 0700 \"$dir\"\n"
+        "if [ ! -e \"$dir/image\" ]; then\n"
+        "  rm -f \"$dir/image.new\"\n"
+        "  truncate -s \"$size\" \"$dir/image.new\"\n"
+        "  \"$mkfs\" -q -F -m 0 -O ^has_journal -E nodiscard \"$dir/image.new\"\n"
+        "  mv \"$dir/image.new\" \"$dir/image\"\n"
+        "fi\n"
+        "mkdir -p -m 0700 \"$dir/fs\" \"$home\"\n"
+        "mountpoint -q \"$dir/fs\" || mount -t ext4 -o loop,nosuid,nodev,noatime \"$dir/image\" \"$dir/fs\"\n"
+        "mkdir -p -m 0700 \"$dir/fs/home\"\n"
+        "mkdir -p \"$dir/fs/tmp\"\n"
+        "chmod 1777 \"$dir/fs/tmp\"\n"
+        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n";
+
+/* Unmounts. While the image is kept (a suspend) the home stays as an empty
+ * directory owned as the disk's home is, as a plain home would: systemd
+ * tries that owner's UID first at the resume. Once sandboxd removed the
+ * image (the worker ended) the directories go too. */
+static const char disk_stop_script[] =
+        "dir=$1 home=$2\n"
+        "owner=$(stat -c %u:%g \"$dir/fs/home\" 2>/dev/null)\n"
+        "if mountpoint -q \"$home\"; then umount \"$home\" || exit 1; fi\n"
+        "if mountpoint -q \"$dir/fs\"; then umount \"$dir/fs\" || exit 1; fi\n"
+        "if [ -e \"$dir/image\" ]; then\n"
+        "  [ -z \"$owner\" ] || chown \"$owner\" \"$home\"\n"
+        "else\n"
+        "  rmdir \"$home\" \"$dir/fs\" \"$dir\" 2>/dev/null\n"
+        "fi\n"
+        "exit 0\n";
+
+int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
+                                const char *mkfs_path) {
+        _cleanup_free_ char *name = NULL, *dir = NULL, *description = NULL, *size = NULL;
+        int r;
+
+        if (bytes == 0)
+                return 0;
+        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&dir, SBX_DISK_ROOT "/%s", id) < 0 ||
+            asprintf(&description, "sandboxd disk of worker %s", id) < 0 || asprintf(&size, "%" PRIu64, bytes) < 0)
+                return -ENOMEM;
+        char *setup_argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) disk_setup_script, (char *) "sandboxd-disk",
+                               dir, (char *) home_private, size, (char *) mkfs_path, NULL };
+        char *stop_argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) disk_stop_script, (char *) "sandboxd-disk",
+                              dir, (char *) home_private, NULL };
+
+        r = sd_bus_message_open_container(m, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                          "Description", "s", description,
+                                          "Type", "s", "oneshot",
+                                          "RemainAfterExit", "b", 1,
+                                          "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "TimeoutStartUSec", "t", 60 * USEC_PER_SEC);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStart", setup_argv[0], setup_argv, NULL);
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStop", stop_argv[0], stop_argv, NULL);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_tmp) {
+        _cleanup_free_ char *name = NULL, *tmp = NULL;
+        int r;
+
+        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&tmp, SBX_DISK_ROOT "/%s/fs/tmp", id) < 0)
+                return -ENOMEM;
+        /* Without its disk the worker does not start: it would write into the
+         * host's file system with no cap. */
+        r = sd_bus_message_append(m, "(sv)", "Requires", "as", 1, name);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "After", "as", 1, name);
+        if (r >= 0 && bind_tmp)
+                r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 1, tmp, "/tmp", 0, UINT64_C(0));
+        return r;
+}
+
+int worker_disk_remove(const char *id) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (asprintf(&dir, SBX_DISK_ROOT "/%s", id) < 0)
+                return -ENOMEM;
+        return rm_rf(dir);
+}
+
+uint64_t worker_disk_unwritten(const char *id, uint64_t bytes) {
+        _cleanup_free_ char *image = NULL;
+        struct stat st;
+        uint64_t taken;
+
+        /* Not made yet (or unreadable): all of it may still be taken. */
+        if (asprintf(&image, SBX_DISK_ROOT "/%s/image", id) < 0 || stat(image, &st) < 0)
+                return bytes;
+        taken = (uint64_t) st.st_blocks * 512;
+        return (uint64_t) st.st_size > taken ? (uint64_t) st.st_size - taken : 0;
+}
+
+int worker_disk_admit(const SbxConfig *c, uint64_t committed, uint64_t unwritten, uint64_t want, uint64_t free,
+                      SbxError *error) {
+        if (committed > c->disk_total_max || want > c->disk_total_max - committed)
+                return sbx_error_set(error, -ENOSPC, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "The workers' disks would exceed Disk:TotalMax (%" PRIu64 " bytes): %" PRIu64
+                                     " are held, %" PRIu64 " more were asked for", c->disk_total_max, committed, want);
+        /* Sparse images take the host's space as they are written: every one
+         * filled to its cap must still leave KeepFree. */
+        uint64_t need;
+        if (__builtin_add_overflow(unwritten, want, &need) || __builtin_add_overflow(need, c->disk_keep_free, &need) ||
+            need > free)
+                return sbx_error_set(error, -ENOSPC, SBX_ERROR_START_FAILED,
+                                     "No room for a worker's disk of %" PRIu64 " bytes: the host has %" PRIu64
+                                     " bytes free, of which the workers' disks may still take %" PRIu64
+                                     " and Disk:KeepFree keeps %" PRIu64, want, free, unwritten, c->disk_keep_free);
+        return 0;
+}
