@@ -204,7 +204,11 @@ static int image_root(void) {
 #define QUIESCE_TIMEOUT_USEC (10 * USEC_PER_SEC)
 #define QUIESCE_POLL_USEC (100 * USEC_PER_MSEC)
 #define QUIESCE_SETTLE_USEC (300 * USEC_PER_MSEC)
-#define EXEC_TIMEOUT_USEC (20 * USEC_PER_SEC)
+/* One read of /proc/net/tcp takes well under a second; a slower one is
+ * not waited for. Per attempt the steps take at most 10 + 5 s, a pause of
+ * at most 20 s and the settling, and a failed one a runsc state and a
+ * resume of at most 20 s each (unit-props.c counts them). */
+#define EXEC_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define NET_TCP_MAX (1024 * 1024)
 #define TCP_SYN_SENT 0x02
 #define TCP_SYN_RECV 0x03
@@ -273,7 +277,9 @@ static int quiesce_and_pause(const LaunchArgs *a, const char *container) {
 
         for (;;) {
                 n = sandbox_handshakes(a, container);
-                if (n == 0 || now_usec(CLOCK_MONOTONIC) - start >= QUIESCE_TIMEOUT_USEC)
+                /* Unreadable (no /bin/cat, a slow exec): asking again would
+                 * only delay the suspend by the whole wait. */
+                if (n <= 0 || now_usec(CLOCK_MONOTONIC) - start >= QUIESCE_TIMEOUT_USEC)
                         break;
                 (void) usleep((useconds_t) QUIESCE_POLL_USEC);
         }
