@@ -193,8 +193,9 @@ static int image_root(void) {
  *    not sockets and not in /proc/net/tcp; their peer is the sandbox itself
  *    (nothing outside connects in), so they end here as well.
  * Then runsc checkpoints the paused sandbox (it takes "paused" as well as
- * "running"). A failed attempt resumes the sandbox if it is still paused,
- * on every path (a refusal, a timeout), before anything else looks at it.
+ * "running"), and the launcher resumes it after every attempt, a success, a
+ * failure or a timeout, before anything else looks at it
+ * (resume_if_paused(): that is how a saved sandbox gets to exit).
  *
  * Not done: blocking new handshakes from outside (an RST for every SYN on
  * the proxy's end of the veth) would need netfilter in the unit's network
@@ -206,8 +207,9 @@ static int image_root(void) {
 #define QUIESCE_SETTLE_USEC (300 * USEC_PER_MSEC)
 /* One read of /proc/net/tcp takes well under a second; a slower one is
  * not waited for. Per attempt the steps take at most 10 + 5 s, a pause of
- * at most 20 s and the settling, and a failed one a runsc state and a
- * resume of at most 20 s each (unit-props.c counts them). */
+ * at most 20 s and the settling, a runsc state and a resume of at most 20 s
+ * each, and after a failed one a second look (sandbox_survived(), at most
+ * 21 s): 96.3 s, which unit-props.c counts as 100 s. */
 #define EXEC_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define NET_TCP_MAX (1024 * 1024)
 #define TCP_SYN_SENT 0x02
@@ -271,32 +273,42 @@ static int sandbox_handshakes(const LaunchArgs *a, const char *container) {
  * no worse than one without these steps. */
 static int quiesce_and_pause(const LaunchArgs *a, const char *container) {
         static char * const pause_verb[] = { (char *) "pause", NULL };
-        uint64_t start = now_usec(CLOCK_MONOTONIC), waited;
-        char out[1024], line[256], ms[32], busy[16];
-        int status, n, r;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        char out[1024], line[256], ms[32], busy[16], reads[16], seen[16];
+        unsigned n_reads = 0;
+        int status, n, most = 0, r;
 
         for (;;) {
                 n = sandbox_handshakes(a, container);
+                n_reads++;
+                most = MAX(most, n);
                 /* Unreadable (no /bin/cat, a slow exec): asking again would
                  * only delay the suspend by the whole wait. */
                 if (n <= 0 || now_usec(CLOCK_MONOTONIC) - start >= QUIESCE_TIMEOUT_USEC)
                         break;
                 (void) usleep((useconds_t) QUIESCE_POLL_USEC);
         }
-        waited = (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC;
-        snprintf(ms, sizeof(ms), "%" PRIu64, waited);
+        /* What an operator (and bench/checkpoint-handshakes.sh) reads: the
+         * handshakes left, how long it took, how many reads, and the most
+         * handshakes one read saw (above 0: the wait was needed). */
+        snprintf(ms, sizeof(ms), "%" PRIu64, (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
         snprintf(busy, sizeof(busy), "%d", n);
+        snprintf(reads, sizeof(reads), "%u", n_reads);
+        snprintf(seen, sizeof(seen), "%d", most);
         if (n < 0)
                 log_struct(LOG_WARNING, "Could not read the sandbox's TCP sockets before the checkpoint",
                            "SANDBOXD_EVENT", "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", "unknown",
-                           "SANDBOXD_WAIT_MSEC", ms, NULL);
+                           "SANDBOXD_WAIT_MSEC", ms, "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen,
+                           NULL);
         else if (n > 0)
                 log_struct(LOG_WARNING, "TCP handshakes still in flight in the sandbox after the wait; pausing anyway",
                            "SANDBOXD_EVENT", "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", busy,
-                           "SANDBOXD_WAIT_MSEC", ms, NULL);
+                           "SANDBOXD_WAIT_MSEC", ms, "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen,
+                           NULL);
         else
                 log_struct(LOG_INFO, "No TCP handshake in flight in the sandbox; pausing it", "SANDBOXD_EVENT",
-                           "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", "0", "SANDBOXD_WAIT_MSEC", ms, NULL);
+                           "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", "0", "SANDBOXD_WAIT_MSEC", ms,
+                           "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen, NULL);
 
         r = runsc_verb(a, pause_verb, NULL, STATS_TIMEOUT_USEC, out, sizeof(out), &status, container);
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -308,9 +320,15 @@ static int quiesce_and_pause(const LaunchArgs *a, const char *container) {
         return 1;
 }
 
-/* After a failed attempt: a sandbox this launcher paused and that is still
- * paused runs again. */
-static void resume_if_paused(const LaunchArgs *a, const char *root, const char *container) {
+/* After an attempt, whatever its result: a sandbox this launcher paused
+ * and that is still paused runs again. runsc ends a sandbox after its save
+ * (without --leave-running, after a failed save as well) by killing its
+ * kernel's tasks and then undoing its own pause of them; a task dies once it
+ * runs, and ours is the pause that is left, so without this resume the
+ * killed sandbox would stay paused and its unit would never end (seen in the
+ * test bed). A sandbox that runsc did not kill (an attempt that failed
+ * before the save) runs on and may be tried again. */
+static void resume_if_paused(const LaunchArgs *a, const char *root, const char *container, int result) {
         static char * const resume_verb[] = { (char *) "resume", NULL };
         char st[32], out[1024], line[256];
         int status, r;
@@ -319,8 +337,25 @@ static void resume_if_paused(const LaunchArgs *a, const char *root, const char *
                 return;
         r = runsc_verb(a, resume_verb, NULL, STATS_TIMEOUT_USEC, out, sizeof(out), &status, container);
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                log_error("runsc could not resume %s after the failed checkpoint; it stays paused: %s", container,
-                          r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
+                log_error("runsc could not resume %s after the %s checkpoint; it stays paused: %s", container,
+                          result < 0 ? "failed" : "completed", r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
+}
+
+/* Whether the sandbox still runs after a failed attempt. One that runsc
+ * killed while this launcher held it paused dies only once resumed, within
+ * moments: a sandbox resumed a moment ago is watched for up to
+ * SURVIVE_WAIT_USEC before it counts as having survived. */
+#define SURVIVE_WAIT_USEC (1 * USEC_PER_SEC)
+static bool sandbox_survived(const LaunchArgs *a, const char *root, const char *container, bool resumed) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + (resumed ? SURVIVE_WAIT_USEC : 0);
+
+        for (;;) {
+                if (launch_container_running(a->runtime_path, root, container) <= 0)
+                        return false;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return true;
+                (void) usleep((useconds_t) QUIESCE_POLL_USEC);
+        }
 }
 
 static int checkpoint(const LaunchArgs *a, const char *container, const char *dir) {
@@ -408,13 +443,13 @@ int launch_checkpoint(const LaunchArgs *a) {
                 }
                 paused = quiesce_and_pause(a, user);
                 r = checkpoint(a, user, dir);
-                if (r < 0 && paused)
-                        resume_if_paused(a, root, user);
+                if (paused)
+                        resume_if_paused(a, root, user, r);
                 if (r != -EIO || attempt >= LAUNCH_CHECKPOINT_ATTEMPTS)
                         break;
                 (void) rm_rf(dir);
                 /* A sandbox that went away with its attempt has nothing left to save. */
-                if (launch_container_running(a->runtime_path, root, user) <= 0) {
+                if (!sandbox_survived(a, root, user, paused)) {
                         log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
                                   user);
                         break;

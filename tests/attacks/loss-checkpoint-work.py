@@ -4,8 +4,8 @@ gVisor worker that keeps TCP handshakes in flight, so that a checkpoint
 finds some (runsc 0.0~20240729 cannot save an endpoint in SYN-SENT or
 SYN-RECV). Outbound: OUT threads open a connection to the egress proxy's
 listener (https_proxy, across the veth) and close it, over and over.
-Inbound: a listener on the sandbox's loopback and LO threads connecting to
-it, so half-open connections wait in its accept queue. Every 0.2 s one line
+Inbound: a listener on the sandbox's own address (own_address()) and LO
+threads connecting to it, so half-open connections wait in its accept queue. Every 0.2 s one line
 goes to $HOME/log: "COUNTER out=OK/FAILED lo=OK/FAILED" (totals since
 start; the counter lives in memory, so a restore counts on, a restart starts
 over). Connections reset by a checkpoint are counted as failed and retried.
@@ -51,9 +51,23 @@ def serve(ls):
             time.sleep(0.05)
 
 
+def own_address():
+    """The sandbox's loopback, or where there is none (gVisor on the veth
+    mirrors the links of its network namespace, whose lo is down) its own
+    address on the link: connections to it stay inside its network stack."""
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+        return "127.0.0.1"
+    except OSError:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(target)
+            return s.getsockname()[0]
+
+
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", 0))
+ls.bind((own_address(), 0))
 ls.listen(64)
 threads = [threading.Thread(target=serve, args=(ls,), daemon=True)]
 threads += [threading.Thread(target=dial, args=(target, "out"), daemon=True) for _ in range(n_out)]
