@@ -16,6 +16,7 @@
 #   BENCH_STAGE=DIR       boot the test bed with DIR (a staged install, e.g.
 #                         another checkout's build-deb/stage) instead of
 #                         building this tree through tests/run-all.sh
+#   BENCH_COMMIT=C        the commit the cycles ran on (with BENCH_CYCLES_FILE)
 #   CONTINUE_AFTER_LOSS=1 go on with a new worker after a lost one (to count
 #                         the losses of an old build)
 # To show the old behaviour, run it from a checkout of the base commit with
@@ -56,7 +57,7 @@ else
 fi
 . "$SRC/bench/lib.sh"
 python3 - "$cycles" "$OUT/checkpoint-handshakes-$LABEL.json" "$N" "$LABEL" "$rc" "$((SECONDS - t0))" \
-    "$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?')" "$(bench_machine)" <<'PY'
+    "${BENCH_COMMIT:-$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?')}" "$(bench_machine)" <<'PY'
 import json, statistics, sys
 path, out, asked, label, rc, wall, commit, machine = sys.argv[1:9]
 rows = []
