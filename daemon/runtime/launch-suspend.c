@@ -168,9 +168,10 @@ static int image_root(void) {
  * (SYN-SENT, SYN-RECV): with --net-disconnect-ok its beforeSave resets every
  * endpoint that is not idle, and resetting one whose sender and receiver do
  * not exist yet dereferences nil ("encoding error: runtime error: invalid
- * memory address or nil pointer dereference"); some of those failures end
- * the sandbox, and the worker with it (gVisor fixed it in 2026: "tcp: skip
- * RST in resetConnectionLocked when snd/rcv are nil"). runsc checkpoint
+ * memory address or nil pointer dereference"), and runsc then ends the
+ * sandbox, as after any failed save without --leave-running (it kills the
+ * kernel): the worker was lost (gVisor fixed it in 2026: "tcp: skip RST in
+ * resetConnectionLocked when snd/rcv are nil"). runsc checkpoint
  * pauses the sandbox's tasks and its network stack in one go, so a handshake
  * in flight at that moment is saved as it is. The launcher therefore lets
  * the handshakes end first, in three steps:
@@ -178,7 +179,9 @@ static int image_root(void) {
  * 1. It waits (at most QUIESCE_TIMEOUT_USEC) for a moment in which no
  *    socket of the sandbox is in a SYN state, read from gVisor's own
  *    /proc/net/tcp{,6} by "runsc exec" (as nobody: the file is the
- *    sentry's, readable by anyone, and nothing the worker can write). That
+ *    sentry's, readable by anyone). The worker may end that reader or
+ *    feed it lines; that only shortens the wait or makes it time out, and
+ *    the parser takes bounded numbers and nothing else from it. That
  *    catches a handshake whose SYN was lost and waits for its
  *    retransmission (which the proxy's kernel answers at once, with SYN-ACK
  *    or RST), e.g. one a workload starts while the link comes up after a
@@ -188,7 +191,7 @@ static int image_root(void) {
  *    checkpoint pauses it), so
  * 3. during QUIESCE_SETTLE_USEC the handshakes started between 1 and 2
  *    complete or fail: the peer is the proxy's kernel across a veth (or the
- *    sandbox's own loopback), which answers within microseconds; a loaded
+ *    sandbox itself), which answers within microseconds; a loaded
  *    host gets 300 ms. A listener's half-open connections (SYN-RECV) are
  *    not sockets and not in /proc/net/tcp; their peer is the sandbox itself
  *    (nothing outside connects in), so they end here as well.
@@ -338,7 +341,8 @@ static void resume_if_paused(const LaunchArgs *a, const char *root, const char *
         r = runsc_verb(a, resume_verb, NULL, STATS_TIMEOUT_USEC, out, sizeof(out), &status, container);
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 log_error("runsc could not resume %s after the %s checkpoint; it stays paused: %s", container,
-                          result < 0 ? "failed" : "completed", r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
+                          result < 0 ? "failed" : "completed",
+                          r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
 }
 
 /* Whether the sandbox still runs after a failed attempt. One that runsc
