@@ -22,7 +22,7 @@ CONF=/etc/sandboxd/sandboxd.conf
 HOST=api.ckpt-it.test
 
 ATTACKS='
-loss-checkpoint-control|standard|(control) a gVisor worker with egress opens connections to its proxy and on its loopback, over and over|both succeed, thousands of times: the handshakes the attack needs are in flight
+loss-checkpoint-control|standard|(control) a gVisor worker with egress opens connections to its proxy and to itself, over and over|both succeed, thousands of times: the handshakes the attack needs are in flight
 loss-checkpoint-handshakes|standard|suspend and resume that worker '"$CYCLES"' times while it keeps opening connections|no worker lost, no suspend fails, the counter counts on after every resume and its connections work again
 '
 declare -A ATK_ACTION=() ATK_EXPECT=() ATK_RAN=()
