@@ -15,7 +15,9 @@
 #                         summarise the RESULT_FILE F of a run made elsewhere
 #   BENCH_STAGE=DIR       boot the test bed with DIR (a staged install, e.g.
 #                         another checkout's build-deb/stage) instead of
-#                         building this tree through tests/run-all.sh
+#                         building this tree through tests/run-all.sh; the
+#                         container's journal goes to BENCH_JOURNAL
+#                         (default /tmp/checkpoint-handshakes-LABEL.journal)
 #   BENCH_COMMIT=C        the commit the cycles ran on (with BENCH_CYCLES_FILE)
 #   CONTINUE_AFTER_LOSS=1 go on with a new worker after a lost one (to count
 #                         the losses of an old build)
@@ -40,13 +42,20 @@ else
     if [ -n "${BENCH_STAGE:-}" ]; then
         # A package staged already (run-all's build-deb/stage, of this tree
         # or of another checkout): one test bed booted here.
-        . "$SRC/tests/testbed/testbed.sh"
-        name=sbx-bench-ckpt-$$
-        testbed_boot "$name" "$BENCH_STAGE"
-        CYCLES=$N RESULT_FILE=$cycles CONTINUE_AFTER_LOSS=${CONTINUE_AFTER_LOSS:-0} SANDBOXD_SRC=$SRC \
-            SANDBOXD_STAGE=$BENCH_STAGE TESTBED_MACHINE=$name \
-            bash "$SRC/tests/attacks/loss-checkpoint.sh" "$(testbed_pid "$name")" "$BENCH_STAGE" || rc=$?
-        testbed_stop "$name"
+        # In a subshell: testbed.sh sets traps of its own. The container's
+        # journal is kept beside the results' log (why a cycle failed).
+        (
+            . "$SRC/tests/testbed/testbed.sh"
+            name=sbx-bench-ckpt-$$
+            testbed_boot "$name" "$BENCH_STAGE" || exit 1
+            rc=0
+            CYCLES=$N RESULT_FILE=$cycles CONTINUE_AFTER_LOSS=${CONTINUE_AFTER_LOSS:-0} SANDBOXD_SRC=$SRC \
+                SANDBOXD_STAGE=$BENCH_STAGE TESTBED_MACHINE=$name \
+                bash "$SRC/tests/attacks/loss-checkpoint.sh" "$(testbed_pid "$name")" "$BENCH_STAGE" || rc=$?
+            testbed_journal "$name" "${BENCH_JOURNAL:-/tmp/checkpoint-handshakes-$LABEL.journal}" || true
+            testbed_stop "$name"
+            exit $rc
+        ) || rc=$?
     else
         # About 10 s a cycle on a loaded 2-core machine; the test's own
         # bound is the run's.

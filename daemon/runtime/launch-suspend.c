@@ -363,7 +363,7 @@ static bool sandbox_survived(const LaunchArgs *a, const char *root, const char *
 }
 
 static int checkpoint(const LaunchArgs *a, const char *container, const char *dir) {
-        char root[64], platform[64], image[PATH_MAX + 16], out[1024], line[256];
+        char root[64], platform[64], image[PATH_MAX + 16], out[1024], line[1024];
         int status, r;
 
         runtime_root_arg(a, root, sizeof(root));
@@ -381,7 +381,14 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
         if (r < 0)
                 return log_error_errno(r, "Failed to run %s checkpoint for %s: %m", a->runtime_path, container);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                log_error("runsc could not checkpoint %s: %s", container, first_line(out, line, sizeof(line)));
+                /* runsc's reason is not always its first line: all of what
+                 * it said (as much as out holds), on one line. */
+                for (char *c = out; *c; c++)
+                        if (*c == '\n')
+                                *c = ' ';
+                log_error("runsc could not checkpoint %s (status %d): %s", container,
+                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                          first_line(out, line, sizeof(line)));
                 return -EIO;
         }
         return 0;
