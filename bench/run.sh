@@ -11,6 +11,8 @@
 #   density        bench/density.sh: memory per idle gVisor worker and
 #                  sandboxd's RSS up to N workers, list/create/stop times
 #   churn          bench/churn.sh: the reliability churn at length
+#   checkpoint     bench/checkpoint-handshakes.sh: 200 suspend/resume cycles of a
+#                  worker opening connections (20 with --quick)
 #   broker         bench/broker/*.sh, suspend: bench/suspend.sh, where they exist,
 #                  run without arguments (BENCH_QUICK=1 in the environment with --quick)
 # A benchmark whose script is absent is skipped with a line saying so; one
@@ -24,7 +26,7 @@
 #     --density-platform P  runsc platform for density (default: the configured
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
-#     --only NAMES   only these of: start runtime egress density churn broker suspend
+#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$SRC/bench/results
@@ -134,6 +136,9 @@ if wanted suspend; then
     else
         skip suspend "no bench/suspend.sh in this tree"
     fi
+fi
+if wanted checkpoint; then
+    bench checkpoint "$LOGS/checkpoint.log" bash "$SRC/bench/checkpoint-handshakes.sh" "$([ -n "$QUICK" ] && echo 20 || echo 200)"
 fi
 
 command -v gnuplot >/dev/null && python3 "$SRC/bench/figures.py" "$OUT"

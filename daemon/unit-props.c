@@ -475,10 +475,13 @@ int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnit
          * (launch-suspend.c: the wait for the last restore's image, 30 s,
          * the wait for the sandbox to run, 30 s and one runsc state of 20 s,
          * the stats, 20 s, a runsc state after each failed attempt, 20 s,
-         * the backoff): 502 s at worst. */
+         * the backoff): 502 s at worst; and for each attempt the wait for
+         * the sandbox's TCP handshakes to end, its pause and resume, and
+         * after a failed one a second look whether it survived
+         * (launch-suspend.c, at most 100 s): 802 s at worst. */
         if (r >= 0)
                 r = unit_append_helper_oneshot(m, "sandboxd checkpoint of a suspended worker",
-                                               UINT64_C(540) * USEC_PER_SEC, p->launcher_path, ck.v);
+                                               UINT64_C(840) * USEC_PER_SEC, p->launcher_path, ck.v);
         /* Its UID is reserved before the checkpoint ends the worker's unit. */
         if (r >= 0)
                 r = uid_keep_append_dependency(m, p->id);

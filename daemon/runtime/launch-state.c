@@ -10,13 +10,15 @@
 
 #define STATE_TIMEOUT_USEC (20 * USEC_PER_SEC)
 
-int launch_container_running(const char *runtime_path, const char *root_arg, const char *container) {
+int launch_container_status(const char *runtime_path, const char *root_arg, const char *container, char *buf,
+                            size_t size) {
         char out[16384];
         struct json_object *o, *v;
         const char *json;
         int status, r;
 
         char *argv[] = { (char *) runtime_path, (char *) root_arg, (char *) "state", (char *) container, NULL };
+        buf[0] = 0;
         r = spawn_capture(argv, STATE_TIMEOUT_USEC, out, sizeof(out), &status);
         if (r < 0)
                 return r;
@@ -24,11 +26,18 @@ int launch_container_running(const char *runtime_path, const char *root_arg, con
                 return 0;
         json = strchr(out, '{');
         o = json ? json_tokener_parse(json) : NULL;
-        r = o && json_object_object_get_ex(o, "status", &v) && json_object_is_type(v, json_type_string) &&
-            streq(json_object_get_string(v), "running");
+        if (o && json_object_object_get_ex(o, "status", &v) && json_object_is_type(v, json_type_string))
+                snprintf(buf, size, "%s", json_object_get_string(v));
         if (o)
                 json_object_put(o);
-        return r;
+        return 0;
+}
+
+int launch_container_running(const char *runtime_path, const char *root_arg, const char *container) {
+        char st[32];
+        int r = launch_container_status(runtime_path, root_arg, container, st, sizeof(st));
+
+        return r < 0 ? r : streq(st, "running");
 }
 
 int launch_wait_container_running(const char *runtime_path, const char *root_arg, const char *container,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Asking runsc about a sandbox that it is still booting or restoring.
@@ -16,6 +17,12 @@
  * anything else (creating, created, stopped) or knows no such container, or a
  * negative errno if runsc could not be run. */
 int launch_container_running(const char *runtime_path, const char *root_arg, const char *container);
+
+/* The status runsc reports for CONTAINER ("running", "paused", "stopped",
+ * ...) into buf, "" if it knows no such container: 0, or a negative errno if
+ * runsc could not be run. */
+int launch_container_status(const char *runtime_path, const char *root_arg, const char *container, char *buf,
+                            size_t size);
 
 /* Asks every LAUNCH_STATE_POLL_USEC until CONTAINER runs: 0 once it does,
  * -ETIMEDOUT after timeout_usec. */

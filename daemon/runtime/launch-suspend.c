@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -170,8 +171,206 @@ static int image_root(void) {
         return r < 0 ? r : mkdir_checked(LAUNCH_SUSPEND_ROOT, 0700, 0077);
 }
 
+/* runsc 0.0~20240729 cannot save a TCP endpoint that is in a handshake
+ * (SYN-SENT, SYN-RECV): with --net-disconnect-ok its beforeSave resets every
+ * endpoint that is not idle, and resetting one whose sender and receiver do
+ * not exist yet dereferences nil ("encoding error: runtime error: invalid
+ * memory address or nil pointer dereference"), and runsc then ends the
+ * sandbox, as after any failed save without --leave-running (it kills the
+ * kernel): the worker was lost (gVisor fixed it in 2026: "tcp: skip RST in
+ * resetConnectionLocked when snd/rcv are nil"). runsc checkpoint
+ * pauses the sandbox's tasks and its network stack in one go, so a handshake
+ * in flight at that moment is saved as it is. The launcher therefore lets
+ * the handshakes end first, in three steps:
+ *
+ * 1. It waits (at most QUIESCE_TIMEOUT_USEC) for a moment in which no
+ *    socket of the sandbox is in a SYN state, read from gVisor's own
+ *    /proc/net/tcp{,6} by "runsc exec" (as nobody: the file is the
+ *    sentry's, readable by anyone). The worker may end that reader or
+ *    feed it lines; that only shortens the wait or makes it time out, and
+ *    the parser takes bounded numbers and nothing else from it. That
+ *    catches a handshake whose SYN was lost and waits for its
+ *    retransmission (which the proxy's kernel answers at once, with SYN-ACK
+ *    or RST), e.g. one a workload starts while the link comes up after a
+ *    restore.
+ * 2. "runsc pause" stops every task at once: nothing can start a handshake
+ *    any more. The network stack is not paused with them (only the
+ *    checkpoint pauses it), so
+ * 3. during QUIESCE_SETTLE_USEC the handshakes started between 1 and 2
+ *    complete or fail: the peer is the proxy's kernel across a veth (or the
+ *    sandbox itself), which answers within microseconds; a loaded
+ *    host gets 300 ms. A listener's half-open connections (SYN-RECV) are
+ *    not sockets and not in /proc/net/tcp; their peer is the sandbox itself
+ *    (nothing outside connects in), so they end here as well.
+ * Then runsc checkpoints the paused sandbox (it takes "paused" as well as
+ * "running"), and the launcher resumes it after every attempt, a success, a
+ * failure or a timeout, before anything else looks at it
+ * (resume_if_paused(): that is how a saved sandbox gets to exit).
+ *
+ * Not done: blocking new handshakes from outside (an RST for every SYN on
+ * the proxy's end of the veth) would need netfilter in the unit's network
+ * namespace, i.e. nft or iptables, which sandboxd does not depend on; the
+ * pause in step 2 stops them from inside instead, and a dropped SYN is what
+ * must never happen (it leaves SYN-SENT), which a pause does not cause. */
+#define QUIESCE_TIMEOUT_USEC (10 * USEC_PER_SEC)
+#define QUIESCE_POLL_USEC (100 * USEC_PER_MSEC)
+#define QUIESCE_SETTLE_USEC (300 * USEC_PER_MSEC)
+/* One read of /proc/net/tcp takes well under a second; a slower one is
+ * not waited for. Per attempt the steps take at most 10 + 5 s, a pause of
+ * at most 20 s and the settling, a runsc state and a resume of at most 20 s
+ * each, and after a failed one a second look (sandbox_survived(), at most
+ * 21 s): 96.3 s, which unit-props.c counts as 100 s. */
+#define EXEC_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define NET_TCP_MAX (1024 * 1024)
+#define TCP_SYN_SENT 0x02
+#define TCP_SYN_RECV 0x03
+
+/* Runs "runsc ... VERB [ARGS...] CONTAINER [TAIL...]" with the same global
+ * flags as the checkpoint; the captured output into out. */
+static int runsc_verb(const LaunchArgs *a, char * const *verb, char * const *tail, uint64_t timeout_usec, char *out,
+                      size_t out_size, int *ret_status, const char *container) {
+        char root[64], platform[64];
+        char *argv[24];
+        size_t n = 0;
+
+        runtime_root_arg(a, root, sizeof(root));
+        snprintf(platform, sizeof(platform), "--platform=%s", a->platform);
+        argv[n++] = (char *) a->runtime_path;
+        argv[n++] = root;
+        argv[n++] = (char *) "--ignore-cgroups";
+        argv[n++] = (char *) "--network=none";
+        argv[n++] = (char *) "--overlay2=none";
+        argv[n++] = platform;
+        for (; *verb && n < ELEMENTSOF(argv) - 8; verb++)
+                argv[n++] = *verb;
+        argv[n++] = (char *) container;
+        for (; tail && *tail && n < ELEMENTSOF(argv) - 1; tail++)
+                argv[n++] = *tail;
+        argv[n] = NULL;
+        return spawn_capture(argv, timeout_usec, out, out_size, ret_status);
+}
+
+/* The number of the sandbox's TCP sockets in SYN-SENT or SYN-RECV, or a
+ * negative errno if they could not be read (or not all of them). */
+static int sandbox_handshakes(const LaunchArgs *a, const char *container) {
+        static char * const verb[] = { (char *) "exec", (char *) "--user=65534:65534", NULL };
+        static char * const tail[] = { (char *) "/bin/cat", (char *) "/proc/net/tcp", (char *) "/proc/net/tcp6",
+                                       NULL };
+        _cleanup_free_ char *out = malloc(NET_TCP_MAX);
+        int status, n = 0, r;
+
+        if (!out)
+                return -ENOMEM;
+        r = runsc_verb(a, verb, tail, EXEC_TIMEOUT_USEC, out, NET_TCP_MAX, &status, container);
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -EIO;
+        if (strlen(out) >= NET_TCP_MAX - 1)
+                return -E2BIG;
+        /* "  sl  local_address rem_address   st ...": the state is hex. */
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+                unsigned st;
+
+                if (sscanf(line, " %*u: %*s %*s %x", &st) == 1 && (st == TCP_SYN_SENT || st == TCP_SYN_RECV))
+                        n++;
+        }
+        return n;
+}
+
+/* Steps 1-3 above; returns whether the sandbox is paused (1) or not (0).
+ * Whatever it could not do is logged and the checkpoint goes ahead: it is
+ * no worse than one without these steps. */
+static int quiesce_and_pause(const LaunchArgs *a, const char *container) {
+        static char * const pause_verb[] = { (char *) "pause", NULL };
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        char out[1024], line[256], ms[32], busy[16], reads[16], seen[16];
+        unsigned n_reads = 0;
+        int status, n, most = 0, r;
+
+        for (;;) {
+                n = sandbox_handshakes(a, container);
+                n_reads++;
+                most = MAX(most, n);
+                /* Unreadable (no /bin/cat, a slow exec): asking again would
+                 * only delay the suspend by the whole wait. */
+                if (n <= 0 || now_usec(CLOCK_MONOTONIC) - start >= QUIESCE_TIMEOUT_USEC)
+                        break;
+                (void) usleep((useconds_t) QUIESCE_POLL_USEC);
+        }
+        /* What an operator (and bench/checkpoint-handshakes.sh) reads: the
+         * handshakes left, how long it took, how many reads, and the most
+         * handshakes one read saw (above 0: the wait was needed). */
+        snprintf(ms, sizeof(ms), "%" PRIu64, (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
+        snprintf(busy, sizeof(busy), "%d", n);
+        snprintf(reads, sizeof(reads), "%u", n_reads);
+        snprintf(seen, sizeof(seen), "%d", most);
+        if (n < 0)
+                log_struct(LOG_WARNING, "Could not read the sandbox's TCP sockets before the checkpoint",
+                           "SANDBOXD_EVENT", "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", "unknown",
+                           "SANDBOXD_WAIT_MSEC", ms, "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen,
+                           NULL);
+        else if (n > 0)
+                log_struct(LOG_WARNING, "TCP handshakes still in flight in the sandbox after the wait; pausing anyway",
+                           "SANDBOXD_EVENT", "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", busy,
+                           "SANDBOXD_WAIT_MSEC", ms, "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen,
+                           NULL);
+        else
+                log_struct(LOG_INFO, "No TCP handshake in flight in the sandbox; pausing it", "SANDBOXD_EVENT",
+                           "checkpoint-quiesce", "SANDBOXD_HANDSHAKES", "0", "SANDBOXD_WAIT_MSEC", ms,
+                           "SANDBOXD_READS", reads, "SANDBOXD_HANDSHAKES_SEEN", seen, NULL);
+
+        r = runsc_verb(a, pause_verb, NULL, STATS_TIMEOUT_USEC, out, sizeof(out), &status, container);
+        if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                log_warning("runsc could not pause %s before the checkpoint: %s", container,
+                            r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
+                return 0;
+        }
+        (void) usleep((useconds_t) QUIESCE_SETTLE_USEC);
+        return 1;
+}
+
+/* After an attempt, whatever its result: a sandbox this launcher paused
+ * and that is still paused runs again. runsc ends a sandbox after its save
+ * (without --leave-running, after a failed save as well) by killing its
+ * kernel's tasks and then undoing its own pause of them; a task dies once it
+ * runs, and ours is the pause that is left, so without this resume the
+ * killed sandbox would stay paused and its unit would never end (seen in the
+ * test bed). A sandbox that runsc did not kill (an attempt that failed
+ * before the save) runs on and may be tried again. */
+static void resume_if_paused(const LaunchArgs *a, const char *root, const char *container, int result) {
+        static char * const resume_verb[] = { (char *) "resume", NULL };
+        char st[32], out[1024], line[256];
+        int status, r;
+
+        if (launch_container_status(a->runtime_path, root, container, st, sizeof(st)) < 0 || !streq(st, "paused"))
+                return;
+        r = runsc_verb(a, resume_verb, NULL, STATS_TIMEOUT_USEC, out, sizeof(out), &status, container);
+        if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                log_error("runsc could not resume %s after the %s checkpoint; it stays paused: %s", container,
+                          result < 0 ? "failed" : "completed",
+                          r < 0 ? strerror(-r) : first_line(out, line, sizeof(line)));
+}
+
+/* Whether the sandbox still runs after a failed attempt. One that runsc
+ * killed while this launcher held it paused dies only once resumed, within
+ * moments: a sandbox resumed a moment ago is watched for up to
+ * SURVIVE_WAIT_USEC before it counts as having survived. */
+#define SURVIVE_WAIT_USEC (1 * USEC_PER_SEC)
+static bool sandbox_survived(const LaunchArgs *a, const char *root, const char *container, bool resumed) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + (resumed ? SURVIVE_WAIT_USEC : 0);
+
+        for (;;) {
+                if (launch_container_running(a->runtime_path, root, container) <= 0)
+                        return false;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return true;
+                (void) usleep((useconds_t) QUIESCE_POLL_USEC);
+        }
+}
+
 static int checkpoint(const LaunchArgs *a, const char *container, const char *dir) {
-        char root[64], platform[64], image[PATH_MAX + 16], out[1024], line[256];
+        char root[64], platform[64], image[PATH_MAX + 16], out[1024], line[1024];
         int status, r;
 
         runtime_root_arg(a, root, sizeof(root));
@@ -189,7 +388,14 @@ static int checkpoint(const LaunchArgs *a, const char *container, const char *di
         if (r < 0)
                 return log_error_errno(r, "Failed to run %s checkpoint for %s: %m", a->runtime_path, container);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                log_error("runsc could not checkpoint %s: %s", container, first_line(out, line, sizeof(line)));
+                /* runsc's reason is not always its first line: all of what
+                 * it said (as much as out holds), on one line. */
+                for (char *c = out; *c; c++)
+                        if (*c == '\n')
+                                *c = ' ';
+                log_error("runsc could not checkpoint %s (status %d): %s", container,
+                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                          first_line(out, line, sizeof(line)));
                 return -EIO;
         }
         return 0;
@@ -206,7 +412,7 @@ int launch_checkpoint(const LaunchArgs *a) {
         uint64_t usage = 0, bytes = 0;
         struct passwd *pw;
         unsigned attempt;
-        int r;
+        int paused, r;
 
         if (geteuid() != 0) {
                 log_error("sandbox-launch checkpoint needs root.");
@@ -273,7 +479,10 @@ int launch_checkpoint(const LaunchArgs *a) {
                                         a->image_max);
                         return EXIT_FAILURE;
                 }
+                paused = quiesce_and_pause(a, user);
                 r = checkpoint(a, user, staging);
+                if (paused)
+                        resume_if_paused(a, root, user, r);
                 if (r == -EIO && image_fs_full(staging)) {
                         log_error("The checkpoint of worker %s does not fit its budget of %" PRIu64 " bytes "
                                   "(SuspendImageMax=, [Quota] CheckpointBytesPerOwner=, CheckpointBytesTotal=); "
@@ -284,7 +493,7 @@ int launch_checkpoint(const LaunchArgs *a) {
                         break;
                 (void) image_fs_unmount(staging);
                 /* A sandbox that went away with its attempt has nothing left to save. */
-                if (launch_container_running(a->runtime_path, root, user) <= 0) {
+                if (!sandbox_survived(a, root, user, paused)) {
                         log_error("Sandbox %s is no longer running after the failed checkpoint; not trying again.",
                                   user);
                         break;

@@ -18,11 +18,13 @@
 /* Written last into an image directory, with the worker's UID: a directory
  * without it holds no complete checkpoint. */
 #define LAUNCH_IMAGE_MARKER "sandboxd-uid"
-/* runsc 0.0~20240729 now and then fails to save a busy sandbox on its own
- * network stack ("encoding error: ... nil pointer dereference" amid
- * connections in flight) and leaves it running; the same checkpoint a moment
- * later usually succeeds. A failed attempt whose sandbox still runs is tried
- * again, up to this many attempts in all (SBX_CHECKPOINT_ATTEMPTS). */
+/* A checkpoint can fail and leave the sandbox running; the same checkpoint
+ * a moment later usually succeeds. A failed attempt whose sandbox still runs
+ * is tried again, up to this many attempts in all (SBX_CHECKPOINT_ATTEMPTS).
+ * runsc 0.0~20240729's "encoding error: ... nil pointer dereference" (a TCP
+ * handshake in flight) is not one of those: runsc kills the sandbox after a
+ * failed save, which the launcher's wait for handshakes avoids
+ * (launch-suspend.c). */
 #define LAUNCH_CHECKPOINT_ATTEMPTS 3
 /* In a warm-pool sandbox's bundle: the claiming worker's memory limit, which
  * sandboxd (root) writes and the memory guard follows (launch-guard.h). */

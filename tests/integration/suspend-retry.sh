@@ -40,6 +40,10 @@ retries_since() {
     ct journalctl --cursor="$2" -o cat --output-fields=SANDBOXD_ATTEMPT SANDBOXD_WORKER_ID="$1" \
         SANDBOXD_EVENT=suspend-retry | xargs
 }
+# Between a failed attempt and the next the sandbox runs on (the launcher
+# resumes it, watches it for a second, backs off and waits for its TCP
+# handshakes to end before it pauses it again: launch-suspend.c), about 3 s
+# of counting at 5 a second on a loaded machine; a restart would start at 1.
 counts_on_from() {
     local first
     first=$(read_numbers "$1" 1500 | head -n1)
