@@ -6,10 +6,12 @@
 # would, without waiting for answers.
 #
 #   bus-flood.py --calls N --conns C [--window W] [--duration S] [--timeout S]
-#                [--interactive] [--path P] METHOD...
+#                [--interactive] [--path P] [--id ID] METHOD...
 #
 # METHOD: ListWorkers, ListWorkersEx, ListWorkspaces, GetManagedObjects,
-# ReadWorkerLog (a random worker id each call), Introspect (of --path), used
+# ReadWorkerLog (a random worker id each call), Introspect (of --path),
+# GetWorker (of --id: authorized like every call on a worker, with a prompt
+# allowed, unlike reads of its object, which never prompt), used
 # in turn. With --duration, each connection keeps W calls outstanding for S
 # seconds (a sustained flood); without, it sends N/C calls at once. Prints one
 # JSON object: calls sent, answered, by result ("ok" or the error name),
@@ -186,7 +188,7 @@ class Conn:
             on_reply(what, "ok" if mtype == 2 else fields.get(4, "?"), time.monotonic() - t0)
 
 
-def call_args(method, path):
+def call_args(method, path, worker_id):
     if method in ("ListWorkers", "ListWorkspaces"):
         return (PATH, MGR, method, "", b"")
     if method == "ListWorkersEx":
@@ -195,6 +197,8 @@ def call_args(method, path):
         return (PATH, "org.freedesktop.DBus.ObjectManager", method, "", b"")
     if method == "ReadWorkerLog":
         return (PATH, MGR, method, "ssbu", marshal("ssbu", [secrets.token_hex(6), "", 0, 10]))
+    if method == "GetWorker":
+        return (PATH, MGR, method, "s", marshal("s", [worker_id]))
     if method == "Introspect":
         return (path, "org.freedesktop.DBus.Introspectable", method, "", b"")
     raise SystemExit("unknown method " + method)
@@ -209,6 +213,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--interactive", action="store_true")
     ap.add_argument("--path", default=PATH)
+    ap.add_argument("--id", default="")
     ap.add_argument("methods", nargs="+")
     a = ap.parse_args()
 
@@ -221,7 +226,7 @@ def main():
     def send_one(c):
         nonlocal sent
         m = a.methods[sent % len(a.methods)]
-        path, iface, member, sig, body = call_args(m, a.path)
+        path, iface, member, sig, body = call_args(m, a.path, a.id)
         c.send(path, iface, member, DEST, sig, body, flags, what=m)
         sent += 1
 
