@@ -31,14 +31,7 @@ bus-flood-daemon|bus|the three floods above, against the daemon itself|MainPID u
 bus-interactive-hold|bus|with InteractiveAuthorizationTimeoutSec=10s and polkitd stopped, tester holds 8 interactive authorizations (GetWorker of root'"'"'s worker) and asks a 9th|the 9th refused with TooManyRequests; the 8 answered AccessDenied within 40 s although polkit never answered; a call after them is admitted (waits, not refused)
 bus-flood-controls|bus|(control) after the floods, tester calls ListWorkers and reads its own worker'"'"'s log; root'"'"'s calls during the floods|all succeed: root was never refused, tester is served once its flood is over
 '
-ATK_IDS=() ATK_CLASSES=() ATK_ACTION=() ATK_EXPECT=() ATK_RAN=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
+atk_load_table
 if [ "${1:-}" = --list ]; then
     atk_list
     exit 0

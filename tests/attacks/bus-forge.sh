@@ -35,13 +35,7 @@ control-reload|pooled|(control) a real systemctl daemon-reload|the pool is repla
 declare -A ATK_ACTION=() ATK_EXPECT=() ATK_CLASSES=() ATK_RAN=()
 declare -a ATK_IDS=()
 # shellcheck disable=SC2034
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
+atk_load_table
 bus_list() { atk_list | sed '1s/^| attack | classes |/| forged signal | targets |/'; }
 if [ "${1:-}" = --list ]; then
     bus_list

@@ -23,15 +23,7 @@ bus-managed-objects-tester|trusted,standard|tester calls GetManagedObjects and b
 bus-workspace-tester|-|tester listens (dbus-monitor, eavesdropper, subscription) while root creates and deletes a workspace|no signal names the workspace
 bus-subscribe-flood|-|tester holds 140 connections that each call Subscribe|TooManySubscribers past 128; root still subscribes; once they close tester subscribes again
 '
-ATK_IDS=()
-ATK_ACTION=() ATK_EXPECT=() ATK_CLASSES=() ATK_RAN=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
+atk_load_table
 readme_table() { sed -n '/^## bus-signals.sh/,/^## /p' "$HERE/README.md" | sed -n '/^| attack |/,/^$/p' | sed '/^$/d'; }
 if [ "${1:-}" = --list ]; then
     atk_list

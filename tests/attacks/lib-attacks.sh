@@ -87,13 +87,21 @@ res-outlive|trusted,standard|leave setsid, double-forked sleepers behind and exi
 
 declare -A ATK_ACTION=() ATK_EXPECT=() ATK_CLASSES=() ATK_RAN=()
 declare -a ATK_IDS=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
+# atk_load_table [TABLE]: reads TABLE (default $ATTACKS) into the ATK_*
+# tables, replacing what they held: the attack suite's further scripts
+# (bus-*, quota-*, loss-*) call it with their own table after sourcing this file.
+atk_load_table() {
+    local _id _classes _action _expect table=${1-$ATTACKS}
+    ATK_IDS=() ATK_ACTION=() ATK_EXPECT=() ATK_CLASSES=() ATK_RAN=()
+    while IFS='|' read -r _id _classes _action _expect; do
+        [ -n "$_id" ] || continue
+        ATK_IDS+=("$_id")
+        ATK_CLASSES[$_id]=$_classes
+        ATK_ACTION[$_id]=$_action
+        ATK_EXPECT[$_id]=$_expect
+    done <<<"$table"
+}
+atk_load_table
 
 atk_list() {
     local id
@@ -116,6 +124,15 @@ atk_not_ok() {
     shift 2
     ATK_RAN[$id:$class]=1
     not_ok "$(atk_name "$id" "$class")" "$@"
+}
+
+# atk_result ID CLASS PROBLEM...: ok when no PROBLEM is given (empty ones do not count).
+atk_result() {
+    local id=$1 class=$2 p
+    local -a problems=()
+    shift 2
+    for p in "$@"; do [ -n "$p" ] && problems+=("$p"); done
+    if [ ${#problems[@]} -eq 0 ]; then atk_ok "$id" "$class"; else atk_not_ok "$id" "$class" "${problems[@]}"; fi
 }
 
 # atk_if ID CLASS DIAG CMD...: ok when CMD succeeds; DIAG goes with a failure.

@@ -13,6 +13,7 @@
 # RETRIES; RESULT_FILE.quiesce: the launcher's waits) and, on the old build,
 # CONTINUE_AFTER_LOSS=1 (a new worker after each loss, to count them).
 source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/lib-attacks.sh"
 tap_init "$@"
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,17 +26,7 @@ ATTACKS='
 loss-checkpoint-control|standard|(control) a gVisor worker with egress opens connections to its proxy and to itself, over and over|both succeed, thousands of times: the handshakes the attack needs are in flight
 loss-checkpoint-handshakes|standard|suspend and resume that worker '"$CYCLES"' times while it keeps opening connections|no worker lost, no suspend fails, the counter counts on after every resume and its connections work again
 '
-declare -A ATK_ACTION=() ATK_EXPECT=() ATK_RAN=()
-declare -a ATK_IDS=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
-atk_name() { printf '%s [%s]: %s -> %s' "$1" "$2" "${ATK_ACTION[$1]}" "${ATK_EXPECT[$1]}"; }
-atk_ok() { ATK_RAN[$1]=1; ok "$(atk_name "$1" "$2")"; }
-atk_not_ok() { local id=$1 class=$2; shift 2; ATK_RAN[$id]=1; not_ok "$(atk_name "$id" "$class")" "$@"; }
+atk_load_table
 
 cleanup() {
     ct sh -c "[ -f $CONF.orig ] && mv $CONF.orig $CONF; rm -rf $W; systemctl restart sandboxd" >/dev/null 2>&1
@@ -154,8 +145,6 @@ else
 fi
 check_eq "the worker is running at the end" running "$(state_of "$WID")"
 
-missing=
-for id in "${ATK_IDS[@]}"; do [ -n "${ATK_RAN[$id]:-}" ] || missing+=" $id"; done
-check_eq "every attack of this section ran" "" "$missing"
+atk_coverage
 ct sandboxctl stop "$WID" >/dev/null 2>&1
 tap_done

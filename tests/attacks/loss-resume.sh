@@ -30,18 +30,7 @@ loss-resume-uid-taken-unkept|standard|stop the keeper, add a user with the worke
 loss-resume-keeper-stop|standard|stop a suspended worker|it ends, its keeper unit is gone with its home and image
 loss-resume-restart-mid|standard|SIGSTOP sandboxd mid-restore, let the launcher remove the image and the unit become ready, then SIGKILL sandboxd|the restarted sandboxd adopts the worker as running (resume-adopted), same unit, counting on, saved as running
 '
-ATK_IDS=()
-ATK_ACTION=()
-ATK_EXPECT=()
-ATK_CLASSES=()
-ATK_RAN=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$ATTACKS"
+atk_load_table
 
 if [ "${1:-}" = --list ]; then
     atk_list

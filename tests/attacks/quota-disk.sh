@@ -26,15 +26,7 @@ quota-disk-resume|standard|a worker writes 1 MiB, is suspended and resumed, then
 quota-disk-restart|trusted|sandboxd restarts while a worker runs; the worker then fills its home|the re-adopted worker still stops at its cap with ENOSPC
 quota-disk-total|trusted|with Disk:TotalMax=96M, a second worker of DiskMax=64M beside one of 64M|refused with org.sandboxd1.Error.LimitOutOfRange naming TotalMax; the first was accepted
 '
-ATK_IDS=()
-ATK_ACTION=() ATK_EXPECT=() ATK_CLASSES=() ATK_RAN=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    ATK_IDS+=("$_id")
-    ATK_CLASSES[$_id]=$_classes
-    ATK_ACTION[$_id]=$_action
-    ATK_EXPECT[$_id]=$_expect
-done <<<"$QUOTA_DISK_ATTACKS"
+atk_load_table "$QUOTA_DISK_ATTACKS"
 if [ "${1:-}" = --list ]; then
     atk_list | sed '1s/^| attack |/| attack (quota-disk.sh) |/'
     exit 0

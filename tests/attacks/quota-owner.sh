@@ -10,6 +10,7 @@
 #   quota-owner.sh --list                  print the table of attacks (Markdown)
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/../integration/lib.sh"
+source "$HERE/lib-attacks.sh"
 
 # ID|CLASSES|ACTION|EXPECTED REFUSAL, as lib-attacks.sh's table.
 QUOTA_ATTACKS='
@@ -21,35 +22,10 @@ quota-workspace-bytes|-|tester asks for 40 MiB more of SizeMax than [Quota] Work
 quota-checkpoint-floor|standard|tester suspends a worker with [Quota] CheckpointBytesPerOwner=8M (below the 16 MiB a checkpoint needs)|QuotaExceeded, the worker runs on, no image
 quota-checkpoint-budget|standard|tester suspends a worker holding 64 MiB with [Quota] CheckpointBytesPerOwner=32M|SuspendFailed, the worker runs on, no image or staging file system left; with 1G it suspends and resumes
 '
-declare -A QA_ACTION=() QA_EXPECT=() QA_CLASSES=() QA_RAN=()
-declare -a QA_IDS=()
-while IFS='|' read -r _id _classes _action _expect; do
-    [ -n "$_id" ] || continue
-    QA_IDS+=("$_id")
-    QA_CLASSES[$_id]=$_classes
-    QA_ACTION[$_id]=$_action
-    QA_EXPECT[$_id]=$_expect
-done <<<"$QUOTA_ATTACKS"
-# Its header differs from integration.sh's, whose table runs to the README's end.
-qa_list() {
-    local id
-    echo "| quota attack | classes | attacker's action | expected refusal (and proof) |"
-    echo "|---|---|---|---|"
-    for id in "${QA_IDS[@]}"; do
-        printf '| %s | %s | %s | %s |\n' "$id" "${QA_CLASSES[$id]}" "${QA_ACTION[$id]}" "${QA_EXPECT[$id]}"
-    done
-}
-qa_name() { printf '%s [%s]: %s -> %s' "$1" "${QA_CLASSES[$1]}" "${QA_ACTION[$1]}" "${QA_EXPECT[$1]}"; }
-qa_ok() { QA_RAN[$1]=1; ok "$(qa_name "$1")"; }
-qa_not_ok() { local id=$1; shift; QA_RAN[$id]=1; not_ok "$(qa_name "$id")" "$@"; }
-# qa_result ID PROBLEM...: ok when no PROBLEM is given (empty strings do not count).
-qa_result() {
-    local id=$1 p
-    local -a problems=()
-    shift
-    for p in "$@"; do [ -n "$p" ] && problems+=("$p"); done
-    if [ ${#problems[@]} -eq 0 ]; then qa_ok "$id"; else qa_not_ok "$id" "${problems[@]}"; fi
-}
+atk_load_table "$QUOTA_ATTACKS"
+# Each quota attack runs in its one class.
+qa_result() { local id=$1; shift; atk_result "$id" "${ATK_CLASSES[$id]}" "$@"; }
+qa_list() { atk_list | sed '1s/^| attack |/| quota attack |/'; }
 
 if [ "${1:-}" = --list ]; then
     qa_list
@@ -272,7 +248,5 @@ qa_result quota-checkpoint-budget "$p1" "$p2" "$p3" "$p4" "$p5"
 [[ $HWID =~ ^[0-9a-f]{12}$ ]] && stop_all "$HWID"
 
 # ---- every attack ran ---------------------------------------------------------
-missing=
-for id in "${QA_IDS[@]}"; do [ -n "${QA_RAN[$id]:-}" ] || missing="$missing $id"; done
-check_eq "every quota-* attack ran" "" "${missing# }"
+atk_coverage
 tap_done
