@@ -508,6 +508,23 @@ static int append_caps(sd_bus_message *m, const WorkerUnitParams *p);
 #define SBX_MOUNT_PATH "/bin/mount"
 #define SBX_UMOUNT_PATH "/bin/umount"
 
+int unit_open_mount_aux(sd_bus_message *m, const char *name, const char *description) {
+        int r = sd_bus_message_open_container(m, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                          "Description", "s", description,
+                                          "Type", "s", "oneshot",
+                                          "RemainAfterExit", "b", 1,
+                                          "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "TimeoutStartUSec", "t", 60 * USEC_PER_SEC);
+        return r;
+}
+
 int worker_workspace_unit_name(const char *id, char **ret) {
         return asprintf(ret, "sandbox-%s-workspace.service", id) < 0 ? -ENOMEM : 0;
 }
@@ -529,19 +546,7 @@ int worker_workspace_append_aux_unit(sd_bus_message *m, const WorkerUnitParams *
         char *rmdir_argv[] = { (char *) "/bin/rmdir", dir, NULL };
         char *rm_argv[] = { (char *) "/bin/rm", (char *) "-f", link, NULL };
 
-        r = sd_bus_message_open_container(m, 'r', "sa(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
-                                          "Description", "s", description,
-                                          "Type", "s", "oneshot",
-                                          "RemainAfterExit", "b", 1,
-                                          "StopWhenUnneeded", "b", 1,
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "TimeoutStartUSec", "t", 60 * USEC_PER_SEC);
+        r = unit_open_mount_aux(m, name, description);
         if (r >= 0)
                 r = unit_append_exec(m, "ExecStart", mkdir_argv[0], mkdir_argv, NULL);
         if (r >= 0)

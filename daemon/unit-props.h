@@ -67,6 +67,13 @@ int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnit
 int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
                      const char * const *flags);
 
+/* Opens the aux-unit entry (sa(sv)) NAME of a oneshot that mounts something a
+ * worker requires while it runs (its workspace, its disk) and undoes it once
+ * no longer needed (RemainAfterExit=, StopWhenUnneeded=), with its common
+ * properties; the caller appends ExecStart=/ExecStop= and closes both
+ * containers. */
+int unit_open_mount_aux(sd_bus_message *m, const char *name, const char *description);
+
 /* Appends what every oneshot unit running one of sandboxd's own helpers (the
  * runtime probe, a worker's late cleanup) has: DESCRIPTION, Type=oneshot,
  * collected when done, no network, no system bus, a start timeout, and PATH ARGV as a plain

@@ -71,19 +71,7 @@ int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *h
         char *stop_argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) disk_stop_script, (char *) "sandboxd-disk",
                               dir, (char *) home_private, NULL };
 
-        r = sd_bus_message_open_container(m, 'r', "sa(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
-                                          "Description", "s", description,
-                                          "Type", "s", "oneshot",
-                                          "RemainAfterExit", "b", 1,
-                                          "StopWhenUnneeded", "b", 1,
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "TimeoutStartUSec", "t", 60 * USEC_PER_SEC);
+        r = unit_open_mount_aux(m, name, description);
         if (r >= 0)
                 r = unit_append_exec(m, "ExecStart", setup_argv[0], setup_argv, NULL);
         if (r >= 0)
