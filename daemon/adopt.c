@@ -664,11 +664,13 @@ static int restore_records(Restore *rs) {
                         char id[WORKER_ID_LEN + 1];
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt_suspended(rs, &rec);
-                        if (r >= 0)
+                        /* Once adopted, a failure (ENOMEM) is returned, never
+                         * taken for a worker to lose: it is in m->workers. */
+                        if (r >= 0) {
                                 r = strv_push(&rs->adopted, id);
-                        if (r >= 0)
-                                restore_uid_keep(rs, id);
-                        else
+                                if (r >= 0)
+                                        restore_uid_keep(rs, id);
+                        } else
                                 r = restore_lose(rs, id, r == -ENOENT ? "image-missing" :
                                                  r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 } else if (!state || !(streq(state, "active") || streq(state, "reloading")))
@@ -679,11 +681,11 @@ static int restore_records(Restore *rs) {
                         char id[WORKER_ID_LEN + 1];
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt(rs, &rec);
-                        if (r >= 0)
+                        if (r >= 0) {
                                 r = strv_push(&rs->adopted, id);
-                        if (r >= 0)
-                                restore_uid_keep(rs, id);
-                        else
+                                if (r >= 0)
+                                        restore_uid_keep(rs, id);
+                        } else
                                 r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                 }
                 if (r < 0)

@@ -98,10 +98,12 @@ static int reply_page(sd_bus_message *msg, const WorkerLogPage *page) {
 
 static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         WorkerLogJob *j = userdata;
-        int r = j->result;
+        int r;
 
-        /* Joined before its output is read: the thread has returned. */
+        /* Joined before its output is read: the join orders the thread's
+         * writes before these reads (the eventfd alone does not, for TSan). */
         (void) pthread_join(j->thread, NULL);
+        r = j->result;
         j->started = false;
         if (r == -ENOENT)
                 r = sd_bus_reply_method_errorf(j->request, SBX_ERROR_NO_SUCH_WORKER,
