@@ -3,13 +3,13 @@
 
 #include "errors.h"
 #include "manager.h"
+#include "manager-quota.h"
 #include "pool.h"
 #include "worker-disk.h"
 #include "worker.h"
 
-int manager_admit_disk(Manager *m, uint64_t want, SbxError *error) {
+uint64_t manager_disks_held(Manager *m, uint64_t *ret_unwritten) {
         uint64_t committed, unwritten = 0;
-        struct statvfs st;
 
         committed = pool_disk_held(m, &unwritten);
         for (Worker *w = m->workers; w; w = w->next) {
@@ -18,6 +18,19 @@ int manager_admit_disk(Manager *m, uint64_t want, SbxError *error) {
                 committed += w->spec.disk_max;
                 unwritten += worker_disk_unwritten(w->id, w->spec.disk_max);
         }
+        *ret_unwritten = unwritten;
+        return committed;
+}
+
+int manager_admit_disk(Manager *m, uint64_t want, SbxError *error) {
+        uint64_t committed, unwritten, others;
+        struct statvfs st;
+
+        committed = manager_disks_held(m, &unwritten);
+        /* Workspaces and checkpoint images on the same file system were
+         * promised the same free space: counted once, here and there. */
+        others = manager_quota_promised_unwritten(m, SBX_DISK_ROOT);
+        unwritten = unwritten > UINT64_MAX - others ? UINT64_MAX : unwritten + others;
         if (statvfs(SBX_DISK_ROOT, &st) < 0 && statvfs("/var/lib/private/sandboxd", &st) < 0)
                 return sbx_error_set(error, -errno, SBX_ERROR_START_FAILED,
                                      "Cannot check the free space for worker disks in " SBX_DISK_ROOT ": %s",

@@ -6,6 +6,7 @@
 #include "manager.h"
 #include "manager-quota.h"
 #include "manager-workspace.h"
+#include "worker-disk.h"
 #include "worker-suspend.h"
 
 static bool quota_exempt(const Manager *m, uid_t owner) {
@@ -61,8 +62,28 @@ static bool same_file_system(const char *a, const char *b) {
         return stat(a, &sa) == 0 && sa.st_dev == sb.st_dev;
 }
 
+/* A sparse image takes blocks as it is written: what it may still take is
+ * its SizeMax less what it holds. */
+static uint64_t workspaces_unwritten(Manager *m) {
+        uint64_t sum = 0;
+
+        for (Workspace *ws = m->workspaces; ws; ws = ws->next) {
+                uint64_t used = workspace_size_used(m->workspace_root, ws);
+                sum += ws->size_max > used ? ws->size_max - used : 0;
+        }
+        return sum;
+}
+
+static uint64_t checkpoint_unwritten(Manager *m) {
+        uint64_t images = manager_checkpoint_bytes_total(m), total = m->config.quota.checkpoint_bytes_total;
+        return total > images ? total - images : 0;
+}
+
+static uint64_t add_saturating(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static int manager_quota_disk(Manager *m, QuotaDisk *ret, SbxError *error) {
-        const SbxQuotaConfig *q = &m->config.quota;
         QuotaDisk d = {};
         struct statvfs st;
 
@@ -70,18 +91,27 @@ static int manager_quota_disk(Manager *m, QuotaDisk *ret, SbxError *error) {
                 return sbx_error_set(error, -errno, SBX_ERROR_INSUFFICIENT_SPACE,
                                      "Cannot read the free space of %s: %s", m->workspace_root, strerror(errno));
         d.available = (uint64_t) st.f_bavail * st.f_frsize;
-        /* A sparse image takes blocks as it is written: what it may still
-         * take is its SizeMax less what it holds. */
-        for (Workspace *ws = m->workspaces; ws; ws = ws->next) {
-                uint64_t used = workspace_size_used(m->workspace_root, ws);
-                d.promised_unwritten += ws->size_max > used ? ws->size_max - used : 0;
-        }
-        if (same_file_system(m->workspace_root, SBX_SUSPEND_ROOT)) {
-                uint64_t images = manager_checkpoint_bytes_total(m);
-                d.checkpoint_unwritten = q->checkpoint_bytes_total > images ? q->checkpoint_bytes_total - images : 0;
+        d.promised_unwritten = workspaces_unwritten(m);
+        if (same_file_system(m->workspace_root, SBX_SUSPEND_ROOT))
+                d.checkpoint_unwritten = checkpoint_unwritten(m);
+        /* Worker disks on the same file system take from the same free space. */
+        if (same_file_system(m->workspace_root, SBX_DISK_ROOT)) {
+                uint64_t disks;
+                (void) manager_disks_held(m, &disks);
+                d.promised_unwritten = add_saturating(d.promised_unwritten, disks);
         }
         *ret = d;
         return 0;
+}
+
+uint64_t manager_quota_promised_unwritten(Manager *m, const char *path) {
+        uint64_t sum = 0;
+
+        if (same_file_system(m->workspace_root, path))
+                sum = workspaces_unwritten(m);
+        if (same_file_system(path, SBX_SUSPEND_ROOT))
+                sum = add_saturating(sum, checkpoint_unwritten(m));
+        return sum;
 }
 
 int manager_quota_admit(Manager *m, uid_t owner, const QuotaRequest *req, SbxError *error) {

@@ -22,3 +22,8 @@ int manager_quota_admit(Manager *m, uid_t owner, const QuotaRequest *req, SbxErr
 
 /* The most W's next checkpoint image may take (quota.h), 0 for none. */
 uint64_t manager_quota_checkpoint_budget(Manager *m, const Worker *w);
+
+/* What workspaces and the checkpoint budget were promised and have not
+ * written yet, counting only those on the file system that holds PATH:
+ * the worker disks' admission adds it to their own. */
+uint64_t manager_quota_promised_unwritten(Manager *m, const char *path);

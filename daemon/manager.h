@@ -76,6 +76,9 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
 /* Admission of one more worker disk of WANT bytes (worker-disk.h), against
  * every disk held now: live workers' (suspended ones included) and the pool's. */
 int manager_admit_disk(Manager *m, uint64_t want, SbxError *error);
+/* What every worker's and waiting sandbox's disk may take (their caps),
+ * and in RET_UNWRITTEN what of it they have not written yet. */
+uint64_t manager_disks_held(Manager *m, uint64_t *ret_unwritten);
 /* Starts the unit of suspended W again, restoring its sandbox
  * (worker-suspend.h); its start job's end is reported like a creation's. */
 int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error);

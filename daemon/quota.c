@@ -75,7 +75,7 @@ int quota_check_disk(const SbxQuotaConfig *q, const QuotaDisk *disk, uint64_t by
                 return 0;
         return sbx_error_set(error, -ENOSPC, SBX_ERROR_INSUFFICIENT_SPACE,
                              "%" PRIu64 " MiB more cannot be promised: the file system has %" PRIu64 " MiB free, of "
-                             "which %" PRIu64 " MiB are promised to workspaces, %" PRIu64 " MiB to checkpoint "
+                             "which %" PRIu64 " MiB are promised to workspaces and worker disks, %" PRIu64 " MiB to checkpoint "
                              "images (Quota:CheckpointBytesTotal) and %" PRIu64 " MiB kept free (Quota:Reserve); "
                              "Quota:Overcommit=yes lifts this", bytes / MiB, disk->available / MiB,
                              disk->promised_unwritten / MiB, disk->checkpoint_unwritten / MiB,
