@@ -34,6 +34,7 @@ typedef struct Fixture {
         char *stop_units[16];           /* StopUnit calls "systemd" received */
         size_t n_stop_units;
         const char *unit_active_state;  /* what "systemd" says when asked for a unit's properties */
+        const char *unit_load_state;    /* and its LoadState; NULL: "loaded" */
         unsigned n_unit_reads;
 } Fixture;
 
@@ -57,7 +58,8 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
         }
         if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.Properties", "GetAll") && f->unit_active_state) {
                 f->n_unit_reads++;
-                (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", "loaded", "ActiveState", "s",
+                (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", f->unit_load_state ?: "loaded",
+                                                  "ActiveState", "s",
                                                   f->unit_active_state, "Result", "s", "success", "ExecMainCode",
                                                   "i", 1, "ExecMainStatus", "i", 7);
                 return 1;
@@ -739,6 +741,82 @@ static void test_unit_end_confirmed_ends_worker(void **state) {
         assert_int_equal(w->exit_status, 7);
 }
 
+/* JobRemoved for UNIT with RESULT, as systemd (the peer) sends it; ACTIVE
+ * is what the peer answers when asked again for the unit's state. */
+static void job_removed_signalled(Fixture *f, const char *unit, const char *result, const char *active) {
+        unsigned reads = f->n_unit_reads;
+
+        f->unit_active_state = active;
+        if (!f->m->job_removed_match)
+                assert_true(manager_watch_jobs(f->m) >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                       "JobRemoved", "uoss", 42, "/org/freedesktop/systemd1/job/42", unit,
+                                       result) >= 0);
+        for (unsigned i = 0; f->n_unit_reads == reads && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(f->n_unit_reads, reads + 1);
+        barrier(f);
+}
+
+/* A failed start job ends the worker and deletes its home: not while
+ * systemd, asked again, says the unit is still starting (issue 22). */
+static void test_start_job_failure_unconfirmed_keeps_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        job_removed_signalled(f, w->unit, "failed", "activating");
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_null(w->result);
+        assert_int_equal(f->m->history.n, 0);
+        /* Nor when it runs already. */
+        job_removed_signalled(f, w->unit, "failed", "active");
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_int_equal(f->m->history.n, 0);
+}
+
+/* The control: confirmed, the same signal ends it. */
+static void test_start_job_failure_confirmed_ends_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        job_removed_signalled(f, w->unit, "failed", "failed");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "failed: start job failed");
+        assert_int_equal(f->m->history.n, 1);
+}
+
+static Worker *add_checkpointing_worker(Fixture *f) {
+        Worker *w = add_worker_in(f, WORKER_SUSPENDING, f->caller);
+
+        assert_true(asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) > 0);
+        return w;
+}
+
+/* A failed checkpoint deletes what it wrote of the image: not while systemd
+ * says the checkpoint still runs; nor does a "done" one that is not. */
+static void test_checkpoint_job_unconfirmed_changes_nothing(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_checkpointing_worker(f);
+
+        job_removed_signalled(f, w->suspend_unit, "failed", "activating");
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        assert_int_equal(w->checkpoint_result, 0);
+        job_removed_signalled(f, w->suspend_unit, "done", "activating");
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        assert_int_equal(w->checkpoint_result, 0);
+}
+
+/* The control: systemd says the checkpoint unit failed: so did the suspend. */
+static void test_checkpoint_job_failure_confirmed(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_checkpointing_worker(f);
+
+        job_removed_signalled(f, w->suspend_unit, "failed", "failed");
+        assert_int_equal(w->checkpoint_result, -1);
+        /* Running again (and, idle long enough here, already stopping). */
+        assert_int_not_equal(w->state, WORKER_SUSPENDING);
+}
+
 static void test_unit_gone_lingers_then_deferred_free(void **state) {
         Fixture *f = *state;
         Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
@@ -1129,6 +1207,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_confirmed_ends_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_start_job_failure_unconfirmed_keeps_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_start_job_failure_confirmed_ends_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_checkpoint_job_unconfirmed_changes_nothing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_checkpoint_job_failure_confirmed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
