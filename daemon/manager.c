@@ -193,21 +193,15 @@ int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError
 /* ---- creating a worker ------------------------------------------------- */
 
 /* The start job's end decides a starting worker's next state. */
-static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+static void job_removed(const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
-        const char *job, *unit, *result;
-        uint32_t id;
         Worker *w;
 
-        if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
-                return 0;
-        if (manager_probe_job_removed(m, unit, result) || pool_job_removed(m, unit, result))
-                return 0;
-        if (worker_suspend_job_removed(m, unit, result))
-                return 0;
+        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m, unit, result))
+                return;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
-                return 0;
+                return;
         if (w->state == WORKER_RESUMING)
                 worker_resume_job_removed(w, result);
         else if (w->awaits_ready)
@@ -219,7 +213,39 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
                 worker_start_failed(w, why);
         }
+}
+
+static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+        size_t n;
+
+        if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
+                return 0;
+        if (manager_probe_job_removed(m, unit, result))
+                return 0;
+        /* A failed start ends the worker or the pooled sandbox with its home
+         * and bundle, a failed checkpoint deletes the image it wrote, a done
+         * one has the worker suspended on that image: each only once
+         * systemd, asked again, says the unit is not up (a start still
+         * running or a checkpoint still writing is). A start that is done
+         * only moves a worker on. */
+        n = strlen(unit);
+        if (startswith(unit, "sandbox-") &&
+            (!streq(result, "done") || (n > strlen("-suspend.service") &&
+                                        streq(unit + n - strlen("-suspend.service"), "-suspend.service")))) {
+                (void) systemd_unit_confirm_async(m->systemd, NULL, unit, "JobRemoved", result,
+                                                  systemd_unit_state_not_up, job_removed, m);
+                return 0;
+        }
+        job_removed(unit, result, m);
         return 0;
+}
+
+int manager_watch_jobs(Manager *m) {
+        return systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                          "JobRemoved", on_job_removed, NULL, m);
 }
 
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -750,8 +776,7 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the stops of units: %m");
 
-        r = systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "JobRemoved", on_job_removed, NULL, m);
+        r = manager_watch_jobs(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to JobRemoved: %m");
         /* Without a subscription systemd sends no unit property changes. */

@@ -64,6 +64,8 @@ Manager *manager_free(Manager *m);
 /* Connects to the system bus and to PID 1, subscribes to systemd, wipes leftovers of an
  * earlier run, starts the credential socket and exports the bus API. */
 int manager_startup(Manager *m);
+/* Hears systemd's JobRemoved on Manager.systemd (part of the startup). */
+int manager_watch_jobs(Manager *m);
 
 Worker *manager_find_worker(Manager *m, const char *id);
 Worker *manager_find_worker_by_unit(Manager *m, const char *unit);

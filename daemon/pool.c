@@ -166,6 +166,20 @@ static void pool_entry_evict(PoolEntry *e, const char *why) {
         pool_stop_units(e);
 }
 
+static PoolEntry *pool_find(Manager *m, const char *unit) {
+        for (PoolEntry *e = m->pool; e; e = e->next)
+                if (streq(e->unit, unit))
+                        return e;
+        return NULL;
+}
+
+static void pool_entry_down(const char *unit, const char *claim, void *userdata) {
+        PoolEntry *e = pool_find(userdata, unit);
+
+        if (e)
+                pool_entry_gone(e, e->stopping ? "evicted" : "unit ended while waiting", true);
+}
+
 static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         PoolEntry *e = userdata;
         const char *iface, *name, *contents, *s;
@@ -189,8 +203,10 @@ static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error
                 if (sd_bus_message_exit_container(msg) < 0)
                         return 0;
         }
+        /* Its home and bundle go with it: once systemd, asked again, agrees. */
         if (down)
-                pool_entry_gone(e, e->stopping ? "evicted" : "unit ended while waiting", true);
+                (void) systemd_unit_confirm_async(e->manager->systemd, NULL, e->unit, "PropertiesChanged",
+                                                  "inactive", systemd_unit_state_down, pool_entry_down, e->manager);
         return 0;
 }
 
@@ -464,6 +480,16 @@ static void pool_schedule(Manager *m, uint64_t usec) {
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
 
+static void pool_entry_reloaded(const char *unit, const char *claim, void *userdata) {
+        Manager *m = userdata;
+        PoolEntry *e = pool_find(m, unit);
+
+        if (!e)
+                return;
+        pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
+        pool_schedule(m, 0);
+}
+
 /* systemd 252 re-reads a transient unit it cannot parse back (ExecStartEx=,
  * unit-props.h) as a bad setting, and then refuses SetUnitProperties on it:
  * after a reload no waiting sandbox could be claimed. They go; new ones come. */
@@ -473,9 +499,12 @@ static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_erro
 
         if (sd_bus_message_read(msg, "b", &active) < 0 || active)
                 return 0;
+        /* Only those systemd now says it cannot read back: a reload that
+         * did not happen, or one by a systemd that parses them, costs none. */
         for (PoolEntry *e = m->pool; e; e = e->next)
-                pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
-        pool_schedule(m, 0);
+                if (!e->stopping)
+                        (void) systemd_unit_confirm_async(m->systemd, NULL, e->unit, "Reloading", "false",
+                                                          systemd_unit_state_not_loaded, pool_entry_reloaded, m);
         return 0;
 }
 

@@ -117,3 +117,86 @@ int systemd_unit_state_parse(sd_bus_message *reply, SystemdUnitState *ret) {
 bool systemd_unit_state_down(const SystemdUnitState *s) {
         return streq(s->active_state, "inactive") || streq(s->active_state, "failed");
 }
+
+bool systemd_unit_state_not_up(const SystemdUnitState *s) {
+        return systemd_unit_state_down(s) || streq(s->active_state, "deactivating");
+}
+
+bool systemd_unit_state_unloaded(const SystemdUnitState *s) {
+        return streq(s->load_state, "not-found");
+}
+
+bool systemd_unit_state_not_loaded(const SystemdUnitState *s) {
+        return !streq(s->load_state, "loaded");
+}
+
+typedef struct UnitConfirm {
+        systemd_unit_check_t check;
+        systemd_unit_confirmed_t confirmed;
+        void *userdata;
+        char *unit, *signal, *claim;
+} UnitConfirm;
+
+static void unit_confirm_free(void *p) {
+        UnitConfirm *c = p;
+
+        free(c->unit);
+        free(c->signal);
+        free(c->claim);
+        free(c);
+}
+
+static int on_unit_confirm_read(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        UnitConfirm *c = userdata;
+        SystemdUnitState s;
+        int r;
+
+        r = systemd_unit_state_parse(reply, &s);
+        if (r < 0 || !c->check(&s)) {
+                log_struct(LOG_WARNING, "systemd does not confirm what a signal said of a unit; nothing is done",
+                           "SANDBOXD_UNIT", c->unit, "SANDBOXD_SIGNAL", c->signal, "SANDBOXD_CLAIM", c->claim,
+                           "SANDBOXD_EVENT", "signal-unconfirmed",
+                           "SANDBOXD_LOAD_STATE", r < 0 ? strerror(-r) : s.load_state,
+                           "SANDBOXD_ACTIVE_STATE", r < 0 ? "" : s.active_state, NULL);
+                return 0;
+        }
+        /* C is freed with the slot, after this returns. */
+        c->confirmed(c->unit, c->claim, c->userdata);
+        return 0;
+}
+
+int systemd_unit_confirm_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *signal,
+                               const char *claim, systemd_unit_check_t check, systemd_unit_confirmed_t confirmed,
+                               void *userdata) {
+        _cleanup_free_ char *path = NULL;
+        sd_bus_slot *slot = NULL;
+        UnitConfirm *c;
+        int r;
+
+        assert(bus && unit && signal && check && confirmed);
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *c = (UnitConfirm) { .check = check, .confirmed = confirmed, .userdata = userdata,
+                             .unit = strdup(unit), .signal = strdup(signal), .claim = strdup(claim ?: "") };
+        r = c->unit && c->signal && c->claim ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r >= 0)
+                r = systemd_unit_state_read_async(bus, &slot, path, on_unit_confirm_read, c);
+        if (r < 0) {
+                log_struct(LOG_ERR, "Failed to ask systemd to confirm what a signal said of a unit; nothing is done",
+                           "SANDBOXD_UNIT", unit, "SANDBOXD_SIGNAL", signal, "SANDBOXD_CLAIM", claim ?: "",
+                           "SANDBOXD_EVENT", "signal-unconfirmed", "SANDBOXD_REASON", strerror(-r), NULL);
+                unit_confirm_free(c);
+                return r;
+        }
+        (void) sd_bus_slot_set_destroy_callback(slot, unit_confirm_free);
+        if (ret_slot)
+                *ret_slot = slot;
+        else {
+                (void) sd_bus_slot_set_floating(slot, 1);
+                sd_bus_slot_unref(slot);
+        }
+        return 0;
+}

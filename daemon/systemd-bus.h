@@ -65,3 +65,26 @@ int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const cha
 int systemd_unit_state_parse(sd_bus_message *reply, SystemdUnitState *ret);
 /* The unit is not running any more: inactive or failed. */
 bool systemd_unit_state_down(const SystemdUnitState *s);
+/* The unit has no start running or done: inactive, failed or on its way down.
+ * A start or checkpoint job that systemd really ended leaves it so. */
+bool systemd_unit_state_not_up(const SystemdUnitState *s);
+/* systemd holds the unit no more: asked for it, it makes an empty stub. */
+bool systemd_unit_state_unloaded(const SystemdUnitState *s);
+/* systemd has the unit but no longer as it was made ("bad-setting" after a
+ * reload of systemd 252, unit-props.h), or not at all. */
+bool systemd_unit_state_not_loaded(const SystemdUnitState *s);
+
+typedef bool (*systemd_unit_check_t)(const SystemdUnitState *s);
+typedef void (*systemd_unit_confirmed_t)(const char *unit, const char *claim, void *userdata);
+
+/* The one way a signal from systemd that sets off something destructive
+ * (deleting a home, an image or a bundle, replacing pooled sandboxes) is
+ * acted on: systemd, asked again on BUS for UNIT's state, must agree (CHECK)
+ * before CONFIRMED runs with UNIT and CLAIM (what SIGNAL said, e.g. a job's
+ * result). Otherwise it is logged once (SANDBOXD_EVENT=signal-unconfirmed)
+ * and nothing happens. With RET_SLOT NULL the call belongs to BUS and
+ * CONFIRMED must look up what it acts on again; otherwise freeing *RET_SLOT
+ * cancels it. */
+int systemd_unit_confirm_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *signal,
+                               const char *claim, systemd_unit_check_t check, systemd_unit_confirmed_t confirmed,
+                               void *userdata);

@@ -9,6 +9,9 @@ struct UnitDrop {
         char **pending;                 /* still loaded, as far as we know */
         sd_bus_slot *removed_match;
         sd_bus_slot **stop_calls;       /* one per unit of the start, until answered */
+        sd_bus_slot **confirm_calls;    /* asking systemd whether a unit it said it removed is gone */
+        size_t n_confirms;
+        sd_bus *bus;
         UnitStops *stops;               /* asks again for a stop the bus refused */
         size_t n_calls;
         sd_event_source *timer;         /* the timeout, then the deferred call of done */
@@ -23,6 +26,9 @@ UnitDrop *unit_drop_free(UnitDrop *d) {
         for (size_t i = 0; i < d->n_calls; i++)
                 sd_bus_slot_unref(d->stop_calls[i]);
         free(d->stop_calls);
+        for (size_t i = 0; i < d->n_confirms; i++)
+                sd_bus_slot_unref(d->confirm_calls[i]);
+        free(d->confirm_calls);
         sd_bus_slot_unref(d->removed_match);
         sd_event_source_disable_unref(d->timer);
         strv_free(d->pending);
@@ -74,12 +80,36 @@ static void unit_gone(UnitDrop *d, const char *unit) {
                 log_warning("Cannot schedule the end of a unit stop; its timeout ends it.");
 }
 
+static void on_unit_removed_confirmed(const char *unit, const char *claim, void *userdata) {
+        unit_gone(userdata, unit);
+}
+
+/* A unit said removed too early lets a resume make its namesake while the
+ * old one still runs (or fail to, and lose the worker): systemd is asked. */
 static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        UnitDrop *d = userdata;
+        sd_bus_slot **l;
         const char *unit;
 
-        if (sd_bus_message_read(msg, "s", &unit) >= 0)
-                unit_gone(userdata, unit);
+        if (sd_bus_message_read(msg, "s", &unit) < 0 || !unit_pending(d, unit))
+                return 0;
+        l = reallocarray(d->confirm_calls, d->n_confirms + 1, sizeof(*l));
+        if (!l)
+                return 0;
+        d->confirm_calls = l;
+        if (systemd_unit_confirm_async(d->bus, &l[d->n_confirms], unit, "UnitRemoved", "", systemd_unit_state_unloaded,
+                                       on_unit_removed_confirmed, d) >= 0)
+                (void) sd_bus_slot_set_description(l[d->n_confirms++], unit);
         return 0;
+}
+
+static bool unit_said_removed(const UnitDrop *d, const char *unit) {
+        const char *u;
+
+        for (size_t i = 0; i < d->n_confirms; i++)
+                if (sd_bus_slot_get_description(d->confirm_calls[i], &u) >= 0 && u && streq(u, unit))
+                        return true;
+        return false;
 }
 
 static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -97,9 +127,10 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
         /* Refused, or timed out: that says nothing of the unit, which may
          * still be loaded and running. It is asked again (logged there);
          * UnitRemoved or the timeout ends the wait. Not once UnitRemoved
-         * came (it can overtake the refusal): a retry then could only meet
-         * the unit a resume makes under the same name. */
-        if (unit_pending(d, unit))
+         * came (it can overtake the refusal), even while systemd is asked
+         * whether it is so: a retry then could only meet the unit a resume
+         * makes under the same name. */
+        if (unit_pending(d, unit) && !unit_said_removed(d, unit))
                 (void) unit_stops_stop(d->stops, unit, d->log_id);
         return 0;
 }
@@ -127,6 +158,7 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
         d->done = done;
         d->userdata = userdata;
         d->stops = stops;
+        d->bus = bus;
         d->pending = strv_copy(units);
         d->stop_calls = calloc(n ?: 1, sizeof(sd_bus_slot *));
         if (!d->pending || !d->stop_calls)

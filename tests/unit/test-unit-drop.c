@@ -28,6 +28,7 @@ typedef struct Fake {
         char stopped[256];      /* the units StopUnit was called for, each followed by ' ' */
         char modes[64];
         unsigned n_stops;
+        unsigned n_reads;       /* GetAll calls: the drop asking whether a unit is gone */
         unsigned n_done;
         bool all_gone;
         unsigned refuse;        /* StopUnit calls to refuse as the bus daemon would, first */
@@ -50,6 +51,17 @@ static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *
         const char *unit, *mode;
         int r;
 
+        /* Asked for a unit's state, it says whether it still has it. */
+        if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.Properties", "GetAll")) {
+                _cleanup_free_ char *name = NULL;
+
+                f->n_reads++;
+                assert_true(sd_bus_path_decode(sd_bus_message_get_path(msg), "/org/freedesktop/systemd1/unit",
+                                               &name) > 0);
+                return sd_bus_reply_method_return(msg, "a{sv}", 2, "LoadState", "s",
+                                                  fake_has(f, name) ? "loaded" : "not-found", "ActiveState", "s",
+                                                  fake_has(f, name) ? "active" : "inactive");
+        }
         if (!sd_bus_message_is_method_call(msg, SYSTEMD_MANAGER, "StopUnit"))
                 return 0;
         r = sd_bus_message_read(msg, "ss", &unit, &mode);
@@ -75,12 +87,20 @@ static int on_server_message(sd_bus_message *msg, void *userdata, sd_bus_error *
 
 /* systemd collected UNIT: UnitRemoved, from systemd's name as a bus would
  * stamp it (a direct connection has no bus to do so). */
-static void fake_remove(Fake *f, const char *unit) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+static void fake_say_removed(Fake *f, const char *unit);
 
+static void fake_remove(Fake *f, const char *unit) {
         for (size_t i = 0; i < ELEMENTSOF(f->loaded); i++)
                 if (streq(f->loaded[i], unit))
                         f->loaded[i][0] = 0;
+        fake_say_removed(f, unit);
+}
+
+/* UnitRemoved for UNIT: fake_remove's signal; alone, for a unit systemd
+ * still has, a forgery or a stale one. */
+static void fake_say_removed(Fake *f, const char *unit) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
         assert_int_equal(sd_bus_message_new_signal(f->server, &m, SYSTEMD_PATH, SYSTEMD_MANAGER, "UnitRemoved"), 0);
         assert_true(sd_bus_message_set_sender(m, SYSTEMD_DEST) >= 0);
         assert_true(sd_bus_message_append(m, "so", unit, "/org/freedesktop/systemd1/unit/x") >= 0);
@@ -111,6 +131,10 @@ static void run_until(Fake *f, bool (*cond)(Fake *f)) {
 static void run_idle(Fake *f) {
         while (sd_event_run(f->event, 100 * USEC_PER_MSEC) > 0)
                 ;
+}
+
+static bool stops_answered_1(Fake *f) {
+        return f->n_stops >= 1;
 }
 
 static bool stops_answered_3(Fake *f) {
@@ -179,6 +203,28 @@ static void test_waits_for_unit_removed(void **state) {
         assert_null(f->drop);
         run_idle(f);
         assert_int_equal(f->n_done, 1);
+}
+
+/* A UnitRemoved for a unit systemd still has does not end the drop (a
+ * resume would then meet the old unit, issue 22): systemd is asked, says
+ * it has it, and the drop waits on. The control is the real removal. */
+static void test_unconfirmed_unit_removed_keeps_waiting(void **state) {
+        Fake *f = *state;
+        char *units[] = { (char *) "s.service", NULL };
+
+        snprintf(f->loaded[0], sizeof(f->loaded[0]), "s.service");
+        assert_int_equal(unit_drop_start(f->client, f->event, f->stops, units, 10 * USEC_PER_SEC, on_done, f, &f->drop), 0);
+        run_until(f, stops_answered_1);
+        fake_say_removed(f, "s.service");
+        run_idle(f);
+        assert_int_equal(f->n_done, 0);
+        assert_string_equal(unit_drop_pending_first(f->drop), "s.service");
+        assert_int_equal(f->n_reads, 1);
+        /* The control: removed for real, the same signal ends it. */
+        fake_remove(f, "s.service");
+        run_until(f, done_once);
+        assert_true(f->all_gone);
+        assert_int_equal(f->n_reads, 2);
 }
 
 static void test_all_gone_already(void **state) {
@@ -273,6 +319,8 @@ static void test_refusal_after_unit_removed_not_asked_again(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_waits_for_unit_removed, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_unconfirmed_unit_removed_keeps_waiting, fake_setup,
+                                                fake_teardown),
                 cmocka_unit_test_setup_teardown(test_all_gone_already, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_no_units, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_timeout, fake_setup, fake_teardown),

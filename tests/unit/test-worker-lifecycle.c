@@ -14,6 +14,7 @@
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
+#include "pool.h"
 #include "test-bus.h"
 #include "exec/sandbox-exec.h"
 #include "worker-history.h"
@@ -34,6 +35,10 @@ typedef struct Fixture {
         char *stop_units[16];           /* StopUnit calls "systemd" received */
         size_t n_stop_units;
         const char *unit_active_state;  /* what "systemd" says when asked for a unit's properties */
+        const char *unit_load_state;    /* and its LoadState; NULL: "loaded" */
+        bool answer_starts;             /* "systemd" takes StartTransientUnit calls */
+        char *started_units[8];         /* and records their units */
+        size_t n_started_units;
         unsigned n_unit_reads;
 } Fixture;
 
@@ -55,9 +60,19 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
                 (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/1");
                 return 1;
         }
+        if (sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StartTransientUnit") &&
+            f->answer_starts) {
+                const char *unit = NULL;
+                assert_true(sd_bus_message_read(msg, "s", &unit) >= 0);
+                if (f->n_started_units < ELEMENTSOF(f->started_units))
+                        f->started_units[f->n_started_units++] = strdup(unit);
+                (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/2");
+                return 1;
+        }
         if (sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.Properties", "GetAll") && f->unit_active_state) {
                 f->n_unit_reads++;
-                (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", "loaded", "ActiveState", "s",
+                (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", f->unit_load_state ?: "loaded",
+                                                  "ActiveState", "s",
                                                   f->unit_active_state, "Result", "s", "success", "ExecMainCode",
                                                   "i", 1, "ExecMainStatus", "i", 7);
                 return 1;
@@ -124,6 +139,8 @@ static int teardown(void **state) {
         Fixture *f = *state;
 
         seen_clear(f);
+        for (size_t i = 0; i < f->n_started_units; i++)
+                free(f->started_units[i]);
         sd_bus_flush_close_unref(f->peer);
         manager_free(f->m);
         free(f);
@@ -147,6 +164,13 @@ static void barrier(Fixture *f) {
         for (unsigned i = 0; !done && i < 1000; i++)
                 assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
         assert_true(done);
+}
+
+/* Two barriers: the daemon has handled what the peer sent, and the answer
+ * to any question it asked the peer about it meanwhile. */
+static void settle(Fixture *f) {
+        barrier(f);
+        barrier(f);
 }
 
 typedef struct Reply {
@@ -739,6 +763,181 @@ static void test_unit_end_confirmed_ends_worker(void **state) {
         assert_int_equal(w->exit_status, 7);
 }
 
+/* JobRemoved for UNIT with RESULT, as systemd (the peer) sends it; ACTIVE
+ * is what the peer answers when asked again for the unit's state. */
+static void job_removed_signalled(Fixture *f, const char *unit, const char *result, const char *active) {
+        f->unit_active_state = active;
+        if (!f->m->job_removed_match)
+                assert_true(manager_watch_jobs(f->m) >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                       "JobRemoved", "uoss", 42, "/org/freedesktop/systemd1/job/42", unit,
+                                       result) >= 0);
+        settle(f);
+}
+
+/* A failed start job ends the worker and deletes its home: not while
+ * systemd, asked again, says the unit is still starting (issue 22). */
+static void test_start_job_failure_unconfirmed_keeps_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        job_removed_signalled(f, w->unit, "failed", "activating");
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_null(w->result);
+        assert_int_equal(f->m->history.n, 0);
+        /* Nor when it runs already. */
+        job_removed_signalled(f, w->unit, "failed", "active");
+        assert_int_equal(w->state, WORKER_STARTING);
+        assert_int_equal(f->m->history.n, 0);
+        assert_int_equal(f->n_unit_reads, 2);
+}
+
+/* The control: confirmed, the same signal ends it. */
+static void test_start_job_failure_confirmed_ends_worker(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_STARTING, f->caller);
+
+        job_removed_signalled(f, w->unit, "failed", "failed");
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "failed: start job failed");
+        assert_int_equal(f->m->history.n, 1);
+}
+
+static Worker *add_checkpointing_worker(Fixture *f) {
+        Worker *w = add_worker_in(f, WORKER_SUSPENDING, f->caller);
+
+        assert_true(asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) > 0);
+        return w;
+}
+
+/* A failed checkpoint deletes what it wrote of the image: not while systemd
+ * says the checkpoint still runs; nor does a "done" one that is not. */
+static void test_checkpoint_job_unconfirmed_changes_nothing(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_checkpointing_worker(f);
+
+        job_removed_signalled(f, w->suspend_unit, "failed", "activating");
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        assert_int_equal(w->checkpoint_result, 0);
+        job_removed_signalled(f, w->suspend_unit, "done", "activating");
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        assert_int_equal(w->checkpoint_result, 0);
+        assert_int_equal(f->n_unit_reads, 2);
+}
+
+/* The control: systemd says the checkpoint unit failed: so did the suspend. */
+static void test_checkpoint_job_failure_confirmed(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_checkpointing_worker(f);
+
+        job_removed_signalled(f, w->suspend_unit, "failed", "failed");
+        assert_int_equal(w->checkpoint_result, -1);
+        /* Running again (and, idle long enough here, already stopping). */
+        assert_int_not_equal(w->state, WORKER_SUSPENDING);
+}
+
+/* The pool refills at its own pace (a second sandbox may start while a
+ * slow test runs): how many it started, probes and cleanups not counted. */
+static size_t pool_started(Fixture *f) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < f->n_started_units; i++)
+                n += strlen(f->started_units[i]) == strlen("sandbox-.service") + WORKER_ID_LEN;
+        return n;
+}
+
+/* One pooled sandbox, started as the pool starts one; returns its unit. */
+static const char *pool_one(Fixture *f) {
+        RuntimeStatus *runsc = &f->m->runtimes.status[SBX_RUNTIME_RUNSC];
+
+        f->answer_starts = true;
+        f->m->config.pool_standard_size = 1;
+        f->m->config.pool_untrusted_size = 0;
+        f->m->config.pool_refill_per_second = 1;
+        f->m->config.pool_min_mem_available = 0;
+        f->m->config.pool_pressure_max = 0;
+        f->m->runtimes.walls.namespaces_private = true;
+        runtime_status_set(runsc, true, "/bin/sh", "");
+        assert_int_equal(pool_start(f->m), 0);
+        for (unsigned i = 0; f->n_started_units == 0 && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(f->n_started_units, 1);
+        barrier(f);
+        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        return f->started_units[0];
+}
+
+static bool stopped_unit(Fixture *f, const char *unit) {
+        for (size_t i = 0; i < f->n_stop_units; i++)
+                if (streq(f->stop_units[i], unit))
+                        return true;
+        return false;
+}
+
+/* A pooled sandbox whose start job failed goes, with its home and bundle:
+ * only once systemd agrees; the control is the confirmed failure. */
+static void test_pool_start_failure_confirmed_only(void **state) {
+        Fixture *f = *state;
+        const char *unit = pool_one(f);
+
+        job_removed_signalled(f, unit, "failed", "activating");
+        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        assert_false(stopped_unit(f, unit));
+        assert_int_equal(f->n_unit_reads, 1);
+        job_removed_signalled(f, unit, "failed", "failed");
+        assert_int_equal(pool_n_total(f->m), pool_started(f) - 1);
+        assert_true(stopped_unit(f, unit));
+}
+
+/* PropertiesChanged ActiveState=ACTIVE on UNIT's path, from the peer. */
+static void pool_unit_state_signalled(Fixture *f, const char *unit, const char *active) {
+        _cleanup_free_ char *path = NULL;
+
+        assert_true(sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Unit", 1, "ActiveState", "s",
+                                       active, 0) >= 0);
+}
+
+/* Its unit's end, said but not confirmed, leaves a pooled sandbox be. */
+static void test_pool_unit_end_confirmed_only(void **state) {
+        Fixture *f = *state;
+        const char *unit = pool_one(f);
+
+        pool_unit_state_signalled(f, unit, "active");
+        barrier(f);
+        f->unit_active_state = "active";
+        pool_unit_state_signalled(f, unit, "inactive");
+        settle(f);
+        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        assert_false(stopped_unit(f, unit));
+        assert_int_equal(f->n_unit_reads, 1);
+        f->unit_active_state = "inactive";
+        pool_unit_state_signalled(f, unit, "inactive");
+        settle(f);
+        assert_int_equal(pool_n_total(f->m), pool_started(f) - 1);
+        assert_true(stopped_unit(f, unit));
+}
+
+/* A reload replaces only the pooled sandboxes systemd can no longer read
+ * back (systemd 252's bad-setting); one it says nothing of, none. */
+static void test_pool_reload_confirmed_only(void **state) {
+        Fixture *f = *state;
+        const char *unit = pool_one(f);
+
+        f->unit_active_state = "active";
+        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                       "Reloading", "b", 0) >= 0);
+        settle(f);
+        assert_false(stopped_unit(f, unit));
+        assert_int_equal(f->n_unit_reads, 1);
+        f->unit_load_state = "bad-setting";
+        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                       "Reloading", "b", 0) >= 0);
+        settle(f);
+        assert_true(stopped_unit(f, unit));
+}
+
 static void test_unit_gone_lingers_then_deferred_free(void **state) {
         Fixture *f = *state;
         Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
@@ -1129,6 +1328,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_confirmed_ends_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_start_job_failure_unconfirmed_keeps_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_start_job_failure_confirmed_ends_worker, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_checkpoint_job_unconfirmed_changes_nothing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_checkpoint_job_failure_confirmed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pool_start_failure_confirmed_only, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pool_unit_end_confirmed_only, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pool_reload_confirmed_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_redirect, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_redirect_same_authorization, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_channel_redirect, setup, teardown),
