@@ -25,15 +25,17 @@ uint64_t manager_disks_held(Manager *m, uint64_t *ret_unwritten) {
 int manager_admit_disk(Manager *m, uint64_t want, SbxError *error) {
         uint64_t committed, unwritten, others;
         struct statvfs st;
+        int r;
 
         committed = manager_disks_held(m, &unwritten);
         /* Workspaces and checkpoint images on the same file system were
          * promised the same free space: counted once, here and there. */
         others = manager_quota_promised_unwritten(m, SBX_DISK_ROOT);
         unwritten = unwritten > UINT64_MAX - others ? UINT64_MAX : unwritten + others;
-        if (statvfs(SBX_DISK_ROOT, &st) < 0 && statvfs("/var/lib/private/sandboxd", &st) < 0)
-                return sbx_error_set(error, -errno, SBX_ERROR_START_FAILED,
+        r = statvfs_nearest(SBX_DISK_ROOT, &st);
+        if (r < 0)
+                return sbx_error_set(error, r, SBX_ERROR_START_FAILED,
                                      "Cannot check the free space for worker disks in " SBX_DISK_ROOT ": %s",
-                                     strerror(errno));
+                                     strerror(-r));
         return worker_disk_admit(&m->config, committed, unwritten, want, (uint64_t) st.f_bavail * st.f_frsize, error);
 }

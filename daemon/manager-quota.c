@@ -52,14 +52,12 @@ static uint64_t manager_checkpoint_bytes_total(Manager *m) {
         return total;
 }
 
+/* The image and disk roots may not exist before their first use: what
+ * counts is the file system they will be made on. */
 static bool same_file_system(const char *a, const char *b) {
         struct stat sa, sb;
 
-        /* The image root may not exist before the first suspend: it is made
-         * beside the workspaces, under /var/lib/sandboxd. */
-        if (stat(b, &sb) < 0 && stat("/var/lib/sandboxd", &sb) < 0)
-                return true;
-        return stat(a, &sa) == 0 && sa.st_dev == sb.st_dev;
+        return stat_nearest(a, &sa) == 0 && stat_nearest(b, &sb) == 0 && sa.st_dev == sb.st_dev;
 }
 
 /* A sparse image takes blocks as it is written: what it may still take is

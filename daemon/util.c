@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -389,3 +390,43 @@ int fd_nonblock(int fd, bool nonblock) {
         return fcntl(fd, F_SETFL, flags) < 0 ? -errno : 0;
 }
 
+
+/* Calls F on PATH, then on each parent while F fails with ENOENT. */
+static int call_nearest(const char *path, int (*f)(const char *, void *), void *ret) {
+        _cleanup_free_ char *p = strdup(path);
+        char *slash;
+
+        if (!p)
+                return -ENOMEM;
+        for (;;) {
+                if (f(p, ret) == 0)
+                        return 0;
+                if (errno != ENOENT)
+                        return -errno;
+                slash = strrchr(p, '/');
+                if (!slash)
+                        return -ENOENT;
+                if (slash == p) {
+                        if (p[1] == '\0')
+                                return -ENOENT;
+                        p[1] = '\0';
+                } else
+                        *slash = '\0';
+        }
+}
+
+static int stat_into(const char *path, void *ret) {
+        return stat(path, ret);
+}
+
+static int statvfs_into(const char *path, void *ret) {
+        return statvfs(path, ret);
+}
+
+int stat_nearest(const char *path, struct stat *ret) {
+        return call_nearest(path, stat_into, ret);
+}
+
+int statvfs_nearest(const char *path, struct statvfs *ret) {
+        return call_nearest(path, statvfs_into, ret);
+}

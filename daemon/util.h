@@ -6,6 +6,8 @@
  * structured fields. Nothing here holds global state. */
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -125,6 +127,12 @@ void log_copy_to_journal(const char *worker_id);
 
 uint64_t now_usec(int clock_id);
 int random_hex_id(char *buf, size_t n_hex);
+
+/* stat(2) and statvfs(2) of PATH or, where it does not exist yet, of its
+ * nearest existing ancestor: the file system a directory will be made on,
+ * which is what its free space and device are. -errno for other errors. */
+int stat_nearest(const char *path, struct stat *ret);
+int statvfs_nearest(const char *path, struct statvfs *ret);
 int fd_nonblock(int fd, bool nonblock);
 /* Reads SIZE bytes of FD into BUF, or as many as there are before end of
  * file: the count read (short only at end of file), or -errno. */

@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "parse-util.h"
 #include "util.h"
 
@@ -136,6 +140,27 @@ static void test_uint64(void **state) {
         assert_int_equal(parse_uint64(NULL, &v), -EINVAL);
 }
 
+/* A directory not made yet is on its nearest existing ancestor's file
+ * system: the disk admission measures free space there. */
+static void test_stat_nearest(void **state) {
+        struct stat st, tmp;
+        struct statvfs vfs;
+
+        assert_int_equal(stat("/tmp", &tmp), 0);
+        assert_int_equal(stat_nearest("/tmp/sbx-not-made-yet/a/b", &st), 0);
+        assert_true(st.st_dev == tmp.st_dev && st.st_ino == tmp.st_ino);
+        assert_int_equal(statvfs_nearest("/tmp/sbx-not-made-yet/a", &vfs), 0);
+        assert_int_equal(stat_nearest("/", &st), 0);
+        /* Only ENOENT climbs: a path through a file is ENOTDIR. */
+        char file[] = "/tmp/sbx-stat-nearest-XXXXXX", below[64];
+        int fd = mkstemp(file);
+        assert_true(fd >= 0);
+        close(fd);
+        snprintf(below, sizeof(below), "%s/x/y", file);
+        assert_int_equal(stat_nearest(below, &st), -ENOTDIR);
+        unlink(file);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_size_valid),
@@ -143,6 +168,7 @@ int main(void) {
                 cmocka_unit_test(test_duration_valid),
                 cmocka_unit_test(test_duration_invalid),
                 cmocka_unit_test(test_uint64),
+                cmocka_unit_test(test_stat_nearest),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
