@@ -6,6 +6,9 @@
 # benchmark). Here the cap is 4 and 16 StopWorker calls come while systemd
 # answers nothing, so 12 of sandboxd's StopUnit calls are refused: every
 # worker must still end, and nothing of them may be left.
+# Since issue 22 sandboxd's calls to PID 1 go over PID 1's private socket,
+# which the bus daemon's cap does not bound: the stops PID 1 leaves
+# unanswered here are asked again once their call times out, the same path.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
@@ -137,7 +140,10 @@ ct sh -c 'rm -f /etc/dbus-1/system-local.conf && systemctl reload dbus.service'
 # PartOf= carries stop jobs, not a worker that ended by itself: sandboxd stops
 # the egress pair of such a worker, and a refused StopUnit left the pair
 # listening for good. Here systemd runs, but sandboxd's cap of 4 awaited
-# replies is taken by 4 CheckAuthorization calls to a stopped polkitd.
+# replies on the system bus is taken by 4 CheckAuthorization calls to a
+# stopped polkitd. Its calls to PID 1 go over PID 1's private socket
+# (issue 22), which that cap does not bound: the pairs' StopUnit is not
+# refused at all (the build before refused it and asked again).
 ct systemctl start polkit.service
 polkitd=$(ct systemctl show -P MainPID polkit.service)
 check "egress: polkitd runs" test "${polkitd:-0}" -gt 0
@@ -169,17 +175,17 @@ wait_until 30 asking_polkit
 check "egress: sandboxd awaits 4 answers of the stopped polkitd" asking_polkit
 # Each worker ends by itself (no stop job): sandboxd stops its pair.
 for id in "${ew[@]}"; do ct systemctl kill --signal=SIGKILL "sandbox-$id.service"; done
-wait_until 30 egress_refused
-check "egress: the bus refused sandboxd's StopUnit of the pairs" egress_refused
-ct kill -CONT "$polkitd"
-wait
 pair_gone() { local id; for id in "${ew[@]}"; do
     ! ct systemctl is-active --quiet "sandbox-$id-egress.socket" || return 1
     ! ct systemctl is-active --quiet "sandbox-$id-egress.service" || return 1; done; }
-if wait_until 60 pair_gone; then ok "egress: the pairs of both ended workers are gone"; else
-    not_ok "egress: the pairs of both ended workers are gone" \
+if wait_until 60 pair_gone; then ok "egress: the pairs of both ended workers are gone, polkitd still stopped"; else
+    not_ok "egress: the pairs of both ended workers are gone, polkitd still stopped" \
         "still active: $(ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*-egress.*' | awk '{print $1}' | tr '\n' ' ')"
 fi
+check_fails "egress: no StopUnit of the pairs was refused: polkit's waits on the system bus do not bound sandboxd's calls to PID 1" \
+    egress_refused
+ct kill -CONT "$polkitd"
+wait
 
 ct sh -c 'rm -f /etc/dbus-1/system-local.conf && systemctl reload dbus.service'
 tap_done
