@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "errors.h"
@@ -38,20 +40,25 @@ static const char disk_setup_script[] =
         "mkdir -p -m 0700 \"$dir/fs/home\"\n"
         "mkdir -p \"$dir/fs/tmp\"\n"
         "chmod 1777 \"$dir/fs/tmp\"\n"
-        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n";
+        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n"
+        "rm -f \"$dir/keep\"\n";
 
-/* Unmounts. While the image is kept (a suspend) the home stays as an empty
- * directory owned as the disk's home is, as a plain home would: systemd
- * tries that owner's UID first at the resume. Once sandboxd removed the
- * image (the worker ended) the directories go too. */
+/* Unmounts. Only a suspend keeps the image: sandboxd marks it "keep"
+ * before the checkpoint (worker_disk_mark_kept()) and the home then stays
+ * as an empty directory owned as the disk's home is, as a plain home would:
+ * systemd tries that owner's UID first at the resume. Without the mark the
+ * worker ended and everything goes, here or by sandboxd's own removal,
+ * whichever comes second: deciding on whether sandboxd had removed the
+ * image yet left an empty home behind when the two ran at once. */
 static const char disk_stop_script[] =
         "dir=$1 home=$2\n"
         "owner=$(stat -c %u:%g \"$dir/fs/home\" 2>/dev/null)\n"
         "if mountpoint -q \"$home\"; then umount \"$home\" || exit 1; fi\n"
         "if mountpoint -q \"$dir/fs\"; then umount \"$dir/fs\" || exit 1; fi\n"
-        "if [ -e \"$dir/image\" ]; then\n"
+        "if [ -e \"$dir/keep\" ] && [ -e \"$dir/image\" ]; then\n"
         "  [ -z \"$owner\" ] || chown \"$owner\" \"$home\"\n"
         "else\n"
+        "  rm -f \"$dir/image\" \"$dir/image.new\" \"$dir/keep\"\n"
         "  rmdir \"$home\" \"$dir/fs\" \"$dir\" 2>/dev/null\n"
         "fi\n"
         "exit 0\n";
@@ -97,6 +104,18 @@ int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_t
         if (r >= 0 && bind_tmp)
                 r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 1, tmp, "/tmp", 0, UINT64_C(0));
         return r;
+}
+
+int worker_disk_mark_kept(const char *id, bool keep) {
+        _cleanup_free_ char *mark = NULL;
+        _cleanup_close_ int fd = -1;
+
+        if (asprintf(&mark, SBX_DISK_ROOT "/%s/keep", id) < 0)
+                return -ENOMEM;
+        if (!keep)
+                return unlink(mark) < 0 && errno != ENOENT ? -errno : 0;
+        fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        return fd < 0 ? -errno : 0;
 }
 
 int worker_disk_remove(const char *id) {

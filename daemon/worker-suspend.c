@@ -135,8 +135,11 @@ static void checkpoint_failed(Worker *w, const char *why) {
                 return;
         }
         /* runsc leaves a sandbox it could not save running, and its unit
-         * holds its user: the reservation is not needed. */
+         * holds its user: the reservation is not needed, nor the disk's
+         * keep mark (its next stop ends the worker). */
         uid_keep_stop(w);
+        if (w->spec.disk_max > 0)
+                (void) worker_disk_mark_kept(w->id, false);
         (void) worker_set_state(w, WORKER_RUNNING);
         if (w->n_waiters > 0)
                 /* OpenChannel calls that came meanwhile: the channel is there. */
@@ -334,10 +337,23 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to set up the checkpoint of %s: %s",
                                      w->id, strerror(-r));
+        /* The checkpoint ends the unit, and with it the disk's: that stop
+         * must keep the image and the home. */
+        if (w->spec.disk_max > 0) {
+                r = worker_disk_mark_kept(w->id, true);
+                if (r < 0) {
+                        if (request)
+                                sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                        return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED,
+                                             "Failed to mark the disk of %s to be kept: %s", w->id, strerror(-r));
+                }
+        }
         /* Asked first, on the same connection: the checkpoint's start job,
          * ordered after the keeper's and requiring it, waits for it. */
         r = uid_keep_start(w);
         if (r < 0) {
+                if (w->spec.disk_max > 0)
+                        (void) worker_disk_mark_kept(w->id, false);
                 if (request)
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to reserve the UID of %s: %s",
@@ -348,6 +364,8 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         r = sd_bus_call_async(m->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
                 uid_keep_stop(w);
+                if (w->spec.disk_max > 0)
+                        (void) worker_disk_mark_kept(w->id, false);
                 /* The caller answers this one with the error. */
                 if (request)
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);

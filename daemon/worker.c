@@ -458,6 +458,9 @@ void worker_delete_home(Worker *w) {
         _cleanup_free_ char *priv = NULL;
         int r;
 
+        /* First: a disk unit stopping meanwhile then removes what it holds. */
+        if (w->spec.disk_max > 0)
+                (void) worker_disk_mark_kept(w->id, false);
         worker_delete_images(w);
         r = rm_rf(w->home);
         if (r < 0)
