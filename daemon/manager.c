@@ -45,6 +45,8 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         worker_history_init(&m->history, m->config.ended_workers_max, m->config.ended_workers_max_age_usec);
         caller_quota_init(&m->polkit_quota, m->config.bus_authorizations_per_user, m->config.bus_authorizations_max);
         caller_quota_init(&m->log_read_quota, m->config.bus_log_reads_per_user, m->config.bus_log_reads_max);
+        caller_quota_init(&m->workspace_creation_quota, m->config.bus_workspace_creations_per_user,
+                          m->config.bus_workspace_creations_max);
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
@@ -104,6 +106,8 @@ Manager *manager_free(Manager *m) {
                 m->workspaces = ws->next;
                 workspace_free(ws);
         }
+        /* After the creations, which give their units back. */
+        caller_quota_done(&m->workspace_creation_quota);
         free(m->workspace_root);
         free(m->mkfs_path);
         free(m);

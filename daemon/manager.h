@@ -47,6 +47,7 @@ struct Manager {
         CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
         uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
         CallerQuota log_read_quota;     /* ReadWorkerLog journal reads under way (worker-log-job.h) */
+        CallerQuota workspace_creation_quota; /* workspaces being made, by owner (manager-workspace.h) */
         struct WorkerLogJob *log_jobs;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 
