@@ -382,11 +382,6 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)
                 return r;
-        /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
-         * default (worker_spec_apply_defaults), within the total. */
-        r = manager_admit_disk(m, spec->disk_max, error);
-        if (r < 0)
-                return r;
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
         if (spec->idle_suspend) {
@@ -416,6 +411,12 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
+        /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
+         * default (worker_spec_apply_defaults), within the total. A claim
+         * above admitted only what it adds; a cold start adds a disk. */
+        r = manager_admit_disk(m, spec->disk_max, error);
+        if (r < 0)
+                return r;
         pool_yield_slot(m);
 
         r = worker_new(&w, m, spec, runtime);
