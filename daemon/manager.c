@@ -88,6 +88,7 @@ Manager *manager_free(Manager *m) {
         caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
+        sd_bus_slot_unref(m->polkit_filter);
         sd_bus_slot_unref(m->name_lost_match);
         subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->job_removed_match);

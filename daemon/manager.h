@@ -42,6 +42,7 @@ struct Manager {
         sd_bus_slot *worker_filter;
         UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
+        sd_bus_slot *polkit_filter;     /* frees answered ones after their second dispatch */
         Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
         sd_bus_slot *name_lost_match;
         CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
