@@ -527,7 +527,8 @@ int bus_manager_install(Manager *m) {
         r = sd_bus_add_object_manager(m->bus, NULL, "/org/sandboxd1");
         if (r < 0)
                 return log_error_errno(r, "Failed to add the object manager: %m");
-        return 0;
+        /* The last filter: it runs first (bus-polkit.h). */
+        return bus_polkit_install(m);
 }
 
 void bus_manager_notify_status(Manager *m) {

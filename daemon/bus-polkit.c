@@ -144,14 +144,38 @@ static void polkit_query_consumed(PolkitQuery *q) {
                 (void) sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_NORMAL);
 }
 
+/* Every message passes here before its handler: an answered request in its
+ * second dispatch has its query freed once that dispatch is over, whether
+ * or not the handler asks again (a worker gone by then is NoSuchWorker
+ * before any bus_authorize()). Without this, such a query would wait for an
+ * idle loop, which a flood never gives, with its request message. */
+static int on_polkit_dispatch(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+                if (q->done && q->request == msg)
+                        polkit_query_consumed(q);
+        return 0;
+}
+
+int bus_polkit_install(Manager *m) {
+        int r;
+
+        r = sd_bus_add_filter(m->bus, &m->polkit_filter, on_polkit_dispatch, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the polkit dispatch filter: %m");
+        return 0;
+}
+
 static int polkit_query_redispatch(PolkitQuery *q) {
         int r;
 
         q->done = true;
         /* Idle priority: the query is freed only once the second dispatch of
          * the request, which reads the answer, is over. That dispatch
-         * raises the priority (polkit_query_consumed()): under a flood the
-         * loop is never idle, and answered queries must not pile up. */
+         * raises the priority (on_polkit_dispatch(), polkit_query_consumed()):
+         * under a flood the loop is never idle, and answered queries must
+         * not pile up. */
         r = sd_event_add_defer(q->manager->event, &q->defer, on_polkit_defer, q);
         if (r < 0)
                 return r;

@@ -39,3 +39,9 @@ static inline bool bus_authorize_is_over_cap(int r) {
 }
 
 void bus_polkit_queries_free(Manager *m);
+
+/* The filter that frees each answered query once its request has been
+ * dispatched again. Added after every other filter on m->bus: sd-bus runs
+ * the last one added first, so no other filter can end the dispatch
+ * before this one has seen the request. */
+int bus_polkit_install(Manager *m);

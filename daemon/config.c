@@ -75,6 +75,8 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .bus_interactive_authorization_timeout_usec = 120 * USEC_PER_SEC,
                 .bus_log_reads_per_user = 2,
                 .bus_log_reads_max = 4,
+                .bus_workspace_creations_per_user = 2,
+                .bus_workspace_creations_max = 4,
         };
         quota_config_init_defaults(&c->quota);
 }
@@ -188,6 +190,8 @@ static const ConfigKey config_keys[] = {
         K("Bus:InteractiveAuthorizationTimeoutSec", KEY_TIMESPAN, bus_interactive_authorization_timeout_usec),
         K("Bus:LogReadsPerUser", KEY_UNSIGNED, bus_log_reads_per_user),
         K("Bus:LogReadsMax", KEY_UNSIGNED, bus_log_reads_max),
+        K("Bus:WorkspaceCreationsPerUser", KEY_UNSIGNED, bus_workspace_creations_per_user),
+        K("Bus:WorkspaceCreationsMax", KEY_UNSIGNED, bus_workspace_creations_max),
 };
 #undef K
 
@@ -367,6 +371,8 @@ static int pool_config_validate(const SbxConfig *c, const char *path, SbxError *
  * that sandboxd's calls to systemd need too. */
 #define BUS_AUTHORIZATIONS_MAX_LIMIT 96u
 #define BUS_LOG_READS_MAX_LIMIT 64u
+/* Each creation is an mkfs.ext4 running as root in sandboxd's cgroup. */
+#define BUS_WORKSPACE_CREATIONS_MAX_LIMIT 64u
 static int bus_config_validate(const SbxConfig *c, const char *path, SbxError *error) {
         if (c->bus_authorizations_per_user == 0 || c->bus_authorizations_per_user > c->bus_authorizations_max ||
             c->bus_authorizations_max > BUS_AUTHORIZATIONS_MAX_LIMIT)
@@ -378,6 +384,13 @@ static int bus_config_validate(const SbxConfig *c, const char *path, SbxError *e
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "Bus:LogReadsPerUser must be positive and at most Bus:LogReadsMax, "
                                      "which is at most %u, in %s", BUS_LOG_READS_MAX_LIMIT, path);
+        if (c->bus_workspace_creations_per_user == 0 ||
+            c->bus_workspace_creations_per_user > c->bus_workspace_creations_max ||
+            c->bus_workspace_creations_max > BUS_WORKSPACE_CREATIONS_MAX_LIMIT)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Bus:WorkspaceCreationsPerUser must be positive and at most "
+                                     "Bus:WorkspaceCreationsMax, which is at most %u, in %s",
+                                     BUS_WORKSPACE_CREATIONS_MAX_LIMIT, path);
         if (c->bus_interactive_authorization_timeout_usec < USEC_PER_SEC ||
             c->bus_interactive_authorization_timeout_usec > 600 * USEC_PER_SEC)
                 return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,

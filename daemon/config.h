@@ -79,13 +79,16 @@ typedef struct SbxConfig {
 
         /* What one caller UID, and all callers together, may hold at once
          * (caller-quota.h): calls parked while polkit decides, and
-         * ReadWorkerLog journal reads under way. Root never waits for polkit;
-         * its reads meet only the per-user cap (worker-log-job.h). */
+         * ReadWorkerLog journal reads under way, workspaces being made (their
+         * mkfs running). Root never waits for polkit; its reads and creations
+         * meet only the per-user cap (worker-log-job.h, manager-workspace.h). */
         unsigned bus_authorizations_per_user;
         unsigned bus_authorizations_max;
         uint64_t bus_interactive_authorization_timeout_usec;
         unsigned bus_log_reads_per_user;
         unsigned bus_log_reads_max;
+        unsigned bus_workspace_creations_per_user;
+        unsigned bus_workspace_creations_max;
 } SbxConfig;
 
 void sbx_config_init_defaults(SbxConfig *c);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "caller-quota.h"
 #include "errors.h"
 #include "manager.h"
 #include "manager-quota.h"
@@ -97,17 +98,26 @@ static void manager_unlink_workspace(Manager *m, Workspace *ws) {
                 }
 }
 
-/* Forgets a creation that did not complete, and its image. */
-static void workspace_creation_abort(Workspace *ws) {
+/* The creation is over, one way or another: its mkfs is gone and its
+ * owner's place under the caps on creations is free again. */
+static void workspace_creation_end(Workspace *ws) {
         struct WorkspaceCreation *c = ws->creating;
-        _cleanup_free_ char *img = NULL;
 
         workspace_mkfs_free(c->mkfs);
-        if (workspace_image_path(c->manager->workspace_root, ws->name, &img) >= 0)
-                (void) unlink(img);
-        manager_unlink_workspace(c->manager, ws);
+        caller_quota_release(&c->manager->workspace_creation_quota, ws->owner);
         free(c);
         ws->creating = NULL;
+}
+
+/* Forgets a creation that did not complete, and its image. */
+static void workspace_creation_abort(Workspace *ws) {
+        Manager *m = ws->creating->manager;
+        _cleanup_free_ char *img = NULL;
+
+        workspace_creation_end(ws);
+        if (workspace_image_path(m->workspace_root, ws->name, &img) >= 0)
+                (void) unlink(img);
+        manager_unlink_workspace(m, ws);
         workspace_free(ws);
 }
 
@@ -131,13 +141,33 @@ static void on_workspace_mkfs_done(WorkspaceMkfs *j, int r, void *userdata) {
                 done(m, NULL, r, &e, done_userdata);
                 return;
         }
-        workspace_mkfs_free(c->mkfs);
-        free(c);
-        ws->creating = NULL;
+        workspace_creation_end(ws);
         snprintf(uid, sizeof(uid), "%u", (unsigned) ws->owner);
         log_struct(LOG_INFO, "Workspace created", "SANDBOXD_WORKSPACE", ws->name, "SANDBOXD_OWNER_UID", uid,
                    "SANDBOXD_EVENT", "workspace-created", NULL);
         done(m, ws, 0, NULL, done_userdata);
+}
+
+/* Each creation runs mkfs.ext4 as root in sandboxd's own cgroup until it is
+ * done: how many run at once is capped per owner and in total
+ * (Bus:WorkspaceCreationsPerUser, Bus:WorkspaceCreationsMax), as journal
+ * reads are. Root meets only its own cap: users cannot lock it out, and
+ * what runs stays bounded all the same. Takes one unit for OWNER. */
+static int workspace_creation_admit(Manager *m, uid_t owner, SbxError *error) {
+        bool mine;
+        int r;
+
+        r = owner == 0 ? caller_quota_acquire_reserved(&m->workspace_creation_quota, 0)
+                       : caller_quota_acquire(&m->workspace_creation_quota, owner);
+        if (r != -EUSERS && r != -ENOBUFS)
+                return r;
+        mine = r == -EUSERS;
+        return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_REQUESTS,
+                             mine ? "Too many of your workspaces are being made (Bus:WorkspaceCreationsPerUser=%u); "
+                                    "retry once they are done"
+                                  : "Too many workspaces are being made (Bus:WorkspaceCreationsMax=%u); retry later",
+                             mine ? m->config.bus_workspace_creations_per_user
+                                  : m->config.bus_workspace_creations_max);
 }
 
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
@@ -166,39 +196,51 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
         r = manager_quota_admit(m, owner, &(QuotaRequest) { .workspaces = 1, .workspace_bytes = size_max }, error);
         if (r < 0)
                 return r;
-        r = workspace_new(&ws, name);
+        r = workspace_creation_admit(m, owner, error);
         if (r < 0)
                 return r;
+        r = workspace_new(&ws, name);
+        if (r < 0)
+                goto fail;
         ws->owner = owner;
         ws->size_max = size_max;
         ws->class = class;
         ws->created_usec = ws->last_used_usec = now_usec(CLOCK_REALTIME);
         r = workspace_image_create(m->workspace_root, ws);
-        if (r == -EEXIST)
-                return sbx_error_set(error, r, SBX_ERROR_WORKSPACE_EXISTS,
-                                     "Workspace %s has files in %s already", name, m->workspace_root);
-        if (r < 0)
-                return sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE,
-                                     "Cannot make workspace %s of %" PRIu64 " bytes: %s", name, size_max, strerror(-r));
+        if (r == -EEXIST) {
+                sbx_error_set(error, r, SBX_ERROR_WORKSPACE_EXISTS,
+                              "Workspace %s has files in %s already", name, m->workspace_root);
+                goto fail;
+        }
+        if (r < 0) {
+                sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE,
+                              "Cannot make workspace %s of %" PRIu64 " bytes: %s", name, size_max, strerror(-r));
+                goto fail;
+        }
         c = calloc(1, sizeof(*c));
         if (!c || workspace_image_path(m->workspace_root, name, &img) < 0) {
                 free(c);
                 (void) workspace_remove(m->workspace_root, name);
-                return -ENOMEM;
+                r = -ENOMEM;
+                goto fail;
         }
         *c = (struct WorkspaceCreation) { .manager = m, .workspace = ws, .done = done, .userdata = userdata };
         r = workspace_mkfs_start(m->event, m->mkfs_path, img, on_workspace_mkfs_done, ws, &c->mkfs);
         if (r < 0) {
                 free(c);
                 (void) unlink(img);
-                return sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE, "Cannot run mkfs for workspace %s: %s",
-                                     name, strerror(-r));
+                sbx_error_set(error, r, SBX_ERROR_INVALID_WORKSPACE, "Cannot run mkfs for workspace %s: %s",
+                              name, strerror(-r));
+                goto fail;
         }
         /* Listed from now on: the name is taken and the bytes count. */
         ws->creating = c;
         ws->next = m->workspaces;
         m->workspaces = TAKE_PTR(ws);
         return 0;
+fail:
+        caller_quota_release(&m->workspace_creation_quota, owner);
+        return r;
 }
 
 void manager_workspaces_abort_creations(Manager *m) {

@@ -17,7 +17,8 @@ typedef void (*workspace_created_t)(Manager *m, Workspace *ws, int r, const SbxE
 /* Starts making a workspace for OWNER: checks (name, size, class, quota,
  * disk) and the sparse image now, a named error on failure; the file system
  * is made in the background (workspace-mkfs.h) and DONE is called when it is
- * there. Meanwhile the name is taken and counts against OWNER's quota. */
+ * there. Meanwhile the name is taken and counts against OWNER's quota, and
+ * the creation against the caps on creations under way (TooManyRequests). */
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
                              workspace_created_t done, void *userdata, SbxError *error);
 /* Ends the creations still running (their images removed, DONE not called). */

@@ -45,6 +45,8 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         worker_history_init(&m->history, m->config.ended_workers_max, m->config.ended_workers_max_age_usec);
         caller_quota_init(&m->polkit_quota, m->config.bus_authorizations_per_user, m->config.bus_authorizations_max);
         caller_quota_init(&m->log_read_quota, m->config.bus_log_reads_per_user, m->config.bus_log_reads_max);
+        caller_quota_init(&m->workspace_creation_quota, m->config.bus_workspace_creations_per_user,
+                          m->config.bus_workspace_creations_max);
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
@@ -86,6 +88,7 @@ Manager *manager_free(Manager *m) {
         caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
+        sd_bus_slot_unref(m->polkit_filter);
         sd_bus_slot_unref(m->name_lost_match);
         subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->job_removed_match);
@@ -104,6 +107,8 @@ Manager *manager_free(Manager *m) {
                 m->workspaces = ws->next;
                 workspace_free(ws);
         }
+        /* After the creations, which give their units back. */
+        caller_quota_done(&m->workspace_creation_quota);
         free(m->workspace_root);
         free(m->mkfs_path);
         free(m);
@@ -404,11 +409,6 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_choose_runtime(m, spec->class, &runtime, error);
         if (r < 0)
                 return r;
-        /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
-         * default (worker_spec_apply_defaults), within the total. */
-        r = manager_admit_disk(m, spec->disk_max, error);
-        if (r < 0)
-                return r;
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
         if (spec->idle_suspend) {
@@ -438,6 +438,12 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
+        /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
+         * default (worker_spec_apply_defaults), within the total. A claim
+         * above admitted only what it adds; a cold start adds a disk. */
+        r = manager_admit_disk(m, spec->disk_max, error);
+        if (r < 0)
+                return r;
         pool_yield_slot(m);
 
         r = worker_new(&w, m, spec, runtime);

@@ -42,11 +42,13 @@ struct Manager {
         sd_bus_slot *worker_filter;
         UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
         PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
+        sd_bus_slot *polkit_filter;     /* frees answered ones after their second dispatch */
         Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
         sd_bus_slot *name_lost_match;
         CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
         uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
         CallerQuota log_read_quota;     /* ReadWorkerLog journal reads under way (worker-log-job.h) */
+        CallerQuota workspace_creation_quota; /* workspaces being made, by owner (manager-workspace.h) */
         struct WorkerLogJob *log_jobs;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 

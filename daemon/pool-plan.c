@@ -71,6 +71,10 @@ unsigned pool_plan_total(const SbxConfig *c, unsigned current, const PoolMemoryF
         return current > deficit ? (unsigned) MIN((uint64_t) configured, current - deficit) : 0;
 }
 
+uint64_t pool_claim_disk_added(const SbxConfig *c, const WorkerSpec *s) {
+        return s->disk_max > c->disk_default ? s->disk_max - c->disk_default : 0;
+}
+
 const char *pool_claim_refusal(const WorkerSpec *s) {
         if (s->set & SPEC_HAS_DISK_MAX)
                 return "a waiting sandbox's disk has the default size, not the DiskMax asked for";

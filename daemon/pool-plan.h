@@ -36,6 +36,11 @@ uint64_t pool_entry_memory(const SbxConfig *c);
  * (each sandbox counted at its share). */
 unsigned pool_plan_total(const SbxConfig *c, unsigned current, const PoolMemoryFacts *f);
 
+/* What a claim adds to the worker disks held (worker-disk.h): a waiting
+ * sandbox's disk of Defaults:DiskMax is held already (pool_disk_held) and
+ * only moves to the worker, so nothing unless S's disk is larger. */
+uint64_t pool_claim_disk_added(const SbxConfig *c, const WorkerSpec *s);
+
 /* Why a validated spec cannot be served by a waiting sandbox of its class
  * (a cap or option that cannot be applied to a running one), or NULL. */
 const char *pool_claim_refusal(const WorkerSpec *s);

@@ -754,6 +754,12 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                                                         : "no pooled sandbox of the class without egress was ready";
                 return 0;
         }
+        /* Only what the claim adds: the sandbox's disk is counted already. */
+        if (pool_claim_disk_added(&m->config, spec) > 0) {
+                r = manager_admit_disk(m, pool_claim_disk_added(&m->config, spec), error);
+                if (r < 0)
+                        return r;
+        }
         {
                 /* Before anything is taken: a job too large for the sandbox starts cold. */
                 uint8_t *probe = NULL;

@@ -149,7 +149,7 @@ int worker_disk_admit(const SbxConfig *c, uint64_t committed, uint64_t unwritten
         uint64_t need;
         if (__builtin_add_overflow(unwritten, want, &need) || __builtin_add_overflow(need, c->disk_keep_free, &need) ||
             need > free)
-                return sbx_error_set(error, -ENOSPC, SBX_ERROR_START_FAILED,
+                return sbx_error_set(error, -ENOSPC, SBX_ERROR_INSUFFICIENT_SPACE,
                                      "No room for a worker's disk of %" PRIu64 " bytes: the host has %" PRIu64
                                      " bytes free, of which the workers' disks, workspaces and checkpoint images may still take %" PRIu64
                                      " and Disk:KeepFree keeps %" PRIu64, want, free, unwritten, c->disk_keep_free);

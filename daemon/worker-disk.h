@@ -51,7 +51,8 @@ int worker_disk_mark_kept(const char *id, bool keep);
 /* Admission of one more disk of WANT bytes while COMMITTED bytes of caps are
  * held and UNWRITTEN of them are not yet taken on the host (sparse images):
  * refused above Disk:TotalMax (LimitOutOfRange), or when the host's FREE
- * bytes could not hold every cap filled plus Disk:KeepFree (StartFailed). */
+ * bytes could not hold every cap filled plus Disk:KeepFree (InsufficientSpace,
+ * as for a workspace the disk cannot hold). */
 int worker_disk_admit(const SbxConfig *c, uint64_t committed, uint64_t unwritten, uint64_t want, uint64_t free,
                       SbxError *error);
 

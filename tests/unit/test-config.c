@@ -200,6 +200,34 @@ static void test_disk(void **state) {
         sbx_config_done(&c);
 }
 
+/* The caps on workspace creations under way: read from [Bus], each
+ * positive, the per-user one within the total, the total bounded. */
+static void test_workspace_creations(void **state) {
+        SbxConfig c;
+        SbxError e = {};
+
+        sbx_config_init_defaults(&c);
+        assert_int_equal(c.bus_workspace_creations_per_user, 2);
+        assert_int_equal(c.bus_workspace_creations_max, 4);
+        sbx_config_done(&c);
+        assert_int_equal(load("[Bus]\nWorkspaceCreationsPerUser=3\nWorkspaceCreationsMax=8\n", &c, &e), 0);
+        assert_int_equal(c.bus_workspace_creations_per_user, 3);
+        assert_int_equal(c.bus_workspace_creations_max, 8);
+        sbx_config_done(&c);
+        static const char * const bad[] = {
+                "[Bus]\nWorkspaceCreationsPerUser=0\n",
+                "[Bus]\nWorkspaceCreationsPerUser=5\n",
+                "[Bus]\nWorkspaceCreationsMax=65\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                e = (SbxError) {};
+                assert_true(load(bad[i], &c, &e) < 0);
+                assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+                assert_non_null(strstr(e.message, "Bus:WorkspaceCreationsPerUser"));
+                sbx_config_done(&c);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_missing_file_keeps_defaults),
@@ -209,6 +237,7 @@ int main(void) {
                 cmocka_unit_test(test_syscall_names),
                 cmocka_unit_test(test_parsers),
                 cmocka_unit_test(test_disk),
+                cmocka_unit_test(test_workspace_creations),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include "errors.h"
 #include "pool-job.h"
 #include "pool-plan.h"
+#include "spec.h"
+#include "worker-disk.h"
 
 #define MiB (UINT64_C(1) << 20)
 
@@ -177,6 +179,35 @@ static void test_claim_refusal(void **state) {
         worker_spec_done(&s);
 }
 
+/* A claim moves the waiting sandbox's disk, counted already, to the worker:
+ * at Disk:TotalMax, with every byte held by the pool, a claim of a spec
+ * with the default disk adds nothing, so it is not refused; a larger disk
+ * (never served today, pool_claim_refusal) would add the difference. */
+static void test_claim_disk_added(void **state) {
+        SbxConfig c;
+        WorkerSpec s;
+        SbxError e = {};
+
+        sbx_config_init_defaults(&c);
+        c.disk_total_max = 2 * c.disk_default;
+        worker_spec_init(&s);
+        s.class = SBX_CLASS_STANDARD;
+        worker_spec_apply_defaults(&s, &c);
+        assert_int_equal(s.disk_max, c.disk_default);
+        /* Two waiting sandboxes hold the whole total: a new disk of the
+         * default size no longer fits (a cold start is refused)... */
+        assert_true(worker_disk_admit(&c, 2 * c.disk_default, 0, s.disk_max, UINT64_MAX / 2, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_LIMIT_OUT_OF_RANGE);
+        /* ...but claiming one of them adds nothing to admit. */
+        assert_int_equal(pool_claim_disk_added(&c, &s), 0);
+        s.disk_max = c.disk_default + 4 * MiB;
+        assert_int_equal(pool_claim_disk_added(&c, &s), 4 * MiB);
+        s.disk_max = c.disk_default / 2;
+        assert_int_equal(pool_claim_disk_added(&c, &s), 0);
+        worker_spec_done(&s);
+        sbx_config_done(&c);
+}
+
 static void test_plan(void **state) {
         SbxConfig c;
         PoolMemoryFacts f = {};
@@ -242,6 +273,7 @@ int main(void) {
                 cmocka_unit_test(test_job_refused),
                 cmocka_unit_test(test_job_too_large),
                 cmocka_unit_test(test_claim_refusal),
+                cmocka_unit_test(test_claim_disk_added),
                 cmocka_unit_test(test_plan),
                 cmocka_unit_test(test_memory_facts),
         };

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caller-quota.h"
 #include "errors.h"
 #include "manager.h"
 #include "manager-workspace.h"
@@ -142,6 +143,8 @@ static void test_manager(Manager *m, sd_event *e, const char *mkfs) {
         sbx_config_init_defaults(&m->config);
         /* The test's file system may be small: the disk check has its own test. */
         m->config.quota.overcommit = true;
+        caller_quota_init(&m->workspace_creation_quota, m->config.bus_workspace_creations_per_user,
+                          m->config.bus_workspace_creations_max);
 }
 
 static void test_manager_done(Manager *m) {
@@ -151,6 +154,9 @@ static void test_manager_done(Manager *m) {
                 m->workspaces = ws->next;
                 workspace_free(ws);
         }
+        /* Every creation gave its place back. */
+        assert_int_equal(m->workspace_creation_quota.total, 0);
+        caller_quota_done(&m->workspace_creation_quota);
         sbx_config_done(&m->config);
 }
 
@@ -272,6 +278,66 @@ static void test_create_quota(void **state) {
         test_manager_done(&m);
         assert_int_equal(n_entries(root), 0);
         assert_false(c.called);
+        sd_event_unref(e);
+}
+
+/* mkfs runs as root in sandboxd's cgroup: creations under way are capped
+ * per owner and in total, past either TooManyRequests with nothing made;
+ * root meets only its own cap. A finished creation, made or failed, frees
+ * its place. */
+static void test_create_concurrency_caps(void **state) {
+        sd_event *e = event_with_sigchld();
+        Created c[8] = {};
+        SbxError err = {};
+        size_t used = 0;
+        Manager m;
+
+        test_manager(&m, e, "/bin/false");
+        m.config.bus_workspace_creations_per_user = 2;
+        m.config.bus_workspace_creations_max = 3;
+        caller_quota_done(&m.workspace_creation_quota);
+        caller_quota_init(&m.workspace_creation_quota, 2, 3);
+        /* Control: within the caps, each creation starts. */
+        assert_int_equal(manager_create_workspace(&m, "a1", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+                                                  &c[used++], &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "a2", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+                                                  &c[used++], &err), 0);
+        /* The owner's third at once: refused, nothing of it exists. */
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+                                                  &c[used], &err), -EBUSY);
+        assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
+        assert_non_null(strstr(err.message, "WorkspaceCreationsPerUser=2"));
+        assert_null(manager_find_workspace(&m, "a3"));
+        assert_int_equal(n_entries(root), 2);
+        /* Another owner fills the total; a third owner is refused by it. */
+        assert_int_equal(manager_create_workspace(&m, "b1", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created,
+                                                  &c[used++], &err), 0);
+        err = (SbxError) {};
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+                                                  &c[used], &err), -EBUSY);
+        assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
+        assert_non_null(strstr(err.message, "WorkspaceCreationsMax=3"));
+        assert_null(manager_find_workspace(&m, "c1"));
+        /* Root past the total, up to its own cap only. */
+        assert_int_equal(manager_create_workspace(&m, "r1", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+                                                  &c[used++], &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "r2", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+                                                  &c[used++], &err), 0);
+        err = (SbxError) {};
+        assert_int_equal(manager_create_workspace(&m, "r3", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+                                                  &c[used], &err), -EBUSY);
+        assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
+        assert_int_equal(n_entries(root), 5);
+        /* Once they are over (mkfs fails here), the places are free again. */
+        for (size_t i = 0; i < used; i++)
+                run_until(e, &c[i].called);
+        assert_int_equal(m.workspace_creation_quota.total, 0);
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+                                                  &c[used], &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+                                                  &c[used + 1], &err), 0);
+        test_manager_done(&m);
+        assert_int_equal(n_entries(root), 0);
         sd_event_unref(e);
 }
 
@@ -489,6 +555,7 @@ int main(void) {
                 cmocka_unit_test(test_create_and_remove),
                 cmocka_unit_test(test_create_aborted),
                 cmocka_unit_test(test_create_quota),
+                cmocka_unit_test(test_create_concurrency_caps),
                 cmocka_unit_test(test_load_drops_orphan_image),
                 cmocka_unit_test(test_apply_class),
                 cmocka_unit_test(test_spec_workspace),
