@@ -19,20 +19,20 @@
  * finds the worker as its object would be found and runs the Worker
  * object's own handler on it, after the same access check as a call on the
  * object (machined's redirect_method_to_machine()), so both ways in behave
- * and are authorized alike by construction. */
+ * and are authorized alike by construction. A worker the caller may not
+ * manage is NoSuchWorker, as an ID never used (bus_worker_access()). */
 static int redirect_method_to_worker(sd_bus_message *msg, Manager *m, sd_bus_error *ret_error,
                                      sd_bus_message_handler_t method) {
         const char *id;
-        Worker *w;
+        Worker *w = NULL;
         int r;
 
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        w = manager_find_worker(m, id);
-        if (!w || !w->exported)
+        r = bus_worker_access(m, msg, id, &w);
+        if (r == -ESRCH)
                 return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKER, "No worker with id \"%.64s\"", id);
-        r = bus_worker_authorize(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* 0: polkit decides, and the call is dispatched here again. */

@@ -4,6 +4,7 @@
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
+#include "worker-log.h"
 #include "worker-suspend.h"
 
 #define WORKER_IFACE "org.sandboxd1.Worker"
@@ -58,25 +59,48 @@ int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *
         return 1;
 }
 
-/* Reads that change nothing: they are asked of polkit without a password
- * (a prompt would tell the caller the worker exists) and, refused, find no
- * object (bus_worker_find()). */
-static bool is_read_call(sd_bus_message *msg) {
-        const char *iface = sd_bus_message_get_interface(msg);
-        return iface && (streq(iface, "org.freedesktop.DBus.Properties") ||
-                         streq(iface, "org.freedesktop.DBus.Introspectable"));
-}
+/* Another user's worker and an ID never used must look the same to anyone
+ * who may not manage it (org.sandboxd1(5), ACCESS): so both cases ask polkit
+ * the same question (owner left out, the ID as detail), never with a
+ * password (a prompt, or a rule's demand for one, would say the worker
+ * exists), and a refusal, polkit gone or a caller past its cap all read as
+ * "no such worker". Root and the owner are never asked. */
+int bus_worker_access(Manager *m, sd_bus_message *msg, const char *id, Worker **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+        uid_t caller = UID_INVALID;
+        Worker *w;
+        int r;
 
-int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
-        return bus_authorize(w->manager, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, true, ret_error);
+        /* No worker can have it, and saying so tells nothing. */
+        if (!worker_log_id_valid(id))
+                return -ESRCH;
+        w = manager_find_worker(m, id);
+        if (w && !w->exported)
+                w = NULL;
+        (void) bus_caller_uid(msg, &caller);
+        if (w && authz_decide(caller, SBX_ACTION_MANAGE_WORKERS, w->owner) == AUTHZ_ALLOW) {
+                *ret = w;
+                return 1;
+        }
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, id, false, &refused);
+        if (r == 0)
+                return 0;
+        /* Asked again on the second dispatch: the worker may be gone. */
+        if (r < 0 || !w)
+                return -ESRCH;
+        *ret = w;
+        return 1;
 }
 
 /* Every method call on a worker's object (its properties, Stop,
  * OpenChannel, even Introspect) comes here first: only root, the owner and
- * holders of manage-workers get through. GetManagedObjects asks polkit too,
- * without a password, to know whether to show everyone's workers. */
+ * holders of manage-workers get through; anyone else finds no object
+ * (bus_worker_find()), as for an ID never used. GetManagedObjects asks
+ * polkit too, without a password, to know whether to show everyone's
+ * workers. */
 int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *id = NULL;
         Manager *m = userdata;
         const char *path = sd_bus_message_get_path(msg);
         Worker *w;
@@ -93,18 +117,10 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
         /* Peer answers on any path alike and says nothing of a worker. */
         if (streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
                 return 0;
-        w = worker_from_path(m, path);
-        if (!w)
+        if (sd_bus_path_decode(path, WORKER_PREFIX, &id) <= 0)
                 return 0;
-        if (is_read_call(msg)) {
-                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, w->owner, w->id, false, &refused);
-                return r == 0;
-        }
-        r = bus_worker_authorize(msg, w, ret_error);
-        if (r < 0)
-                return r;
         /* 0: polkit decides; the call comes back here with the answer. */
-        return r == 0;
+        return bus_worker_access(m, msg, id, &w) == 0;
 }
 
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {

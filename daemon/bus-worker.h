@@ -10,9 +10,13 @@ extern const sd_bus_vtable worker_vtable[];
 
 int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
                     sd_bus_error *error);
-/* The one access check of a call that acts on W (bus_authorize()'s
- * contract): the filter's for its object, the Manager's for its ID. */
-int bus_worker_authorize(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error);
+/* The one access check of a call that names worker ID: the filter's for its
+ * object, the Manager's for its ID. 1 with *RET set to the worker when the
+ * caller may act on it; 0 while polkit is asked (bus_authorize()'s
+ * contract: the handler changes nothing and returns 1); -ESRCH when, for
+ * this caller, there is no such worker: none has ID, or it is another
+ * user's and the caller may not manage it (or is past its polkit cap). */
+int bus_worker_access(Manager *m, sd_bus_message *msg, const char *id, Worker **ret);
 /* An sd-bus filter: the access check of every call on a worker's object. */
 int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 /* The Worker object's handlers, USERDATA the worker; the Manager's methods

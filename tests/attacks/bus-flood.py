@@ -10,9 +10,8 @@
 #
 # METHOD: ListWorkers, ListWorkersEx, ListWorkspaces, GetManagedObjects,
 # ReadWorkerLog (a random worker id each call), Introspect (of --path),
-# GetWorker (of --id: authorized like every call on a worker, with a prompt
-# allowed, unlike reads of its object, which never prompt), used
-# in turn. With --duration, each connection keeps W calls outstanding for S
+# GetWorker (of --id: never with a prompt, for another user's worker),
+# CreateWorker (of /bin/true: the call that may prompt), used in turn. With --duration, each connection keeps W calls outstanding for S
 # seconds (a sustained flood); without, it sends N/C calls at once. Prints one
 # JSON object: calls sent, answered, by result ("ok" or the error name),
 # "timeout" for calls unanswered after --timeout seconds, latencies.
@@ -188,6 +187,26 @@ class Conn:
             on_reply(what, "ok" if mtype == 2 else fields.get(4, "?"), time.monotonic() - t0)
 
 
+def create_worker_body(argv):
+    """CreateWorker's a{sv} with one entry, Argv (as)."""
+    buf = bytearray()
+    outer = len(buf)
+    buf.extend(b"\0\0\0\0")
+    pad(buf, 8)
+    start = len(buf)
+    put_str(buf, "Argv")
+    put_str(buf, "as", "g")
+    pad(buf, 4)
+    inner = len(buf)
+    buf.extend(b"\0\0\0\0")
+    istart = len(buf)
+    for a in argv:
+        put_str(buf, a)
+    struct.pack_into("<I", buf, inner, len(buf) - istart)
+    struct.pack_into("<I", buf, outer, len(buf) - start)
+    return bytes(buf)
+
+
 def call_args(method, path, worker_id):
     if method in ("ListWorkers", "ListWorkspaces"):
         return (PATH, MGR, method, "", b"")
@@ -197,6 +216,8 @@ def call_args(method, path, worker_id):
         return (PATH, "org.freedesktop.DBus.ObjectManager", method, "", b"")
     if method == "ReadWorkerLog":
         return (PATH, MGR, method, "ssbu", marshal("ssbu", [secrets.token_hex(6), "", 0, 10]))
+    if method == "CreateWorker":
+        return (PATH, MGR, method, "a{sv}", create_worker_body(["/bin/true"]))
     if method == "GetWorker":
         return (PATH, MGR, method, "s", marshal("s", [worker_id]))
     if method == "Introspect":

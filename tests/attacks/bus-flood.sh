@@ -28,7 +28,7 @@ bus-authz-flood|bus|tester keeps 2000 ListWorkers, ListWorkersEx, ListWorkspaces
 bus-polkit-stall|bus|tester sends 2000 of those calls and ReadWorkerLog at once on 20 connections while polkitd is stopped (SIGSTOP)|at most Bus:AuthorizationsPerUser (8) admitted over all 20 connections, the rest TooManyRequests at once, the admitted ones answered when their check times out; root'"'"'s CreateWorker and StopWorker answered within 60 s meanwhile
 bus-log-flood|bus|tester keeps 2000 ReadWorkerLog calls for random worker ids outstanding on 20 connections for 15 s|only NoSuchWorker or TooManyRequests, some TooManyRequests, more than 8 served; root reads its worker'"'"'s log and creates a worker within 60 s meanwhile
 bus-flood-daemon|bus|the three floods above, against the daemon itself|MainPID unchanged, VmRSS and memory.current grow by less than 64 MiB
-bus-interactive-hold|bus|with InteractiveAuthorizationTimeoutSec=10s and polkitd stopped, tester holds 8 interactive authorizations (GetWorker of root'"'"'s worker) and asks a 9th|the 9th refused with TooManyRequests; the 8 answered AccessDenied within 40 s although polkit never answered; a call after them is admitted (waits, not refused)
+bus-interactive-hold|bus|with InteractiveAuthorizationTimeoutSec=10s and polkitd stopped, tester holds 8 interactive authorizations (CreateWorker; a call naming another user'"'"'s worker never prompts) and asks a 9th|the 9th refused with TooManyRequests; the 8 answered AccessDenied within 40 s although polkit never answered; a call after them is admitted (waits, not refused)
 bus-flood-controls|bus|(control) after the floods, tester calls ListWorkers and reads its own worker'"'"'s log; root'"'"'s calls during the floods|all succeed: root was never refused, tester is served once its flood is over
 '
 atk_load_table
@@ -233,16 +233,16 @@ POLKIT_PID=$(unit_prop polkit.service MainPID)
 if sbx_call ListWorkers && [ -n "$POLKIT_PID" ] && [ "$POLKIT_PID" != 0 ] && ct kill -STOP "$POLKIT_PID"; then
     F=$TAP_TMP/hold.json
     t0=$(now_ms)
-    flood_start "$F" --calls 8 --conns 2 --timeout 60 --interactive --id "$ROOTW" GetWorker
+    flood_start "$F" --calls 8 --conns 2 --timeout 60 --interactive CreateWorker
     sleep 2
     # The 9th: refused at once, tester's 8 slots are taken.
     as_tester timeout 30 "$W/bus-flood.py" --calls 1 --conns 1 --timeout 5 --interactive \
-        --id "$ROOTW" GetWorker >"$F.9th" 2>&1
+        CreateWorker >"$F.9th" 2>&1
     flood_wait
     held_ms=$(($(now_ms) - t0))
     # After: admitted (polkit still stopped, so it waits: "timeout" in 3 s).
     as_tester timeout 30 "$W/bus-flood.py" --calls 1 --conns 1 --timeout 3 --interactive \
-        --id "$ROOTW" GetWorker >"$F.after" 2>&1
+        CreateWorker >"$F.after" 2>&1
     polkit_cont
     diag "8 held: $(cat "$F") in ${held_ms} ms; the 9th: $(cat "$F.9th"); one after: $(cat "$F.after")"
     why="see above"

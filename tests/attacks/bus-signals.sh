@@ -21,6 +21,7 @@ bus-get-property-tester|trusted,standard|tester runs busctl get-property Owner, 
 bus-introspect-tester|trusted,standard|tester runs busctl introspect on root'"'"'s worker and on /org/sandboxd1/worker|UnknownObject; the parent lists no such child
 bus-managed-objects-tester|trusted,standard|tester calls GetManagedObjects and busctl tree org.sandboxd1|root'"'"'s worker in neither
 bus-workspace-tester|-|tester listens (dbus-monitor, eavesdropper, subscription) while root creates and deletes a workspace|no signal names the workspace
+bus-probe-id-tester|-|tester calls GetWorker, StopWorker, SuspendWorker, ResumeWorker, OpenChannel and Worker.Stop with root'"'"'s worker'"'"'s ID and with an unused one, busctl --allow-interactive-authorization=no and =yes, without manage-workers and with a rule that asks it for a password|the same answer for both IDs (NoSuchWorker, UnknownObject on the object), no prompt; tester'"'"'s own worker answers, and with manage-workers granted tester stops root'"'"'s worker
 bus-subscribe-flood|-|tester holds 140 connections that each call Subscribe|TooManySubscribers past 128; root still subscribes; once they close tester subscribes again
 '
 atk_load_table
@@ -38,7 +39,7 @@ CLASSES="trusted standard"
 SLEEP=(Argv as 2 /bin/sleep 1000)
 
 cleanup() {
-    ct sh -c "for p in $D/*.pid; do [ -s \"\$p\" ] && kill \"\$(cat \"\$p\")\"; done; rm -f /etc/polkit-1/rules.d/50-sbx-bus-signals.rules" \
+    ct sh -c "for p in $D/*.pid; do [ -s \"\$p\" ] && kill \"\$(cat \"\$p\")\"; done; rm -f /etc/polkit-1/rules.d/50-sbx-bus-signals.rules /etc/polkit-1/rules.d/50-sbx-bus-probe.rules" \
         >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -148,6 +149,76 @@ for class in $CLASSES; do
     check_output "control [$class]: root's GetManagedObjects lists the victim" "$id" \
         ct busctl --system call "$SBX_DEST" "$SBX_PATH" org.freedesktop.DBus.ObjectManager GetManagedObjects
 done
+
+# ---------------------------------------------------------------- probing for an ID
+# probe FLAG PATH IFACE METHOD [ID]: tester's answer, with ID written as ID,
+# the error's name and message (busctl's debug output) or the reply.
+probe() {
+    local flag=$1 path=$2 iface=$3 method=$4 id=${5:-}
+    local word=${5:-${path##*/}}
+    local -a arg=()
+    [ -n "$id" ] && arg=(s "$id")
+    ct runuser -u tester -- env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 \
+        --allow-interactive-authorization="$flag" -- call "$SBX_DEST" "$path" "$iface" "$method" "${arg[@]}" 2>&1 |
+        grep -v 'error-name=n/a' | sed -n 's/.*\(error-name=.*\)/\1/p; /^[a-z(]* /p' | sed "s/$word/ID/g"
+}
+# probe_all ID: every way tester can name worker ID, both flags.
+probe_all() {
+    local id=$1 flag m
+    for flag in no yes; do
+        for m in GetWorker StopWorker SuspendWorker ResumeWorker OpenChannel; do
+            echo "$flag $m: $(probe "$flag" "$SBX_PATH" "$SBX_MGR" "$m" "$id" | tr '\n' ' ')"
+        done
+        echo "$flag Worker.Stop: $(probe "$flag" "$SBX_PATH/worker/$id" "$SBX_WORKER_IFACE" Stop | tr '\n' ' ')"
+    done
+}
+probe_rule() {
+    ct sh -c 'cat >/etc/polkit-1/rules.d/50-sbx-bus-probe.rules' <<JS
+polkit.addRule(function(action, subject) {
+    if (subject.user == "tester" && action.id == "org.sandboxd1.manage-workers")
+        return polkit.Result.$1;
+});
+JS
+}
+PROBE_UNUSED=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+probe_failed=()
+if sbx_create 2 "${SLEEP[@]}" Class s trusted; then
+    pv=$WID
+    # Without the right, then with a rule that wants a password for it (an
+    # interactive check would prompt; busctl has no agent, polkit answers).
+    for phase in refused AUTH_ADMIN; do
+        if [ "$phase" = AUTH_ADMIN ]; then
+            probe_rule AUTH_ADMIN
+            sleep 3   # polkit rereads its rules on inotify
+        fi
+        a=$(probe_all "$pv")
+        b=$(probe_all "$PROBE_UNUSED")
+        if [ "$a" != "$b" ] || ! grep -q 'error-name=org.sandboxd1.Error.NoSuchWorker' <<<"$b"; then
+            probe_failed+=("$phase: root's worker:" "$a" "$phase: an unused ID:" "$b")
+        fi
+    done
+    # Controls: nothing happened to the victim; tester's own worker answers.
+    check_output "control: root's probed worker still runs" 'running' sbx_prop "$pv" State
+    ownp=$(as_tester sandboxctl create --class trusted -- /bin/sleep 1000 2>&1)
+    check_output "control: tester's GetWorker of its own worker answers its path" '^o "/org/sandboxd1/worker/ID"$' \
+        probe no "$SBX_PATH" "$SBX_MGR" GetWorker "$ownp"
+    check "control: tester's Worker.Stop of its own worker succeeds" \
+        bus_call tester "$SBX_DEST" "$SBX_PATH/worker/$ownp" "$SBX_WORKER_IFACE" Stop
+    # With manage-workers granted, tester stops root's worker, no password.
+    probe_rule YES
+    tester_gets() { [[ $(probe no "$SBX_PATH" "$SBX_MGR" GetWorker "$pv") == *"worker/ID"* ]]; }
+    check "control: with manage-workers, tester's GetWorker finds root's worker" wait_until 30 tester_gets
+    check "control: with manage-workers, tester stops root's worker" \
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" StopWorker s "$pv"
+    ct rm -f /etc/polkit-1/rules.d/50-sbx-bus-probe.rules
+else
+    probe_failed+=("root's probe victim did not start: $BUS_ERROR $BUS_ERRMSG")
+fi
+if [ ${#probe_failed[@]} -eq 0 ]; then
+    atk_ok bus-probe-id-tester -
+else
+    atk_not_ok bus-probe-id-tester - "${probe_failed[@]}"
+fi
 
 # The standard victim sleeps and wakes: more PropertiesChanged to overhear.
 if [ -n "${VID[standard]:-}" ]; then

@@ -180,11 +180,24 @@ if sbx_create 2 Argv as 2 /bin/sleep 1000 Class s trusted; then
     live=$WID
     units_before=$(sbx_units)
     state_before=$(sbx_state_entries)
-    denied "tester calling StopWorker on root's live worker gets AccessDenied" org.sandboxd1.manage-workers \
+    # Another user's worker is no worker at all to tester (polkit.sh,
+    # bus-signals.sh's bus-probe-id-tester).
+    hidden() {
+        local name=$1 error=$2
+        shift 2
+        if bus_call tester "$SBX_DEST" "$@"; then
+            not_ok "$name" "the call succeeded: $BUS_OUT"
+        elif [ "$BUS_ERROR" = "$error" ]; then
+            ok "$name"
+        else
+            not_ok "$name" "expected $error, got: ${BUS_ERROR:-no error name} $BUS_ERRMSG"
+        fi
+    }
+    hidden "tester calling StopWorker on root's live worker gets NoSuchWorker" org.sandboxd1.Error.NoSuchWorker \
         "$SBX_PATH" "$SBX_MGR" StopWorker s "$live"
-    denied "tester calling OpenChannel on root's live worker gets AccessDenied" org.sandboxd1.manage-workers \
+    hidden "tester calling OpenChannel on root's live worker gets NoSuchWorker" org.sandboxd1.Error.NoSuchWorker \
         "$SBX_PATH" "$SBX_MGR" OpenChannel s "$live"
-    denied "tester calling Worker.Stop() on root's worker gets AccessDenied" org.sandboxd1.manage-workers \
+    hidden "tester calling Worker.Stop() on root's worker gets UnknownObject" org.freedesktop.DBus.Error.UnknownObject \
         "$SBX_PATH/worker/$live" "$SBX_WORKER_IFACE" Stop
     check_eq "the worker still runs after tester's attempts" running "$(sbx_prop "$live" State)"
     nothing_new "tester's StopWorker/OpenChannel"

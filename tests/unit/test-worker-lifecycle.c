@@ -1008,12 +1008,18 @@ static void test_redirect_same_authorization(void **state) {
         const char *methods[][2] = { { "StopWorker", "Stop" }, { "OpenChannel", "OpenChannel" } };
 
         /* Someone else's worker, and no polkit to ask: refused both ways,
-         * with nothing changed. */
+         * with nothing changed, and in the words used for an ID that was
+         * never used, so the answer does not say the worker exists. */
         for (size_t i = 0; i < ELEMENTSOF(methods); i++) {
                 Reply ra = call_manager(f, methods[i][0], a);
                 Reply rb = call_object(f, methods[i][1], b);
-                assert_string_equal(ra.error, SD_BUS_ERROR_ACCESS_DENIED);
-                assert_string_equal(rb.error, SD_BUS_ERROR_ACCESS_DENIED);
+                Reply ru = call(f, "/org/sandboxd1", "org.sandboxd1.Manager", methods[i][0], "000000000000");
+                Reply rv = call(f, "/org/sandboxd1/worker/000000000000", "org.sandboxd1.Worker", methods[i][1],
+                                NULL);
+                assert_string_equal(ra.error, SBX_ERROR_NO_SUCH_WORKER);
+                assert_string_equal(ru.error, SBX_ERROR_NO_SUCH_WORKER);
+                assert_string_equal(rb.error, SD_BUS_ERROR_UNKNOWN_OBJECT);
+                assert_string_equal(rv.error, SD_BUS_ERROR_UNKNOWN_OBJECT);
         }
         assert_int_equal(a->state, WORKER_RUNNING);
         assert_int_equal(b->state, WORKER_RUNNING);
