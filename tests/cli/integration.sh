@@ -132,6 +132,13 @@ worker_homes() {
     in_ct ls -A /var/lib/private/sandboxd/workers /var/lib/sandboxd/workers 2>/dev/null |
         grep -v -e '^$' -e ':$' | grep -v -x -F -e "${waiting:-/}" | sort
 }
+# A worker's disk unit unmounts after the worker's own unit is gone: the
+# snapshot waits (60 s at most) until no disk unit outlives its worker.
+orphan_disks() {
+    in_ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '
+        { u[$1] = 1 } END { for (n in u) if (n ~ /-disk\.service$/ && !((substr(n, 1, 20) ".service") in u)) print n }'
+}
+for _ in $(seq 120); do [ -z "$(orphan_disks)" ] && break; sleep 0.5; done
 units_before=$(worker_units)
 homes_before=$(worker_homes)
 rc=0; err=$(sctl run --class trusted -- nosuchcmd 2>&1 </dev/null) || rc=$?
