@@ -319,7 +319,21 @@ _sbx_removed_seen() { [ -n "$(sbx_signal WorkerRemoved "$1")" ]; }
 # Units named sandbox-* that systemd knows about, loaded or not, but for the
 # warm pool's waiting sandboxes and their proxy units (README "Warm pool"),
 # which come and go by themselves; a claimed one is a worker's, described so.
+# A worker's disk unit unmounts after the worker's own unit is gone (it stops
+# once unneeded): one whose worker is gone is still going, not left over.
+# Listings wait for those (30 s at most), so a snapshot taken right after a
+# worker ended does not count its disk; one that never goes still shows.
+_sbx_orphan_disks() {
+    ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' |
+        awk '{ u[$1] = 1 } END { for (n in u) if (n ~ /-disk\.service$/ && !((substr(n, 1, 20) ".service") in u)) print n }'
+}
+sbx_disks_settled() {
+    local i
+    for i in $(seq 60); do [ -z "$(_sbx_orphan_disks)" ] && return 0; sleep 0.5; done
+    return 1
+}
 sbx_units() {
+    sbx_disks_settled
     ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' |
         awk '/sandboxd pool sandbox/ { w[substr($1, 9, 12)] = 1 } { u[NR] = $1 }
              END { for (i in u) if (!(substr(u[i], 9, 12) in w)) print u[i] }' | sort

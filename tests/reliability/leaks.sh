@@ -24,6 +24,14 @@ line() {
     fi
 }
 
+# A disk unit whose worker is gone is still unmounting (it stops once
+# unneeded): waited for, 30 s at most; one that never goes is counted.
+orphan_disks() {
+    systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' |
+        awk '{ u[$1] = 1 } END { for (n in u) if (n ~ /-disk\.service$/ && !((substr(n, 1, 20) ".service") in u)) print n }'
+}
+i=0
+while [ -n "$(orphan_disks)" ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
 units=$(systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*' | awk '{print $1}' | grep -v '^sandbox-probe-')
 printf '%s\n' "$units" | grep -v -e '-egress\.' -e '^$' | line units
 printf '%s\n' "$units" | grep -e '-egress\.' | line proxy-units
