@@ -31,6 +31,7 @@ loss-resume-keeper-stop|standard|stop a suspended worker|it ends, its keeper uni
 loss-resume-restart-mid|standard|SIGSTOP sandboxd mid-restore, let the launcher remove the image and the unit become ready, then SIGKILL sandboxd|the restarted sandboxd adopts the worker as running (resume-adopted), same unit, counting on, saved as running
 loss-restart-mid-suspend-control|standard|(control) suspend a worker whose checkpoint is slow (runsc waits 10 s), sandboxd left alone|it is suspended, saved as suspended, image whole, home intact; it resumes with the same UID, counting on
 loss-restart-mid-suspend|standard|suspend a worker whose checkpoint is slow, SIGKILL sandboxd while the checkpoint unit runs; systemd starts it again|the record named the checkpoint unit; the restarted sandboxd adopts the worker as suspending (suspend-adopted) and it ends up suspended, saved as suspended, image whole, home intact; it resumes with the same UID, counting on
+loss-restart-mid-suspend-fail|standard|the same with every checkpoint attempt failing (runsc exits 128, the sandbox left running)|adopted as suspending (suspend-adopted), the failed checkpoint leaves it running: saved as running without a suspending= line, no keeper, home intact, counting on from where it was
 '
 atk_load_table
 
@@ -85,6 +86,7 @@ home_kept() {
 # home's files on that disk's image, unmounted while it sleeps (worker-disk.h);
 # then the home and the image are there. home_kept after the resume reads the file.
 DISKS=/var/lib/private/sandboxd/disks
+CHECKPOINT_ATTEMPTS=3           # the launcher's (SBX_CHECKPOINT_ATTEMPTS)
 home_kept_asleep() {
     if ct test -e "$DISKS/$1/image"; then
         ct test -d "$SBX_STATE_ROOT/$1" && ct test -s "$DISKS/$1/image"
@@ -307,6 +309,40 @@ check "loss-restart-mid-suspend: with the same UID" test "$(uid_of "$W4")" = "$u
 check "loss-restart-mid-suspend: it counts on from where it was" counts_on_from "$W4" "$last"
 check "loss-restart-mid-suspend: its home file is intact" home_kept "$W4" "$uid4"
 check "StopWorker stops it" sbx_call StopWorker s "$W4"
+
+# The same restart, and the checkpoint fails (all its attempts): the sandbox
+# runs on, and so must the worker, as without the restart.
+W5=$(new_worker) || W5=
+diag "worker 6: $W5"
+uid5=$(uid_of "$W5")
+last=$(last_number "$W5")
+ct sh -c "rm -f $SW/checkpoints; echo 10 > $SW/slow-checkpoint; echo $CHECKPOINT_ATTEMPTS > $SW/fail-checkpoint"
+ct busctl --system --timeout=120 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$W5" >/dev/null 2>&1 &
+bg=$!
+killed=no
+if [ -n "$W5" ] && wait_until 30 state_is "$W5" suspending && wait_until 30 ct test -s "$SW/checkpoints"; then
+    pid=$(ct systemctl show -P MainPID sandboxd.service)
+    ct kill -KILL "$pid" && killed=yes
+fi
+ct rm -f "$SW/slow-checkpoint"
+wait "$bg" 2>/dev/null
+ck_over() { ! ct systemctl -q is-active "sandbox-$W5-suspend.service" &&
+    [ "$(ct systemctl show -P ActiveState "sandbox-$W5-suspend.service")" != activating ]; }
+back5() { [ "$(ct systemctl show -P MainPID sandboxd.service)" != "${pid:-0}" ] && unit_active sandboxd.service &&
+    state_of "$W5" >/dev/null; }
+if [ "$killed" = yes ] && wait_until 60 back5 && wait_until 180 ck_over && wait_until 30 state_is "$W5" running &&
+    unit_active "sandbox-$W5.service" && saved_as "$W5" no && ! ct grep -q '^suspending=' "$STATES/$W5" &&
+    wait_until 30 unit_gone "$(keeper "$W5")" && home_kept "$W5" "$uid5" && counts_on_from "$W5" "$last" &&
+    journal_has . -o cat SANDBOXD_WORKER_ID="$W5" SANDBOXD_EVENT=suspend-adopted; then
+    atk_ok loss-restart-mid-suspend-fail $CLASS
+else
+    atk_not_ok loss-restart-mid-suspend-fail $CLASS "killed: $killed, state $(state_of "$W5" 2>&1)," \
+        "unit $(ct systemctl is-active "sandbox-$W5.service"), keeper $(ct systemctl is-active "$(keeper "$W5")")," \
+        "checkpoint attempts $(ct cat "$SW/checkpoints" 2>/dev/null | wc -l)" \
+        "$(journal -o cat SANDBOXD_WORKER_ID="$W5" -n 8 | tail -n 8)"
+fi
+ct rm -f "$SW/fail-checkpoint"
+check "StopWorker stops it" sbx_call StopWorker s "$W5"
 
 atk_coverage
 tap_done
