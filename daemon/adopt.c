@@ -73,6 +73,13 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
          * done (restore_stop_interrupted_resume). */
         r->suspended = w->state == WORKER_SUSPENDED || w->state == WORKER_RESUMING ||
                        (w->state == WORKER_SUSPENDING && w->suspend_drop);
+        /* Its checkpoint runs: a restart meanwhile watches it to its end
+         * (restore_adopt_suspending), never takes the unit's end for the
+         * worker's. */
+        if (w->state == WORKER_SUSPENDING && !w->suspend_drop && w->checkpoint_result >= 0) {
+                r->suspending = w->suspend_unit;
+                r->checkpoint_budget = w->checkpoint_budget;
+        }
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
         r->pooled = streq(w->start_mode, "pooled");
@@ -88,6 +95,16 @@ int worker_save_state_in(Worker *w, const char *dir) {
 
 int worker_save_state(Worker *w) {
         return worker_save_state_in(w, SBX_WORKER_STATE_DIR);
+}
+
+int worker_save_state_suspending(Worker *w, const char *unit, uint64_t budget) {
+        WorkerRecord r;
+
+        worker_to_record(w, &r);
+        r.suspended = false;
+        r.suspending = (char *) unit;
+        r.checkpoint_budget = budget;
+        return worker_record_save(SBX_WORKER_STATE_DIR, &r);
 }
 
 static int persist_stdio(Worker *w) {
@@ -442,6 +459,11 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         w->owner = rec->owner;
         w->uid = rec->uid;
         w->created_realtime = rec->created_realtime;
+        /* Named, its checkpoint was under way (manager_adopt_worker). */
+        if (rec->suspending) {
+                w->suspend_unit = TAKE_PTR(rec->suspending);
+                w->checkpoint_budget = rec->checkpoint_budget;
+        }
         r = restore_egress(w, rec);
         if (r < 0) {
                 daemon_fds_close(&fds);
@@ -566,8 +588,51 @@ static void restore_uid_keep(Restore *rs, const char *id) {
                 return;
         state = restore_unit_state(rs, unit);
         w->uid_kept = state && !streq(state, "inactive") && !streq(state, "failed");
-        if (w->state != WORKER_SUSPENDED)
+        /* A checkpoint unit requires its keeper: it stays until the end. */
+        if (w->state != WORKER_SUSPENDED && w->state != WORKER_SUSPENDING)
                 uid_keep_stop(w);
+}
+
+/* A suspend that sandboxd stopped in the middle of: the record named its
+ * checkpoint unit before it started. The worker is adopted as suspending,
+ * its sandbox's end (which the checkpoint causes) is no end of the worker,
+ * and the checkpoint's job decides as it would have: saved, the worker is
+ * suspended with its image; failed with the sandbox running, it runs on;
+ * failed with the sandbox gone, it ended. A job that ended while sandboxd was
+ * down sent its JobRemoved to nobody: the unit's state and the image's
+ * marker stand in for it. One that runs on is heard of (the match and
+ * Subscribe came before the restore). */
+static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *state = NULL;
+        char id[WORKER_ID_LEN + 1];
+        Worker *w;
+        int r;
+
+        memcpy(id, rec->id, sizeof(id));
+        r = restore_adopt(rs, rec);
+        if (r < 0)
+                return r;
+        r = strv_push(&rs->adopted, id);
+        if (r < 0)
+                return r;
+        restore_uid_keep(rs, id);
+        w = manager_find_worker(rs->m, id);
+        if (!w || w->state != WORKER_SUSPENDING)
+                return 0;
+        log_struct(LOG_WARNING, "A suspend was under way when sandboxd stopped: adopted as suspending, its "
+                   "checkpoint decides", "SANDBOXD_WORKER_ID", id, "SANDBOXD_UNIT", w->suspend_unit,
+                   "SANDBOXD_EVENT", "suspend-adopted", NULL);
+        if (sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->suspend_unit, &path) < 0)
+                return -ENOMEM;
+        r = sd_bus_get_property_string(rs->m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit",
+                                       "ActiveState", &e, &state);
+        if (r >= 0 && !streq(state, "inactive") && !streq(state, "failed"))
+                return 0;
+        (void) worker_suspend_job_removed(rs->m, w->suspend_unit,
+                                          r >= 0 && streq(state, "inactive") && worker_image_complete(w) ?
+                                          "done" : "failed");
+        return 0;
 }
 
 /* Whether the launcher removed ID's image (its marker first goes with it):
@@ -651,6 +716,21 @@ static int restore_records(Restore *rs) {
                                 r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                         if (r >= 0)
                                 restore_uid_keep(rs, id);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (rec.suspending && !rec.suspended) {
+                        char id[WORKER_ID_LEN + 1];
+                        memcpy(id, rec.id, sizeof(id));
+                        if (!restore_has_fds(rs, id))
+                                r = restore_lose(rs, id, "channel-lost", true);
+                        else {
+                                r = restore_adopt_suspending(rs, &rec);
+                                if (r < 0 && r != -ENOMEM && !restore_handled(rs, id))
+                                        r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed",
+                                                         true);
+                        }
                         if (r < 0)
                                 return r;
                         continue;
@@ -763,6 +843,24 @@ static bool unit_worker_id(const char *unit, char id[static WORKER_ID_LEN + 1]) 
         return worker_id_is_valid(id);
 }
 
+/* NAME is an adopted worker's: its ID, or the staging file system of its
+ * checkpoint (launch-suspend.c), which may be under way: removed, it would
+ * be detached under the launcher, whose copy-out then fails after runsc
+ * ended the sandbox. The launcher replaces a stale one at its next start. */
+static bool restore_keeps(char * const *keep, const char *name) {
+        char id[WORKER_ID_LEN + 1];
+        const char *rest;
+
+        if (strv_contains(keep, name))
+                return true;
+        if (name[0] != '.' || strlen(name) < 1 + WORKER_ID_LEN)
+                return false;
+        memcpy(id, name + 1, WORKER_ID_LEN);
+        id[WORKER_ID_LEN] = 0;
+        rest = name + 1 + WORKER_ID_LEN;
+        return (streq(rest, ".staging") || streq(rest, ".staging.img")) && strv_contains(keep, id);
+}
+
 static int restore_remove_unknown(const char *dir, char * const *keep) {
         _cleanup_(closedirp) DIR *d = opendir(dir);
         struct dirent *de;
@@ -773,7 +871,7 @@ static int restore_remove_unknown(const char *dir, char * const *keep) {
                 _cleanup_free_ char *path = NULL;
                 int r;
 
-                if (streq(de->d_name, ".") || streq(de->d_name, "..") || strv_contains(keep, de->d_name))
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || restore_keeps(keep, de->d_name))
                         continue;
                 if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
                         return -ENOMEM;

@@ -24,6 +24,10 @@ void worker_forget_channel(Worker *w);
 int worker_save_state(Worker *w);
 /* The same record as DIR/<id> (suspend-keep.h). */
 int worker_save_state_in(Worker *w, const char *dir);
+/* The record of a running worker whose checkpoint UNIT is about to start:
+ * written before it starts, so that a restart of sandboxd meanwhile adopts
+ * it as suspending (adopt.c), not as a running worker whose unit ends. */
+int worker_save_state_suspending(Worker *w, const char *unit, uint64_t budget);
 /* The worker ended: its state file and stored fds go, its broker secrets are wiped. */
 void worker_forget(Worker *w);
 /* The daemon closed its end of the worker's stdin: systemd's copy must go

@@ -598,11 +598,16 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
                 worker_free(w);
                 return r;
         }
-        worker_restore_running(w);
+        /* Adopted with its checkpoint unit named (adopt.c): a suspend was
+         * under way, and the unit's end is the checkpoint's to explain. */
+        if (w->suspend_unit)
+                worker_restore_suspending(w);
+        else
+                worker_restore_running(w);
         manager_add_worker(m, w);
         manager_workspace_hold(m, w);
         /* A deadline that passed while the daemon was down fires at once. */
-        r = worker_arm_idle_timer(w);
+        r = w->state == WORKER_RUNNING ? worker_arm_idle_timer(w) : 0;
         if (r < 0)
                 log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
         log_struct(LOG_INFO, "Worker re-adopted after a restart of sandboxd",

@@ -25,6 +25,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_policy);
         strv_free(r->argv);
         free(r->workspace);
+        free(r->suspending);
         worker_record_init(r);
 }
 
@@ -103,7 +104,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
             r->class < 0 || r->class >= _SBX_CLASS_MAX || r->requested_class < 0 ||
             r->requested_class >= _SBX_CLASS_MAX || r->runtime < 0 || r->runtime >= _SBX_RUNTIME_MAX ||
             !r->egress_socket != !r->egress_service ||
-            (r->egress_socket && (!value_is_line(r->egress_socket) || !value_is_line(r->egress_service))))
+            (r->egress_socket && (!value_is_line(r->egress_socket) || !value_is_line(r->egress_service))) ||
+            (r->suspending && !value_is_line(r->suspending)))
                 return -EINVAL;
         if (r->egress_policy && hex_encode(r->egress_policy, &policy) < 0)
                 return -ENOMEM;
@@ -132,6 +134,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 fputs("suspended=yes\n", f);
         if (r->idle_suspend)
                 fputs("idle-action=suspend\n", f);
+        if (r->suspending)
+                fprintf(f, "suspending=%s\ncheckpoint-budget=%" PRIu64 "\n", r->suspending, r->checkpoint_budget);
         for (char **a = r->argv; a && *a; a++) {
                 _cleanup_free_ char *h = NULL;
                 if (hex_encode(*a, &h) < 0) {
@@ -193,6 +197,7 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 { "created-realtime", offsetof(WorkerRecord, created_realtime) },
                 { "created-monotonic", offsetof(WorkerRecord, created_monotonic) },
                 { "last-activity-monotonic", offsetof(WorkerRecord, last_activity_monotonic) },
+                { "checkpoint-budget", offsetof(WorkerRecord, checkpoint_budget) },
         };
         uint64_t u;
         int k = 0;
@@ -220,6 +225,8 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 k = set_string(&r->egress_service, value);
         else if (streq(key, "workspace"))
                 k = set_string(&r->workspace, value);
+        else if (streq(key, "suspending"))
+                k = set_string(&r->suspending, value);
         else if (streq(key, "egress-policy")) {
                 char *p = NULL;
                 k = hex_decode(value, &p);
@@ -336,6 +343,10 @@ int worker_record_parse(const char *text, size_t size, WorkerRecord *ret, char *
         if (!ended || (next && *next)) {
                 worker_record_done(&r);
                 return refuse(why, why_size, ended ? "has data after its end line" : "has no end line (cut short)");
+        }
+        if (r.suspended && r.suspending) {
+                worker_record_done(&r);
+                return refuse(why, why_size, "is both suspended and suspending");
         }
         if (r.suspended && (!r.argv || !r.argv[0])) {
                 worker_record_done(&r);

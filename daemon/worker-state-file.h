@@ -53,6 +53,8 @@ typedef struct WorkerRecord {
         bool pooled;                    /* a claimed warm-pool sandbox: sandboxd keeps its run time */
         char *workspace;                /* NULL: the worker has a home of its own */
         bool kept_secrets;              /* its Credentials and Environment are in the fd store (worker-secrets.h) */
+        char *suspending;               /* NULL, or the checkpoint unit under way (worker-suspend.h) */
+        uint64_t checkpoint_budget;     /* while suspending: the bytes its image may take */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -141,6 +141,10 @@ static void checkpoint_failed(Worker *w, const char *why) {
         if (w->spec.disk_max > 0)
                 (void) worker_disk_mark_kept(w->id, false);
         (void) worker_set_state(w, WORKER_RUNNING);
+        /* Recorded as running again: no checkpoint to watch after a restart. */
+        if (worker_save_state(w) < 0)
+                log_struct(LOG_ERR, "Failed to persist the worker's state after its failed checkpoint",
+                           "SANDBOXD_WORKER_ID", w->id, NULL);
         if (w->n_waiters > 0)
                 /* OpenChannel calls that came meanwhile: the channel is there. */
                 waiters_reply(w, NULL, NULL, NULL);
@@ -359,6 +363,19 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to reserve the UID of %s: %s",
                                      w->id, strerror(-r));
         }
+        /* Recorded before the checkpoint starts: a restart of sandboxd while
+         * it runs must watch it to its end, not take the sandbox's end for
+         * the worker's (adopt.c). Unrecorded, it would lose the worker. */
+        r = worker_save_state_suspending(w, w->suspend_unit, budget);
+        if (r < 0) {
+                uid_keep_stop(w);
+                if (w->spec.disk_max > 0)
+                        (void) worker_disk_mark_kept(w->id, false);
+                if (request)
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to record the checkpoint of %s: "
+                                     "%s; it runs on", w->id, strerror(-r));
+        }
         /* The slot goes with the worker: no reply finds it freed. */
         w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
         r = sd_bus_call_async(m->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
@@ -366,6 +383,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 uid_keep_stop(w);
                 if (w->spec.disk_max > 0)
                         (void) worker_disk_mark_kept(w->id, false);
+                (void) worker_save_state(w);
                 /* The caller answers this one with the error. */
                 if (request)
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);

@@ -282,6 +282,14 @@ void worker_restore_running(Worker *w) {
         w->unit_seen_active = true;
 }
 
+void worker_restore_suspending(Worker *w) {
+        /* Its sandbox ran: a checkpoint that fails leaves it running. */
+        w->state = WORKER_SUSPENDING;
+        w->exported = true;
+        w->unit_seen_active = true;
+        w->checkpoint_result = 0;
+}
+
 void worker_restore_suspended(Worker *w) {
         /* As worker_restore_running(): clients knew it, suspended. */
         w->state = WORKER_SUSPENDED;

@@ -164,6 +164,9 @@ int worker_set_state(Worker *w, WorkerState s);
 void worker_restore_running(Worker *w);
 /* The same for a worker that was suspended (adopt.c). */
 void worker_restore_suspended(Worker *w);
+/* The same for a worker whose checkpoint was under way: it is watched to its
+ * end as a live suspend would be (worker-suspend.c). */
+void worker_restore_suspending(Worker *w);
 
 /* Removes the home (and its private target) and the checkpoint image. */
 void worker_delete_home(Worker *w);

@@ -29,6 +29,9 @@ loss-resume-uid-taken|standard|add a user with the suspended worker'"'"'s UID (u
 loss-resume-uid-taken-unkept|standard|stop the keeper, add a user with the worker'"'"'s UID (useradd -u UID), then resume it|UIDTaken; it stays suspended, image whole, home intact and not chowned; once the user is gone the next resume works
 loss-resume-keeper-stop|standard|stop a suspended worker|it ends, its keeper unit is gone with its home and image
 loss-resume-restart-mid|standard|SIGSTOP sandboxd mid-restore, let the launcher remove the image and the unit become ready, then SIGKILL sandboxd|the restarted sandboxd adopts the worker as running (resume-adopted), same unit, counting on, saved as running
+loss-restart-mid-suspend-control|standard|(control) suspend a worker whose checkpoint is slow (runsc waits 10 s), sandboxd left alone|it is suspended, saved as suspended, image whole, home intact; it resumes with the same UID, counting on
+loss-restart-mid-suspend|standard|suspend a worker whose checkpoint is slow, SIGKILL sandboxd while the checkpoint unit runs; systemd starts it again|the record named the checkpoint unit; the restarted sandboxd adopts the worker as suspending (suspend-adopted) and it ends up suspended, saved as suspended, image whole, home intact; it resumes with the same UID, counting on
+loss-restart-mid-suspend-fail|standard|the same with every checkpoint attempt failing (runsc exits 128, the sandbox left running)|adopted as suspending (suspend-adopted), the failed checkpoint leaves it running: saved as running without a suspending= line, no keeper, home intact, counting on from where it was
 '
 atk_load_table
 
@@ -78,6 +81,18 @@ home_kept() {
     [ "$(ct cat "$SBX_STATE_ROOT/$1/kept" 2>/dev/null)" = "kept-$NONCE" ] &&
         [ "$(ct stat -c %u "$SBX_STATE_ROOT/$1/kept")" = "$2" ] &&
         [ "$(ct stat -c %u "$SBX_STATE_ROOT/$1")" = "$2" ]
+}
+# The same while it is suspended: a worker with a disk of its own has its
+# home's files on that disk's image, unmounted while it sleeps (worker-disk.h);
+# then the home and the image are there. home_kept after the resume reads the file.
+DISKS=/var/lib/private/sandboxd/disks
+CHECKPOINT_ATTEMPTS=3           # the launcher's (SBX_CHECKPOINT_ATTEMPTS)
+home_kept_asleep() {
+    if ct test -e "$DISKS/$1/image"; then
+        ct test -d "$SBX_STATE_ROOT/$1" && ct test -s "$DISKS/$1/image"
+    else
+        home_kept "$@"
+    fi
 }
 # The state file says suspended ($2 yes) or not ($2 no: no such line).
 saved_as() {
@@ -169,7 +184,7 @@ if ct getent passwd sbxsquat2 >/dev/null && ! sbx_call ResumeWorker s "$W2" &&
     refused=yes
 fi
 err="${BUS_ERROR:-} ${BUS_ERRMSG:-}"
-if [ "$refused" = yes ] && state_is "$W2" suspended && image_whole "$W2" && home_kept "$W2" "$uid2" &&
+if [ "$refused" = yes ] && state_is "$W2" suspended && image_whole "$W2" && home_kept_asleep "$W2" "$uid2" &&
     saved_as "$W2" yes && ct userdel sbxsquat2 && sbx_call ResumeWorker s "$W2" && state_is "$W2" running &&
     [ "$(uid_of "$W2")" = "$uid2" ] && counts_on_from "$W2" "$last" && home_kept "$W2" "$uid2"; then
     atk_ok loss-resume-uid-taken-unkept $CLASS
@@ -236,6 +251,98 @@ check "loss-resume-restart-mid: and resumes" sbx_call ResumeWorker s "$W1"
 check "loss-resume-restart-mid: it counts on from where it was" counts_on_from "$W1" "$last"
 check "StopWorker stops it" sbx_call StopWorker s "$W1"
 check "its keeper is gone" wait_until 30 unit_gone "$(keeper "$W1")"
+
+# ---- sandboxd restarts while a checkpoint runs -----------------------------------------
+# The checkpoint unit runs on its own; the record must say what it is, or the
+# restarted sandboxd takes the sandbox's end (the checkpoint's doing) for the
+# worker's and wipes its home, and sweeps the launcher's staging file system
+# (SBX_SUSPEND_ROOT/.ID.staging) from under it.
+ct sandboxctl stop "$W1" >/dev/null 2>&1
+ct sh -c "echo 10 > $SW/slow-checkpoint"
+
+# The control: the same slow checkpoint, nothing in the way.
+W3=$(new_worker) || W3=
+diag "worker 4: $W3"
+uid3=$(uid_of "$W3")
+last=$(last_number "$W3")
+if [ -n "$W3" ] && sbx_call SuspendWorker s "$W3" && state_is "$W3" suspended && saved_as "$W3" yes &&
+    image_whole "$W3" && home_kept_asleep "$W3" "$uid3" && sbx_call ResumeWorker s "$W3" && state_is "$W3" running &&
+    [ "$(uid_of "$W3")" = "$uid3" ] && counts_on_from "$W3" "$last" && home_kept "$W3" "$uid3"; then
+    atk_ok loss-restart-mid-suspend-control $CLASS
+else
+    atk_not_ok loss-restart-mid-suspend-control $CLASS "worker $W3: state $(state_of "$W3")," \
+        "UID $(uid_of "$W3") (want $uid3)" "${BUS_ERROR:-} ${BUS_ERRMSG:-}"
+fi
+ct sandboxctl stop "$W3" >/dev/null 2>&1
+
+W4=$(new_worker) || W4=
+diag "worker 5: $W4"
+uid4=$(uid_of "$W4")
+last=$(last_number "$W4")
+ct rm -f "$SW/checkpoints"
+ct busctl --system --timeout=120 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$W4" >/dev/null 2>&1 &
+bg=$!
+killed=no recorded=no
+if [ -n "$W4" ] && wait_until 30 state_is "$W4" suspending && wait_until 30 ct test -s "$SW/checkpoints"; then
+    ct grep -qx "suspending=sandbox-$W4-suspend.service" "$STATES/$W4" && recorded=yes
+    pid=$(ct systemctl show -P MainPID sandboxd.service)
+    ct kill -KILL "$pid" && killed=yes
+fi
+diag "sandboxd killed mid-checkpoint: $killed; the record named the checkpoint unit: $recorded"
+wait "$bg" 2>/dev/null
+back4() { [ "$(ct systemctl show -P MainPID sandboxd.service)" != "${pid:-0}" ] && unit_active sandboxd.service &&
+    state_of "$W4" >/dev/null; }
+if [ "$killed" = yes ] && [ "$recorded" = yes ] && wait_until 60 back4 &&
+    wait_until 120 state_is "$W4" suspended && saved_as "$W4" yes && image_whole "$W4" &&
+    home_kept_asleep "$W4" "$uid4" &&
+    journal_has . -o cat SANDBOXD_WORKER_ID="$W4" SANDBOXD_EVENT=suspend-adopted; then
+    atk_ok loss-restart-mid-suspend $CLASS
+else
+    atk_not_ok loss-restart-mid-suspend $CLASS "killed: $killed, recorded: $recorded," \
+        "state $(state_of "$W4" 2>&1), image whole: $(image_whole "$W4" && echo yes || echo no)," \
+        "home: $(ct ls -lnd "$SBX_STATE_ROOT/$W4" "$DISKS/$W4/image" 2>&1 | head -n 3)" \
+        "$(journal -o cat SANDBOXD_WORKER_ID="$W4" -n 8 | tail -n 8)"
+fi
+ct rm -f "$SW/slow-checkpoint"
+check "loss-restart-mid-suspend: it resumes" sbx_call ResumeWorker s "$W4"
+check "loss-restart-mid-suspend: with the same UID" test "$(uid_of "$W4")" = "$uid4"
+check "loss-restart-mid-suspend: it counts on from where it was" counts_on_from "$W4" "$last"
+check "loss-restart-mid-suspend: its home file is intact" home_kept "$W4" "$uid4"
+check "StopWorker stops it" sbx_call StopWorker s "$W4"
+
+# The same restart, and the checkpoint fails (all its attempts): the sandbox
+# runs on, and so must the worker, as without the restart.
+W5=$(new_worker) || W5=
+diag "worker 6: $W5"
+uid5=$(uid_of "$W5")
+last=$(last_number "$W5")
+ct sh -c "rm -f $SW/checkpoints; echo 10 > $SW/slow-checkpoint; echo $CHECKPOINT_ATTEMPTS > $SW/fail-checkpoint"
+ct busctl --system --timeout=120 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$W5" >/dev/null 2>&1 &
+bg=$!
+killed=no
+if [ -n "$W5" ] && wait_until 30 state_is "$W5" suspending && wait_until 30 ct test -s "$SW/checkpoints"; then
+    pid=$(ct systemctl show -P MainPID sandboxd.service)
+    ct kill -KILL "$pid" && killed=yes
+fi
+ct rm -f "$SW/slow-checkpoint"
+wait "$bg" 2>/dev/null
+ck_over() { ! ct systemctl -q is-active "sandbox-$W5-suspend.service" &&
+    [ "$(ct systemctl show -P ActiveState "sandbox-$W5-suspend.service")" != activating ]; }
+back5() { [ "$(ct systemctl show -P MainPID sandboxd.service)" != "${pid:-0}" ] && unit_active sandboxd.service &&
+    state_of "$W5" >/dev/null; }
+if [ "$killed" = yes ] && wait_until 60 back5 && wait_until 180 ck_over && wait_until 30 state_is "$W5" running &&
+    unit_active "sandbox-$W5.service" && saved_as "$W5" no && ! ct grep -q '^suspending=' "$STATES/$W5" &&
+    wait_until 30 unit_gone "$(keeper "$W5")" && home_kept "$W5" "$uid5" && counts_on_from "$W5" "$last" &&
+    journal_has . -o cat SANDBOXD_WORKER_ID="$W5" SANDBOXD_EVENT=suspend-adopted; then
+    atk_ok loss-restart-mid-suspend-fail $CLASS
+else
+    atk_not_ok loss-restart-mid-suspend-fail $CLASS "killed: $killed, state $(state_of "$W5" 2>&1)," \
+        "unit $(ct systemctl is-active "sandbox-$W5.service"), keeper $(ct systemctl is-active "$(keeper "$W5")")," \
+        "checkpoint attempts $(ct cat "$SW/checkpoints" 2>/dev/null | wc -l)" \
+        "$(journal -o cat SANDBOXD_WORKER_ID="$W5" -n 8 | tail -n 8)"
+fi
+ct rm -f "$SW/fail-checkpoint"
+check "StopWorker stops it" sbx_call StopWorker s "$W5"
 
 atk_coverage
 tap_done

@@ -131,6 +131,34 @@ static void test_round_trip_suspended(void **state) {
                 assert_string_equal(out.argv[i], argv[i]);
 }
 
+/* A worker whose checkpoint is under way: the checkpoint unit and its
+ * budget come back, so that a restart watches it (adopt.c); one that says
+ * both suspended and suspending is refused. */
+static void test_round_trip_suspending(void **state) {
+        _cleanup_(worker_record_done) WorkerRecord in, out;
+        _cleanup_free_ char *text = NULL, *both = NULL;
+        char why[256] = "";
+        char *p;
+
+        fill(&in);
+        in.suspending = strdup("sandbox-0123456789abcdef0123456789abcdef-suspend.service");
+        assert_non_null(in.suspending);
+        in.checkpoint_budget = UINT64_C(1) << 30;
+        worker_record_init(&out);
+        assert_int_equal(worker_record_format(&in, &text), 0);
+        assert_non_null(strstr(text, "\nsuspending=sandbox-0123456789abcdef0123456789abcdef-suspend.service\n"));
+        assert_int_equal(worker_record_parse(text, strlen(text), &out, why, sizeof(why)), 0);
+        assert_string_equal(out.suspending, in.suspending);
+        assert_true(out.checkpoint_budget == in.checkpoint_budget);
+        assert_false(out.suspended);
+        worker_record_done(&out);
+        p = strstr(text, "\nend\n");
+        assert_non_null(p);
+        assert_true(asprintf(&both, "%.*s\nsuspended=yes\nend\n", (int) (p - text), text) > 0);
+        assert_int_equal(worker_record_parse(both, strlen(both), &out, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "suspending"));
+}
+
 /* Without its argv a suspended worker could not be resumed: refused. */
 static void test_suspended_needs_argv(void **state) {
         _cleanup_(worker_record_done) WorkerRecord in, out;
@@ -292,6 +320,7 @@ int main(void) {
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_round_trip_minimal),
                 cmocka_unit_test(test_round_trip_suspended),
+                cmocka_unit_test(test_round_trip_suspending),
                 cmocka_unit_test(test_suspended_needs_argv),
                 cmocka_unit_test(test_format_refuses_bad_records),
                 cmocka_unit_test(test_truncated),
