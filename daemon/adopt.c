@@ -660,6 +660,8 @@ static int restore_adopt_resumed(Restore *rs, WorkerRecord *rec) {
         if (r < 0)
                 return r;
         w = manager_find_worker(rs->m, id);
+        if (w && w->spec.disk_max > 0)
+                (void) worker_disk_mark_kept(w->id, false);
         if (w && worker_is_alive(w) && worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the resumed worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", id, NULL);

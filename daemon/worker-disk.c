@@ -40,8 +40,7 @@ static const char disk_setup_script[] =
         "mkdir -p -m 0700 \"$dir/fs/home\"\n"
         "mkdir -p \"$dir/fs/tmp\"\n"
         "chmod 1777 \"$dir/fs/tmp\"\n"
-        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n"
-        "rm -f \"$dir/keep\"\n";
+        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n";
 
 /* Unmounts. Only a suspend keeps the image: sandboxd marks it "keep"
  * before the checkpoint (worker_disk_mark_kept()) and the home then stays

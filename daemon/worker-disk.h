@@ -43,9 +43,10 @@ int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_t
  * to the disk unit's ExecStop (-EXDEV), which removes what remains. */
 int worker_disk_remove(const char *id);
 
-/* KEEP: the next stop of the disk unit is a suspend's, which keeps the image
- * and an empty home for the resume; cleared, that stop removes both. The disk
- * unit's start clears it too. */
+/* KEEP: the next stop of the disk unit keeps the image and an empty home (a
+ * suspend's, or a failed resume's); cleared, that stop removes both. Set
+ * before a checkpoint; cleared once the worker runs again (a failed
+ * checkpoint, a resume done) and before an ended worker's home goes. */
 int worker_disk_mark_kept(const char *id, bool keep);
 
 /* Admission of one more disk of WANT bytes while COMMITTED bytes of caps are

@@ -135,11 +135,9 @@ static void checkpoint_failed(Worker *w, const char *why) {
                 return;
         }
         /* runsc leaves a sandbox it could not save running, and its unit
-         * holds its user: the reservation is not needed, nor the disk's
-         * keep mark (its next stop ends the worker). */
+         * holds its user: the reservation is not needed (nor the disk's
+         * keep mark, which running again clears). */
         uid_keep_stop(w);
-        if (w->spec.disk_max > 0)
-                (void) worker_disk_mark_kept(w->id, false);
         (void) worker_set_state(w, WORKER_RUNNING);
         /* Recorded as running again: no checkpoint to watch after a restart. */
         if (worker_save_state(w) < 0)

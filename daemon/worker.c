@@ -240,6 +240,10 @@ int worker_set_state(Worker *w, WorkerState s) {
 
         switch (s) {
         case WORKER_RUNNING:
+                /* Running again (a resume done, a checkpoint that failed):
+                 * the disk's next stop is no suspend's. */
+                if (w->spec.disk_max > 0 && old != WORKER_STARTING)
+                        (void) worker_disk_mark_kept(w->id, false);
                 /* Its object appears on the bus with its first running moment;
                  * back from suspending or resuming it is the same object. */
                 if (w->exported) {
