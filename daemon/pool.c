@@ -40,6 +40,7 @@ struct PoolEntry {
                                          * with gVisor's own loopback only, as cold workers are */
         ChannelDaemonFds fds;           /* the daemon's ends of the sandbox's stdio */
         sd_bus_slot *start_call, *unit_match;
+        sd_bus_slot *reload_read;       /* after systemd's Reloading, its state asked; not claimable meanwhile */
         sd_event_source *ready_source;  /* the waiter's POOL_WAITER_READY on stdout */
         bool started;                   /* its start job is done: the launcher runs */
         bool ready;                     /* the waiter runs inside the booted sandbox */
@@ -52,6 +53,7 @@ static PoolEntry *pool_entry_free(PoolEntry *e) {
                 return NULL;
         sd_bus_slot_unref(e->start_call);
         sd_bus_slot_unref(e->unit_match);
+        sd_bus_slot_unref(e->reload_read);
         sd_event_source_disable_unref(e->ready_source);
         safe_close(e->fds.stdin_fd);
         safe_close(e->fds.stdout_fd);
@@ -480,14 +482,22 @@ static void pool_schedule(Manager *m, uint64_t usec) {
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
 
-static void pool_entry_reloaded(const char *unit, const char *claim, void *userdata) {
-        Manager *m = userdata;
-        PoolEntry *e = pool_find(m, unit);
+/* systemd's answer after a reload: one it cannot read back goes (a new one
+ * comes), one it can is claimable again. An answer that does not come goes
+ * too: a waiting sandbox is cheap to replace, a claim of a broken one fails. */
+static int on_reload_state(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PoolEntry *e = userdata;
+        Manager *m = e->manager;
+        SystemdUnitState s;
+        int r;
 
-        if (!e)
-                return;
+        e->reload_read = sd_bus_slot_unref(e->reload_read);
+        r = systemd_unit_state_parse(reply, &s);
+        if (r >= 0 && !systemd_unit_state_not_loaded(&s))
+                return 0;
         pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
         pool_schedule(m, 0);
+        return 0;
 }
 
 /* systemd 252 re-reads a transient unit it cannot parse back (ExecStartEx=,
@@ -500,11 +510,18 @@ static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (sd_bus_message_read(msg, "b", &active) < 0 || active)
                 return 0;
         /* Only those systemd now says it cannot read back: a reload that
-         * did not happen, or one by a systemd that parses them, costs none. */
-        for (PoolEntry *e = m->pool; e; e = e->next)
-                if (!e->stopping)
-                        (void) systemd_unit_confirm_async(m->systemd, NULL, e->unit, "Reloading", "false",
-                                                          systemd_unit_state_not_loaded, pool_entry_reloaded, m);
+         * did not happen, or one by a systemd that parses them, costs none.
+         * None is claimed until systemd has said which (pool_find_ready). */
+        for (PoolEntry *e = m->pool, *next; e; e = next) {
+                next = e->next;
+                if (e->stopping)
+                        continue;
+                e->reload_read = sd_bus_slot_unref(e->reload_read);
+                if (systemd_unit_state_read_async(m->systemd, &e->reload_read, e->unit_path, on_reload_state, e) < 0) {
+                        pool_entry_evict(e, "systemd reloaded its units and could not be asked about this one");
+                        pool_schedule(m, 0);
+                }
+        }
         return 0;
 }
 
@@ -726,7 +743,7 @@ static int pool_set_caps(Worker *w) {
 
 static PoolEntry *pool_find_ready(Manager *m, SbxClass class, bool egress) {
         for (PoolEntry *e = m->pool; e; e = e->next)
-                if (e->ready && !e->stopping && e->class == class && e->egress == egress)
+                if (e->ready && !e->stopping && !e->reload_read && e->class == class && e->egress == egress)
                         return e;
         return NULL;
 }
