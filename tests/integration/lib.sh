@@ -377,6 +377,8 @@ _sbx_pool_ids() {
 }
 sbx_state_entries() {
     local before entries waiting
+    # A disk unit still stopping removes its worker's home as it goes.
+    sbx_disks_settled
     before=$(_sbx_pool_ids)
     entries=$(ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$')
     waiting=$(printf '%s\n%s\n' "$before" "$(_sbx_pool_ids)" | grep -v '^$')
@@ -568,7 +570,7 @@ expect_removed() {
     else
         not_ok "$what: WorkerRemoved within ${secs}s" "signals seen:" "$(ct cat "$SBX_MONITOR_LOG" 2>/dev/null | tail -n 5)"
     fi
-    check "$what: home deleted" home_absent "$id"
+    check "$what: home deleted" wait_until 30 home_absent "$id"
     check "$what: unit sandbox-$id.service gone" wait_until 5 unit_gone "sandbox-$id.service"
 }
 

@@ -147,7 +147,8 @@ else
     id=$(failed_id "$BUS_ERRMSG")
     if [ -n "$id" ]; then
         check "trusted worker: its unit is gone" wait_until 10 unit_gone "sandbox-$id.service"
-        check "trusted worker: its home is gone" home_absent "$id"
+        # Its disk unit removes the home as it stops, just after the worker's unit.
+        check "trusted worker: its home is gone" wait_until 30 home_absent "$id"
         # Bounded (60 s: a loaded host took more than 15 s to stop the pool): the
         # refusal closes the gate, on which the warm pool stops its
         # waiting sandboxes, whose homes go a moment after their units. A home
