@@ -26,10 +26,13 @@ version=$(dpkg-deb -f "$STAGE/debs/$deb" Version)
 # left out: kernel and device trees, the read-only stage, the journal (the
 # daemon's log lines are the journal's, rotated by it) and apt's and dpkg's
 # own bookkeeping (package lists, archives, the status database: dpkg
-# forgets a purged package there itself).
+# forgets a purged package there itself), and the private /dev that systemd
+# builds under /tmp while it sets up a unit's namespaces (namespace-dev-*),
+# which a unit starting just then shows for a moment.
 file_list() {
     ct find / \( -path /proc -o -path /sys -o -path /dev -o -path /run/stage -o -path /var/log/journal \
-        -o -path /var/cache/apt -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print | sort
+        -o -path /var/cache/apt -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path '/tmp/namespace-dev-*' \) \
+        -prune -o -print | sort
 }
 apt_in() { ct env DEBIAN_FRONTEND=noninteractive apt-get -q -y "$@"; }
 installed_version() { ct dpkg-query -W -f='${Status} ${Version}' sandboxd 2>/dev/null; }
