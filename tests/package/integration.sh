@@ -164,8 +164,14 @@ check_eq "no sandbox* unit file is left" "" "$(ct systemctl list-unit-files --no
 # daemon-reload ran while purge's enablement links existed), but from no file.
 check_output "sandboxd.service loads from no file" '^(not-found)?$' unit_prop sandboxd.service LoadState
 check_eq "no sandbox-* dynamic user is left" "" "$(ct getent passwd | grep '^sandbox-')"
-for d in /run/sandboxd /var/lib/sandboxd /var/lib/private/sandboxd /etc/sandboxd; do
+for d in /run/sandboxd /var/lib/sandboxd /etc/sandboxd; do
     check_fails "$d is gone" ct test -e "$d"
 done
+# The test bed mounts a file system of its own for worker disks on
+# /var/lib/private/sandboxd/disks (tests/testbed/testbed.sh), as an operator
+# may: purge empties it and keeps it, and with it its parent, nothing else.
+check_output "/var/lib/private/sandboxd holds nothing but the emptied mount point for disks" '^disks:0$' \
+    ct sh -c 'cd /var/lib/private/sandboxd && printf "%s:%s\n" "$(ls -A)" "$(ls -A disks | wc -l)"'
+check "... which is a mount point (the test bed's)" ct mountpoint -q /var/lib/private/sandboxd/disks
 
 tap_done
