@@ -56,6 +56,9 @@ DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
 declare -a failures=()
+# "SECONDS STEP", one a line: the timing table printed at the end.
+TIMINGS=$(mktemp)
+timed() { echo "$1 $2" >> "$TIMINGS"; }
 
 say() { printf "=== [+%d s] %s\n" "$SECONDS" "$*"; }
 record_failure() {
@@ -128,7 +131,9 @@ unit_tests() {
     label=$(basename "$dir")
     rm -f "$dir/meson-logs/testlog.json"
     say "meson test in $label"
+    local t0=$SECONDS
     meson test -C "$dir" --print-errorlogs "$@"
+    timed $((SECONDS - t0)) "meson test in $label"
     if [ -s "$dir/meson-logs/testlog.json" ]; then
         count_testlog "$dir/meson-logs/testlog.json" "$label" || record_failure "$label: unreadable testlog.json"
     else
@@ -141,7 +146,9 @@ build() {
     shift
     label=$(basename "$dir")
     say "building $label"
+    local t0=$SECONDS
     if configure "$dir" "$@" && ninja -C "$dir"; then
+        timed $((SECONDS - t0)) "building $label"
         return 0
     fi
     record_failure "$label: configure or build"
@@ -180,6 +187,7 @@ build_package() {
     say "building the Debian package in $BUILD_DEB"
     debs=$(DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" "$SRC/tools/build-deb.sh" "$BUILD_DEB") || return 1
     echo "package built in $((SECONDS - t0)) s: $debs"
+    timed $((SECONDS - t0)) "building the Debian package"
 }
 
 # One test: lintian on what dpkg-buildpackage produced, no errors, no warnings.
@@ -270,6 +278,19 @@ run_integration_script() {
     testbed_stop "$machine"
     count_tap "$name" "$log" "$rc"
     echo "$name: took $((SECONDS - t0)) s (boot and install: $boot_s s)"
+    timed $((SECONDS - t0)) "$name${asan_label:-}"
+}
+
+# "SCRIPT: NAME" for every TAP line of the integration logs (ASan passes
+# apart), sorted: what a restructuring must leave the same.
+tap_names() {
+    local log name
+    for log in "$LOGDIR"/*.log "$LOGDIR"/asan/*.log; do
+        [ -f "$log" ] || continue
+        name=$(basename "$log" .log)
+        [[ $log == */asan/* ]] && name="$name (ASan)"
+        sed -n -E "s/^(not )?ok [0-9]+ - (.*)$/$name: \\2/p" "$log"
+    done | LC_ALL=C sort
 }
 
 # With --only, whether the script (a path under the tree) is one of those asked for.
@@ -341,7 +362,7 @@ asan_integration_tests() {
     fi
     # shellcheck source=tests/testbed/testbed.sh
     source "$SRC/tests/testbed/testbed.sh"
-    local saved_logdir=$LOGDIR
+    local saved_logdir=$LOGDIR asan_label=" (ASan)"
     LOGDIR=$LOGDIR/asan
     mkdir -p "$LOGDIR"
     for script in $ASAN_SCRIPTS; do
@@ -416,6 +437,11 @@ main() {
     fi
 
     say "done in $((SECONDS - start)) s; $skipped skipped; logs in $LOGDIR"
+    echo "  seconds  step (slowest first)"
+    sort -rn "$TIMINGS" | awk '{ t = $1; $1 = ""; printf "  %7d %s\n", t, substr($0, 2) }'
+    rm -f "$TIMINGS"
+    # Every TAP check's name, one a line ("SCRIPT: NAME"), to compare runs by.
+    tap_names > "$LOGDIR/tap-names.txt" && echo "  check names: $LOGDIR/tap-names.txt"
     local f
     for f in "${failures[@]}"; do echo "  failed: $f"; done
     [ "$known_bugs" -gt 0 ] && { echo "  $known_bugs check(s) of known open bugs failed (TAP TODO):"; cat "$KNOWN_BUGS_LOG"; }
