@@ -3,11 +3,11 @@
  * next to the host's own run-spec for that class (the trusted worker's unit
  * properties, the gVisor and Kata workers' config.json), point by point.
  * Every cell is read from the real output of both sides, so a change on
- * either side changes the table; the test fails when README.md's table
+ * either side changes the table; the test fails when the golden file's table
  * (between the k8s-policy-table markers) is not the one generated here.
  *
- *   test-k8s-policy README.md             compare
- *   test-k8s-policy --update README.md    rewrite the table in place */
+ *   test-k8s-policy golden/policy-table.md             compare
+ *   test-k8s-policy --update golden/policy-table.md    rewrite the table in place */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -310,12 +310,12 @@ static char *generate(const Sides *s) {
         return out;
 }
 
-static const char *readme_path;
+static const char *golden_path;
 static bool update;
 
 static void test_policy_table(void **state) {
         Sides s = {};
-        _cleanup_free_ char *table = NULL, *readme = NULL;
+        _cleanup_free_ char *table = NULL, *text = NULL;
         size_t size = 0;
         int fd = mkstemp(cred_path);
 
@@ -346,24 +346,24 @@ static void test_policy_table(void **state) {
 
         table = generate(&s);
         {
-                _cleanup_fclose_ FILE *f = fopen(readme_path, "re");
+                _cleanup_fclose_ FILE *f = fopen(golden_path, "re");
                 const char *begin, *end;
 
                 assert_non_null(f);
-                assert_true(getdelim(&readme, &size, 0, f) > 0);
-                begin = strstr(readme, MARK_BEGIN);
+                assert_true(getdelim(&text, &size, 0, f) > 0);
+                begin = strstr(text, MARK_BEGIN);
                 end = begin ? strstr(begin, MARK_END) : NULL;
                 if (!begin || !end)
-                        fail_msg("%s has no " MARK_BEGIN "... " MARK_END, readme_path);
+                        fail_msg("%s has no " MARK_BEGIN "... " MARK_END, golden_path);
                 begin += strlen(MARK_BEGIN);
                 if (update) {
-                        _cleanup_fclose_ FILE *w = fopen(readme_path, "we");
+                        _cleanup_fclose_ FILE *w = fopen(golden_path, "we");
 
                         assert_non_null(w);
-                        fprintf(w, "%.*s%s%s", (int) (begin - readme), readme, table, end);
+                        fprintf(w, "%.*s%s%s", (int) (begin - text), text, table, end);
                 } else if ((size_t) (end - begin) != strlen(table) || strncmp(begin, table, strlen(table)) != 0) {
-                        fprintf(stderr, "README.md's policy table differs from the generated one:\n%s", table);
-                        fail_msg("regenerate it: build/tests/k8s/test-k8s-policy --update README.md");
+                        fprintf(stderr, "%s's policy table differs from the generated one:\n%s", golden_path, table);
+                        fail_msg("regenerate it: build/tests/k8s/test-k8s-policy --update tests/k8s/golden/policy-table.md");
                 }
         }
         free(s.unit);
@@ -380,9 +380,9 @@ int main(int argc, char *argv[]) {
 
         update = argc == 3 && streq(argv[1], "--update");
         if (argc != 2 && !update) {
-                fprintf(stderr, "Usage: %s [--update] README.md\n", argv[0]);
+                fprintf(stderr, "Usage: %s [--update] GOLDEN.md\n", argv[0]);
                 return 2;
         }
-        readme_path = argv[argc - 1];
+        golden_path = argv[argc - 1];
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
