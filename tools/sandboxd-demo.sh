@@ -8,7 +8,7 @@
 #   sudo bash tools/sandboxd-demo.sh -- CMD [ARGS...]   run CMD in the container instead,
 #        e.g. -- sandboxctl run --class standard -- /bin/sh -c 'uname -a; id'
 #
-# On a host that does boot systemd, install the package for real (README.md, "Install").
+# On a host that does boot systemd, install the package for real (docs/operator-guide.md, "Install").
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
