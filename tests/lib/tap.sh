@@ -11,6 +11,10 @@
 #   check_output NAME REGEX CMD... ok when CMD exits 0 and its output matches REGEX (grep -E)
 #   check_eq NAME EXPECTED ACTUAL  ok when the two strings are equal
 #   check_match NAME REGEX STRING  ok when STRING matches REGEX (bash's =~, the whole string)
+#   check_exit NAME STATUS REGEX ACTUAL_STATUS ACTUAL_OUTPUT
+#                                  ok when a command the caller ran exited with STATUS and
+#                                  its output matches REGEX (grep -E): a program's
+#                                  command-line contract
 #   ok NAME / not_ok NAME [DIAG...] / diag LINE...
 #   wait_until SECONDS CMD...      poll CMD every 0.1 s until it succeeds
 #   tap_done                       print the summary comment; exit 1 if anything failed
@@ -109,6 +113,14 @@ check_eq() {
 
 check_match() {
     if [[ $3 =~ $2 ]]; then ok "$1"; else not_ok "$1" "expected to match: $2" "actual: '$3'"; fi
+}
+
+check_exit() {
+    if [ "$4" = "$2" ] && printf '%s\n' "$5" | grep -Eq -- "$3"; then
+        ok "$1"
+    else
+        not_ok "$1" "expected exit status $2 and output matching: $3" "actual exit status $4, output: '$5'"
+    fi
 }
 
 wait_until() {
