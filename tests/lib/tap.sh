@@ -16,6 +16,8 @@
 #                                  its output matches REGEX (grep -E): a program's
 #                                  command-line contract
 #   ok NAME / not_ok NAME [DIAG...] / diag LINE...
+#   skip REASON                    a check that cannot run here ("ok N # skip REASON")
+#   tap_failed                     whether a check has failed so far
 #   wait_until SECONDS CMD...      poll CMD every 0.1 s until it succeeds
 #   tap_done                       print the summary comment; exit 1 if anything failed
 #
@@ -122,6 +124,13 @@ check_exit() {
         not_ok "$1" "expected exit status $2 and output matching: $3" "actual exit status $4, output: '$5'"
     fi
 }
+
+skip() {
+    _tap_n=$((_tap_n + 1))
+    echo "ok $_tap_n # skip $*"
+}
+
+tap_failed() { [ $_tap_failed -gt 0 ]; }
 
 wait_until() {
     local _tap_deadline=$(($(date +%s%N) / 1000000 + ${1%.*} * 1000))
