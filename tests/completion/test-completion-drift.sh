@@ -7,6 +7,8 @@ set -uo pipefail
 sandboxctl=${1:?usage: $0 SANDBOXCTL COMPLETION_FILE}
 COMPLETION=${2:?usage: $0 SANDBOXCTL COMPLETION_FILE}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/tap.sh
+. "$here/../lib/tap.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 # shellcheck source=../common/help-words.sh
@@ -15,11 +17,11 @@ if [ ! -r "$BASH_COMPLETION_MAIN" ]; then
     echo "bash-completion is not installed ($BASH_COMPLETION_MAIN); skipping"
     exit 77
 fi
-help=$("$sandboxctl" --help) || { echo "not ok - sandboxctl --help failed"; exit 1; }
+help=$("$sandboxctl" --help) || { not_ok "sandboxctl --help failed"; exit 1; }
 mapfile -t options < <(help_options "$help")
 mapfile -t verbs < <(help_verbs "$help")
 if [ "${#options[@]}" -lt 10 ] || [ "${#verbs[@]}" -lt 5 ]; then
-    echo "not ok - found only ${#options[@]} options and ${#verbs[@]} verbs in sandboxctl --help; has its layout changed?"
+    not_ok "found only ${#options[@]} options and ${#verbs[@]} verbs in sandboxctl --help; has its layout changed?"
     exit 1
 fi
 
@@ -37,22 +39,18 @@ offered=$(complete_line "sandboxctl -"
           for v in $offered_verbs; do complete_line "sandboxctl $v -"; done)
 offered=$(sed 's/=$//' <<<"$offered" | sort -u)
 
-failed=0 n=0
 for v in "${verbs[@]}"; do
-    n=$((n + 1))
     if grep -qxF -- "$v" <<<"$offered_verbs"; then
-        echo "ok $n - the verb $v is completed"
+        ok "the verb $v is completed"
     else
-        echo "not ok $n - sandboxctl --help names the verb $v, the completion does not offer it"; failed=1
+        not_ok "sandboxctl --help names the verb $v, the completion does not offer it"
     fi
 done
 for o in "${options[@]}"; do
-    n=$((n + 1))
     if grep -qxF -- "$o" <<<"$offered"; then
-        echo "ok $n - $o is completed"
+        ok "$o is completed"
     else
-        echo "not ok $n - sandboxctl --help prints $o, the completion offers it for no verb"; failed=1
+        not_ok "sandboxctl --help prints $o, the completion offers it for no verb"
     fi
 done
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,6 +8,8 @@ set -uo pipefail
 
 COMPLETION=${1:?usage: $0 COMPLETION_FILE}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/tap.sh
+. "$here/../lib/tap.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 if [ ! -r "$BASH_COMPLETION_MAIN" ]; then
@@ -57,9 +59,6 @@ export PATH="$tmp/bin:$PATH" calls
 
 completion_load "$COMPLETION" || { echo "Bail out! cannot load $COMPLETION"; exit 1; }
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
 # expect NAME LINE EXPECTED...  (the exact set COMPREPLY must hold)
 expect() {
     local name=$1 line=$2 got want
@@ -154,5 +153,4 @@ else
     ok "sandboxctl is only asked to list, without a password prompt"
 fi
 
-echo "1..$n"
-exit $((failed > 0))
+tap_done

@@ -11,8 +11,8 @@
 #
 # STAGE_DIR holds the build's files: run-all's stage has the package's
 # extracted under debs/extracted (a DESTDIR install works as well); its
-# sandbox-egress is copied into the container. Prints TAP ("ok N - name" / "not ok N - name") and a
-# final "# passed N failed M"; exits non-zero if anything failed. It creates
+# sandbox-egress is copied into the container. Prints TAP (tests/lib/tap.sh) and
+# exits non-zero if anything failed. It creates
 # everything it uses (units egress-it-*, the upstream namespace and veth,
 # /etc/hosts lines marked "# egress-it", files under /run/egress-it) and
 # removes it again, so it
@@ -26,11 +26,13 @@ if [ "${1:-}" != "--inside" ]; then
     [ -d "/proc/$PID" ] || { echo "Bail out! no process $PID"; exit 1; }
     BIN=$(find "$STAGE" -path '*/sandboxd/sandbox-egress' -type f | head -n1)
     [ -n "$BIN" ] || { echo "Bail out! no sandbox-egress under $STAGE"; exit 1; }
-    ct() { nsenter -t "$PID" -a "$@"; }
+    # shellcheck source=tests/integration/lib.sh
+    source "$HERE/../integration/lib.sh"
+    CT_PID=$PID   # for ct; the checks run inside, with tests/lib/tap.sh copied there
     ct mkdir -p /run/egress-it /usr/libexec/sandboxd
     ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress.new && chmod 755 /usr/libexec/sandboxd/sandbox-egress.new &&
               mv /usr/libexec/sandboxd/sandbox-egress.new /usr/libexec/sandboxd/sandbox-egress' < "$BIN"
-    for f in egress-client.py tls_hello.py egress-upstream.py egress-flood.py integration.sh ../testbed/upstream-netns.sh; do
+    for f in egress-client.py tls_hello.py egress-upstream.py egress-flood.py integration.sh ../testbed/upstream-netns.sh ../lib/tap.sh; do
         ct sh -c "cat > /run/egress-it/${f##*/} && chmod 755 /run/egress-it/${f##*/}" < "$HERE/$f"
     done
     exec nsenter -t "$PID" -a /run/egress-it/integration.sh --inside
@@ -39,13 +41,9 @@ fi
 # ---------------------------------------------------------------- inside
 W=/run/egress-it
 PROXY=/usr/libexec/sandboxd/sandbox-egress
-N=0
-FAILED=0
 T0=$(date +%s)
-
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-not_ok() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+# shellcheck source=tests/lib/tap.sh
+. $W/tap.sh
 
 # Runs a command in the worker's network namespace: only loopback, and the proxy's listeners.
 wrun() { nsenter -t "$WPID" -n "$@"; }
@@ -481,5 +479,4 @@ journalctl --sync 2>/dev/null
 check "no proxy crashed on the hostile inputs (no core, no SIGSYS)" \
     sh -c "! journalctl -q --since @$T0 -u 'egress-it-p*' | grep -Eiq 'SIGSYS|core-dump|dumped core|Assertion'"
 
-echo "# passed $((N - FAILED)) failed $FAILED"
-[ "$FAILED" = 0 ]
+tap_done

@@ -10,10 +10,10 @@
 set -u
 # shellcheck source=tests/egress/lib-netns.sh
 . "$(dirname "$(readlink -f "$0")")/lib-netns.sh"
+# shellcheck source=tests/lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
 T=$(mktemp -d)
-FAILED=0
-N=0
 PROXY_PID= UP_PID= BAD_PID= UPNS_PID= ACT_PID= SCOPED_PID=
 cleanup() {
     # shellcheck disable=SC2086
@@ -82,17 +82,6 @@ wait_ready "the proxy or the upstreams are not up" ports_listen 127.0.0.1:3129 1
     11.0.0.10:443 11.0.0.10:8443
 : > "$T/up.log"
 
-check() {   # NAME CONDITION_COMMAND...
-    local name=$1
-    shift
-    N=$((N + 1))
-    if "$@"; then
-        echo "ok $N - $name"
-    else
-        echo "not ok $N - $name"
-        FAILED=$((FAILED + 1))
-    fi
-}
 # The answer to raw bytes (a Python bytes literal) on a service port: "STATUS REASON".
 raw() {   # PORT BYTES_LITERAL
     "$PY" - "$@" <<'RAW'
@@ -316,7 +305,7 @@ if command -v node >/dev/null; then
           .catch(e => console.log("error", e.cause || e))' 2>&1 | tr '\n' ' ')
     check "Node's fetch works (POST, then a chunked response)" is "$got" "200 2 200 50000 "
 else
-    echo "ok $((N += 1)) # skip no node"
+    skip "no node"
 fi
 
 # --- rate ---
@@ -349,7 +338,7 @@ POLICY
         is "$got" 403
     kill "$ACT_PID" 2>/dev/null; wait "$ACT_PID" 2>/dev/null
 else
-    echo "ok $((N += 1)) # skip no systemd-socket-activate"
+    skip "no systemd-socket-activate"
 fi
 
 # --- the journal entry ---
@@ -368,6 +357,5 @@ status="$status $?"
 check "proxies exit cleanly on SIGTERM, sanitizer- and seccomp-clean" \
     sh -c "[ '$status' = '0 0' ] && ! grep -Eq 'runtime error|Sanitizer|Bad system call' '$T/proxy.log' '$T/scoped.log'"
 PROXY_PID= SCOPED_PID=
-if [ "$FAILED" != 0 ]; then sed 's/^/# /' "$T/proxy.log" | tail -30; fi
-echo "# passed $((N - FAILED)) failed $FAILED"
-[ "$FAILED" = 0 ]
+if tap_failed; then sed 's/^/# /' "$T/proxy.log" | tail -30; fi
+tap_done

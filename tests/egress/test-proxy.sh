@@ -9,10 +9,10 @@
 set -u
 # shellcheck source=tests/egress/lib-netns.sh
 . "$(dirname "$(readlink -f "$0")")/lib-netns.sh"
+# shellcheck source=tests/lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
 T=$(mktemp -d)
-FAILED=0
-N=0
 PROXY_PID= UP_PID= HOSTSVC_PID= DNS_PID= UPNS_PID= FLOOD_PID= SLOW_PID=
 cleanup() {
     # shellcheck disable=SC2086
@@ -82,25 +82,21 @@ wait_ready "the proxy, the upstreams or the resolver are not up" all_up
 # tests below then run against every loop, whichever accepts.
 loops=$(( $(nproc) < 4 ? $(nproc) : 4 ))
 for i in $(seq 100); do grep -q 'sandbox-egress ready' "$T/proxy.log" && break; sleep 0.1; done
-N=$((N + 1))
 if grep -q "ready: .*, $loops event loops\$" "$T/proxy.log" &&
    [ "$(ls "/proc/$PROXY_PID/task" | wc -l)" = "$loops" ]; then
-    echo "ok $N - $loops event loops, one thread each"
+    ok "$loops event loops, one thread each"
 else
-    echo "not ok $N - event loops: $(grep ready "$T/proxy.log"), threads $(ls "/proc/$PROXY_PID/task" | wc -l)"
-    FAILED=$((FAILED + 1))
+    not_ok "event loops: $(grep ready "$T/proxy.log"), threads $(ls "/proc/$PROXY_PID/task" | wc -l)"
 fi
 
 expect() {   # NAME REGEX CLIENT_ARGS...
     local name=$1 want=$2 out
     shift 2
     out=$("$PY" "$HERE/egress-client.py" "$@" 2>&1)
-    N=$((N + 1))
     if echo "$out" | grep -Eq "$want"; then
-        echo "ok $N - $name"
+        ok "$name"
     else
-        echo "not ok $N - $name: got '$out', wanted /$want/"
-        FAILED=$((FAILED + 1))
+        not_ok "$name: got '$out', wanted /$want/"
     fi
 }
 
@@ -156,23 +152,16 @@ expect "the resolver answers (DNS, not the hosts file)" "^200 tls-ok" --target d
 expect "a name that exists only under the search domain (DNS) is not found" "^502 name-not-found" \
     --target gone.egress.test:443
 expect "... nor under the search domain in the hosts file" "^502 name-not-found" --target gone2.egress.test:443
-N=$((N + 1))
 if grep -q '^dns\.egress\.test$' "$T/dns.log" && ! grep -q 'corp\.test' "$T/dns.log"; then
-    echo "ok $N - the search domain was never queried"
+    ok "the search domain was never queried"
 else
-    echo "not ok $N - queries seen: $(sort -u "$T/dns.log" | tr '\n' ' ')"; FAILED=$((FAILED + 1))
+    not_ok "queries seen: $(sort -u "$T/dns.log" | tr '\n' ' ')"
 fi
 
 # The answers cache (issue 14): a DNS answer is reused within its TTL, one of
 # TTL 0 never; a cached answer is classified again on every use; a change of
 # the hosts file is seen by the next lookup.
 asked() { grep -c "^$1\$" "$T/dns.log"; }   # A and AAAA: two lines per lookup
-check() {   # NAME CONDITION...
-    local name=$1
-    shift
-    N=$((N + 1))
-    if "$@"; then echo "ok $N - $name"; else echo "not ok $N - $name"; FAILED=$((FAILED + 1)); fi
-}
 expect "cached.egress.test through DNS" "^200 tls-ok" --target cached.egress.test:443 --cafile "$T/cert.pem"
 n1=$(asked cached.egress.test)
 expect "... and again" "^200 tls-ok" --target cached.egress.test:443 --cafile "$T/cert.pem"
@@ -212,40 +201,35 @@ except OSError as e:
     print("error", e)
 EOF
 }
-N=$((N + 1))
 out=$(urllib https://api.egress.test/7)
-if [ "$out" = xxxxxxx ]; then echo "ok $N - Python urllib (CONNECT ... HTTP/1.0) through the proxy"
-else echo "not ok $N - Python urllib through the proxy: $out"; FAILED=$((FAILED + 1)); fi
+if [ "$out" = xxxxxxx ]; then ok "Python urllib (CONNECT ... HTTP/1.0) through the proxy"
+else not_ok "Python urllib through the proxy: $out"; fi
 refused_in_log() {   # HOST REASON: the proxy logged a deny of HOST with REASON
     grep -q "egress deny $1:443 reason=$2" "$T/proxy.log"
 }
-N=$((N + 1))
 out=$(urllib https://private.egress.test/7)
 if echo "$out" | grep -q '403' && refused_in_log private.egress.test private-address; then
-    echo "ok $N - Python urllib to a refused host gets the 403, logged as private-address"
-else echo "not ok $N - Python urllib to a refused host: $out"; FAILED=$((FAILED + 1)); fi
+    ok "Python urllib to a refused host gets the 403, logged as private-address"
+else not_ok "Python urllib to a refused host: $out"; fi
 sclient() {   # HOST: s_client through the proxy, TLS verified against the test CA
     echo | timeout 20 openssl s_client -proxy 127.0.0.1:3128 -connect "$1:443" -servername "$1" \
         -CAfile "$T/cert.pem" -verify_return_error 2>&1
 }
-N=$((N + 1))
 out=$(sclient api.egress.test)
 if echo "$out" | grep -q '^Server certificate' && echo "$out" | grep -q 'Verify return code: 0 (ok)'; then
-    echo "ok $N - openssl s_client -proxy through the proxy (certificate verified)"
-else echo "not ok $N - openssl s_client -proxy: $(echo "$out" | tail -5 | tr '\n' ' ')"; FAILED=$((FAILED + 1)); fi
-N=$((N + 1))
+    ok "openssl s_client -proxy through the proxy (certificate verified)"
+else not_ok "openssl s_client -proxy: $(echo "$out" | tail -5 | tr '\n' ' ')"; fi
 out=$(sclient private2.egress.test)
 # s_client prints its summary even when the CONNECT failed; what tells is
 # the failure line and that no server certificate was seen.
 if echo "$out" | grep -q 'HTTP CONNECT failed, reason= *403' && ! echo "$out" | grep -q '^Server certificate' &&
    refused_in_log private2.egress.test private-address; then
-    echo "ok $N - openssl s_client -proxy to a refused host gets the 403, logged as private-address"
-else echo "not ok $N - openssl s_client -proxy to a refused host: $(echo "$out" | head -3 | tr '\n' ' ')"; FAILED=$((FAILED + 1)); fi
+    ok "openssl s_client -proxy to a refused host gets the 403, logged as private-address"
+else not_ok "openssl s_client -proxy to a refused host: $(echo "$out" | head -3 | tr '\n' ' ')"; fi
 
 # A worker flooding its proxy with refusals (issue 8 item 6): 200 refused
 # CONNECTs, 20 logged in full, one summary with the rest counted by reason
 # once the window ends; an allow right after is logged all the same.
-N=$((N + 1))
 flood=$("$PY" "$HERE/egress-flood.py" 127.0.0.1:3129 other.egress.test:443 200 2>&1)
 "$PY" "$HERE/egress-client.py" --proxy 127.0.0.1:3129 --target api.egress.test:443 --cafile "$T/cert.pem" > /dev/null 2>&1
 end=$((SECONDS + 15))
@@ -255,11 +239,10 @@ suppressed=$(sed -n 's/.*egress refusals not logged one by one: \([0-9]*\) in .*
              awk '{ a += $1; b += $2 } END { print a + 0, b + 0 }')
 if [ "$flood" = "200 403" ] && [ "$denies" -le 40 ] && [ "$((denies + ${suppressed%% *}))" = 200 ] &&
    [ "${suppressed#* }" = "${suppressed%% *}" ] && grep -q 'egress allow api.egress.test:443' "$T/flood.log"; then
-    echo "ok $N - 200 refusals: $denies logged in full, ${suppressed%% *} in summaries by reason; the allow after is logged"
+    ok "200 refusals: $denies logged in full, ${suppressed%% *} in summaries by reason; the allow after is logged"
 else
-    echo "not ok $N - flood: client '$flood', $denies deny entries, summaries '$suppressed'"
+    not_ok "flood: client '$flood', $denies deny entries, summaries '$suppressed'"
     grep -v 'egress deny' "$T/flood.log" | sed 's/^/# /' | tail -5
-    FAILED=$((FAILED + 1))
 fi
 
 # Hostile bytes: garbage, a truncated request left hanging, a flood.
@@ -268,21 +251,19 @@ s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(sys.stdin.buffer.re
 "$PY" -c 'import socket, time
 s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(20); s.sendall(b"CONNECT api.egress"); time.sleep(1.5)
 print("closed" if s.recv(100).startswith(b"HTTP/1.1 408") else "open")' > "$T/slow" 2>&1
-N=$((N + 1))
-if grep -q closed "$T/slow"; then echo "ok $N - slow request answered 408"; else echo "not ok $N - slow request"; FAILED=$((FAILED + 1)); fi
+if grep -q closed "$T/slow"; then ok "slow request answered 408"; else not_ok "slow request"; fi
 expect "still serving after hostile input" "^200 tls-ok" --target api.egress.test:443 --cafile "$T/cert.pem"
 
 # Bulk: every byte arrives and the upstream's close reaches the client (the
 # pump once dropped an EOF seen in its last round; this catches that only
 # when the timing lines up, the bench's 512 MiB transfers hit it reliably).
-N=$((N + 1))
 if command -v curl >/dev/null; then
     got=$(curl -s --max-time 60 --proxy http://127.0.0.1:3128 --cacert "$T/cert.pem" \
           -o /dev/null -w '%{http_code} %{size_download}' https://api.egress.test/24000000 2>&1)
-    if [ "$got" = "200 24000000" ]; then echo "ok $N - 24 MB through a tunnel, complete, closed"
-    else echo "not ok $N - bulk transfer: got '$got'"; FAILED=$((FAILED + 1)); fi
+    if [ "$got" = "200 24000000" ]; then ok "24 MB through a tunnel, complete, closed"
+    else not_ok "bulk transfer: got '$got'"; fi
 else
-    echo "ok $N # skip no curl"
+    skip "no curl"
 fi
 
 # Throttle: 6 MB at 2 MB/s with a 64 KiB burst takes 3 s; the bucket refills
@@ -290,15 +271,14 @@ fi
 # accuracy (250 ms) instead, it moved 64 KiB per ~250 ms: 13% of the rate.
 # The ceiling is the throttle's promise; the floor (half the rate) leaves room
 # for a loaded machine and still fails the coarse timer by far.
-N=$((N + 1))
 if command -v curl >/dev/null; then
     got=$(curl -s --max-time 60 --proxy http://127.0.0.1:3127 --cacert "$T/cert.pem" \
           -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' https://api.egress.test/6000000 2>&1)
     if "$PY" -c 'import sys; c, n, r = sys.argv[1].split(); sys.exit(not (c == "200" and n == "6000000" and 1000000 <= float(r) <= 2200000))' "$got"
-    then echo "ok $N - a 2 MB/s throttle with a 64 KiB burst holds its rate (code, bytes, B/s: $got)"
-    else echo "not ok $N - a 2 MB/s throttle with a 64 KiB burst holds its rate: got '$got', wanted 200 6000000 at 1000000..2200000 B/s"; FAILED=$((FAILED + 1)); fi
+    then ok "a 2 MB/s throttle with a 64 KiB burst holds its rate (code, bytes, B/s: $got)"
+    else not_ok "a 2 MB/s throttle with a 64 KiB burst holds its rate: got '$got', wanted 200 6000000 at 1000000..2200000 B/s"; fi
 else
-    echo "ok $N # skip no curl"
+    skip "no curl"
 fi
 
 # A tunnel still open when the proxy stops (its worker ended) gets its close
@@ -310,20 +290,16 @@ kill -TERM "$PROXY_PID"
 wait "$PROXY_PID"
 status=$?
 kill "$HELD_PID" 2>/dev/null; wait "$HELD_PID" 2>/dev/null
-N=$((N + 1))
 if grep -q '^200 tls-holding' "$T/held" && grep -Eq 'egress close other\.egress\.test:443 .*bytes_in=[1-9]' "$T/proxy.log"; then
-    echo "ok $N - a tunnel open when the proxy stops is logged at close"
+    ok "a tunnel open when the proxy stops is logged at close"
 else
-    echo "not ok $N - a tunnel open when the proxy stops is logged at close: client '$(tr '\n' ' ' < "$T/held")'"
+    not_ok "a tunnel open when the proxy stops is logged at close: client '$(tr '\n' ' ' < "$T/held")'"
     grep 'other.egress.test' "$T/proxy.log" | sed 's/^/# /'
-    FAILED=$((FAILED + 1))
 fi
-N=$((N + 1))
 if [ "$status" = 0 ] && ! grep -Eq "runtime error|Sanitizer|Bad system call" "$T/proxy.log"; then
-    echo "ok $N - proxy exits cleanly on SIGTERM, sanitizer-clean"
+    ok "proxy exits cleanly on SIGTERM, sanitizer-clean"
 else
-    echo "not ok $N - proxy exit status $status"; sed 's/^/# /' "$T/proxy.log" | tail -20; FAILED=$((FAILED + 1))
+    not_ok "proxy exit status $status"; sed 's/^/# /' "$T/proxy.log" | tail -20
 fi
 PROXY_PID=
-echo "# passed $((N - FAILED)) failed $FAILED"
-[ "$FAILED" = 0 ]
+tap_done

@@ -1,19 +1,14 @@
 # shellcheck shell=bash disable=SC2034  # globals read by the sourcing scripts
-# TAP helpers for integration scripts that run against a booted testbed
+# The integration scripts' library: tests/lib/tap.sh's TAP checks (check NAME
+# CMD..., check_fails, check_output, check_eq, check_match, ok, not_ok, diag,
+# wait_until, tap_done: see there) and the helpers for a booted testbed
 # container (tests/testbed/testbed.sh). A script sources this file and calls
-# tap_init "$@"; its $1 is the container's leader PID. Output is plan-less TAP:
-# "ok N - name" / "not ok N - name", with diagnostics as "# ..." lines.
+# tap_init "$@"; its $1 is the container's leader PID.
 #
 #   ct CMD...                     run CMD inside the container (all namespaces)
 #   as_tester CMD...              the same, as the plain user tester (uid 1500)
-#   check NAME CMD...             ok when CMD exits 0 (CMD runs on the host side:
-#                                 prefix it with ct to run it in the container)
-#   check_fails NAME CMD...       ok when CMD exits non-zero
-#   check_output NAME REGEX CMD... ok when CMD exits 0 and its output matches REGEX (grep -E)
-#   check_eq NAME EXPECTED ACTUAL ok when the two strings are equal
-#   ok NAME / not_ok NAME [DIAG...] / diag LINE...
-#   wait_until SECONDS CMD...     poll CMD every 0.1 s until it succeeds
-#   tap_done                      print the summary comment; exit 1 if anything failed
+#                                 (a check's CMD runs on the host side: prefix
+#                                 it with ct to run it in the container)
 #
 # sandboxd-specific helpers (D-Bus through busctl inside the container):
 #   bus_call USER DEST PATH IFACE METHOD [SIG ARGS...]
@@ -59,6 +54,9 @@
 
 set -u
 
+# shellcheck source=tests/lib/tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+
 SBX_DEST=org.sandboxd1
 SBX_PATH=/org/sandboxd1
 SBX_MGR=org.sandboxd1.Manager
@@ -70,8 +68,6 @@ SBX_MONITOR_LOG=/run/sbx-test-monitor.log
 DYNAMIC_UID_MIN=61184
 DYNAMIC_UID_MAX=65519
 
-_tap_n=0
-_tap_failed=0
 CT_PID=
 TAP_TMP=
 
@@ -90,89 +86,6 @@ _tap_cleanup() {
 ct() { nsenter -t "$CT_PID" -a "$@"; }
 as_tester() { ct runuser -u tester -- "$@"; }
 
-diag() {
-    local line
-    for line in "$@"; do
-        printf '%s\n' "$line" | sed 's/^/# /'
-    done
-}
-
-ok() {
-    _tap_n=$((_tap_n + 1))
-    echo "ok $_tap_n - $*"
-}
-
-# A NAME with TAP's "# TODO" directive is a check of a known, open bug: shown
-# (run-all.sh lists it), not counted as this script's failure.
-not_ok() {
-    local name=$1
-    shift
-    _tap_n=$((_tap_n + 1))
-    [[ $name == *"# TODO"* ]] || _tap_failed=$((_tap_failed + 1))
-    echo "not ok $_tap_n - $name"
-    [ $# -gt 0 ] && diag "$@"
-    return 0
-}
-
-_tap_run() {
-    local out=$TAP_TMP/check.out
-    "$@" >"$out" 2>&1
-    local rc=$?
-    CHECK_OUTPUT=$(cat "$out")
-    return $rc
-}
-
-_tap_diag_cmd() {
-    local rc=$1
-    shift
-    diag "command: $*" "exit status: $rc"
-    [ -n "$CHECK_OUTPUT" ] && printf '%s\n' "$CHECK_OUTPUT" | tail -n 20 | sed 's/^/#   /'
-    return 0
-}
-
-check() {
-    local name=$1 rc
-    shift
-    _tap_run "$@"
-    rc=$?
-    if [ $rc -eq 0 ]; then ok "$name"; else not_ok "$name"; _tap_diag_cmd $rc "$@"; fi
-}
-
-check_fails() {
-    local name=$1 rc
-    shift
-    _tap_run "$@"
-    rc=$?
-    if [ $rc -ne 0 ]; then ok "$name"; else not_ok "$name" "expected a failure"; _tap_diag_cmd $rc "$@"; fi
-}
-
-check_output() {
-    local name=$1 regex=$2 rc
-    shift 2
-    _tap_run "$@"
-    rc=$?
-    if [ $rc -eq 0 ] && printf '%s\n' "$CHECK_OUTPUT" | grep -Eq -- "$regex"; then
-        ok "$name"
-    else
-        not_ok "$name" "expected output matching: $regex"
-        _tap_diag_cmd $rc "$@"
-    fi
-}
-
-check_eq() {
-    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: '$2'" "actual:   '$3'"; fi
-}
-
-wait_until() {
-    local deadline=$(($(date +%s%N) / 1000000 + ${1%.*} * 1000))
-    shift
-    while ! "$@" >/dev/null 2>&1; do
-        [ $(($(date +%s%N) / 1000000)) -ge $deadline ] && return 1
-        sleep 0.1
-    done
-    return 0
-}
-
 # journal JOURNALCTL_ARGS...: the container's journal once journald has
 # written what it received (a sender may have exited before it got to it).
 journal() { ct journalctl --sync && ct journalctl --no-pager "$@" 2>&1; }
@@ -182,12 +95,6 @@ _journal_match() {
     local re=$1
     shift
     journal "$@" | grep -Eq -- "$re"
-}
-
-tap_done() {
-    echo "# $_tap_n checks, $_tap_failed failed"
-    [ $_tap_failed -eq 0 ]
-    exit
 }
 
 # ---- D-Bus through busctl -------------------------------------------------
