@@ -450,7 +450,7 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 spec.argv = TAKE_PTR(rec->argv);
         }
         spec.idle_suspend = rec->idle_suspend;
-        r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
+        r = worker_new_with_id(&w, &m->worker_owner, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0) {
                 daemon_fds_close(&fds);
@@ -548,7 +548,7 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
                 spec.set |= SPEC_HAS_WORKSPACE;
                 spec.workspace = TAKE_PTR(rec->workspace);
         }
-        r = worker_new_with_id(&w, m, &spec, rec->runtime, rec->id);
+        r = worker_new_with_id(&w, &m->worker_owner, &spec, rec->runtime, rec->id);
         worker_spec_done(&spec);
         if (r < 0)
                 return r;
@@ -629,7 +629,7 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
                                        "ActiveState", &e, &state);
         if (r >= 0 && !streq(state, "inactive") && !streq(state, "failed"))
                 return 0;
-        (void) worker_suspend_job_removed(rs->m, w->suspend_unit,
+        (void) worker_suspend_job_removed(rs->m->workers, w->suspend_unit,
                                           r >= 0 && streq(state, "inactive") && worker_image_complete(w) ?
                                           "done" : "failed");
         return 0;

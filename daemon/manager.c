@@ -7,6 +7,7 @@
 
 #include "adopt.h"
 #include "bus-manager.h"
+#include "bus-worker.h"
 #include "egress-units.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
@@ -30,6 +31,70 @@
 #include "worker-state-file.h"
 
 
+/* ---- what a worker reports (worker.h) ------------------------------------ */
+
+static void owner_released(Worker *w) {
+        Manager *m = w->manager;
+
+        if (m->n_alive > 0)
+                m->n_alive--;
+        manager_workspace_release(m, w);
+}
+
+static void owner_status_changed(Worker *w) {
+        bus_manager_notify_status(w->manager);
+}
+
+static void owner_collect(Worker *w) {
+        manager_enqueue_gc(w->manager, w);
+}
+
+static void owner_needs_probe(Worker *w, WorkerProbe what) {
+        if (what == WORKER_PROBE_WALLS)
+                (void) manager_probe_walls(w->manager);
+        else
+                (void) manager_probe_runtimes(w->manager, NULL);
+}
+
+static void owner_reply_waiter(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message) {
+        bus_worker_reply_waiter(msg, w, error_name, error_message);
+}
+
+static uint64_t owner_checkpoint_budget(Worker *w) {
+        return manager_quota_checkpoint_budget(w->manager, w);
+}
+
+static int owner_start_resumed_unit(Worker *w, SbxError *error) {
+        return manager_start_resumed_unit(w->manager, w, error);
+}
+
+static void manager_worker_owner_init(Manager *m) {
+        m->worker_owner = (WorkerOwner) {
+                .manager = m,
+                .event = &m->event,
+                .systemd = &m->systemd,
+                .unit_stops = &m->unit_stops,
+                .history = &m->history,
+                .config = &m->config,
+                .launcher_path = &m->launcher_path,
+                .log_read_quota = &m->log_read_quota,
+                .log_jobs = &m->log_jobs,
+                .state_changed = bus_worker_emit_state,
+                .appeared = bus_worker_emit_new,
+                .activity = bus_worker_emit_activity,
+                .released = owner_released,
+                .ended = bus_worker_emit_ended,
+                .status_changed = owner_status_changed,
+                .gone = bus_worker_emit_gone,
+                .collect = owner_collect,
+                .needs_probe = owner_needs_probe,
+                .reply_created = bus_worker_reply_created,
+                .reply_waiter = owner_reply_waiter,
+                .checkpoint_budget = owner_checkpoint_budget,
+                .start_resumed_unit = owner_start_resumed_unit,
+        };
+}
+
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         Manager *m;
         int r;
@@ -37,6 +102,7 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        manager_worker_owner_init(m);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);
@@ -84,7 +150,7 @@ Manager *manager_free(Manager *m) {
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
         caller_quota_done(&m->polkit_quota);
-        worker_log_jobs_free(m);
+        worker_log_jobs_free(&m->worker_owner);
         caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
@@ -202,7 +268,7 @@ static void job_removed(const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         Worker *w;
 
-        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m, unit, result))
+        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
                 return;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
@@ -446,7 +512,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         pool_yield_slot(m);
 
-        r = worker_new(&w, m, spec, runtime);
+        r = worker_new(&w, &m->worker_owner, spec, runtime);
         if (r < 0)
                 return r;
         w->owner = owner;

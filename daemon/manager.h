@@ -16,6 +16,7 @@
 #include "worker.h"
 
 struct Manager {
+        WorkerOwner worker_owner;       /* what each worker reports to (worker.h), made by manager_new() */
         sd_event *event;
         sd_bus *bus;                    /* the system bus: clients, polkit */
         sd_bus *systemd;                /* PID 1 (systemd-bus.h): every call to it, every signal of its */

@@ -5,12 +5,19 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "caller-quota.h"
 #include "channel.h"
 #include "class.h"
+#include "config.h"
+#include "errors.h"
 #include "spec.h"
+#include "unit-stop.h"
+#include "worker-history.h"
 
 typedef struct Manager Manager;
 typedef struct UnitDrop UnitDrop;
+typedef struct Worker Worker;
+typedef struct WorkerLogJob WorkerLogJob;
 
 typedef enum WorkerState {
         WORKER_STARTING,
@@ -27,9 +34,67 @@ typedef enum WorkerState {
 /* How long an ended worker's object stays readable on the bus. */
 #define WORKER_LINGER_USEC (30 * USEC_PER_SEC)
 
-typedef struct Worker Worker;
+/* What a worker found that the runtimes' or the walls' probe should check again. */
+typedef enum WorkerProbe {
+        WORKER_PROBE_RUNTIMES,          /* a sandboxed worker failed before its workload ran */
+        WORKER_PROBE_WALLS,             /* a shared-kernel worker's start failed */
+} WorkerProbe;
+
+/* The worker layer reports, its owner decides. Whoever owns workers (the
+ * manager) gives each one this: the handles a worker uses, and a callback
+ * for each thing the worker reports, the way unit-drop.h's done callback
+ * works. A worker never calls the bus or the manager itself: every signal,
+ * reply and decision above the worker goes through here, in the order the
+ * worker reports it (clients see the signals in that order).
+ *
+ * The handles are pointers to the owner's own: the owner opens the systemd
+ * connection and the stop queue after it made the owner (at start-up), so
+ * a worker reads them at use (worker_event() and the others below). */
+typedef struct WorkerOwner {
+        Manager *manager;               /* the owner's, kept in Worker.manager; opaque here */
+        sd_event *const *event;
+        sd_bus *const *systemd;         /* PID 1 (systemd-bus.h) */
+        UnitStops *const *unit_stops;   /* every StopUnit (unit-stop.h) */
+        WorkerHistory *history;         /* ended workers, for ListWorkersEx */
+        const SbxConfig *config;
+        char *const *launcher_path;     /* sandbox-launch, a sandboxed unit's ExecStart */
+        CallerQuota *log_read_quota;    /* ReadWorkerLog journal reads under way (worker-log-job.h) */
+        WorkerLogJob **log_jobs;
+
+        /* W's state changed to S (worker_set_state()): PropertiesChanged State. */
+        void (*state_changed)(Worker *w);
+        /* W reached running for the first time: its object and WorkerNew. */
+        void (*appeared)(Worker *w);
+        /* W's channel moved (at most once a second): LastActivityUSec. */
+        void (*activity)(Worker *w);
+        /* W ended: it no longer counts as alive, and its workspace is free. */
+        void (*released)(Worker *w);
+        /* W, exported, ended: PropertiesChanged and WorkerRemoved. */
+        void (*ended)(Worker *w);
+        /* The number of workers changed: the service's status line. */
+        void (*status_changed)(Worker *w);
+        /* W lingered long enough: its object goes from the bus. */
+        void (*gone)(Worker *w);
+        /* W may be freed, later, never inside the callback that asks
+         * (worker_may_gc() says whether it may). */
+        void (*collect)(Worker *w);
+        /* W saw something that the probe WHAT should check again. */
+        void (*needs_probe)(Worker *w, WorkerProbe what);
+        /* Answers CreateWorker's REQUEST for W: its ID and object, or WHY it
+         * failed (NULL on success). */
+        void (*reply_created)(Worker *w, sd_bus_message *request, const char *why);
+        /* Answers a Suspend/Resume/OpenChannel call W kept waiting
+         * (worker-suspend.h): ERROR_NAME NULL for success. */
+        void (*reply_waiter)(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message);
+        /* The bytes W's checkpoint image may take (manager-quota.h). */
+        uint64_t (*checkpoint_budget)(Worker *w);
+        /* Starts W's unit again, restoring its sandbox (worker-suspend.h). */
+        int (*start_resumed_unit)(Worker *w, SbxError *error);
+} WorkerOwner;
+
 struct Worker {
-        Manager *manager;
+        Manager *manager;               /* the owner's (WorkerOwner.manager), for the layers above */
+        const WorkerOwner *owned_by;
         Worker *next;
 
         char id[WORKER_ID_LEN + 1];
@@ -116,10 +181,23 @@ const char *worker_state_to_string(WorkerState s);
 /* _WORKER_STATE_MAX for a name that is not a state. */
 WorkerState worker_state_from_string(const char *s);
 
-int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime);
+/* OWNER: who is told what the worker reports (NULL only in tests that
+ * never run its lifecycle). */
+int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime);
 /* The same for a worker whose ID is known already: one re-adopted after a restart. */
-int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime, const char *id);
+int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id);
 Worker *worker_free(Worker *w);
+
+/* The owner's handles (WorkerOwner). */
+static inline sd_event *worker_event(const Worker *w) {
+        return *w->owned_by->event;
+}
+static inline sd_bus *worker_systemd(const Worker *w) {
+        return *w->owned_by->systemd;
+}
+static inline UnitStops *worker_unit_stops(const Worker *w) {
+        return *w->owned_by->unit_stops;
+}
 
 uint64_t worker_last_activity_realtime(const Worker *w);
 bool worker_is_alive(const Worker *w);
@@ -150,7 +228,7 @@ uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);
  * failed and the sandbox is gone), suspended -> ended (stopped), resuming ->
  * ended (the restore failed). Every change goes through
  * worker_set_state(); an ended worker is freed later, from the manager's
- * deferred queue (manager_enqueue_gc()), never inside the callback that
+ * deferred queue (WorkerOwner.collect), never inside the callback that
  * ended it. */
 
 bool worker_state_transition_valid(WorkerState from, WorkerState to);
@@ -195,7 +273,7 @@ void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
 /* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:
  * the launcher's cleanup again, from a oneshot unit of its own. */
-void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime);
+void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_id, SbxRuntime runtime);
 
 int worker_stop(Worker *w, const char *reason, SbxError *error);
 int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);
