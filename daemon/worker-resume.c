@@ -2,11 +2,11 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
-#include "adopt.h"
 #include "uid-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
 

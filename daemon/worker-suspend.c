@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "adopt.h"
 #include "rmrf.h"
 #include "suspend-keep.h"
 #include "uid-keep.h"
@@ -11,6 +10,7 @@
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"

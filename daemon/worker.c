@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "adopt.h"
 #include "errors.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
@@ -11,6 +10,7 @@
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
