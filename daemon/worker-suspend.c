@@ -14,6 +14,7 @@
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
+#include "worker-unit.h"
 
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
@@ -426,7 +427,7 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         w->restore = true;
         /* Unwatched (it logs why), the resume is done at its job as before. */
         (void) worker_resume_watch(w);
-        r = w->owned_by->start_resumed_unit(w, error);
+        r = worker_start_resumed_unit(w, error);
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */
                 w->restore = false;

@@ -18,6 +18,7 @@ typedef struct Manager Manager;
 typedef struct UnitDrop UnitDrop;
 typedef struct Worker Worker;
 typedef struct WorkerLogJob WorkerLogJob;
+typedef struct WorkerUnitEnv WorkerUnitEnv;
 
 typedef enum WorkerState {
         WORKER_STARTING,
@@ -88,8 +89,12 @@ typedef struct WorkerOwner {
         void (*reply_waiter)(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message);
         /* The bytes W's checkpoint image may take (manager-quota.h). */
         uint64_t (*checkpoint_budget)(Worker *w);
-        /* Starts W's unit again, restoring its sandbox (worker-suspend.h). */
-        int (*start_resumed_unit)(Worker *w, SbxError *error);
+        /* What W's unit is made of beyond W: the daemon's programs and
+         * roots, PID 1's namespaces (worker-unit.h). */
+        void (*unit_env)(Worker *w, WorkerUnitEnv *ret);
+        /* The gate's second check, just before W's unit is emitted: 0 when
+         * the runtime chosen still serves W's class, else the error. */
+        int (*recheck_gate)(Worker *w, SbxError *error);
 } WorkerOwner;
 
 struct Worker {
