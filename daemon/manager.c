@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <malloc.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -203,6 +204,8 @@ Manager *manager_free(Manager *m) {
 }
 
 Worker *manager_find_worker(Manager *m, const char *id) {
+        assert(m);
+        assert(id);
         for (Worker *w = m->workers; w; w = w->next)
                 if (streq(w->id, id))
                         return w;
@@ -210,6 +213,8 @@ Worker *manager_find_worker(Manager *m, const char *id) {
 }
 
 Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
+        assert(m);
+        assert(unit);
         for (Worker *w = m->workers; w; w = w->next)
                 if (streq(w->unit, unit))
                         return w;
@@ -217,6 +222,9 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
 }
 
 void manager_add_worker(Manager *m, Worker *w) {
+        assert(m);
+        assert(w);
+        assert(worker_is_alive(w) && !w->in_gc_queue);
         w->next = m->workers;
         m->workers = w;
         m->n_alive++;
@@ -251,6 +259,11 @@ static int on_gc(sd_event_source *s, void *userdata) {
 
 void manager_enqueue_gc(Manager *m, Worker *w) {
         int r;
+
+        assert(m);
+        assert(w);
+        /* Only an ended worker no client can reach (worker.h). */
+        assert(worker_may_gc(w));
 
         if (w->in_gc_queue)
                 return;

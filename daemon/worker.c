@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <assert.h>
+
 #include "errors.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
@@ -52,6 +54,10 @@ int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRunt
 int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id) {
         Worker *w;
         int r;
+
+        assert(ret);
+        assert(spec);
+        assert(id);
 
         w = calloc(1, sizeof(*w));
         if (!w)
@@ -221,6 +227,7 @@ int worker_set_state(Worker *w, WorkerState s) {
         const WorkerOwner *o = w->owned_by;
         WorkerState old = w->state;
 
+        assert(o);
         if (!worker_state_transition_valid(old, s)) {
                 /* A programming error: loud, but the daemon and every other
                  * worker go on, and this one keeps the state it had. */
@@ -275,6 +282,7 @@ int worker_set_state(Worker *w, WorkerState s) {
 }
 
 void worker_restore_running(Worker *w) {
+        assert(!w->exported);
         /* Not a transition: it was running before the restart, and clients
          * know it already, so nothing is emitted (no second WorkerNew). */
         w->state = WORKER_RUNNING;
@@ -283,6 +291,7 @@ void worker_restore_running(Worker *w) {
 }
 
 void worker_restore_suspending(Worker *w) {
+        assert(!w->exported);
         /* Its sandbox ran: a checkpoint that fails leaves it running. */
         w->state = WORKER_SUSPENDING;
         w->exported = true;
@@ -291,9 +300,20 @@ void worker_restore_suspending(Worker *w) {
 }
 
 void worker_restore_suspended(Worker *w) {
+        assert(!w->exported);
         /* As worker_restore_running(): clients knew it, suspended. */
         w->state = WORKER_SUSPENDED;
         w->exported = true;
+}
+
+bool worker_may_gc(const Worker *w) {
+        return w->state == WORKER_ENDED && (!w->exported || w->unexported);
+}
+
+/* Hands W to its owner to be freed, if it may be: the one place that decides. */
+static void worker_collect(Worker *w) {
+        if (worker_may_gc(w))
+                w->owned_by->collect(w);
 }
 
 /* An ended worker's record outlives its object on the bus (ListWorkersEx). */
@@ -363,7 +383,7 @@ void worker_start_failed(Worker *w, const char *why) {
          * request meets the answer at the gate. */
         if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
                 o->needs_probe(w, WORKER_PROBE_WALLS);
-        o->collect(w);
+        worker_collect(w);
 }
 
 static int worker_lookup_uid(Worker *w) {
@@ -452,8 +472,10 @@ void worker_start_done(Worker *w) {
 static int on_linger_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
 
+        assert(w->state == WORKER_ENDED);
         w->owned_by->gone(w);
-        w->owned_by->collect(w);
+        w->unexported = true;
+        worker_collect(w);
         return 0;
 }
 

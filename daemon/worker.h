@@ -154,6 +154,7 @@ struct Worker {
         bool secrets_stored;            /* and are in systemd's fd store */
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
         size_t n_waiters;
+        bool unexported;                /* its object left the bus, after lingering */
         Worker *gc_next;                /* the manager's queue of workers to free */
         bool in_gc_queue;
 
@@ -232,9 +233,9 @@ uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);
  * (the checkpoint failed, the sandbox runs on), suspending -> ended (it
  * failed and the sandbox is gone), suspended -> ended (stopped), resuming ->
  * ended (the restore failed). Every change goes through
- * worker_set_state(); an ended worker is freed later, from the manager's
- * deferred queue (WorkerOwner.collect), never inside the callback that
- * ended it. */
+ * worker_set_state(), but for the restore paths below; an ended worker is
+ * freed once worker_may_gc() says so, later, from the owner's deferred
+ * queue (WorkerOwner.collect), never inside the callback that ended it. */
 
 bool worker_state_transition_valid(WorkerState from, WorkerState to);
 /* Moves W to S and tells clients what the move means: WorkerNew and its
@@ -242,14 +243,22 @@ bool worker_state_transition_valid(WorkerState from, WorkerState to);
  * (PropertiesChanged, WorkerRemoved, NWorkers) on ended. -EINVAL, logged and
  * with nothing changed, for a transition not in the table. */
 int worker_set_state(Worker *w, WorkerState s);
-/* A worker re-adopted after a restart of sandboxd: running again, without
- * a transition, since clients knew it already. */
+/* The only other writers of a worker's state, each once, on a worker just
+ * rebuilt from its state file (adopt.c) and not yet seen by anyone: they set
+ * the state directly, with no transition and nothing told to the owner,
+ * because clients knew the worker in that state before the restart.
+ * A worker re-adopted after a restart of sandboxd: running again. */
 void worker_restore_running(Worker *w);
 /* The same for a worker that was suspended (adopt.c). */
 void worker_restore_suspended(Worker *w);
 /* The same for a worker whose checkpoint was under way: it is watched to its
  * end as a live suspend would be (worker-suspend.c). */
 void worker_restore_suspending(Worker *w);
+
+/* Whether W may be freed: it ended, and no client can reach it any more
+ * (its object left the bus after lingering, or it never had one). The one
+ * test before a worker goes to its owner's collect callback. */
+bool worker_may_gc(const Worker *w);
 
 /* Removes the home (and its private target) and the checkpoint image. */
 void worker_delete_home(Worker *w);
