@@ -111,6 +111,7 @@ static void manager_worker_owner_init(Manager *m) {
                 .needs_probe = owner_needs_probe,
                 .reply_created = bus_worker_reply_created,
                 .reply_waiter = owner_reply_waiter,
+                .suspended = suspend_keep_after_suspend,
                 .checkpoint_budget = owner_checkpoint_budget,
                 .unit_env = manager_worker_unit_env,
                 .recheck_gate = owner_recheck_gate,

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include "rmrf.h"
-#include "suspend-keep.h"
 #include "uid-keep.h"
 #include "systemd-bus.h"
 #include "unit-drop.h"
@@ -185,7 +184,7 @@ static void suspend_settled(Worker *w) {
         if (worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);
-        suspend_keep_after_suspend(w);
+        w->owned_by->suspended(w);
         waiters_reply(w, "Suspend", NULL, NULL);
         /* An OpenChannel or Resume that came while it was being saved. */
         if (w->n_waiters > 0) {

@@ -87,6 +87,9 @@ typedef struct WorkerOwner {
         /* Answers a Suspend/Resume/OpenChannel call W kept waiting
          * (worker-suspend.h): ERROR_NAME NULL for success. */
         void (*reply_waiter)(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message);
+        /* W is suspended, its image complete: whether it is kept across a
+         * reboot is the owner's to decide (suspend-keep.h). */
+        void (*suspended)(Worker *w);
         /* The bytes W's checkpoint image may take (manager-quota.h). */
         uint64_t (*checkpoint_budget)(Worker *w);
         /* What W's unit is made of beyond W: the daemon's programs and
