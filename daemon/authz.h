@@ -4,8 +4,7 @@
 #include <sys/types.h>
 
 #include "class.h"
-
-#define UID_INVALID ((uid_t) -1)
+#include "util.h"
 
 /* The polkit actions of polkit/org.sandboxd1.policy. */
 typedef enum SbxAction {

@@ -395,7 +395,7 @@ static int method_read_worker_log(sd_bus_message *msg, void *userdata, sd_bus_er
         req.cursor = cursor;
         req.egress = egress;
         req.max = max;
-        r = worker_log_job_start(m, msg, &req, ret_error);
+        r = worker_log_job_start(&m->worker_owner, msg, &req, ret_error);
         if (r < 0)
                 return sd_bus_error_is_set(ret_error) ? r
                                                       : sd_bus_error_set_errnof(ret_error, -r,

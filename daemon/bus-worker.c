@@ -286,6 +286,20 @@ void bus_worker_reply_waiter(sd_bus_message *msg, Worker *w, const char *error_n
                 (void) sd_bus_reply_method_return(msg, "h", fd);
 }
 
+void bus_worker_reply_created(Worker *w, sd_bus_message *request, const char *why) {
+        int r;
+
+        if (why) {
+                (void) sd_bus_reply_method_errorf(request, SBX_ERROR_START_FAILED,
+                                                  "Worker unit %s failed to start (%s); see journalctl -u %s",
+                                                  w->unit, why, w->unit);
+                return;
+        }
+        r = sd_bus_reply_method_return(request, "so", w->id, w->object_path);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to CreateWorker for %s: %m", w->id);
+}
+
 int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;

@@ -28,6 +28,9 @@ int bus_worker_method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *
 /* Answers MSG, a Suspend, Resume or OpenChannel call that waited for a
  * suspend or resume of W to end: with the error if ERROR_NAME is set. */
 void bus_worker_reply_waiter(sd_bus_message *msg, Worker *w, const char *error_name, const char *error_message);
+/* Answers CreateWorker's REQUEST for W: its ID and object path, or the
+ * StartFailed error saying WHY (NULL on success). */
+void bus_worker_reply_created(Worker *w, sd_bus_message *request, const char *why);
 int bus_worker_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error);
 
 void bus_worker_emit_new(Worker *w);          /* InterfacesAdded + WorkerNew */

@@ -17,9 +17,6 @@ void manager_quota_usage(Manager *m, uid_t owner, QuotaUsage *ret);
  * InsufficientSpace, changing nothing; 0 when REQ fits. */
 int manager_quota_admit(Manager *m, uid_t owner, const QuotaRequest *req, SbxError *error);
 
-/* Below this a checkpoint is not tried: a gVisor image is tens of MiB at least. */
-#define SBX_CHECKPOINT_BUDGET_MIN (UINT64_C(16) << 20)
-
 /* The most W's next checkpoint image may take (quota.h), 0 for none. */
 uint64_t manager_quota_checkpoint_budget(Manager *m, const Worker *w);
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <malloc.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -7,6 +8,7 @@
 
 #include "adopt.h"
 #include "bus-manager.h"
+#include "bus-worker.h"
 #include "egress-units.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
@@ -28,7 +30,93 @@
 #include "worker-suspend.h"
 #include "worker-view.h"
 #include "worker-state-file.h"
+#include "worker-unit.h"
 
+
+/* ---- what a worker reports (worker.h) ------------------------------------ */
+
+static void owner_released(Worker *w) {
+        Manager *m = w->manager;
+
+        if (m->n_alive > 0)
+                m->n_alive--;
+        manager_workspace_release(m, w);
+}
+
+static void owner_status_changed(Worker *w) {
+        bus_manager_notify_status(w->manager);
+}
+
+static void owner_collect(Worker *w) {
+        manager_enqueue_gc(w->manager, w);
+}
+
+static void owner_needs_probe(Worker *w, WorkerProbe what) {
+        if (what == WORKER_PROBE_WALLS)
+                (void) manager_probe_walls(w->manager);
+        else
+                (void) manager_probe_runtimes(w->manager, NULL);
+}
+
+static void owner_reply_waiter(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message) {
+        bus_worker_reply_waiter(msg, w, error_name, error_message);
+}
+
+static uint64_t owner_checkpoint_budget(Worker *w) {
+        return manager_quota_checkpoint_budget(w->manager, w);
+}
+
+static void manager_worker_unit_env(Worker *w, WorkerUnitEnv *ret) {
+        Manager *m = w->manager;
+
+        *ret = (WorkerUnitEnv) {
+                .config = &m->config,
+                .launcher_path = m->launcher_path,
+                .exec_path = m->exec_path,
+                .egress_path = m->egress_path,
+                .mkfs_path = m->mkfs_path,
+                .workspace_root = m->workspace_root,
+                .host_ns = &m->runtimes.walls.host,
+        };
+}
+
+/* The gate again, just before a unit is emitted: the runtime chosen must
+ * still serve the class. */
+static int owner_recheck_gate(Worker *w, SbxError *error) {
+        Manager *m = w->manager;
+
+        manager_runtimes_revalidate(m);
+        return gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
+}
+
+static void manager_worker_owner_init(Manager *m) {
+        m->worker_owner = (WorkerOwner) {
+                .manager = m,
+                .event = &m->event,
+                .systemd = &m->systemd,
+                .unit_stops = &m->unit_stops,
+                .history = &m->history,
+                .config = &m->config,
+                .launcher_path = &m->launcher_path,
+                .log_read_quota = &m->log_read_quota,
+                .log_jobs = &m->log_jobs,
+                .state_changed = bus_worker_emit_state,
+                .appeared = bus_worker_emit_new,
+                .activity = bus_worker_emit_activity,
+                .released = owner_released,
+                .ended = bus_worker_emit_ended,
+                .status_changed = owner_status_changed,
+                .gone = bus_worker_emit_gone,
+                .collect = owner_collect,
+                .needs_probe = owner_needs_probe,
+                .reply_created = bus_worker_reply_created,
+                .reply_waiter = owner_reply_waiter,
+                .suspended = suspend_keep_after_suspend,
+                .checkpoint_budget = owner_checkpoint_budget,
+                .unit_env = manager_worker_unit_env,
+                .recheck_gate = owner_recheck_gate,
+        };
+}
 
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         Manager *m;
@@ -37,6 +125,7 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        manager_worker_owner_init(m);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);
@@ -84,7 +173,7 @@ Manager *manager_free(Manager *m) {
         credential_server_free(m->credentials);
         bus_polkit_queries_free(m);
         caller_quota_done(&m->polkit_quota);
-        worker_log_jobs_free(m);
+        worker_log_jobs_free(&m->worker_owner);
         caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
         sd_bus_slot_unref(m->worker_filter);
@@ -116,6 +205,8 @@ Manager *manager_free(Manager *m) {
 }
 
 Worker *manager_find_worker(Manager *m, const char *id) {
+        assert(m);
+        assert(id);
         for (Worker *w = m->workers; w; w = w->next)
                 if (streq(w->id, id))
                         return w;
@@ -123,6 +214,8 @@ Worker *manager_find_worker(Manager *m, const char *id) {
 }
 
 Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
+        assert(m);
+        assert(unit);
         for (Worker *w = m->workers; w; w = w->next)
                 if (streq(w->unit, unit))
                         return w;
@@ -130,6 +223,9 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
 }
 
 void manager_add_worker(Manager *m, Worker *w) {
+        assert(m);
+        assert(w);
+        assert(worker_is_alive(w) && !w->in_gc_queue);
         w->next = m->workers;
         m->workers = w;
         m->n_alive++;
@@ -164,6 +260,11 @@ static int on_gc(sd_event_source *s, void *userdata) {
 
 void manager_enqueue_gc(Manager *m, Worker *w) {
         int r;
+
+        assert(m);
+        assert(w);
+        /* Only an ended worker no client can reach (worker.h). */
+        assert(worker_may_gc(w));
 
         if (w->in_gc_queue)
                 return;
@@ -202,7 +303,7 @@ static void job_removed(const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         Worker *w;
 
-        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m, unit, result))
+        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
                 return;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
@@ -251,78 +352,6 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 int manager_watch_jobs(Manager *m) {
         return systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                           "JobRemoved", on_job_removed, NULL, m);
-}
-
-static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Worker *w = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-
-        w->start_call = sd_bus_slot_unref(w->start_call);
-        if (e) {
-                char why[400];
-                snprintf(why, sizeof(why), "%s", e->message ?: e->name);
-                if (w->state == WORKER_RESUMING)
-                        worker_resume_start_refused(w, why);
-                else
-                        worker_start_failed(w, why);
-        }
-        return 0;
-}
-
-static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorkerFds *stdio, sd_bus_message **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        WorkerUnitParams p = {
-                .id = w->id,
-                .unit = w->unit,
-                .user = w->user,
-                .home = w->home,
-                .spec = &w->spec,
-                .config = &m->config,
-                .runtime = w->runtime,
-                .launcher_path = m->launcher_path,
-                .exec_path = m->exec_path,
-                .stdio = stdio,
-                .egress_proxy_url = worker_wants_egress(&w->spec) ? worker_egress_proxy_url(w->runtime) : NULL,
-                .egress_socket = w->egress_socket,
-                .host_ns = &m->runtimes.walls.host,
-                .restore = w->restore,
-        };
-        _cleanup_free_ char *image = NULL, *home_private = NULL;
-        int r;
-
-        if (w->spec.workspace) {
-                r = workspace_image_path(m->workspace_root, w->spec.workspace, &image);
-                if (r < 0)
-                        return r;
-                p.workspace_image = image;
-        }
-        p.disk_bytes = w->spec.workspace ? 0 : w->spec.disk_max;
-        if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
-                return -ENOMEM;
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(msg, "ss", w->unit, "fail");
-        if (r < 0)
-                return r;
-        r = worker_unit_append_properties(msg, &p);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
-        if (r >= 0)
-                r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec, w->runtime,
-                                                     w->egress_service ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
-        if (r >= 0)
-                r = worker_workspace_append_aux_unit(msg, &p);
-        if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, w->id, home_private, p.disk_bytes, m->mkfs_path);
-        if (r >= 0)
-                r = sd_bus_message_close_container(msg);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(msg);
-        return 0;
 }
 
 /* A bare Argv[0] is looked for as the worker of RUNTIME will see it, never
@@ -378,6 +407,7 @@ static int manager_check_home_space(SbxError *error) {
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
+        WorkerUnitEnv env;
         const char *cold_reason = NULL;
         SbxRuntime runtime;
         Workspace *ws = NULL;
@@ -446,7 +476,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         pool_yield_slot(m);
 
-        r = worker_new(&w, m, spec, runtime);
+        r = worker_new(&w, &m->worker_owner, spec, runtime);
         if (r < 0)
                 return r;
         w->owner = owner;
@@ -477,7 +507,8 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = worker_watch_unit(w);
         if (r < 0)
                 goto fail;
-        r = manager_build_start_message(m, w, &worker_stdio, &start);
+        manager_worker_unit_env(w, &env);
+        r = worker_build_start_message(w, &env, &worker_stdio, &start);
         if (r < 0)
                 goto fail;
 
@@ -489,7 +520,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
 
-        r = sd_bus_call_async(m->systemd, &w->start_call, start, on_start_reply, w, 0);
+        r = sd_bus_call_async(m->systemd, &w->start_call, start, worker_on_start_reply, w, 0);
         if (r < 0)
                 goto fail;
         /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
@@ -521,50 +552,6 @@ fail:
         if (error && !error->name)
                 sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
         return r;
-}
-
-int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
-        _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
-        int r;
-
-        /* The sandbox's stdio is the new unit's: a fresh channel, which a
-         * client attaches to as to any other. */
-        w->channel = channel_free(w->channel);
-        r = worker_new_channel(w, &worker_stdio);
-        if (r >= 0)
-                r = manager_build_start_message(m, w, &worker_stdio, &start);
-        if (r < 0)
-                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the resumed unit of %s: %s",
-                                     w->id, strerror(-r));
-        /* The gate again: the runtime must still serve the class. */
-        manager_runtimes_revalidate(m);
-        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
-        if (r < 0)
-                return r;
-        /* A stop of the old units' names still being asked again would stop
-         * the new ones: what was sent already reaches systemd before this
-         * start (one connection's calls stay in order), nothing after it. */
-        unit_stops_cancel(m->unit_stops, w->unit);
-        if (w->egress_service) {
-                unit_stops_cancel(m->unit_stops, w->egress_socket);
-                unit_stops_cancel(m->unit_stops, w->egress_service);
-        }
-        if (w->spec.workspace) {
-                _cleanup_free_ char *workspace_unit = NULL;
-                if (worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
-                        unit_stops_cancel(m->unit_stops, workspace_unit);
-        }
-        if (w->spec.disk_max > 0) {
-                _cleanup_free_ char *disk_unit = NULL;
-                if (worker_disk_unit_name(w->id, &disk_unit) >= 0)
-                        unit_stops_cancel(m->unit_stops, disk_unit);
-        }
-        r = sd_bus_call_async(m->systemd, &w->start_call, start, on_start_reply, w, 0);
-        if (r < 0)
-                return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to start %s: %s",
-                                     w->unit, strerror(-r));
-        return 0;
 }
 
 void manager_workspace_hold(Manager *m, Worker *w) {

@@ -16,6 +16,7 @@
 #include "worker.h"
 
 struct Manager {
+        WorkerOwner worker_owner;       /* what each worker reports to (worker.h), made by manager_new() */
         sd_event *event;
         sd_bus *bus;                    /* the system bus: clients, polkit */
         sd_bus *systemd;                /* PID 1 (systemd-bus.h): every call to it, every signal of its */
@@ -83,9 +84,6 @@ int manager_admit_disk(Manager *m, uint64_t want, SbxError *error);
 /* What every worker's and waiting sandbox's disk may take (their caps),
  * and in RET_UNWRITTEN what of it they have not written yet. */
 uint64_t manager_disks_held(Manager *m, uint64_t *ret_unwritten);
-/* Starts the unit of suspended W again, restoring its sandbox
- * (worker-suspend.h); its start job's end is reported like a creation's. */
-int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error);
 /* Links W, alive, into the worker list. */
 void manager_add_worker(Manager *m, Worker *w);
 /* Frees W, ended and off the bus, once the event being dispatched is over

@@ -143,7 +143,7 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         pool_stop_units(e);
         /* Its ExecStopPost removes the bundle, unless a reload lost it. */
         if (unit_down)
-                manager_cleanup_sandbox_leftovers(m, e->id, SBX_RUNTIME_RUNSC);
+                worker_cleanup_sandbox_leftovers(&m->worker_owner, e->id, SBX_RUNTIME_RUNSC);
         (void) rm_rf(e->home);
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
@@ -794,7 +794,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                                              strerror(-r));
         }
 
-        r = worker_new_with_id(&w, m, spec, SBX_RUNTIME_RUNSC, e->id);
+        r = worker_new_with_id(&w, &m->worker_owner, spec, SBX_RUNTIME_RUNSC, e->id);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s",
                                      strerror(-r));

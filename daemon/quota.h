@@ -21,6 +21,9 @@ typedef struct SbxQuotaConfig {
         bool exempt_root;                       /* root's workers and workspaces are not counted */
 } SbxQuotaConfig;
 
+/* Below this a checkpoint is not tried: a gVisor image is tens of MiB at least. */
+#define SBX_CHECKPOINT_BUDGET_MIN (UINT64_C(16) << 20)
+
 /* What an owner holds now. */
 typedef struct QuotaUsage {
         unsigned workers;

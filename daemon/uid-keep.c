@@ -2,7 +2,6 @@
 #include <grp.h>
 #include <pwd.h>
 
-#include "manager.h"
 #include "systemd-bus.h"
 #include "uid-keep.h"
 #include "unit-props.h"
@@ -73,14 +72,14 @@ int uid_keep_start(Worker *w) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *unit = NULL;
-        sd_bus *bus = w->manager->systemd;
+        sd_bus *bus = worker_systemd(w);
         int r;
 
         r = uid_keep_unit_name(w->id, &unit);
         if (r < 0)
                 return r;
         /* A stop of an earlier keeper still being asked for would end this one. */
-        unit_stops_cancel(w->manager->unit_stops, unit);
+        unit_stops_cancel(worker_unit_stops(w), unit);
         r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
@@ -114,7 +113,7 @@ void uid_keep_stop(Worker *w) {
                 return;
         w->uid_kept = false;
         if (uid_keep_unit_name(w->id, &unit) >= 0)
-                (void) unit_stops_stop(w->manager->unit_stops, unit, w->id);
+                (void) unit_stops_stop(worker_unit_stops(w), unit, w->id);
 }
 
 int uid_keep_check(const Worker *w, char *why, size_t size) {

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include "errors.h"
-#include "manager.h"
+#include "worker.h"
 #include "worker-log-job.h"
 #include "worker-log.h"
 
 struct WorkerLogJob {
-        Manager *manager;
+        const WorkerOwner *host;        /* its list and the reads' quota */
         WorkerLogJob *next;
         sd_bus_message *request;
         sd_event_source *done_source;
@@ -32,7 +32,7 @@ struct WorkerLogJob {
 static WorkerLogJob *job_free(WorkerLogJob *j) {
         if (!j)
                 return NULL;
-        for (WorkerLogJob **p = &j->manager->log_jobs; *p; p = &(*p)->next)
+        for (WorkerLogJob **p = j->host->log_jobs; *p; p = &(*p)->next)
                 if (*p == j) {
                         *p = j->next;
                         break;
@@ -40,7 +40,7 @@ static WorkerLogJob *job_free(WorkerLogJob *j) {
         if (j->started)
                 (void) pthread_join(j->thread, NULL);
         if (j->counted)
-                caller_quota_release(&j->manager->log_read_quota, j->caller);
+                caller_quota_release(j->host->log_read_quota, j->caller);
         sd_event_source_disable_unref(j->done_source);
         if (j->done_fd >= 0)
                 close(j->done_fd);
@@ -51,9 +51,9 @@ static WorkerLogJob *job_free(WorkerLogJob *j) {
         return NULL;
 }
 
-void worker_log_jobs_free(Manager *m) {
-        while (m->log_jobs)
-                job_free(m->log_jobs);
+void worker_log_jobs_free(const WorkerOwner *o) {
+        while (*o->log_jobs)
+                job_free(*o->log_jobs);
 }
 
 /* In the job's thread: whose worker it is (the journal says, for one that
@@ -124,35 +124,35 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-static int refuse_over_cap(Manager *m, int cap, sd_bus_error *ret_error) {
+static int refuse_over_cap(const WorkerOwner *o, int cap, sd_bus_error *ret_error) {
         bool mine = cap == -EUSERS;
 
         sd_bus_error_setf(ret_error, SBX_ERROR_TOO_MANY_REQUESTS,
                           mine ? "Too many of your log reads are under way (Bus:LogReadsPerUser=%u); retry once "
                                  "they are answered"
                                : "Too many log reads are under way (Bus:LogReadsMax=%u); retry later",
-                          mine ? m->config.bus_log_reads_per_user : m->config.bus_log_reads_max);
+                          mine ? o->config->bus_log_reads_per_user : o->config->bus_log_reads_max);
         return -EBUSY;
 }
 
-int worker_log_job_start(Manager *m, sd_bus_message *msg, const WorkerLogRequest *req, sd_bus_error *ret_error) {
+int worker_log_job_start(const WorkerOwner *o, sd_bus_message *msg, const WorkerLogRequest *req, sd_bus_error *ret_error) {
         WorkerLogJob *j;
         int r;
 
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        *j = (WorkerLogJob) { .manager = m, .done_fd = -1, .egress = req->egress, .all = req->all,
+        *j = (WorkerLogJob) { .host = o, .done_fd = -1, .egress = req->egress, .all = req->all,
                               .max = req->max, .caller = req->caller, .owner = req->owner };
-        j->next = m->log_jobs;
-        m->log_jobs = j;
+        j->next = *o->log_jobs;
+        *o->log_jobs = j;
         /* Root gets its answer whatever the users hold: only its own cap
          * applies to it, so reads under way stay bounded all the same. */
-        r = req->caller == 0 ? caller_quota_acquire_reserved(&m->log_read_quota, 0)
-                             : caller_quota_acquire(&m->log_read_quota, req->caller);
+        r = req->caller == 0 ? caller_quota_acquire_reserved(o->log_read_quota, 0)
+                             : caller_quota_acquire(o->log_read_quota, req->caller);
         if (r == -EUSERS || r == -ENOBUFS) {
                 job_free(j);
-                return refuse_over_cap(m, r, ret_error);
+                return refuse_over_cap(o, r, ret_error);
         }
         if (r < 0)
                 goto fail;
@@ -165,7 +165,7 @@ int worker_log_job_start(Manager *m, sd_bus_message *msg, const WorkerLogRequest
                 r = j->cursor ? -errno : -ENOMEM;
                 goto fail;
         }
-        r = sd_event_add_io(m->event, &j->done_source, j->done_fd, EPOLLIN, on_job_done, j);
+        r = sd_event_add_io(*o->event, &j->done_source, j->done_fd, EPOLLIN, on_job_done, j);
         if (r < 0)
                 goto fail;
         /* The thread inherits the event loop's blocked signals, so

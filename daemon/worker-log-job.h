@@ -15,8 +15,8 @@
 #include <systemd/sd-bus.h>
 #include <sys/types.h>
 
-typedef struct Manager Manager;
 typedef struct WorkerLogJob WorkerLogJob;
+typedef struct WorkerOwner WorkerOwner;
 
 typedef struct WorkerLogRequest {
         const char *id;
@@ -34,7 +34,8 @@ typedef struct WorkerLogRequest {
  * SBX_ERROR_TOO_MANY_REQUESTS in RET_ERROR past a cap (root: its own
  * Bus:LogReadsPerUser only, never the total others fill);
  * another negative errno when it could not start. */
-int worker_log_job_start(Manager *m, sd_bus_message *msg, const WorkerLogRequest *req, sd_bus_error *ret_error);
+/* O: the owner whose list and quota (WorkerOwner.log_jobs, .log_read_quota) hold the job. */
+int worker_log_job_start(const WorkerOwner *o, sd_bus_message *msg, const WorkerLogRequest *req, sd_bus_error *ret_error);
 
 /* Waits for the reads under way (each is bounded in time) and frees them. */
-void worker_log_jobs_free(Manager *m);
+void worker_log_jobs_free(const WorkerOwner *o);

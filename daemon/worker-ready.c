@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "exec/sandbox-exec.h"
-#include "manager.h"
 #include "worker-disk.h"
 #include "worker-ready.h"
 
@@ -49,7 +48,7 @@ static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         /* Asked again if the bus refuses it: the worker is gone from
          * sandboxd's view at once, and nothing else would stop its unit. */
-        (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
+        (void) unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
         worker_start_failed(w, w->ready_result < 0 ? "sandbox-exec's output was not its readiness token"
                                                    : "no readiness token from sandbox-exec in time");
         return 0;
@@ -97,12 +96,12 @@ void worker_ready_job_done(Worker *w) {
         if (w->start_job_done)
                 return;
         w->start_job_done = true;
-        r = sd_event_add_time_relative(w->manager->event, &w->ready_timer, CLOCK_MONOTONIC,
+        r = sd_event_add_time_relative(worker_event(w), &w->ready_timer, CLOCK_MONOTONIC,
                                        WORKER_READY_TIMEOUT_USEC, USEC_PER_SEC, on_ready_timeout, w);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to bound the wait for a worker's readiness",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
-                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
+                (void) unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
                 worker_start_failed(w, "cannot bound the wait for its readiness");
                 return;
         }

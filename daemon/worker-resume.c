@@ -2,12 +2,11 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
-#include "adopt.h"
-#include "manager.h"
 #include "uid-keep.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
 
@@ -68,7 +67,7 @@ int worker_resume_watch(Worker *w) {
         w->resume_job_failed = false;
         if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", w->id) < 0)
                 return -ENOMEM;
-        r = sd_event_add_inotify(w->manager->event, &w->resume_watch, dir,
+        r = sd_event_add_inotify(worker_event(w), &w->resume_watch, dir,
                                  IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVE_SELF | IN_ONLYDIR,
                                  on_image_changed, w);
         if (r < 0) {
@@ -212,7 +211,7 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
         switch (worker_resume_verdict(&f)) {
         case RESUME_WAIT:
                 if (f.job_done && !w->resume_timer &&
-                    sd_event_add_time_relative(w->manager->event, &w->resume_timer, CLOCK_MONOTONIC,
+                    sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
                                                WORKER_RESUME_RUN_TIMEOUT_USEC, USEC_PER_SEC, on_resume_timeout,
                                                w) < 0)
                         /* Without the timer, do not wait on what may never come. */
@@ -275,7 +274,7 @@ void worker_resume_job_removed(Worker *w, const char *result) {
                 w->resume_job_failed = true;
                 if (w->unit_ended)
                         resume_decide(w, true, false, NULL);
-                else if (sd_event_add_time_relative(w->manager->event, &w->resume_timer, CLOCK_MONOTONIC,
+                else if (sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
                                                     RESUME_EXIT_STATUS_WAIT_USEC, USEC_PER_SEC,
                                                     on_exit_status_wait, w) < 0)
                         resume_decide(w, true, false, "start job failed");

@@ -3,20 +3,17 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "adopt.h"
-#include "bus-worker.h"
-#include "manager.h"
-#include "manager-quota.h"
 #include "rmrf.h"
-#include "suspend-keep.h"
 #include "uid-keep.h"
 #include "systemd-bus.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-suspend.h"
+#include "worker-unit.h"
 
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
@@ -61,7 +58,7 @@ static void waiters_reply(Worker *w, const char *member, const char *error_name,
                         w->waiters[k++] = msg;
                         continue;
                 }
-                bus_worker_reply_waiter(msg, w, error_name, error_message);
+                w->owned_by->reply_waiter(w, msg, error_name, error_message);
                 sd_bus_message_unref(msg);
         }
         w->n_waiters = k;
@@ -187,7 +184,7 @@ static void suspend_settled(Worker *w) {
         if (worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);
-        suspend_keep_after_suspend(w);
+        w->owned_by->suspended(w);
         waiters_reply(w, "Suspend", NULL, NULL);
         /* An OpenChannel or Resume that came while it was being saved. */
         if (w->n_waiters > 0) {
@@ -223,7 +220,7 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
                 units[n++] = workspace_unit;
         if (w->spec.disk_max > 0 && worker_disk_unit_name(w->id, &disk_unit) >= 0)
                 units[n++] = disk_unit;
-        r = unit_drop_start(w->manager->systemd, w->manager->event, w->manager->unit_stops, units, timeout_usec,
+        r = unit_drop_start(worker_systemd(w), worker_event(w), worker_unit_stops(w), units, timeout_usec,
                             done, w, ret);
         if (r >= 0)
                 (void) unit_drop_set_log_id(*ret, w->id);
@@ -265,7 +262,7 @@ void worker_suspend_unit_gone(Worker *w) {
         /* Otherwise the checkpoint's job decides. */
 }
 
-bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result) {
+bool worker_suspend_job_removed(Worker *workers, const char *unit, const char *result) {
         char id[WORKER_ID_LEN + 1];
         Worker *w;
 
@@ -274,7 +271,9 @@ bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result
                 return false;
         memcpy(id, unit + strlen("sandbox-"), WORKER_ID_LEN);
         id[WORKER_ID_LEN] = 0;
-        w = manager_find_worker(m, id);
+        for (w = workers; w; w = w->next)
+                if (streq(w->id, id))
+                        break;
         if (!w || w->state != WORKER_SUSPENDING || w->checkpoint_result != 0)
                 return true;
         if (!streq(result, "done") || !worker_image_complete(w)) {
@@ -291,13 +290,13 @@ bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result
 
 int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        Manager *m = w->manager;
+        const WorkerOwner *o = w->owned_by;
         WorkerUnitParams p = {
                 .id = w->id,
                 .spec = &w->spec,
-                .config = &m->config,
+                .config = o->config,
                 .runtime = w->runtime,
-                .launcher_path = m->launcher_path,
+                .launcher_path = *o->launcher_path,
         };
         uint64_t budget;
         int r;
@@ -318,7 +317,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      worker_state_to_string(w->state));
         /* The image is bounded by the owner's checkpoint budget while runsc
          * writes it (the launcher's image file system is that size). */
-        budget = manager_quota_checkpoint_budget(m, w);
+        budget = o->checkpoint_budget(w);
         if (budget < SBX_CHECKPOINT_BUDGET_MIN)
                 return sbx_error_set(error, -EDQUOT, SBX_ERROR_QUOTA_EXCEEDED,
                                      "Worker %s cannot be suspended: its owner's checkpoint images (or all of this "
@@ -326,7 +325,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "CheckpointBytesTotal=); it runs on", w->id);
         if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(*o->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", w->suspend_unit, "fail");
@@ -376,7 +375,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         }
         /* The slot goes with the worker: no reply finds it freed. */
         w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
-        r = sd_bus_call_async(m->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
+        r = sd_bus_call_async(*o->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
                 uid_keep_stop(w);
                 if (w->spec.disk_max > 0)
@@ -427,7 +426,7 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         w->restore = true;
         /* Unwatched (it logs why), the resume is done at its job as before. */
         (void) worker_resume_watch(w);
-        r = manager_start_resumed_unit(w->manager, w, error);
+        r = worker_start_resumed_unit(w, error);
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */
                 w->restore = false;

@@ -32,8 +32,9 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error);
  * requests wait for the same end. */
 int worker_resume(Worker *w, sd_bus_message *request, SbxError *error);
 
-/* A JobRemoved for a worker's checkpoint unit: true if UNIT was one. */
-bool worker_suspend_job_removed(Manager *m, const char *unit, const char *result);
+/* A JobRemoved for the checkpoint unit of one of WORKERS (a list linked by
+ * next): true if UNIT was one. */
+bool worker_suspend_job_removed(Worker *workers, const char *unit, const char *result);
 /* The unit of a suspending worker is gone. */
 void worker_suspend_unit_gone(Worker *w);
 /* The resumed sandbox runs (worker-resume.h decides when). */

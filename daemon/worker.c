@@ -3,18 +3,16 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "adopt.h"
-#include "bus-manager.h"
-#include "bus-worker.h"
+#include <assert.h>
+
 #include "errors.h"
-#include "manager.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
-#include "manager-workspace.h"
 #include "unit-drop.h"
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-persist.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
@@ -43,24 +41,29 @@ WorkerState worker_state_from_string(const char *s) {
         return _WORKER_STATE_MAX;
 }
 
-int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime) {
+int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime) {
         char id[WORKER_ID_LEN + 1];
         int r;
 
         r = random_hex_id(id, WORKER_ID_LEN);
         if (r < 0)
                 return r;
-        return worker_new_with_id(ret, m, spec, runtime, id);
+        return worker_new_with_id(ret, owner, spec, runtime, id);
 }
 
-int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime, const char *id) {
+int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id) {
         Worker *w;
         int r;
+
+        assert(ret);
+        assert(spec);
+        assert(id);
 
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
-        w->manager = m;
+        w->owned_by = owner;
+        w->manager = owner ? owner->manager : NULL;
         w->runtime = runtime;
         w->uid = (uid_t) -1;
         w->owner = (uid_t) -1;
@@ -221,9 +224,10 @@ bool worker_state_transition_valid(WorkerState from, WorkerState to) {
 }
 
 int worker_set_state(Worker *w, WorkerState s) {
-        Manager *m = w->manager;
+        const WorkerOwner *o = w->owned_by;
         WorkerState old = w->state;
 
+        assert(o);
         if (!worker_state_transition_valid(old, s)) {
                 /* A programming error: loud, but the daemon and every other
                  * worker go on, and this one keeps the state it had. */
@@ -247,30 +251,29 @@ int worker_set_state(Worker *w, WorkerState s) {
                 /* Its object appears on the bus with its first running moment;
                  * back from suspending or resuming it is the same object. */
                 if (w->exported) {
-                        bus_worker_emit_state(w);
+                        o->state_changed(w);
                         break;
                 }
                 w->exported = true;
-                bus_worker_emit_new(w);
+                o->appeared(w);
                 break;
         case WORKER_STOPPING:
-                bus_worker_emit_state(w);
+                o->state_changed(w);
                 break;
         case WORKER_SUSPENDING:
         case WORKER_SUSPENDED:
         case WORKER_RESUMING:
-                bus_worker_emit_state(w);
+                o->state_changed(w);
                 break;
         case WORKER_ENDED:
                 w->ended_realtime = now_usec(CLOCK_REALTIME);
-                if (m->n_alive > 0)
-                        m->n_alive--;
-                /* Its home is unmounted and the unit gone: the next worker may have it. */
-                manager_workspace_release(m, w);
+                /* No longer alive; its home is unmounted and the unit gone:
+                 * the next worker may have its workspace. */
+                o->released(w);
                 /* A worker whose start failed was never on the bus. */
                 if (w->exported)
-                        bus_worker_emit_ended(w);
-                bus_manager_notify_status(m);
+                        o->ended(w);
+                o->status_changed(w);
                 break;
         default:
                 break;
@@ -279,6 +282,7 @@ int worker_set_state(Worker *w, WorkerState s) {
 }
 
 void worker_restore_running(Worker *w) {
+        assert(!w->exported);
         /* Not a transition: it was running before the restart, and clients
          * know it already, so nothing is emitted (no second WorkerNew). */
         w->state = WORKER_RUNNING;
@@ -287,6 +291,7 @@ void worker_restore_running(Worker *w) {
 }
 
 void worker_restore_suspending(Worker *w) {
+        assert(!w->exported);
         /* Its sandbox ran: a checkpoint that fails leaves it running. */
         w->state = WORKER_SUSPENDING;
         w->exported = true;
@@ -295,9 +300,20 @@ void worker_restore_suspending(Worker *w) {
 }
 
 void worker_restore_suspended(Worker *w) {
+        assert(!w->exported);
         /* As worker_restore_running(): clients knew it, suspended. */
         w->state = WORKER_SUSPENDED;
         w->exported = true;
+}
+
+bool worker_may_gc(const Worker *w) {
+        return w->state == WORKER_ENDED && (!w->exported || w->unexported);
+}
+
+/* Hands W to its owner to be freed, if it may be: the one place that decides. */
+static void worker_collect(Worker *w) {
+        if (worker_may_gc(w))
+                w->owned_by->collect(w);
 }
 
 /* An ended worker's record outlives its object on the bus (ListWorkersEx). */
@@ -316,7 +332,7 @@ static void worker_remember(const Worker *w) {
         int r;
 
         memcpy(record.id, w->id, sizeof(record.id));
-        r = worker_history_add(&w->manager->history, &record, record.ended_monotonic);
+        r = worker_history_add(w->owned_by->history, &record, record.ended_monotonic);
         if (r < 0)
                 log_warning_errno(r, "Failed to remember the end of worker %s: %m", w->id);
 }
@@ -325,13 +341,10 @@ static void worker_remember(const Worker *w) {
 
 static void worker_reply_created(Worker *w) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
-        int r;
 
         if (!req)
                 return;
-        r = sd_bus_reply_method_return(req, "so", w->id, w->object_path);
-        if (r < 0)
-                log_warning_errno(r, "Failed to reply to CreateWorker for %s: %m", w->id);
+        w->owned_by->reply_created(w, req, NULL);
 }
 
 /* SANDBOXD_OWNER_UID goes into every lifecycle entry: once the worker's
@@ -341,7 +354,7 @@ void worker_owner_field(const Worker *w, char buf[static 16]) {
 }
 
 void worker_start_failed(Worker *w, const char *why) {
-        Manager *m = w->manager;
+        const WorkerOwner *o = w->owned_by;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
         char owner_uid[16];
         int r;
@@ -359,9 +372,7 @@ void worker_start_failed(Worker *w, const char *why) {
         worker_forget(w);
         worker_waiters_fail(w, SBX_ERROR_START_FAILED, "The resumed unit failed to start");
         if (req)
-                (void) sd_bus_reply_method_errorf(req, SBX_ERROR_START_FAILED,
-                                                  "Worker unit %s failed to start (%s); see journalctl -u %s",
-                                                  w->unit, why, w->unit);
+                o->reply_created(w, req, why);
         r = worker_result_format_failed(why, &w->result);
         if (worker_set_state(w, WORKER_ENDED) < 0)
                 return;
@@ -371,8 +382,8 @@ void worker_start_failed(Worker *w, const char *why) {
          * found one of PID 1's: verify the walls again, so that the next
          * request meets the answer at the gate. */
         if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
-                (void) manager_probe_walls(m);
-        manager_enqueue_gc(m, w);
+                o->needs_probe(w, WORKER_PROBE_WALLS);
+        worker_collect(w);
 }
 
 static int worker_lookup_uid(Worker *w) {
@@ -398,7 +409,7 @@ int worker_arm_idle_timer(Worker *w) {
                 return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
                        sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
         /* 100 ms accuracy: the reaper must act within a second of the deadline. */
-        return sd_event_add_time(w->manager->event, &w->idle_timer, CLOCK_MONOTONIC, deadline,
+        return sd_event_add_time(worker_event(w), &w->idle_timer, CLOCK_MONOTONIC, deadline,
                                  100 * USEC_PER_MSEC, on_idle_timer, w);
 }
 
@@ -461,8 +472,10 @@ void worker_start_done(Worker *w) {
 static int on_linger_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
 
-        bus_worker_emit_gone(w);
-        manager_enqueue_gc(w->manager, w);
+        assert(w->state == WORKER_ENDED);
+        w->owned_by->gone(w);
+        w->unexported = true;
+        worker_collect(w);
         return 0;
 }
 
@@ -508,19 +521,19 @@ static int on_cleanup_reply(sd_bus_message *reply, void *userdata, sd_bus_error 
  * forget the command (see unit-props.h), or the cleanup failed. Run it again
  * from a unit of its own, so nothing of the worker outlives it. */
 static void worker_cleanup_leftovers(Worker *w) {
-        manager_cleanup_sandbox_leftovers(w->manager, w->id, w->runtime);
+        worker_cleanup_sandbox_leftovers(w->owned_by, w->id, w->runtime);
 }
 
-void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime) {
+void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_id, SbxRuntime runtime) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         _cleanup_free_ char *bundle = NULL, *unit = NULL, *id = NULL;
         WorkerSpec spec = {};
         WorkerUnitParams p = {
                 .id = worker_id,
                 .spec = &spec,
-                .config = &m->config,
+                .config = o->config,
                 .runtime = runtime,
-                .launcher_path = m->launcher_path,
+                .launcher_path = *o->launcher_path,
         };
         int r;
 
@@ -535,7 +548,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
                    "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+        r = sd_bus_message_new_method_call(*o->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                            "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(msg, "ss", unit, "replace");
@@ -544,7 +557,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
         if (r >= 0)
-                r = sd_bus_call_async(m->systemd, NULL, msg, on_cleanup_reply, id, 0);
+                r = sd_bus_call_async(*o->systemd, NULL, msg, on_cleanup_reply, id, 0);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to start the cleanup of a sandboxed worker",
                            "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_REASON", strerror(-r), NULL);
@@ -558,14 +571,14 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
 void worker_stop_egress(Worker *w) {
         if (!w->egress_service)
                 return;
-        (void) unit_stops_stop(w->manager->unit_stops, w->egress_socket, w->id);
-        (void) unit_stops_stop(w->manager->unit_stops, w->egress_service, w->id);
+        (void) unit_stops_stop(worker_unit_stops(w), w->egress_socket, w->id);
+        (void) unit_stops_stop(worker_unit_stops(w), w->egress_service, w->id);
 }
 
 /* The unit is gone: record the result, delete the home, tell clients. The
  * object lingers briefly so the result can still be read. */
 void worker_unit_gone(Worker *w) {
-        Manager *m = w->manager;
+        const WorkerOwner *o = w->owned_by;
         char status[16], owner_uid[16];
         int r;
 
@@ -578,7 +591,7 @@ void worker_unit_gone(Worker *w) {
                 return;
         }
         /* The unit ended: a stop still being asked for is moot. */
-        unit_stops_cancel(m->unit_stops, w->unit);
+        unit_stops_cancel(worker_unit_stops(w), w->unit);
         w->exit_status = worker_exit_status_from_exec(w->exec_main_code, w->exec_main_status);
         w->end_reason = worker_end_reason(w->stop_reason, w->unit_result, w->exec_main_code);
         r = worker_result_format(w->stop_reason, w->unit_result, w->exec_main_code, w->exec_main_status,
@@ -615,9 +628,9 @@ void worker_unit_gone(Worker *w) {
         if (w->runtime != SBX_RUNTIME_SYSTEMD && w->exit_status == SBX_LAUNCH_EXIT_SETUP && !w->stop_reason) {
                 log_struct(LOG_WARNING, "Sandboxed worker failed before its workload ran; re-probing the runtime",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
-                (void) manager_probe_runtimes(m, NULL);
+                o->needs_probe(w, WORKER_PROBE_RUNTIMES);
         }
-        if (sd_event_add_time_relative(m->event, &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
+        if (sd_event_add_time_relative(worker_event(w), &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
                                        USEC_PER_SEC, on_linger_timer, w) < 0)
                 on_linger_timer(NULL, 0, w);
 }
@@ -673,7 +686,7 @@ void worker_confirm_unit_end(Worker *w) {
 
         if (w->unit_state_call)
                 return;
-        r = systemd_unit_state_read_async(w->manager->systemd, &w->unit_state_call, w->unit_path, on_unit_end_read, w);
+        r = systemd_unit_state_read_async(worker_systemd(w), &w->unit_state_call, w->unit_path, on_unit_end_read, w);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to ask systemd for the state of a worker's unit; the worker is kept",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
@@ -744,7 +757,7 @@ static void on_channel_activity(Channel *c, void *userdata) {
         /* LastActivityUSec changes with every byte; tell clients once a second. */
         if (w->exported && now - w->activity_emitted >= USEC_PER_SEC) {
                 w->activity_emitted = now;
-                bus_worker_emit_activity(w);
+                w->owned_by->activity(w);
                 /* The idle clock must continue from here after a restart. */
                 if (worker_is_alive(w))
                         (void) worker_save_state(w);
@@ -773,7 +786,7 @@ int worker_stop(Worker *w, const char *reason, SbxError *error) {
                 w->stop_reason = reason;
         /* A stop the bus refuses is asked again (unit-stop.h) until systemd
          * takes it or the unit ends (worker_unit_gone). */
-        r = unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
+        r = unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to stop %s: %s",
                                      w->unit, strerror(-r));
@@ -807,7 +820,7 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return systemd_match_signal_async(w->manager->systemd, &w->unit_match, w->unit_path,
+        return systemd_match_signal_async(worker_systemd(w), &w->unit_match, w->unit_path,
                                          "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                          on_unit_properties_changed, NULL, w);
 }
@@ -815,7 +828,7 @@ int worker_watch_unit(Worker *w) {
 int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {
         int r;
 
-        r = channel_new(&w->channel, w->manager->event, ret_worker_fds, on_channel_activity, w);
+        r = channel_new(&w->channel, worker_event(w), ret_worker_fds, on_channel_activity, w);
         if (r < 0)
                 return r;
         channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);
@@ -825,7 +838,7 @@ int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {
 int worker_adopt_channel(Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity) {
         int r;
 
-        r = channel_new_from_fds(&w->channel, w->manager->event, fds, last_activity, on_channel_activity, w);
+        r = channel_new_from_fds(&w->channel, worker_event(w), fds, last_activity, on_channel_activity, w);
         if (r < 0)
                 return r;
         channel_set_stdin_closed_callback(w->channel, on_channel_stdin_closed);

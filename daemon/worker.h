@@ -5,12 +5,20 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "caller-quota.h"
 #include "channel.h"
 #include "class.h"
+#include "config.h"
+#include "errors.h"
 #include "spec.h"
+#include "unit-stop.h"
+#include "worker-history.h"
 
 typedef struct Manager Manager;
 typedef struct UnitDrop UnitDrop;
+typedef struct Worker Worker;
+typedef struct WorkerLogJob WorkerLogJob;
+typedef struct WorkerUnitEnv WorkerUnitEnv;
 
 typedef enum WorkerState {
         WORKER_STARTING,
@@ -27,9 +35,74 @@ typedef enum WorkerState {
 /* How long an ended worker's object stays readable on the bus. */
 #define WORKER_LINGER_USEC (30 * USEC_PER_SEC)
 
-typedef struct Worker Worker;
+/* What a worker found that the runtimes' or the walls' probe should check again. */
+typedef enum WorkerProbe {
+        WORKER_PROBE_RUNTIMES,          /* a sandboxed worker failed before its workload ran */
+        WORKER_PROBE_WALLS,             /* a shared-kernel worker's start failed */
+} WorkerProbe;
+
+/* The worker layer reports, its owner decides. Whoever owns workers (the
+ * manager) gives each one this: the handles a worker uses, and a callback
+ * for each thing the worker reports, the way unit-drop.h's done callback
+ * works. A worker never calls the bus or the manager itself: every signal,
+ * reply and decision above the worker goes through here, in the order the
+ * worker reports it (clients see the signals in that order).
+ *
+ * The handles are pointers to the owner's own: the owner opens the systemd
+ * connection and the stop queue after it made the owner (at start-up), so
+ * a worker reads them at use (worker_event() and the others below). */
+typedef struct WorkerOwner {
+        Manager *manager;               /* the owner's, kept in Worker.manager; opaque here */
+        sd_event *const *event;
+        sd_bus *const *systemd;         /* PID 1 (systemd-bus.h) */
+        UnitStops *const *unit_stops;   /* every StopUnit (unit-stop.h) */
+        WorkerHistory *history;         /* ended workers, for ListWorkersEx */
+        const SbxConfig *config;
+        char *const *launcher_path;     /* sandbox-launch, a sandboxed unit's ExecStart */
+        CallerQuota *log_read_quota;    /* ReadWorkerLog journal reads under way (worker-log-job.h) */
+        WorkerLogJob **log_jobs;
+
+        /* W's state changed to S (worker_set_state()): PropertiesChanged State. */
+        void (*state_changed)(Worker *w);
+        /* W reached running for the first time: its object and WorkerNew. */
+        void (*appeared)(Worker *w);
+        /* W's channel moved (at most once a second): LastActivityUSec. */
+        void (*activity)(Worker *w);
+        /* W ended: it no longer counts as alive, and its workspace is free. */
+        void (*released)(Worker *w);
+        /* W, exported, ended: PropertiesChanged and WorkerRemoved. */
+        void (*ended)(Worker *w);
+        /* The number of workers changed: the service's status line. */
+        void (*status_changed)(Worker *w);
+        /* W lingered long enough: its object goes from the bus. */
+        void (*gone)(Worker *w);
+        /* W may be freed, later, never inside the callback that asks
+         * (worker_may_gc() says whether it may). */
+        void (*collect)(Worker *w);
+        /* W saw something that the probe WHAT should check again. */
+        void (*needs_probe)(Worker *w, WorkerProbe what);
+        /* Answers CreateWorker's REQUEST for W: its ID and object, or WHY it
+         * failed (NULL on success). */
+        void (*reply_created)(Worker *w, sd_bus_message *request, const char *why);
+        /* Answers a Suspend/Resume/OpenChannel call W kept waiting
+         * (worker-suspend.h): ERROR_NAME NULL for success. */
+        void (*reply_waiter)(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message);
+        /* W is suspended, its image complete: whether it is kept across a
+         * reboot is the owner's to decide (suspend-keep.h). */
+        void (*suspended)(Worker *w);
+        /* The bytes W's checkpoint image may take (manager-quota.h). */
+        uint64_t (*checkpoint_budget)(Worker *w);
+        /* What W's unit is made of beyond W: the daemon's programs and
+         * roots, PID 1's namespaces (worker-unit.h). */
+        void (*unit_env)(Worker *w, WorkerUnitEnv *ret);
+        /* The gate's second check, just before W's unit is emitted: 0 when
+         * the runtime chosen still serves W's class, else the error. */
+        int (*recheck_gate)(Worker *w, SbxError *error);
+} WorkerOwner;
+
 struct Worker {
-        Manager *manager;
+        Manager *manager;               /* the owner's (WorkerOwner.manager), for the layers above */
+        const WorkerOwner *owned_by;
         Worker *next;
 
         char id[WORKER_ID_LEN + 1];
@@ -84,6 +157,7 @@ struct Worker {
         bool secrets_stored;            /* and are in systemd's fd store */
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
         size_t n_waiters;
+        bool unexported;                /* its object left the bus, after lingering */
         Worker *gc_next;                /* the manager's queue of workers to free */
         bool in_gc_queue;
 
@@ -116,10 +190,23 @@ const char *worker_state_to_string(WorkerState s);
 /* _WORKER_STATE_MAX for a name that is not a state. */
 WorkerState worker_state_from_string(const char *s);
 
-int worker_new(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime);
+/* OWNER: who is told what the worker reports (NULL only in tests that
+ * never run its lifecycle). */
+int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime);
 /* The same for a worker whose ID is known already: one re-adopted after a restart. */
-int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime runtime, const char *id);
+int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id);
 Worker *worker_free(Worker *w);
+
+/* The owner's handles (WorkerOwner). */
+static inline sd_event *worker_event(const Worker *w) {
+        return *w->owned_by->event;
+}
+static inline sd_bus *worker_systemd(const Worker *w) {
+        return *w->owned_by->systemd;
+}
+static inline UnitStops *worker_unit_stops(const Worker *w) {
+        return *w->owned_by->unit_stops;
+}
 
 uint64_t worker_last_activity_realtime(const Worker *w);
 bool worker_is_alive(const Worker *w);
@@ -149,9 +236,9 @@ uint64_t worker_idle_usec(const Worker *w, uint64_t now_monotonic);
  * (the checkpoint failed, the sandbox runs on), suspending -> ended (it
  * failed and the sandbox is gone), suspended -> ended (stopped), resuming ->
  * ended (the restore failed). Every change goes through
- * worker_set_state(); an ended worker is freed later, from the manager's
- * deferred queue (manager_enqueue_gc()), never inside the callback that
- * ended it. */
+ * worker_set_state(), but for the restore paths below; an ended worker is
+ * freed once worker_may_gc() says so, later, from the owner's deferred
+ * queue (WorkerOwner.collect), never inside the callback that ended it. */
 
 bool worker_state_transition_valid(WorkerState from, WorkerState to);
 /* Moves W to S and tells clients what the move means: WorkerNew and its
@@ -159,14 +246,22 @@ bool worker_state_transition_valid(WorkerState from, WorkerState to);
  * (PropertiesChanged, WorkerRemoved, NWorkers) on ended. -EINVAL, logged and
  * with nothing changed, for a transition not in the table. */
 int worker_set_state(Worker *w, WorkerState s);
-/* A worker re-adopted after a restart of sandboxd: running again, without
- * a transition, since clients knew it already. */
+/* The only other writers of a worker's state, each once, on a worker just
+ * rebuilt from its state file (adopt.c) and not yet seen by anyone: they set
+ * the state directly, with no transition and nothing told to the owner,
+ * because clients knew the worker in that state before the restart.
+ * A worker re-adopted after a restart of sandboxd: running again. */
 void worker_restore_running(Worker *w);
 /* The same for a worker that was suspended (adopt.c). */
 void worker_restore_suspended(Worker *w);
 /* The same for a worker whose checkpoint was under way: it is watched to its
  * end as a live suspend would be (worker-suspend.c). */
 void worker_restore_suspending(Worker *w);
+
+/* Whether W may be freed: it ended, and no client can reach it any more
+ * (its object left the bus after lingering, or it never had one). The one
+ * test before a worker goes to its owner's collect callback. */
+bool worker_may_gc(const Worker *w);
 
 /* Removes the home (and its private target) and the checkpoint image. */
 void worker_delete_home(Worker *w);
@@ -195,7 +290,7 @@ void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
 /* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:
  * the launcher's cleanup again, from a oneshot unit of its own. */
-void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRuntime runtime);
+void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_id, SbxRuntime runtime);
 
 int worker_stop(Worker *w, const char *reason, SbxError *error);
 int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);

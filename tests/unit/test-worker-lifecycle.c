@@ -277,7 +277,7 @@ static Worker *add_worker(Fixture *f, uid_t owner) {
 
         worker_spec_init(&spec);
         /* A runtime that needs no probe when its start fails. */
-        assert_int_equal(worker_new(&w, f->m, &spec, SBX_RUNTIME_RUNSC), 0);
+        assert_int_equal(worker_new(&w, &f->m->worker_owner, &spec, SBX_RUNTIME_RUNSC), 0);
         w->owner = owner;
         assert_int_equal(worker_new_channel(w, &fds), 0);
         manager_add_worker(f->m, w);
@@ -1075,7 +1075,7 @@ static Worker *add_ready_worker(Fixture *f, int *ret_stdout) {
         spec.limits.idle_timeout_usec = 3600 * USEC_PER_SEC;
         /* RUNSC: a failed start re-probes nothing; what is tested does not
          * depend on the runtime. */
-        assert_int_equal(worker_new(&w, f->m, &spec, SBX_RUNTIME_RUNSC), 0);
+        assert_int_equal(worker_new(&w, &f->m->worker_owner, &spec, SBX_RUNTIME_RUNSC), 0);
         w->owner = f->caller;
         assert_int_equal(worker_new_channel(w, &fds), 0);
         worker_ready_expect(w);
