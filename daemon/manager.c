@@ -191,7 +191,7 @@ void manager_enqueue_gc(Manager *m, Worker *w) {
 
 int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error) {
         /* A runtime binary that vanished since its probe takes its classes with it. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         return gate_choose(&m->runtimes, &m->config, class, ret, error);
 }
 
@@ -484,7 +484,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         /* Gate, second check: the runtime chosen must still serve the class
          * now that the unit is about to be emitted. A runtime that broke in
          * between fails the request; it is never swapped for a weaker one. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 goto fail;
@@ -538,7 +538,7 @@ int manager_start_resumed_unit(Manager *m, Worker *w, SbxError *error) {
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the resumed unit of %s: %s",
                                      w->id, strerror(-r));
         /* The gate again: the runtime must still serve the class. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 return r;

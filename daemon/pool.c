@@ -433,7 +433,7 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         unsigned target[_SBX_CLASS_MAX];
         bool below = false, started = false;
 
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         pool_targets(m, target);
         for (PoolEntry *e = m->pool; e; e = e->next)
                 if (!e->stopping && pool_n_kind(m, e->class, e->egress) > target[e->class])
@@ -820,7 +820,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 goto fail;
         /* Gate, second check, as for a cold worker: the runtime that runs this
          * sandbox must still be what the gate chooses for the class. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 goto fail;
