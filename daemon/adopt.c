@@ -26,11 +26,6 @@
 
 static const char * const stdio_names[] = { "stdin", "stdout", "stderr" };
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
 static void daemon_fds_close(ChannelDaemonFds *fds) {
         fds->stdin_fd = safe_close(fds->stdin_fd);
         fds->stdout_fd = safe_close(fds->stdout_fd);
@@ -298,18 +293,6 @@ static void restore_done(Restore *r) {
         free(r->lost);
 }
 
-static int strv_push(char ***l, const char *s) {
-        size_t n = strv_length(*l);
-        char **nl = realloc(*l, (n + 2) * sizeof(char *));
-
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[n] = strdup(s);
-        nl[n + 1] = NULL;
-        return nl[n] ? 0 : -ENOMEM;
-}
-
 static bool strv_contains(char * const *l, const char *s) {
         for (; l && *l; l++)
                 if (streq(*l, s))
@@ -332,7 +315,7 @@ static int restore_list_units(Restore *rs) {
                 return r;
         while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL,
                                         NULL, NULL)) > 0)
-                if (strv_push(&rs->units, name) < 0 || strv_push(&rs->states, active) < 0)
+                if (strv_extend(&rs->units, name) < 0 || strv_extend(&rs->states, active) < 0)
                         return -ENOMEM;
         return r;
 }
@@ -404,7 +387,7 @@ static int restore_egress(Worker *w, WorkerRecord *rec) {
 
                 r = egress_pattern_format(&p->allow[i], buf, sizeof(buf));
                 if (r >= 0)
-                        r = strv_push(&w->spec.egress_allow, buf);
+                        r = strv_extend(&w->spec.egress_allow, buf);
                 if (r < 0)
                         return r;
         }
@@ -512,7 +495,7 @@ static int restore_stop_interrupted_resume(Restore *rs, const char *id) {
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
                 char u[sizeof("sandbox-") + WORKER_ID_LEN + sizeof("-workspace.service")];
                 snprintf(u, sizeof(u), "sandbox-%s%s", id, suffixes[i]);
-                if (strv_push(&units, u) < 0)
+                if (strv_extend(&units, u) < 0)
                         return -ENOMEM;
         }
         return manager_stop_units(rs->m, units);
@@ -613,7 +596,7 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
         r = restore_adopt(rs, rec);
         if (r < 0)
                 return r;
-        r = strv_push(&rs->adopted, id);
+        r = strv_extend(&rs->adopted, id);
         if (r < 0)
                 return r;
         restore_uid_keep(rs, id);
@@ -713,7 +696,7 @@ static int restore_records(Restore *rs) {
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt_resumed(rs, &rec);
                         if (r >= 0)
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                         else
                                 r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                         if (r >= 0)
@@ -749,7 +732,7 @@ static int restore_records(Restore *rs) {
                         /* Once adopted, a failure (ENOMEM) is returned, never
                          * taken for a worker to lose: it is in m->workers. */
                         if (r >= 0) {
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                                 if (r >= 0)
                                         restore_uid_keep(rs, id);
                         } else
@@ -764,7 +747,7 @@ static int restore_records(Restore *rs) {
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt(rs, &rec);
                         if (r >= 0) {
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                                 if (r >= 0)
                                         restore_uid_keep(rs, id);
                         } else
@@ -822,7 +805,7 @@ static int restore_kept(Restore *rs) {
                                 log_warning_errno(r, "Failed to remove %s: %m", dir);
                         continue;
                 }
-                r = strv_push(&rs->adopted, id);
+                r = strv_extend(&rs->adopted, id);
                 if (r < 0)
                         return r;
                 w = manager_find_worker(m, id);
@@ -915,7 +898,7 @@ static int restore_after_restart(Restore *rs) {
                         if (r < 0)
                                 return r;
                 }
-                if (!streq(rs->states[i], "inactive") && strv_push(&stop, u) < 0)
+                if (!streq(rs->states[i], "inactive") && strv_extend(&stop, u) < 0)
                         return -ENOMEM;
         }
         r = manager_stop_units(m, stop);
@@ -932,7 +915,7 @@ static int restore_after_restart(Restore *rs) {
         (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
         for (size_t i = 0; i < rs->n_lost; i++)
                 if (rs->lost[i].announce) {
-                        r = strv_push(&m->restore_removed, rs->lost[i].id);
+                        r = strv_extend(&m->restore_removed, rs->lost[i].id);
                         if (r < 0)
                                 return r;
                 }
