@@ -250,7 +250,8 @@ bool pool_job_removed(Manager *m, const char *unit, const char *result) {
                 if (r < 0) {
                         log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
                         pool_entry_evict(e, "cannot be watched");
-                }
+                } else
+                        (void) sd_event_source_set_description(e->ready_source, "pool-ready");
                 return true;
         }
         return false;
@@ -475,9 +476,12 @@ static void pool_schedule(Manager *m, uint64_t usec) {
                 r = sd_event_source_set_time(m->pool_timer, when);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(m->pool_timer, SD_EVENT_ONESHOT);
-        } else
+        } else {
                 r = sd_event_add_time(m->event, &m->pool_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
                                       on_pool_timer, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->pool_timer, "pool-refill-timer");
+        }
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
@@ -663,8 +667,11 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
-        return sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
-                                          100 * USEC_PER_MSEC, on_runtime_timer, w);
+        int r = sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
+                                           100 * USEC_PER_MSEC, on_runtime_timer, w);
+        if (r >= 0)
+                (void) sd_event_source_set_description(w->runtime_timer, "worker-runtime-timer");
+        return r;
 }
 
 /* The caps are on the unit: the limit, the job, and the worker runs. */

@@ -182,8 +182,11 @@ static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
  * a kernel change) is found by probing again now and then, besides Preflight()
  * and the re-probe after a sandboxed worker fails to start. */
 int manager_start_reprobe_timer(Manager *m) {
-        return sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
-                                          USEC_PER_SEC, on_reprobe_timer, m);
+        int r = sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
+                                           USEC_PER_SEC, on_reprobe_timer, m);
+        if (r >= 0)
+                (void) sd_event_source_set_description(m->reprobe_timer, "reprobe-timer");
+        return r;
 }
 
 int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {

@@ -166,6 +166,7 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
         r = sd_event_add_time_relative(event, &d->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_timer, d);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_description(d->timer, "unit-drop-timer");
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
         r = systemd_match_signal_async(bus, &d->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,

@@ -224,7 +224,8 @@ static void unit_stop_refused(UnitStop *u, const char *reason) {
                 log_struct(LOG_ERR, "Cannot schedule another stop of a unit", "SANDBOXD_UNIT", u->unit,
                            "SANDBOXD_REASON", strerror(-r), "SANDBOXD_EVENT", "stop-gave-up", WORKER_FIELD(u), NULL);
                 unit_stop_free(u);
-        }
+        } else
+                (void) sd_event_source_set_description(u->retry, "unit-stop-retry");
 }
 
 int unit_stops_stop(UnitStops *s, const char *unit, const char *worker_id) {
