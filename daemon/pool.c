@@ -315,7 +315,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         r = -ENOMEM;
         if (asprintf(&e->unit, "sandbox-%s.service", e->id) < 0 || asprintf(&e->home, SBX_STATE_ROOT "/%s", e->id) < 0)
                 goto fail;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", e->unit, &e->unit_path);
+        r = systemd_unit_path(e->unit, &e->unit_path);
         if (r >= 0 && egress)
                 r = worker_egress_unit_names(e->id, &e->egress_socket, &e->egress_service);
         if (r >= 0)
@@ -368,10 +368,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 r = -ENOMEM;
                 goto fail;
         }
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", e->unit, "fail");
+        r = systemd_start_transient_unit_new(m->systemd, &msg, e->unit, "fail");
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
@@ -732,10 +729,7 @@ static int pool_set_caps(Worker *w) {
         if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
                 return -ENOMEM;
 
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "SetUnitProperties");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "sb", w->unit, 1);
+        r = systemd_set_unit_properties_new(m->systemd, &msg, w->unit, true);
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sv)", 5,
                                           "Description", "s", description,

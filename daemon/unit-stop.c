@@ -129,7 +129,7 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
 static void on_stop_answer(UnitStop *u, const sd_bus_error *e) {
         /* A job: systemd has the stop. NoSuchUnit: nothing is left to stop. */
-        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+        if (!e || sd_bus_error_has_name(e, SYSTEMD_ERROR_NO_SUCH_UNIT)) {
                 unit_stop_free(u);
                 return;
         }
@@ -161,8 +161,7 @@ static int unit_stop_send(UnitStop *u) {
         }
         u->queued = false;
         u->attempts++;
-        r = sd_bus_call_method_async(s->bus, &u->call, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                     on_stop_reply, u, "ss", u->unit, "replace");
+        r = systemd_stop_unit_async(s->bus, &u->call, u->unit, "replace", on_stop_reply, u);
         if (r >= 0)
                 s->n_in_flight++;
         return r;
