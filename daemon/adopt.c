@@ -198,9 +198,9 @@ bool manager_stop_is_final(Manager *m) {
         uint32_t job_id;
         int r;
 
-        if (sd_pid_get_unit(0, &unit) < 0 || sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
+        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_path(unit, &path) < 0)
                 return false;
-        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "Job", &e, &reply,
+        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", &e, &reply,
                                 "(uo)");
         if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
                 return false;
@@ -208,7 +208,7 @@ bool manager_stop_is_final(Manager *m) {
          * stay, and a start that cannot account for them cleans them up. */
         if (job_id == 0)
                 return false;
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, "org.freedesktop.systemd1.Job", "JobType",
+        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType",
                                        &e, &type);
         if (r < 0)
                 return false;
@@ -306,8 +306,7 @@ static int restore_list_units(Restore *rs) {
         const char *name, *active;
         int r;
 
-        r = sd_bus_call_method(rs->m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", &e,
-                               &reply, "asas", 0, 1, "sandbox-*");
+        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &reply);
         if (r < 0)
                 return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
@@ -606,10 +605,9 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
         log_struct(LOG_WARNING, "A suspend was under way when sandboxd stopped: adopted as suspending, its "
                    "checkpoint decides", "SANDBOXD_WORKER_ID", id, "SANDBOXD_UNIT", w->suspend_unit,
                    "SANDBOXD_EVENT", "suspend-adopted", NULL);
-        if (sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->suspend_unit, &path) < 0)
+        if (systemd_unit_path(w->suspend_unit, &path) < 0)
                 return -ENOMEM;
-        r = sd_bus_get_property_string(rs->m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", &e, &state);
+        r = systemd_unit_get_string(rs->m->systemd, path, "ActiveState", &e, &state);
         if (r >= 0 && !streq(state, "inactive") && !streq(state, "failed"))
                 return 0;
         (void) worker_suspend_job_removed(rs->m, w->suspend_unit,

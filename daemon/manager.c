@@ -299,11 +299,7 @@ static int manager_build_start_message(Manager *m, Worker *w, const ChannelWorke
         p.disk_bytes = w->spec.workspace ? 0 : w->spec.disk_max;
         if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 return -ENOMEM;
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(msg, "ss", w->unit, "fail");
+        r = systemd_start_transient_unit_new(m->systemd, &msg, w->unit, "fail");
         if (r < 0)
                 return r;
         r = worker_unit_append_properties(msg, &p);
@@ -617,8 +613,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         /* The unit may have ended between the listing and the subscription;
          * systemd's limits (RuntimeMaxSec= among them) are the unit's own and
          * ran on meanwhile. */
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, w->unit_path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", NULL, &state);
+        r = systemd_unit_get_string(m->systemd, w->unit_path, "ActiveState", NULL, &state);
         if (r < 0 || streq(state, "inactive") || streq(state, "failed")) {
                 w->unit_ended = true;
                 worker_unit_gone(w);
@@ -635,11 +630,10 @@ static int unit_is_gone(sd_bus *bus, const char *unit) {
         _cleanup_free_ char *path = NULL, *state = NULL;
         int r;
 
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        r = systemd_unit_path(unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_string(bus, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "ActiveState",
-                                       &e, &state);
+        r = systemd_unit_get_string(bus, path, "ActiveState", &e, &state);
         if (r < 0)
                 return 1;
         return streq(state, "inactive") || streq(state, "failed");
@@ -651,8 +645,7 @@ int manager_stop_units(Manager *m, char **units) {
         for (size_t i = 0; i < n; i++) {
                 log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
                            "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
-                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                          NULL, NULL, "ss", units[i], "replace");
+                (void) systemd_stop_unit(m->systemd, units[i], "replace");
         }
         /* Homes may only go once nothing can write to them any more. */
         for (unsigned tries = 0; tries < 200; tries++) {
@@ -665,8 +658,7 @@ int manager_stop_units(Manager *m, char **units) {
                 usleep(50 * 1000);
         }
         for (size_t i = 0; i < n; i++)
-                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
-                                          NULL, NULL, "s", units[i]);
+                (void) systemd_reset_failed_unit(m->systemd, units[i]);
         return 0;
 }
 
@@ -680,8 +672,7 @@ int manager_wipe_leftovers(Manager *m) {
 
         if (!units)
                 return -ENOMEM;
-        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
-                               &e, &reply, "asas", 0, 1, "sandbox-*");
+        r = systemd_list_units_by_pattern(m->systemd, "sandbox-*", &e, &reply);
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover sandbox units: %s", e.message ?: strerror(-r));
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
@@ -791,7 +782,7 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to JobRemoved: %m");
         /* Without a subscription systemd sends no unit property changes. */
-        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
+        r = systemd_subscribe(m->systemd);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %m");
 

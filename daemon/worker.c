@@ -78,7 +78,7 @@ int worker_new_with_id(Worker **ret, Manager *m, WorkerSpec *spec, SbxRuntime ru
             asprintf(&w->home, SBX_STATE_ROOT "/%s", w->id) < 0 ||
             asprintf(&w->object_path, "/org/sandboxd1/worker/%s", w->id) < 0)
                 goto fail;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->unit, &w->unit_path);
+        r = systemd_unit_path(w->unit, &w->unit_path);
         if (r < 0)
                 goto fail;
         *ret = w;
@@ -535,10 +535,7 @@ void manager_cleanup_sandbox_leftovers(Manager *m, const char *worker_id, SbxRun
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
                    "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", unit, "replace");
+        r = systemd_start_transient_unit_new(m->systemd, &msg, unit, "replace");
         if (r >= 0)
                 r = worker_cleanup_unit_append_properties(msg, &p);
         if (r >= 0)
