@@ -10,6 +10,7 @@
 #include "adopt.h"
 #include "bus-worker.h"
 #include "egress-policy.h"
+#include "event-util.h"
 #include "fdstore.h"
 #include "pool.h"
 #include "rmrf.h"
@@ -973,11 +974,15 @@ static int on_restore_announced(sd_event_source *s, uint64_t usec, void *userdat
 }
 
 void manager_restore_announce(Manager *m) {
+        sd_event_source *s;
+
         /* Nobody has subscribed yet (the name is just ours): the list is kept
          * a while for the clients that subscribe again (bus-subscribe.c). */
         bus_worker_announce_lost(m, NULL);
         if (!m->restore_removed ||
-            sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
+            sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
                                        on_restore_announced, m) < 0)
                 on_restore_announced(NULL, 0, m);
+        else
+                (void) event_source_float(s, "restore-announce-timer");
 }

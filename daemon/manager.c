@@ -179,8 +179,10 @@ void manager_enqueue_gc(Manager *m, Worker *w) {
         /* At idle priority: whatever is being dispatched, and what the bus
          * has queued behind it, still finds the worker; only then it goes. */
         r = sd_event_add_defer(m->event, &m->gc_event, on_gc, m);
-        if (r >= 0)
+        if (r >= 0) {
+                (void) sd_event_source_set_description(m->gc_event, "worker-gc");
                 r = sd_event_source_set_priority(m->gc_event, SD_EVENT_PRIORITY_IDLE);
+        }
         if (r < 0)
                 /* It stays queued, harmless and unexported, until the next try. */
                 log_error_errno(r, "Failed to schedule freeing ended workers: %m");

@@ -398,8 +398,11 @@ int worker_arm_idle_timer(Worker *w) {
                 return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
                        sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
         /* 100 ms accuracy: the reaper must act within a second of the deadline. */
-        return sd_event_add_time(w->manager->event, &w->idle_timer, CLOCK_MONOTONIC, deadline,
-                                 100 * USEC_PER_MSEC, on_idle_timer, w);
+        int r = sd_event_add_time(w->manager->event, &w->idle_timer, CLOCK_MONOTONIC, deadline,
+                                  100 * USEC_PER_MSEC, on_idle_timer, w);
+        if (r >= 0)
+                (void) sd_event_source_set_description(w->idle_timer, "worker-idle-timer");
+        return r;
 }
 
 static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -617,6 +620,8 @@ void worker_unit_gone(Worker *w) {
         if (sd_event_add_time_relative(m->event, &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
                                        USEC_PER_SEC, on_linger_timer, w) < 0)
                 on_linger_timer(NULL, 0, w);
+        else
+                (void) sd_event_source_set_description(w->linger_timer, "worker-linger-timer");
 }
 
 static void worker_act_on_unit_end(Worker *w) {
