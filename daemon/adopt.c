@@ -294,13 +294,6 @@ static void restore_done(Restore *r) {
         free(r->lost);
 }
 
-static bool strv_contains(char * const *l, const char *s) {
-        for (; l && *l; l++)
-                if (streq(*l, s))
-                        return true;
-        return false;
-}
-
 static int restore_list_units(Restore *rs) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;

@@ -66,6 +66,13 @@ int strv_extend(char ***l, const char *s) {
         return r;
 }
 
+bool strv_contains(char * const *l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
 char **strv_copy(char * const *l) {
         size_t n = strv_length(l);
         char **r = calloc(n + 1, sizeof(char *));

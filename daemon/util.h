@@ -71,6 +71,8 @@ char **strv_copy(char * const *l);
 int strv_push(char ***l, char *s);
 /* Appends a copy of S to *L; *L is unchanged on -ENOMEM. */
 int strv_extend(char ***l, const char *s);
+/* L (NULL: empty) holds a string equal to S. */
+bool strv_contains(char * const *l, const char *s);
 
 /* Zero a buffer that held a secret before freeing it. */
 void erase_and_free(void *p, size_t n);
