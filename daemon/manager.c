@@ -251,8 +251,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 }
 
 int manager_watch_jobs(Manager *m) {
-        return systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                          "JobRemoved", on_job_removed, NULL, m);
+        return systemd_match_manager_signal_async(m->systemd, &m->job_removed_match, "JobRemoved", on_job_removed,
+                                                  NULL, m);
 }
 
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {

@@ -381,9 +381,8 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r >= 0)
-                r = systemd_match_signal_async(m->systemd, &e->unit_match, e->unit_path,
-                                              "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                              on_entry_properties, NULL, e);
+                r = systemd_match_unit_properties_async(m->systemd, &e->unit_match, e->unit_path,
+                                                        on_entry_properties, e);
         if (r >= 0)
                 r = sd_bus_call_async(m->systemd, &e->start_call, msg, on_entry_start_reply, e, 0);
         if (r < 0)
@@ -531,8 +530,8 @@ int pool_start(Manager *m) {
 
         if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
                 return 0;
-        r = systemd_match_signal_async(m->systemd, &m->pool_reload_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "Reloading", on_systemd_reloading, NULL, m);
+        r = systemd_match_manager_signal_async(m->systemd, &m->pool_reload_match, "Reloading", on_systemd_reloading,
+                                              NULL, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
         pool_schedule(m, 0);

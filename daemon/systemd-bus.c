@@ -51,6 +51,21 @@ int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
                                          userdata);
 }
 
+int systemd_match_manager_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *member,
+                                       sd_bus_message_handler_t callback, sd_bus_message_handler_t install_callback,
+                                       void *userdata) {
+        assert(member);
+        return systemd_match_signal_async(bus, ret_slot, SYSTEMD_PATH, SYSTEMD_MANAGER, member, callback,
+                                          install_callback, userdata);
+}
+
+int systemd_match_unit_properties_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                        sd_bus_message_handler_t callback, void *userdata) {
+        assert(unit_path);
+        return systemd_match_signal_async(bus, ret_slot, unit_path, "org.freedesktop.DBus.Properties",
+                                          "PropertiesChanged", callback, NULL, userdata);
+}
+
 int systemd_unit_path(const char *unit, char **ret) {
         assert(unit);
         assert(ret);

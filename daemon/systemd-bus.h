@@ -39,6 +39,15 @@ int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
                                const char *member, sd_bus_message_handler_t callback,
                                sd_bus_message_handler_t install_callback, void *userdata);
 
+/* MEMBER of PID 1's Manager (JobRemoved, UnitRemoved, Reloading), matched
+ * as systemd_match_signal_async() does. */
+int systemd_match_manager_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *member,
+                                       sd_bus_message_handler_t callback, sd_bus_message_handler_t install_callback,
+                                       void *userdata);
+/* PropertiesChanged of the unit at UNIT_PATH (sent only after Subscribe()). */
+int systemd_match_unit_properties_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                        sd_bus_message_handler_t callback, void *userdata);
+
 /* The calls to PID 1's Manager, one helper each: destination, object,
  * interface, member and the leading arguments are written here only. */
 

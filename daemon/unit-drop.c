@@ -169,8 +169,8 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
         (void) sd_event_source_set_description(d->timer, "unit-drop-timer");
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
-        r = systemd_match_signal_async(bus, &d->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "UnitRemoved", on_unit_removed, on_match_installed, d);
+        r = systemd_match_manager_signal_async(bus, &d->removed_match, "UnitRemoved", on_unit_removed,
+                                              on_match_installed, d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {

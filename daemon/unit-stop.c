@@ -285,8 +285,8 @@ int unit_stops_new(UnitStops **ret, sd_bus *bus, sd_event *event) {
         s->event = sd_event_ref(event);
         unit_stops_set_policy(s, UNIT_STOP_RETRY_STEP_USEC, UNIT_STOP_RETRY_MAX_USEC, UNIT_STOP_GIVE_UP_USEC);
         unit_stops_set_max_in_flight(s, UNIT_STOP_MAX_IN_FLIGHT);
-        r = systemd_match_signal_async(bus, &s->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "UnitRemoved", on_unit_removed, on_match_installed, s);
+        r = systemd_match_manager_signal_async(bus, &s->removed_match, "UnitRemoved", on_unit_removed,
+                                              on_match_installed, s);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);

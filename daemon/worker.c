@@ -809,9 +809,8 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return systemd_match_signal_async(w->manager->systemd, &w->unit_match, w->unit_path,
-                                         "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                         on_unit_properties_changed, NULL, w);
+        return systemd_match_unit_properties_async(w->manager->systemd, &w->unit_match, w->unit_path,
+                                                   on_unit_properties_changed, w);
 }
 
 int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {
