@@ -14,7 +14,6 @@ typedef struct Manager Manager;
  * one line of output says "ok <detail>" or "unavailable <reason>". */
 typedef struct RuntimeProbe RuntimeProbe;
 
-
 /* Starts probes of every sandboxing runtime not already being probed, and the
  * walls probe.
  * REQUEST, if given, is a Preflight() call answered once all are done. */

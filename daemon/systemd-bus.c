@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "systemd-bus.h"
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
