@@ -10,6 +10,7 @@
 #include "adopt.h"
 #include "bus-worker.h"
 #include "egress-policy.h"
+#include "event-util.h"
 #include "fdstore.h"
 #include "pool.h"
 #include "rmrf.h"
@@ -24,10 +25,6 @@
 #include "worker-suspend.h"
 
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
 
 static void daemon_fds_close(ChannelDaemonFds *fds) {
         fds->stdin_fd = safe_close(fds->stdin_fd);
@@ -54,9 +51,9 @@ bool manager_stop_is_final(Manager *m) {
         uint32_t job_id;
         int r;
 
-        if (sd_pid_get_unit(0, &unit) < 0 || sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
+        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_path(unit, &path) < 0)
                 return false;
-        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "Job", &e, &reply,
+        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", &e, &reply,
                                 "(uo)");
         if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
                 return false;
@@ -64,7 +61,7 @@ bool manager_stop_is_final(Manager *m) {
          * stay, and a start that cannot account for them cleans them up. */
         if (job_id == 0)
                 return false;
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, "org.freedesktop.systemd1.Job", "JobType",
+        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType",
                                        &e, &type);
         if (r < 0)
                 return false;
@@ -149,33 +146,13 @@ static void restore_done(Restore *r) {
         free(r->lost);
 }
 
-static int strv_push(char ***l, const char *s) {
-        size_t n = strv_length(*l);
-        char **nl = realloc(*l, (n + 2) * sizeof(char *));
-
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[n] = strdup(s);
-        nl[n + 1] = NULL;
-        return nl[n] ? 0 : -ENOMEM;
-}
-
-static bool strv_contains(char * const *l, const char *s) {
-        for (; l && *l; l++)
-                if (streq(*l, s))
-                        return true;
-        return false;
-}
-
 static int restore_list_units(Restore *rs) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         const char *name, *active;
         int r;
 
-        r = sd_bus_call_method(rs->m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", &e,
-                               &reply, "asas", 0, 1, "sandbox-*");
+        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &reply);
         if (r < 0)
                 return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
@@ -183,7 +160,7 @@ static int restore_list_units(Restore *rs) {
                 return r;
         while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL,
                                         NULL, NULL)) > 0)
-                if (strv_push(&rs->units, name) < 0 || strv_push(&rs->states, active) < 0)
+                if (strv_extend(&rs->units, name) < 0 || strv_extend(&rs->states, active) < 0)
                         return -ENOMEM;
         return r;
 }
@@ -255,7 +232,7 @@ static int restore_egress(Worker *w, WorkerRecord *rec) {
 
                 r = egress_pattern_format(&p->allow[i], buf, sizeof(buf));
                 if (r >= 0)
-                        r = strv_push(&w->spec.egress_allow, buf);
+                        r = strv_extend(&w->spec.egress_allow, buf);
                 if (r < 0)
                         return r;
         }
@@ -363,7 +340,7 @@ static int restore_stop_interrupted_resume(Restore *rs, const char *id) {
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
                 char u[sizeof("sandbox-") + WORKER_ID_LEN + sizeof("-workspace.service")];
                 snprintf(u, sizeof(u), "sandbox-%s%s", id, suffixes[i]);
-                if (strv_push(&units, u) < 0)
+                if (strv_extend(&units, u) < 0)
                         return -ENOMEM;
         }
         return manager_stop_units(rs->m, units);
@@ -464,7 +441,7 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
         r = restore_adopt(rs, rec);
         if (r < 0)
                 return r;
-        r = strv_push(&rs->adopted, id);
+        r = strv_extend(&rs->adopted, id);
         if (r < 0)
                 return r;
         restore_uid_keep(rs, id);
@@ -474,10 +451,9 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
         log_struct(LOG_WARNING, "A suspend was under way when sandboxd stopped: adopted as suspending, its "
                    "checkpoint decides", "SANDBOXD_WORKER_ID", id, "SANDBOXD_UNIT", w->suspend_unit,
                    "SANDBOXD_EVENT", "suspend-adopted", NULL);
-        if (sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->suspend_unit, &path) < 0)
+        if (systemd_unit_path(w->suspend_unit, &path) < 0)
                 return -ENOMEM;
-        r = sd_bus_get_property_string(rs->m->systemd, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", &e, &state);
+        r = systemd_unit_get_string(rs->m->systemd, path, "ActiveState", &e, &state);
         if (r >= 0 && !streq(state, "inactive") && !streq(state, "failed"))
                 return 0;
         (void) worker_suspend_job_removed(rs->m->workers, w->suspend_unit,
@@ -564,7 +540,7 @@ static int restore_records(Restore *rs) {
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt_resumed(rs, &rec);
                         if (r >= 0)
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                         else
                                 r = restore_lose(rs, id, r == -ENOKEY ? "secret-lost" : "adoption-failed", true);
                         if (r >= 0)
@@ -600,7 +576,7 @@ static int restore_records(Restore *rs) {
                         /* Once adopted, a failure (ENOMEM) is returned, never
                          * taken for a worker to lose: it is in m->workers. */
                         if (r >= 0) {
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                                 if (r >= 0)
                                         restore_uid_keep(rs, id);
                         } else
@@ -615,7 +591,7 @@ static int restore_records(Restore *rs) {
                         memcpy(id, rec.id, sizeof(id));
                         r = restore_adopt(rs, &rec);
                         if (r >= 0) {
-                                r = strv_push(&rs->adopted, id);
+                                r = strv_extend(&rs->adopted, id);
                                 if (r >= 0)
                                         restore_uid_keep(rs, id);
                         } else
@@ -673,7 +649,7 @@ static int restore_kept(Restore *rs) {
                                 log_warning_errno(r, "Failed to remove %s: %m", dir);
                         continue;
                 }
-                r = strv_push(&rs->adopted, id);
+                r = strv_extend(&rs->adopted, id);
                 if (r < 0)
                         return r;
                 w = manager_find_worker(m, id);
@@ -766,7 +742,7 @@ static int restore_after_restart(Restore *rs) {
                         if (r < 0)
                                 return r;
                 }
-                if (!streq(rs->states[i], "inactive") && strv_push(&stop, u) < 0)
+                if (!streq(rs->states[i], "inactive") && strv_extend(&stop, u) < 0)
                         return -ENOMEM;
         }
         r = manager_stop_units(m, stop);
@@ -783,7 +759,7 @@ static int restore_after_restart(Restore *rs) {
         (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
         for (size_t i = 0; i < rs->n_lost; i++)
                 if (rs->lost[i].announce) {
-                        r = strv_push(&m->restore_removed, rs->lost[i].id);
+                        r = strv_extend(&m->restore_removed, rs->lost[i].id);
                         if (r < 0)
                                 return r;
                 }
@@ -843,11 +819,15 @@ static int on_restore_announced(sd_event_source *s, uint64_t usec, void *userdat
 }
 
 void manager_restore_announce(Manager *m) {
+        sd_event_source *s;
+
         /* Nobody has subscribed yet (the name is just ours): the list is kept
          * a while for the clients that subscribe again (bus-subscribe.c). */
         bus_worker_announce_lost(m, NULL);
         if (!m->restore_removed ||
-            sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
+            sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
                                        on_restore_announced, m) < 0)
                 on_restore_announced(NULL, 0, m);
+        else
+                (void) event_source_float(s, "restore-announce-timer");
 }

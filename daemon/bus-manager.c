@@ -445,7 +445,7 @@ static int property_get_classes(sd_bus *bus, const char *path, const char *inter
 
         /* A runtime binary that vanished since its probe takes its classes
          * with it, as CreateWorker would find. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         return preflight_append_classes(reply, &m->runtimes, &m->config);
 }
 

@@ -179,6 +179,7 @@ static int polkit_query_redispatch(PolkitQuery *q) {
         r = sd_event_add_defer(q->manager->event, &q->defer, on_polkit_defer, q);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_description(q->defer, "polkit-defer");
         r = sd_event_source_set_priority(q->defer, SD_EVENT_PRIORITY_IDLE);
         if (r < 0)
                 return r;

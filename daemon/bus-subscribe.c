@@ -104,13 +104,6 @@ static int append_member(sd_bus_message *m, const char *signature, const void *p
         }
 }
 
-static bool strv_has(char **l, const char *s) {
-        for (; l && *l; l++)
-                if (streq(*l, s))
-                        return true;
-        return false;
-}
-
 static int append_property(sd_bus_message *m, const sd_bus_vtable *v, const char *path, const char *iface,
                            void *userdata) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -144,7 +137,7 @@ int bus_append_properties(sd_bus_message *m, const sd_bus_vtable *vtable, const 
         for (const sd_bus_vtable *v = vtable; r >= 0 && v->type != _SD_BUS_VTABLE_END; v++) {
                 if (v->type != _SD_BUS_VTABLE_PROPERTY && v->type != _SD_BUS_VTABLE_WRITABLE_PROPERTY)
                         continue;
-                if (names ? !strv_has(names, v->x.property.member) : !(v->flags & announced))
+                if (names ? !strv_contains(names, v->x.property.member) : !(v->flags & announced))
                         continue;
                 r = append_property(m, v, path, iface, userdata);
         }

@@ -319,6 +319,7 @@ static int channel_add_sources(Channel *c) {
                 r = sd_event_add_io(c->event, &c->stdin_source, c->worker_stdin, EPOLLOUT, on_worker_stdin, c);
                 if (r < 0)
                         return r;
+                (void) sd_event_source_set_description(c->stdin_source, "channel-worker-stdin");
         } else
                 c->worker_write_shut = true;
         for (size_t i = 0; i < N_WORKER_OUTPUTS; i++) {
@@ -328,6 +329,8 @@ static int channel_add_sources(Channel *c) {
                 r = sd_event_add_io(c->event, &c->out[i].source, c->out[i].fd, EPOLLIN, on_worker_output, c);
                 if (r < 0)
                         return r;
+                (void) sd_event_source_set_description(c->out[i].source, i == WORKER_STDERR ? "channel-worker-stderr"
+                                                                                 : "channel-worker-stdout");
         }
         channel_update_events(c);
         return 0;
@@ -474,6 +477,7 @@ int channel_attach(Channel *c, int *ret_client_fd) {
                 safe_close(pair[1]);
                 return r;
         }
+        (void) sd_event_source_set_description(c->client_source, "channel-client");
         c->client_fd = pair[0];
         /* The client's end is handed over blocking, as a plain fd would be. */
         (void) fd_nonblock(pair[1], false);

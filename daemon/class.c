@@ -33,3 +33,10 @@ const char *sbx_runtime_to_string(SbxRuntime r) {
         return r >= 0 && r < _SBX_RUNTIME_MAX ? runtime_table[r] : NULL;
 }
 
+SbxRuntime sbx_runtime_from_string(const char *s) {
+        for (int i = 0; s && i < _SBX_RUNTIME_MAX; i++)
+                if (streq(runtime_table[i], s))
+                        return (SbxRuntime) i;
+        return _SBX_RUNTIME_INVALID;
+}
+

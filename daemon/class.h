@@ -32,3 +32,4 @@ typedef enum SbxRuntime {
 const char *sbx_class_to_string(SbxClass c);
 SbxClass sbx_class_from_string(const char *s);
 const char *sbx_runtime_to_string(SbxRuntime r);
+SbxRuntime sbx_runtime_from_string(const char *s);

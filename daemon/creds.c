@@ -149,6 +149,7 @@ int credential_server_new(CredentialServer **ret, sd_event *event, const char *p
         r = sd_event_add_io(event, &s->source, s->fd, EPOLLIN, on_accept, s);
         if (r < 0)
                 goto fail;
+        (void) sd_event_source_set_description(s->source, "creds-listener");
         *ret = s;
         return 0;
 fail:

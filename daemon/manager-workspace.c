@@ -19,11 +19,6 @@ static size_t manager_n_workspaces(Manager *m) {
         return n;
 }
 
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
 /* An image without metadata is a creation that a crash or a stop of
  * sandboxd cut short (the metadata is written last): nobody was told it
  * exists, and left alone it would hold its name and its blocks forever. */

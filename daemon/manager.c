@@ -85,7 +85,7 @@ static void manager_worker_unit_env(Worker *w, WorkerUnitEnv *ret) {
 static int owner_recheck_gate(Worker *w, SbxError *error) {
         Manager *m = w->manager;
 
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         return gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
 }
 
@@ -280,8 +280,10 @@ void manager_enqueue_gc(Manager *m, Worker *w) {
         /* At idle priority: whatever is being dispatched, and what the bus
          * has queued behind it, still finds the worker; only then it goes. */
         r = sd_event_add_defer(m->event, &m->gc_event, on_gc, m);
-        if (r >= 0)
+        if (r >= 0) {
+                (void) sd_event_source_set_description(m->gc_event, "worker-gc");
                 r = sd_event_source_set_priority(m->gc_event, SD_EVENT_PRIORITY_IDLE);
+        }
         if (r < 0)
                 /* It stays queued, harmless and unexported, until the next try. */
                 log_error_errno(r, "Failed to schedule freeing ended workers: %m");
@@ -292,7 +294,7 @@ void manager_enqueue_gc(Manager *m, Worker *w) {
 
 int manager_choose_runtime(Manager *m, SbxClass class, SbxRuntime *ret, SbxError *error) {
         /* A runtime binary that vanished since its probe takes its classes with it. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         return gate_choose(&m->runtimes, &m->config, class, ret, error);
 }
 
@@ -350,8 +352,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 }
 
 int manager_watch_jobs(Manager *m) {
-        return systemd_match_signal_async(m->systemd, &m->job_removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                          "JobRemoved", on_job_removed, NULL, m);
+        return systemd_match_manager_signal_async(m->systemd, &m->job_removed_match, "JobRemoved", on_job_removed,
+                                                  NULL, m);
 }
 
 /* A bare Argv[0] is looked for as the worker of RUNTIME will see it, never
@@ -515,7 +517,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         /* Gate, second check: the runtime chosen must still serve the class
          * now that the unit is about to be emitted. A runtime that broke in
          * between fails the request; it is never swapped for a weaker one. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 goto fail;
@@ -604,8 +606,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         /* The unit may have ended between the listing and the subscription;
          * systemd's limits (RuntimeMaxSec= among them) are the unit's own and
          * ran on meanwhile. */
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, w->unit_path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", NULL, &state);
+        r = systemd_unit_get_string(m->systemd, w->unit_path, "ActiveState", NULL, &state);
         if (r < 0 || streq(state, "inactive") || streq(state, "failed")) {
                 w->unit_ended = true;
                 worker_unit_gone(w);
@@ -622,11 +623,10 @@ static int unit_is_gone(sd_bus *bus, const char *unit) {
         _cleanup_free_ char *path = NULL, *state = NULL;
         int r;
 
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        r = systemd_unit_path(unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_string(bus, SYSTEMD_DEST, path, "org.freedesktop.systemd1.Unit", "ActiveState",
-                                       &e, &state);
+        r = systemd_unit_get_string(bus, path, "ActiveState", &e, &state);
         if (r < 0)
                 return 1;
         return streq(state, "inactive") || streq(state, "failed");
@@ -638,8 +638,7 @@ int manager_stop_units(Manager *m, char **units) {
         for (size_t i = 0; i < n; i++) {
                 log_struct(LOG_NOTICE, "Stopping leftover sandbox unit from an earlier run",
                            "SANDBOXD_UNIT", units[i], "SANDBOXD_REASON", "boot-wipe", NULL);
-                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                          NULL, NULL, "ss", units[i], "replace");
+                (void) systemd_stop_unit(m->systemd, units[i], "replace");
         }
         /* Homes may only go once nothing can write to them any more. */
         for (unsigned tries = 0; tries < 200; tries++) {
@@ -652,8 +651,7 @@ int manager_stop_units(Manager *m, char **units) {
                 usleep(50 * 1000);
         }
         for (size_t i = 0; i < n; i++)
-                (void) sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit",
-                                          NULL, NULL, "s", units[i]);
+                (void) systemd_reset_failed_unit(m->systemd, units[i]);
         return 0;
 }
 
@@ -667,8 +665,7 @@ int manager_wipe_leftovers(Manager *m) {
 
         if (!units)
                 return -ENOMEM;
-        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
-                               &e, &reply, "asas", 0, 1, "sandbox-*");
+        r = systemd_list_units_by_pattern(m->systemd, "sandbox-*", &e, &reply);
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover sandbox units: %s", e.message ?: strerror(-r));
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
@@ -778,7 +775,7 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to JobRemoved: %m");
         /* Without a subscription systemd sends no unit property changes. */
-        r = sd_bus_call_method(m->systemd, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
+        r = systemd_subscribe(m->systemd);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %m");
 

@@ -250,7 +250,8 @@ bool pool_job_removed(Manager *m, const char *unit, const char *result) {
                 if (r < 0) {
                         log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
                         pool_entry_evict(e, "cannot be watched");
-                }
+                } else
+                        (void) sd_event_source_set_description(e->ready_source, "pool-ready");
                 return true;
         }
         return false;
@@ -314,7 +315,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         r = -ENOMEM;
         if (asprintf(&e->unit, "sandbox-%s.service", e->id) < 0 || asprintf(&e->home, SBX_STATE_ROOT "/%s", e->id) < 0)
                 goto fail;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", e->unit, &e->unit_path);
+        r = systemd_unit_path(e->unit, &e->unit_path);
         if (r >= 0 && egress)
                 r = worker_egress_unit_names(e->id, &e->egress_socket, &e->egress_service);
         if (r >= 0)
@@ -367,10 +368,7 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 r = -ENOMEM;
                 goto fail;
         }
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", e->unit, "fail");
+        r = systemd_start_transient_unit_new(m->systemd, &msg, e->unit, "fail");
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
@@ -383,9 +381,8 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r >= 0)
-                r = systemd_match_signal_async(m->systemd, &e->unit_match, e->unit_path,
-                                              "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                              on_entry_properties, NULL, e);
+                r = systemd_match_unit_properties_async(m->systemd, &e->unit_match, e->unit_path,
+                                                        on_entry_properties, e);
         if (r >= 0)
                 r = sd_bus_call_async(m->systemd, &e->start_call, msg, on_entry_start_reply, e, 0);
         if (r < 0)
@@ -433,7 +430,7 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         unsigned target[_SBX_CLASS_MAX];
         bool below = false, started = false;
 
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         pool_targets(m, target);
         for (PoolEntry *e = m->pool; e; e = e->next)
                 if (!e->stopping && pool_n_kind(m, e->class, e->egress) > target[e->class])
@@ -475,9 +472,12 @@ static void pool_schedule(Manager *m, uint64_t usec) {
                 r = sd_event_source_set_time(m->pool_timer, when);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(m->pool_timer, SD_EVENT_ONESHOT);
-        } else
+        } else {
                 r = sd_event_add_time(m->event, &m->pool_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
                                       on_pool_timer, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->pool_timer, "pool-refill-timer");
+        }
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
@@ -530,8 +530,8 @@ int pool_start(Manager *m) {
 
         if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
                 return 0;
-        r = systemd_match_signal_async(m->systemd, &m->pool_reload_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "Reloading", on_systemd_reloading, NULL, m);
+        r = systemd_match_manager_signal_async(m->systemd, &m->pool_reload_match, "Reloading", on_systemd_reloading,
+                                              NULL, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
         pool_schedule(m, 0);
@@ -663,8 +663,11 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
-        return sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
-                                          100 * USEC_PER_MSEC, on_runtime_timer, w);
+        int r = sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
+                                           100 * USEC_PER_MSEC, on_runtime_timer, w);
+        if (r >= 0)
+                (void) sd_event_source_set_description(w->runtime_timer, "worker-runtime-timer");
+        return r;
 }
 
 /* The caps are on the unit: the limit, the job, and the worker runs. */
@@ -725,10 +728,7 @@ static int pool_set_caps(Worker *w) {
         if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
                 return -ENOMEM;
 
-        r = sd_bus_message_new_method_call(m->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "SetUnitProperties");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "sb", w->unit, 1);
+        r = systemd_set_unit_properties_new(m->systemd, &msg, w->unit, true);
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sv)", 5,
                                           "Description", "s", description,
@@ -820,7 +820,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 goto fail;
         /* Gate, second check, as for a cold worker: the runtime that runs this
          * sandbox must still be what the gate chooses for the class. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
         if (r < 0)
                 goto fail;

@@ -2,6 +2,7 @@
 #include "gate.h"
 #include "manager.h"
 #include "preflight.h"
+#include "runtimes.h"
 
 int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c) {
         int r;
@@ -61,9 +62,27 @@ int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) 
         if (r < 0)
                 return r;
         /* A runtime binary that vanished since its probe takes its classes with it. */
-        manager_runtimes_revalidate(m);
+        runtime_table_revalidate(&m->runtimes);
         r = preflight_append_rows(reply, &m->runtimes, &m->config);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+bool preflight_probes_pending(Manager *m) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                if (m->probes[i])
+                        return true;
+        return m->walls_probe;
+}
+
+void preflight_answer_waiters(Manager *m) {
+        if (preflight_probes_pending(m))
+                return;
+        for (size_t i = 0; i < m->n_preflight_waiters; i++) {
+                sd_bus_message *req = m->preflight_waiters[i];
+                (void) manager_preflight(m, req, NULL);
+                sd_bus_message_unref(req);
+        }
+        m->n_preflight_waiters = 0;
 }

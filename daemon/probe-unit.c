@@ -110,10 +110,7 @@ int probe_unit_start(sd_bus *bus, const ProbeUnitParams *params, ProbeUnit **ret
         u->output_fd = pipefd[0];
         write_fd = pipefd[1];
 
-        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH,
-                                           SYSTEMD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", u->unit, "fail");
+        r = systemd_start_transient_unit_new(bus, &msg, u->unit, "fail");
         if (r >= 0)
                 r = append_properties(msg, params, write_fd);
         if (r >= 0)

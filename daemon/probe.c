@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "manager.h"
+#include "preflight.h"
 #include "probe.h"
 #include "unit-props.h"
 
@@ -58,24 +59,6 @@ static void probe_freep(RuntimeProbe **p) {
         probe_free(*p);
 }
 
-static bool probes_pending(Manager *m) {
-        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                if (m->probes[i])
-                        return true;
-        return m->walls_probe;
-}
-
-void manager_probes_answer_waiters(Manager *m) {
-        if (probes_pending(m))
-                return;
-        for (size_t i = 0; i < m->n_preflight_waiters; i++) {
-                sd_bus_message *req = m->preflight_waiters[i];
-                (void) manager_preflight(m, req, NULL);
-                sd_bus_message_unref(req);
-        }
-        m->n_preflight_waiters = 0;
-}
-
 static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
         Manager *m = p->manager;
         RuntimeStatus *st = &m->runtimes.status[p->runtime];
@@ -86,7 +69,7 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
         m->probes[p->runtime] = probe_free(p);
-        manager_probes_answer_waiters(m);
+        preflight_answer_waiters(m);
 }
 
 static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const char *result, const char *output,
@@ -183,7 +166,7 @@ int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
                         return -ENOMEM;
                 m->preflight_waiters = n;
                 m->preflight_waiters[m->n_preflight_waiters++] = sd_bus_message_ref(request);
-                manager_probes_answer_waiters(m);
+                preflight_answer_waiters(m);
         }
         return r;
 }
@@ -199,14 +182,17 @@ static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
  * a kernel change) is found by probing again now and then, besides Preflight()
  * and the re-probe after a sandboxed worker fails to start. */
 int manager_start_reprobe_timer(Manager *m) {
-        return sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
-                                          USEC_PER_SEC, on_reprobe_timer, m);
+        int r = sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
+                                           USEC_PER_SEC, on_reprobe_timer, m);
+        if (r >= 0)
+                (void) sd_event_source_set_description(m->reprobe_timer, "reprobe-timer");
+        return r;
 }
 
 int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
-        while (probes_pending(m)) {
+        while (preflight_probes_pending(m)) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r;
                 if (now >= deadline) {
@@ -221,21 +207,6 @@ int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
                         return r;
         }
         return 0;
-}
-
-void manager_runtimes_revalidate(Manager *m) {
-        for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
-                RuntimeStatus *st = &m->runtimes.status[rt];
-                char reason[320];
-
-                if (!st->available || access(st->path, X_OK) >= 0)
-                        continue;
-                snprintf(reason, sizeof(reason), "%s disappeared from %s since it was probed",
-                         sbx_runtime_to_string((SbxRuntime) rt), st->path);
-                runtime_status_set(st, false, st->path, reason);
-                log_struct(LOG_WARNING, "Runtime disappeared: its classes will be refused",
-                           "SANDBOXD_RUNTIME", sbx_runtime_to_string((SbxRuntime) rt), "SANDBOXD_REASON", reason, NULL);
-        }
 }
 
 void manager_probes_free(Manager *m) {

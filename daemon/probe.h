@@ -5,6 +5,7 @@
 
 #include "class.h"
 #include "probe-unit.h"
+#include "walls-probe.h"
 
 typedef struct Manager Manager;
 
@@ -12,19 +13,6 @@ typedef struct Manager Manager;
  * (the daemon itself holds none of the privileges a runtime needs), whose
  * one line of output says "ok <detail>" or "unavailable <reason>". */
 typedef struct RuntimeProbe RuntimeProbe;
-
-/* The walls probe (walls-probe.c, verdicts in walls.h): a unit with a trusted
- * worker's namespacing that reports its namespaces and PID 1's.
- * Starts the walls probe unless it is running; if it cannot, the walls are
- * refused (every class with them) until a probe answers. */
-int manager_probe_walls(Manager *m);
-/* Called for every JobRemoved; returns true if UNIT was the walls probe. */
-bool manager_walls_job_removed(Manager *m, const char *unit, const char *result);
-/* The walls probe did not answer in time: fail closed. */
-void manager_walls_probe_timeout(Manager *m);
-void manager_walls_probe_free(Manager *m);
-/* Answers the Preflight() calls waiting for probes, once none is pending. */
-void manager_probes_answer_waiters(Manager *m);
 
 /* Starts probes of every sandboxing runtime not already being probed, and the
  * walls probe.
@@ -36,8 +24,6 @@ int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec);
 int manager_start_reprobe_timer(Manager *m);
 /* Called for every JobRemoved; returns true if UNIT was a probe. */
 bool manager_probe_job_removed(Manager *m, const char *unit, const char *result);
-/* A runtime whose binary disappeared since its probe is unavailable now. */
-void manager_runtimes_revalidate(Manager *m);
 void manager_probes_free(Manager *m);
 
 /* Parses the probe's output line into (available, reason). */

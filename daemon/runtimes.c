@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtimes.h"
 #include "util.h"
@@ -34,5 +36,20 @@ SbxRuntime class_required_runtime(SbxClass c) {
                 return SBX_RUNTIME_WASM;
         default:
                 return _SBX_RUNTIME_INVALID;
+        }
+}
+
+void runtime_table_revalidate(RuntimeTable *t) {
+        for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
+                RuntimeStatus *st = &t->status[rt];
+                char reason[320];
+
+                if (!st->available || access(st->path, X_OK) >= 0)
+                        continue;
+                snprintf(reason, sizeof(reason), "%s disappeared from %s since it was probed",
+                         sbx_runtime_to_string((SbxRuntime) rt), st->path);
+                runtime_status_set(st, false, st->path, reason);
+                log_struct(LOG_WARNING, "Runtime disappeared: its classes will be refused",
+                           "SANDBOXD_RUNTIME", sbx_runtime_to_string((SbxRuntime) rt), "SANDBOXD_REASON", reason, NULL);
         }
 }

@@ -23,6 +23,8 @@ typedef struct RuntimeTable {
 
 void runtime_table_init(RuntimeTable *t);
 void runtime_status_set(RuntimeStatus *s, bool available, const char *path, const char *reason);
+/* A runtime whose binary disappeared since its probe is unavailable now. */
+void runtime_table_revalidate(RuntimeTable *t);
 
 /* The runtime each class needs, strongest wall first; the gate takes the
  * first available one and never goes further down. */

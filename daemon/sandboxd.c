@@ -5,6 +5,7 @@
 
 #include "adopt.h"
 #include "config.h"
+#include "event-util.h"
 #include "manager.h"
 
 static void help(void) {
@@ -66,6 +67,7 @@ int main(int argc, char *argv[]) {
         bool check_only = false;
         Manager *m = NULL;
         SbxError e = {};
+        sd_event_source *sig;
         sigset_t mask;
         int c, r;
 
@@ -107,8 +109,10 @@ int main(int argc, char *argv[]) {
         /* sd-event's child sources (workspace-mkfs.h) need it blocked. */
         sigaddset(&mask, SIGCHLD);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        (void) sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
-        (void) sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
+        if (sd_event_add_signal(m->event, &sig, SIGTERM, on_terminate, m) >= 0)
+                (void) event_source_float(sig, "sigterm");
+        if (sd_event_add_signal(m->event, &sig, SIGINT, on_terminate, m) >= 0)
+                (void) event_source_float(sig, "sigint");
 
         r = manager_startup(m);
         if (r < 0) {

@@ -6,6 +6,7 @@
 #include "broker-path.h"
 #include "egress-host.h"
 #include "errors.h"
+#include "http-token.h"
 #include "spec-service.h"
 
 static char * const default_methods[] = { (char *) SBX_SERVICE_METHOD_DEFAULT, NULL };
@@ -118,10 +119,6 @@ int sbx_service_url_parse(const char *url, SbxServiceOrigin *ret) {
         return 0;
 }
 
-static bool is_tchar(unsigned char c) {
-        return isalnum(c) || strchr("!#$%&'*+-.^_`|~", c);
-}
-
 /* A field-value's visible characters and inner spaces: no CR, LF or NUL to
  * split the request, no other control characters, no obs-text. */
 static bool header_value_is_valid(const uint8_t *v, size_t n) {
@@ -144,7 +141,7 @@ int sbx_service_header_parse(const char *header, char *name, size_t name_size, c
         if (n == 0 || n >= name_size)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
-                if (!is_tchar((unsigned char) header[i]))
+                if (!http_is_tchar((uint8_t) header[i]))
                         return -EINVAL;
         memcpy(name, header, n);
         name[n] = 0;

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "systemd-bus.h"
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +48,108 @@ int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
         }
         return sd_bus_match_signal_async(bus, ret_slot, sender, path, iface, member, callback, install_callback,
                                          userdata);
+}
+
+int systemd_match_manager_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *member,
+                                       sd_bus_message_handler_t callback, sd_bus_message_handler_t install_callback,
+                                       void *userdata) {
+        assert(member);
+        return systemd_match_signal_async(bus, ret_slot, SYSTEMD_PATH, SYSTEMD_MANAGER, member, callback,
+                                          install_callback, userdata);
+}
+
+int systemd_match_unit_properties_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                        sd_bus_message_handler_t callback, void *userdata) {
+        assert(unit_path);
+        return systemd_match_signal_async(bus, ret_slot, unit_path, "org.freedesktop.DBus.Properties",
+                                          "PropertiesChanged", callback, NULL, userdata);
+}
+
+int systemd_unit_path(const char *unit, char **ret) {
+        assert(unit);
+        assert(ret);
+        return sd_bus_path_encode(SYSTEMD_UNIT_PATH_PREFIX, unit, ret);
+}
+
+int systemd_start_transient_unit_new(sd_bus *bus, sd_bus_message **ret, const char *unit, const char *mode) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        assert(bus);
+        assert(ret);
+        assert(unit && mode);
+        r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", unit, mode);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int systemd_set_unit_properties_new(sd_bus *bus, sd_bus_message **ret, const char *unit, bool runtime) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        assert(bus);
+        assert(ret);
+        assert(unit);
+        r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "SetUnitProperties");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "sb", unit, (int) runtime);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int systemd_stop_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *mode,
+                            sd_bus_message_handler_t callback, void *userdata) {
+        assert(bus);
+        assert(unit && mode);
+        return sd_bus_call_method_async(bus, ret_slot, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
+                                        callback, userdata, "ss", unit, mode);
+}
+
+int systemd_stop_unit(sd_bus *bus, const char *unit, const char *mode) {
+        assert(bus);
+        assert(unit && mode);
+        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit", NULL, NULL, "ss",
+                                  unit, mode);
+}
+
+int systemd_reset_failed_unit(sd_bus *bus, const char *unit) {
+        assert(bus);
+        assert(unit);
+        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit", NULL, NULL,
+                                  "s", unit);
+}
+
+int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error,
+                                  sd_bus_message **reply) {
+        assert(bus);
+        assert(pattern);
+        assert(reply);
+        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
+                                  ret_error, reply, "asas", 0, 1, pattern);
+}
+
+int systemd_subscribe(sd_bus *bus) {
+        assert(bus);
+        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe", NULL, NULL, NULL);
+}
+
+int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *property, sd_bus_error *ret_error,
+                            char **ret) {
+        assert(bus);
+        assert(unit_path && property);
+        assert(ret);
+        return sd_bus_get_property_string(bus, SYSTEMD_DEST, unit_path, SYSTEMD_UNIT_IFACE, property, ret_error,
+                                          ret);
 }
 
 int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
@@ -181,7 +282,7 @@ int systemd_unit_confirm_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
                              .unit = strdup(unit), .signal = strdup(signal), .claim = strdup(claim ?: "") };
         r = c->unit && c->signal && c->claim ? 0 : -ENOMEM;
         if (r >= 0)
-                r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+                r = systemd_unit_path(unit, &path);
         if (r >= 0)
                 r = systemd_unit_state_read_async(bus, &slot, path, on_unit_confirm_read, c);
         if (r < 0) {

@@ -14,6 +14,11 @@
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
 #define SYSTEMD_UNIT_IFACE "org.freedesktop.systemd1.Unit"
 #define SYSTEMD_SERVICE_IFACE "org.freedesktop.systemd1.Service"
+#define SYSTEMD_JOB_IFACE "org.freedesktop.systemd1.Job"
+/* A unit's object path is this prefix and its name, bus-path-encoded. */
+#define SYSTEMD_UNIT_PATH_PREFIX "/org/freedesktop/systemd1/unit"
+#define SYSTEMD_ERROR_NO_SUCH_UNIT "org.freedesktop.systemd1.NoSuchUnit"
+#define SYSTEMD_ERROR_UNIT_EXISTS "org.freedesktop.systemd1.UnitExists"
 /* PID 1's own socket, root's alone (systemctl uses it as root): nobody but
  * PID 1 can send on a connection to it, and calls on it do not count
  * against dbus-daemon's cap of awaited replies per connection. */
@@ -33,6 +38,45 @@ int systemd_bus_open(const char *bus_address, sd_bus *shared, sd_bus **ret);
 int systemd_match_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *path, const char *iface,
                                const char *member, sd_bus_message_handler_t callback,
                                sd_bus_message_handler_t install_callback, void *userdata);
+
+/* MEMBER of PID 1's Manager (JobRemoved, UnitRemoved, Reloading), matched
+ * as systemd_match_signal_async() does. */
+int systemd_match_manager_signal_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *member,
+                                       sd_bus_message_handler_t callback, sd_bus_message_handler_t install_callback,
+                                       void *userdata);
+/* PropertiesChanged of the unit at UNIT_PATH (sent only after Subscribe()). */
+int systemd_match_unit_properties_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
+                                        sd_bus_message_handler_t callback, void *userdata);
+
+/* The calls to PID 1's Manager, one helper each: destination, object,
+ * interface, member and the leading arguments are written here only. */
+
+/* *RET: UNIT's object path (free() it). */
+int systemd_unit_path(const char *unit, char **ret);
+/* *RET: a StartTransientUnit call for UNIT in job MODE ("fail", "replace"),
+ * the caller to append the a(sv) of properties and the a(sa(sv)) of
+ * auxiliary units. */
+int systemd_start_transient_unit_new(sd_bus *bus, sd_bus_message **ret, const char *unit, const char *mode);
+/* *RET: a SetUnitProperties call for UNIT (RUNTIME: until the next boot
+ * only), the caller to append the a(sv). */
+int systemd_set_unit_properties_new(sd_bus *bus, sd_bus_message **ret, const char *unit, bool runtime);
+/* StopUnit(UNIT, MODE), answered to CALLBACK. */
+int systemd_stop_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *mode,
+                            sd_bus_message_handler_t callback, void *userdata);
+/* StopUnit(UNIT, MODE), waiting for the reply (start-up only). */
+int systemd_stop_unit(sd_bus *bus, const char *unit, const char *mode);
+/* ResetFailedUnit(UNIT), waiting for the reply (start-up only). */
+int systemd_reset_failed_unit(sd_bus *bus, const char *unit);
+/* ListUnitsByPatterns([], [PATTERN]) into *REPLY, an a(ssssssouso) of every
+ * loaded unit whose name matches; waits for the reply (start-up only). */
+int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error,
+                                  sd_bus_message **reply);
+/* Subscribe(): without it systemd sends no unit's PropertiesChanged. */
+int systemd_subscribe(sd_bus *bus);
+/* Reads the string PROPERTY of the unit at UNIT_PATH into *RET; waits for
+ * the reply. */
+int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *property, sd_bus_error *ret_error,
+                            char **ret);
 
 /* InaccessiblePaths= for every unit sandboxd starts that does not get a
  * worker's walls (unit_append_hardening hides all of /run): the egress proxy

@@ -61,7 +61,7 @@ static int on_keep_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
         const char *unit = userdata;
 
         /* One that runs already holds the user: that is what was asked. */
-        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
+        if (e && !sd_bus_error_has_name(e, SYSTEMD_ERROR_UNIT_EXISTS))
                 log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
                            "SANDBOXD_UNIT", unit, "SANDBOXD_REASON", e->message ?: e->name,
                            "SANDBOXD_EVENT", "uid-keep-failed", NULL);
@@ -80,10 +80,7 @@ int uid_keep_start(Worker *w) {
                 return r;
         /* A stop of an earlier keeper still being asked for would end this one. */
         unit_stops_cancel(worker_unit_stops(w), unit);
-        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", unit, "fail");
+        r = systemd_start_transient_unit_new(bus, &msg, unit, "fail");
         if (r >= 0)
                 r = append_properties(msg, w);
         if (r >= 0)

@@ -120,7 +120,7 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
         if (!e || !slot || sd_bus_slot_get_description(slot, &unit) < 0 || !unit)
                 return 0;               /* stopping: UnitRemoved says when it is gone */
-        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+        if (sd_bus_error_has_name(e, SYSTEMD_ERROR_NO_SUCH_UNIT)) {
                 unit_gone(d, unit);
                 return 0;
         }
@@ -166,15 +166,15 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
         r = sd_event_add_time_relative(event, &d->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_timer, d);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_description(d->timer, "unit-drop-timer");
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
-        r = systemd_match_signal_async(bus, &d->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "UnitRemoved", on_unit_removed, on_match_installed, d);
+        r = systemd_match_manager_signal_async(bus, &d->removed_match, "UnitRemoved", on_unit_removed,
+                                              on_match_installed, d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                r = sd_bus_call_method_async(bus, &d->stop_calls[i], SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                             "StopUnit", on_stop_reply, d, "ss", units[i], "replace");
+                r = systemd_stop_unit_async(bus, &d->stop_calls[i], units[i], "replace", on_stop_reply, d);
                 if (r < 0)
                         return r;
                 /* Counted at once: a failure below must unref this call's slot too. */

@@ -129,7 +129,7 @@ static int on_stop_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
 static void on_stop_answer(UnitStop *u, const sd_bus_error *e) {
         /* A job: systemd has the stop. NoSuchUnit: nothing is left to stop. */
-        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+        if (!e || sd_bus_error_has_name(e, SYSTEMD_ERROR_NO_SUCH_UNIT)) {
                 unit_stop_free(u);
                 return;
         }
@@ -161,8 +161,7 @@ static int unit_stop_send(UnitStop *u) {
         }
         u->queued = false;
         u->attempts++;
-        r = sd_bus_call_method_async(s->bus, &u->call, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StopUnit",
-                                     on_stop_reply, u, "ss", u->unit, "replace");
+        r = systemd_stop_unit_async(s->bus, &u->call, u->unit, "replace", on_stop_reply, u);
         if (r >= 0)
                 s->n_in_flight++;
         return r;
@@ -224,7 +223,8 @@ static void unit_stop_refused(UnitStop *u, const char *reason) {
                 log_struct(LOG_ERR, "Cannot schedule another stop of a unit", "SANDBOXD_UNIT", u->unit,
                            "SANDBOXD_REASON", strerror(-r), "SANDBOXD_EVENT", "stop-gave-up", WORKER_FIELD(u), NULL);
                 unit_stop_free(u);
-        }
+        } else
+                (void) sd_event_source_set_description(u->retry, "unit-stop-retry");
 }
 
 int unit_stops_stop(UnitStops *s, const char *unit, const char *worker_id) {
@@ -285,8 +285,8 @@ int unit_stops_new(UnitStops **ret, sd_bus *bus, sd_event *event) {
         s->event = sd_event_ref(event);
         unit_stops_set_policy(s, UNIT_STOP_RETRY_STEP_USEC, UNIT_STOP_RETRY_MAX_USEC, UNIT_STOP_GIVE_UP_USEC);
         unit_stops_set_max_in_flight(s, UNIT_STOP_MAX_IN_FLIGHT);
-        r = systemd_match_signal_async(bus, &s->removed_match, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "UnitRemoved", on_unit_removed, on_match_installed, s);
+        r = systemd_match_manager_signal_async(bus, &s->removed_match, "UnitRemoved", on_unit_removed,
+                                              on_match_installed, s);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);

@@ -42,6 +42,37 @@ size_t strv_length(char * const *l) {
         return n;
 }
 
+int strv_push(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **nl = reallocarray(*l, n + 2, sizeof(char *));
+
+        if (!nl)
+                return -ENOMEM;
+        nl[n] = s;
+        nl[n + 1] = NULL;
+        *l = nl;
+        return 0;
+}
+
+int strv_extend(char ***l, const char *s) {
+        char *copy = strdup(s);
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        r = strv_push(l, copy);
+        if (r < 0)
+                free(copy);
+        return r;
+}
+
+bool strv_contains(char * const *l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
 char **strv_copy(char * const *l) {
         size_t n = strv_length(l);
         char **r = calloc(n + 1, sizeof(char *));

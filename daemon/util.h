@@ -5,6 +5,7 @@
  * errors that can travel to a D-Bus client, and journal logging with
  * structured fields. Nothing here holds global state. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -55,6 +56,7 @@ static inline void closep(int *fd) { safe_close(*fd); }
 #define _cleanup_close_ _cleanup_(closep)
 
 static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 void strv_free(char **l);
@@ -66,6 +68,13 @@ static inline void strv_free_erasep(char ***l) { strv_free_erase(*l); }
 #define _cleanup_strv_free_erase_ _cleanup_(strv_free_erasep)
 size_t strv_length(char * const *l);
 char **strv_copy(char * const *l);
+/* Appends S itself to the NULL-terminated *L (which then owns it if the
+ * caller frees the strings with the list); *L is unchanged on -ENOMEM. */
+int strv_push(char ***l, char *s);
+/* Appends a copy of S to *L; *L is unchanged on -ENOMEM. */
+int strv_extend(char ***l, const char *s);
+/* L (NULL: empty) holds a string equal to S. */
+bool strv_contains(char * const *l, const char *s);
 
 /* Zero a buffer that held a secret before freeing it. */
 void erase_and_free(void *p, size_t n);

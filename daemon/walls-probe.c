@@ -2,8 +2,10 @@
 #include <assert.h>
 
 #include "manager.h"
-#include "probe.h"
+#include "preflight.h"
+#include "probe-unit.h"
 #include "unit-props.h"
+#include "walls-probe.h"
 
 #define WALLS_PROBE_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
@@ -19,7 +21,7 @@ static void walls_log(const WallsStatus *s, const char *unit) {
 static void walls_probe_finish(Manager *m) {
         walls_log(&m->runtimes.walls, probe_unit_name(m->walls_probe));
         m->walls_probe = probe_unit_free(m->walls_probe);
-        manager_probes_answer_waiters(m);
+        preflight_answer_waiters(m);
 }
 
 static void walls_probe_fail(Manager *m, const char *reason) {

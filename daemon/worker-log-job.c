@@ -168,6 +168,7 @@ int worker_log_job_start(const WorkerOwner *o, sd_bus_message *msg, const Worker
         r = sd_event_add_io(*o->event, &j->done_source, j->done_fd, EPOLLIN, on_job_done, j);
         if (r < 0)
                 goto fail;
+        (void) sd_event_source_set_description(j->done_source, "log-job-done");
         /* The thread inherits the event loop's blocked signals, so
          * signalfd()s keep getting them. */
         r = -pthread_create(&j->thread, NULL, job_run, j);

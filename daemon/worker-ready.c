@@ -105,6 +105,7 @@ void worker_ready_job_done(Worker *w) {
                 worker_start_failed(w, "cannot bound the wait for its readiness");
                 return;
         }
+        (void) sd_event_source_set_description(w->ready_timer, "worker-ready-timer");
         worker_ready_decide(w);
 }
 

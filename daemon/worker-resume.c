@@ -77,6 +77,7 @@ int worker_resume_watch(Worker *w) {
                 w->resume_ran = true;
                 return r;
         }
+        (void) sd_event_source_set_description(w->resume_watch, "worker-resume-watch");
         /* Armed before the unit is asked for: no removal can come unseen. */
         return 0;
 }
@@ -210,12 +211,15 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
 
         switch (worker_resume_verdict(&f)) {
         case RESUME_WAIT:
-                if (f.job_done && !w->resume_timer &&
-                    sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
-                                               WORKER_RESUME_RUN_TIMEOUT_USEC, USEC_PER_SEC, on_resume_timeout,
-                                               w) < 0)
-                        /* Without the timer, do not wait on what may never come. */
-                        resume_decide(w, false, true, NULL);
+                if (f.job_done && !w->resume_timer) {
+                        if (sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
+                                                       WORKER_RESUME_RUN_TIMEOUT_USEC, USEC_PER_SEC,
+                                                       on_resume_timeout, w) < 0)
+                                /* Without the timer, do not wait on what may never come. */
+                                resume_decide(w, false, true, NULL);
+                        else
+                                (void) sd_event_source_set_description(w->resume_timer, "worker-resume-timer");
+                }
                 return;
         case RESUME_RUNNING:
                 worker_resume_unwatch(w);
@@ -278,6 +282,8 @@ void worker_resume_job_removed(Worker *w, const char *result) {
                                                     RESUME_EXIT_STATUS_WAIT_USEC, USEC_PER_SEC,
                                                     on_exit_status_wait, w) < 0)
                         resume_decide(w, true, false, "start job failed");
+                else
+                        (void) sd_event_source_set_description(w->resume_timer, "worker-exit-status-timer");
                 return;
         }
         worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));

@@ -38,13 +38,6 @@ bool worker_id_is_valid(const char *id) {
         return true;
 }
 
-static SbxRuntime runtime_from_string(const char *s) {
-        for (SbxRuntime r = 0; r < _SBX_RUNTIME_MAX; r++)
-                if (streq(s, sbx_runtime_to_string(r)))
-                        return r;
-        return _SBX_RUNTIME_INVALID;
-}
-
 /* Values are one line each; the policy, JSON of the operator's and the
  * client's making, travels as hex so that nothing in it can end a line. */
 static int hex_encode(const char *s, char **ret) {
@@ -267,7 +260,7 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                         return -EINVAL;
                 r->pooled = streq(value, "pooled");
         } else if (streq(key, "runtime")) {
-                r->runtime = runtime_from_string(value);
+                r->runtime = sbx_runtime_from_string(value);
                 if (r->runtime < 0)
                         return -EINVAL;
         } else if (streq(key, "owner") || streq(key, "uid") || streq(key, "cpu-quota-percent")) {

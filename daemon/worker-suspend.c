@@ -325,10 +325,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "CheckpointBytesTotal=); it runs on", w->id);
         if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
-        r = sd_bus_message_new_method_call(*o->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", w->suspend_unit, "fail");
+        r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend_unit, "fail");
         if (r >= 0)
                 r = worker_checkpoint_unit_append_properties(msg, &p, budget);
         if (r >= 0)

@@ -54,11 +54,7 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         p.disk_bytes = w->spec.workspace ? 0 : w->spec.disk_max;
         if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
                 return -ENOMEM;
-        r = sd_bus_message_new_method_call(worker_systemd(w), &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(msg, "ss", w->unit, "fail");
+        r = systemd_start_transient_unit_new(worker_systemd(w), &msg, w->unit, "fail");
         if (r < 0)
                 return r;
         r = worker_unit_append_properties(msg, &p);

@@ -81,7 +81,7 @@ int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec,
             asprintf(&w->home, SBX_STATE_ROOT "/%s", w->id) < 0 ||
             asprintf(&w->object_path, "/org/sandboxd1/worker/%s", w->id) < 0)
                 goto fail;
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", w->unit, &w->unit_path);
+        r = systemd_unit_path(w->unit, &w->unit_path);
         if (r < 0)
                 goto fail;
         *ret = w;
@@ -409,8 +409,11 @@ int worker_arm_idle_timer(Worker *w) {
                 return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
                        sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
         /* 100 ms accuracy: the reaper must act within a second of the deadline. */
-        return sd_event_add_time(worker_event(w), &w->idle_timer, CLOCK_MONOTONIC, deadline,
-                                 100 * USEC_PER_MSEC, on_idle_timer, w);
+        int r = sd_event_add_time(worker_event(w), &w->idle_timer, CLOCK_MONOTONIC, deadline,
+                                  100 * USEC_PER_MSEC, on_idle_timer, w);
+        if (r >= 0)
+                (void) sd_event_source_set_description(w->idle_timer, "worker-idle-timer");
+        return r;
 }
 
 static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -548,10 +551,7 @@ void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_i
                 return;
         log_struct(LOG_WARNING, "A sandboxed worker's bundle outlived it; cleaning up from a unit of its own",
                    "SANDBOXD_WORKER_ID", worker_id, "SANDBOXD_UNIT", unit, NULL);
-        r = sd_bus_message_new_method_call(*o->systemd, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", unit, "replace");
+        r = systemd_start_transient_unit_new(*o->systemd, &msg, unit, "replace");
         if (r >= 0)
                 r = worker_cleanup_unit_append_properties(msg, &p);
         if (r >= 0)
@@ -633,6 +633,8 @@ void worker_unit_gone(Worker *w) {
         if (sd_event_add_time_relative(worker_event(w), &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
                                        USEC_PER_SEC, on_linger_timer, w) < 0)
                 on_linger_timer(NULL, 0, w);
+        else
+                (void) sd_event_source_set_description(w->linger_timer, "worker-linger-timer");
 }
 
 static void worker_act_on_unit_end(Worker *w) {
@@ -820,9 +822,8 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return systemd_match_signal_async(worker_systemd(w), &w->unit_match, w->unit_path,
-                                         "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                         on_unit_properties_changed, NULL, w);
+        return systemd_match_unit_properties_async(worker_systemd(w), &w->unit_match, w->unit_path,
+                                                   on_unit_properties_changed, w);
 }
 
 int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {

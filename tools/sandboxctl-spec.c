@@ -100,24 +100,6 @@ int credential_read_file(const char *path, uint8_t **ret_data, size_t *ret_size)
         return 0;
 }
 
-static int strv_push_dup(char ***l, const char *s) {
-        size_t n = strv_length(*l);
-        char **grown, *copy;
-
-        copy = strdup(s);
-        if (!copy)
-                return -ENOMEM;
-        grown = realloc(*l, (n + 2) * sizeof(char *));
-        if (!grown) {
-                free(copy);
-                return -ENOMEM;
-        }
-        grown[n] = copy;
-        grown[n + 1] = NULL;
-        *l = grown;
-        return 0;
-}
-
 static int set_string(char **field, const char *value) {
         char *copy = strdup(value);
         if (!copy)
@@ -201,7 +183,7 @@ static int service_add_methods(CliService *svc, const char *list) {
         for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
                 for (char *c = w; *c; c++)
                         *c = (char) toupper((unsigned char) *c);
-                if (strv_push_dup(&svc->methods, w) < 0)
+                if (strv_extend(&svc->methods, w) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -349,7 +331,7 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
         case ARG_SETENV:
                 if (!strchr(arg, '=') || arg[0] == '=')
                         return sbx_error_set(error, EINVAL, NULL, "--setenv expects KEY=VALUE, got '%s'", arg);
-                r = strv_push_dup(&spec->environment, arg);
+                r = strv_extend(&spec->environment, arg);
                 break;
         case ARG_CREDENTIAL:
                 return spec_add_credential(spec, arg, error);
@@ -361,7 +343,7 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
         case ARG_ALLOW:
                 if (isempty(arg))
                         return sbx_error_set(error, EINVAL, NULL, "--allow expects a host pattern");
-                r = strv_push_dup(&spec->egress_allow, arg);
+                r = strv_extend(&spec->egress_allow, arg);
                 break;
         case ARG_EGRESS_RATE:
                 return set_size_option(&spec->egress_rate_bps, "egress-rate", arg, error);
@@ -425,7 +407,7 @@ static int spec_apply_service_option(CliSpec *spec, int option, const char *arg,
                 r = service_add_methods(svc, value);
                 break;
         case ARG_SERVICE_PATH:
-                r = strv_push_dup(&svc->paths, value);
+                r = strv_extend(&svc->paths, value);
                 break;
         case ARG_SERVICE_MAX_REQUEST:
                 return set_size_option(&svc->max_request_bytes, name, value, error);

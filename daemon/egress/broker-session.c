@@ -622,6 +622,8 @@ int broker_session_start(BrokerService *service, int fd) {
                 broker_session_free(s);
                 return r;
         }
+        (void) sd_event_source_set_description(s->io, "broker-session");
+        (void) sd_event_source_set_description(s->timer, "broker-session-timer");
         if (b->n_sessions > b->proxy->policy->max_tunnels) {
                 s->start_usec = now_usec(CLOCK_MONOTONIC);
                 session_refuse(s, 503, "too-many-connections");

@@ -120,7 +120,10 @@ int broker_conn_want(BrokerConn *c, uint32_t events) {
         if (!c->io) {
                 if (events == 0)
                         return 0;
-                return sd_event_add_io(c->service->broker->proxy->event, &c->io, c->fd, events, on_conn_io, c);
+                int r = sd_event_add_io(c->service->broker->proxy->event, &c->io, c->fd, events, on_conn_io, c);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(c->io, "broker-upstream");
+                return r;
         }
         if (events == 0)
                 return sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
@@ -341,6 +344,7 @@ int broker_conn_open(BrokerService *s, uint64_t timeout_usec, broker_conn_ready_
                 broker_conn_free(c);
                 return r;
         }
+        (void) sd_event_source_set_description(c->timer, "broker-upstream-timer");
         /* The handler may run before this returns (hosts file). */
         r = resolver_resolve(p->resolver, s->config->host, s->config->port, on_resolved, c, &c->query);
         if (r < 0) {

@@ -215,6 +215,7 @@ int broker_add_listener(Broker *b, BrokerService *service, int fd) {
         r = sd_event_add_io(b->proxy->event, &source, fd, EPOLLIN, on_listener, service);
         if (r < 0)
                 goto fail;
+        (void) sd_event_source_set_description(source, "broker-listener");
         sd_event_source_set_io_fd_own(source, true);
         b->listeners[b->n_listeners++] = source;
         return 0;

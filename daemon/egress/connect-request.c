@@ -3,17 +3,13 @@
 #include <string.h>
 
 #include "connect-request.h"
+#include "http-token.h"
 
 #define MIN_LEN(a, b) ((a) < (b) ? (a) : (b))
 
 static const char *const HTTP_METHODS[] = {
         "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "OPTIONS ", "TRACE ", "PATCH ", "PRI ",
 };
-
-static bool is_tchar(uint8_t c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               (c && strchr("!#$%&'*+-.^_`|~", c));
-}
 
 static bool is_reg_name_char(uint8_t c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -140,7 +136,7 @@ static bool header_line_valid(const uint8_t *line, size_t n) {
         if (!colon || colon == line)
                 return false;
         for (const uint8_t *p = line; p < colon; p++)
-                if (!is_tchar(*p))
+                if (!http_is_tchar(*p))
                         return false;
         for (const uint8_t *p = colon + 1; p < line + n; p++)
                 if (*p != '\t' && (*p < 0x20 || *p == 0x7f))

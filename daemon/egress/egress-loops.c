@@ -9,6 +9,7 @@
 
 #include "egress-loops.h"
 #include "egress-tunnel.h"
+#include "event-util.h"
 #include "util.h"
 
 #define HANDOFF_MAX 64   /* connections waiting for one loop; past that the first serves them */
@@ -134,6 +135,7 @@ static void loop_clear(Loop *l) {
  * resolver is set up (c-ares reads the environment; setenv() is not safe
  * beside a running getenv()). */
 static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const char *hosts_file) {
+        sd_event_source *s;
         int r;
 
         *l = (Loop) { .stop_fd = -1, .handoff_fd = -1 };
@@ -149,10 +151,15 @@ static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const ch
         l->handoff_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (l->stop_fd < 0 || l->handoff_fd < 0)
                 return -errno;
-        r = sd_event_add_io(l->event, NULL, l->stop_fd, EPOLLIN, on_stop, NULL);
+        r = sd_event_add_io(l->event, &s, l->stop_fd, EPOLLIN, on_stop, NULL);
         if (r < 0)
                 return r;
-        return sd_event_add_io(l->event, NULL, l->handoff_fd, EPOLLIN, on_handoff, l);
+        (void) event_source_float(s, "loop-stop");
+        r = sd_event_add_io(l->event, &s, l->handoff_fd, EPOLLIN, on_handoff, l);
+        if (r < 0)
+                return r;
+        (void) event_source_float(s, "loop-handoff");
+        return 0;
 }
 
 static int loop_start(Loop *l) {

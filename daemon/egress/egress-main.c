@@ -26,6 +26,7 @@
 #include "egress-proxy.h"
 #include "egress-sandbox.h"
 #include "egress-trace.h"
+#include "event-util.h"
 #include "util.h"
 
 #define LISTEN_MAX 8
@@ -205,6 +206,7 @@ static int run(int argc, char **argv) {
         Args args = {};
         EgressPolicy *policy = NULL;
         sd_event *event = NULL;
+        sd_event_source *sig;
         Proxy *proxy = NULL;
         Broker *broker = NULL;
         ProxyLoops *loops = NULL;
@@ -243,8 +245,10 @@ static int run(int argc, char **argv) {
                 egress_policy_free(policy);
                 goto finish;
         }
-        (void) sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+        if (sd_event_add_signal(event, &sig, SIGTERM, NULL, NULL) >= 0)
+                (void) event_source_float(sig, "sigterm");
+        if (sd_event_add_signal(event, &sig, SIGINT, NULL, NULL) >= 0)
+                (void) event_source_float(sig, "sigint");
 
         r = proxy_new(event, policy, args.resolv_conf, args.hosts_file, &proxy);
         if (r < 0) {

@@ -142,6 +142,7 @@ int host_addr_watch_new(sd_event *event, HostAddrSet *set, HostAddrWatch **ret) 
         r = sd_event_add_io(event, &w->source, w->fd, EPOLLIN, on_netlink, w);
         if (r < 0)
                 goto fail;
+        (void) sd_event_source_set_description(w->source, "netlink");
         *ret = w;
         return 0;
 fail:

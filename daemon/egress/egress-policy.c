@@ -13,6 +13,7 @@
 
 #include "broker-path.h"
 #include "egress-policy.h"
+#include "http-token.h"
 #include "log-limit.h"
 
 int egress_policy_new(EgressPolicy **ret) {
@@ -183,17 +184,12 @@ static bool service_name_valid(const char *name) {
         return true;
 }
 
-static bool is_tchar(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
 static bool token_valid(const char *s, size_t max) {
         size_t n = s ? strlen(s) : 0;
         if (n == 0 || n > max)
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!is_tchar(s[i]))
+                if (!http_is_tchar((uint8_t) s[i]))
                         return false;
         return true;
 }

@@ -125,10 +125,13 @@ bool proxy_refusal_log_admit(Proxy *p, const char *reason) {
         admit = log_limit_refusal(limit, reason, now);
         if (!admit && limit->suppressed == 1) {
                 /* The first one held back: the summary is due when the window ends. */
+                bool created = !p->summary_timer;
                 int r = p->summary_timer
                         ? sd_event_source_set_time(p->summary_timer, log_limit_window_end(limit))
                         : sd_event_add_time(p->event, &p->summary_timer, CLOCK_MONOTONIC,
                                             log_limit_window_end(limit), 0, on_summary_timer, p);
+                if (r >= 0 && created)
+                        (void) sd_event_source_set_description(p->summary_timer, "refusal-summary-timer");
                 if (r >= 0)
                         r = sd_event_source_set_enabled(p->summary_timer, SD_EVENT_ONESHOT);
                 /* Without the timer the summary comes with the next refusal
@@ -216,6 +219,7 @@ int proxy_add_listener(Proxy *p, int fd) {
         r = sd_event_add_io(p->event, &s, fd, EPOLLIN, on_listener, p);
         if (r < 0)
                 goto fail;
+        (void) sd_event_source_set_description(s, "connect-listener");
         sd_event_source_set_io_fd_own(s, true);
         /* Set once here rather than on every accepted socket, which inherits it. */
         bool nodelay = setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int)) >= 0;

@@ -109,6 +109,7 @@ static void on_sock_state(void *data, ares_socket_t fd, int readable, int writab
                 log_warning("Cannot watch resolver socket %d", fd);
                 return;
         }
+        (void) sd_event_source_set_description(free_slot->source, "resolver-io");
         free_slot->fd = fd;
 }
 
@@ -182,6 +183,7 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
                 resolver_free(res);
                 return r;
         }
+        (void) sd_event_source_set_description(res->timer, "resolver-timer");
         sd_event_source_set_enabled(res->timer, SD_EVENT_OFF);
         *ret = res;
         return 0;

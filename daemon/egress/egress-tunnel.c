@@ -256,7 +256,10 @@ static int upstream_io_set(Tunnel *t, uint32_t events) {
         }
         if (events == 0)
                 return 0;
-        return sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, events, on_upstream_io, t);
+        int r = sd_event_add_io(t->proxy->event, &t->upstream_io, t->upstream_fd, events, on_upstream_io, t);
+        if (r >= 0)
+                (void) sd_event_source_set_description(t->upstream_io, "tunnel-upstream");
+        return r;
 }
 
 /* The one timer serves timeouts (any accuracy will do) and throttle waits
@@ -843,6 +846,8 @@ int tunnel_start(Proxy *p, int client_fd) {
                 tunnel_free(t);
                 return r;
         }
+        (void) sd_event_source_set_description(t->client_io, "tunnel-client");
+        (void) sd_event_source_set_description(t->timer, "tunnel-timer");
         /* A client writes its CONNECT right after connect(): by the time
          * the proxy has accepted, it has usually arrived, and reading it now
          * saves a trip through the event loop. EAGAIN leaves it to the watch. */

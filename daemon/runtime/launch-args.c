@@ -88,17 +88,6 @@ static const LaunchOption options[] = {
 #undef CK
 };
 
-static int strv_push(char ***l, char *s) {
-        size_t n = strv_length(*l);
-        char **nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        nl[n] = s;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 static int set_option(LaunchArgs *a, const LaunchOption *o, char *value, SbxError *error) {
         if (streq(o->name, "runtime")) {
                 a->runtime = launch_runtime_from_string(value);
