@@ -67,7 +67,7 @@ int channel_attach(Channel *c, int *ret_client_fd);
 bool channel_is_attached(const Channel *c);
 
 /* A worker that starts through sandbox-exec writes a readiness token as the
- * first bytes of its stdout (exec/sandbox-exec.h). Once asked for, those
+ * first bytes of its stdout (shared/sandbox-exec.h). Once asked for, those
  * bytes are read aside and never reach a client, and FN is called once: 0
  * when exactly TOKEN (LEN bytes, kept by the caller) was read, -EBADMSG as
  * soon as a byte differs, -EPIPE at EOF before all of it. What follows the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "exec/sandbox-exec.h"
+#include "sandbox-exec.h"
 #include "worker-disk.h"
 #include "worker-ready.h"
 

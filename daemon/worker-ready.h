@@ -8,7 +8,7 @@
 /* A shared-kernel worker (trusted, wasm) is started by sandbox-exec, its
  * unit's Type=exec main process, which checks its walls and command and
  * then writes a readiness token to the worker's stdout before it execs the
- * workload (exec/sandbox-exec.h). systemd's start job is done as soon as
+ * workload (shared/sandbox-exec.h). systemd's start job is done as soon as
  * sandbox-exec runs, so the worker stays starting until the token came too:
  * only then is CreateWorker answered and the worker running. A unit that
  * ends first, an EOF or other bytes first, or no token within

@@ -7,13 +7,13 @@
 
 #include "class.h"
 #include "util.h"
+#include "workspace-name.h"
 
 /* A workspace is an ext4 image, <root>/<name>.img, with its metadata beside
  * it in <root>/<name>.meta. A worker gets it as its home: the unit loop-mounts
  * the image on the state directory before anything of the worker runs
  * (unit-props.c), so the cap is the file system's own size, whatever the class. */
 #define SBX_WORKSPACE_ROOT "/var/lib/sandboxd/workspaces"
-#define SBX_WORKSPACE_NAME_MAX 64
 /* ext4 with a journal needs a few MiB of its own; below this nothing useful fits. */
 #define SBX_WORKSPACE_SIZE_MIN (UINT64_C(16) * 1024 * 1024)
 #define SBX_WORKSPACE_SIZE_MAX (UINT64_C(1024) * 1024 * 1024 * 1024)
@@ -33,11 +33,6 @@ struct Workspace {
         struct WorkspaceCreation *creating; /* being formatted: not on the bus, not usable (manager-workspace.h) */
 };
 
-/* 1-64 characters of [a-z0-9_-], starting with a letter or digit: the name
- * is a file name, an object path element and a command-line argument. */
-bool workspace_name_is_valid(const char *name);
-/* Classes a workspace can back: the shared kernel and gVisor. */
-bool workspace_class_is_valid(SbxClass c);
 
 int workspace_new(Workspace **ret, const char *name);
 Workspace *workspace_free(Workspace *ws);

@@ -160,7 +160,7 @@ EOF
 python3 $B/egress-client.py --target bench.egress.test:443 --hello-out $B/hello.bin
 systemd-run -q --unit=egress-bench-up -p NetworkNamespacePath=/run/netns/upstream \
     $B/egress-load server $UP 8443 8444 "$BYTES" $B/hello.bin
-# As sandboxd's unit has it (daemon/egress-units.c): every entry kept, not
+# As sandboxd's unit has it (daemon/systemd/egress-units.c): every entry kept, not
 # dropped by journald's rate limit once the rate test passes 10000 entries,
 # and systemd's system call filter in front of the proxy's own.
 TRACE_PROPS=()

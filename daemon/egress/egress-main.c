@@ -20,7 +20,6 @@
 #include <systemd/sd-event.h>
 
 #include "broker.h"
-#include "config.h"
 #include "egress-policy.h"
 #include "egress-loops.h"
 #include "egress-proxy.h"

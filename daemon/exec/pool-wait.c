@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sandbox-exec --pool-wait: the process a warm-pool sandbox runs until it is
- * claimed (daemon/pool-job.h). It is already the worker, inside gVisor:
+ * claimed (daemon/shared/pool-job.h). It is already the worker, inside gVisor:
  * the job it reads from stdin, which only sandboxd writes, becomes the
  * workload by execve(), in this very sandbox, with nothing else in it. */
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* runsc --network=veth (daemon/worker-veth.h): gVisor's own network stack on
+/* runsc --network=veth (daemon/shared/worker-veth.h): gVisor's own network stack on
  * one end of a veth pair, in a namespace of the sandbox's own; the other end,
  * with the proxy's address, stays in the unit's namespace. */
 

@@ -72,7 +72,7 @@ typedef struct OciBundleSpec {
                                          * NULL: none in the spec */
 } OciBundleSpec;
 
-/* The paths hidden from every worker; defined in daemon/worker-view.c, whose
+/* The paths hidden from every worker; defined in daemon/shared/worker-view.c, whose
  * command search must not find what the bundle hides. */
 extern const char * const oci_masked_host_paths[];
 

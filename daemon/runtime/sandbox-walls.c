@@ -4,7 +4,7 @@
  *   probe  (inside the probe unit's walls) prints its own namespaces and
  *          whether IPAddressDeny=any stops a loopback connection
  * (A shared-kernel worker's own check is sandbox-exec --check.)
- * sandboxd reads the first two (daemon/walls.h has the line format); the
+ * sandboxd reads the first two (daemon/shared/walls.h has the line format); the
  * verdict is its own. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sandboxctl's exit status for each error a call can end with
- * (sandboxctl-exit.h): every org.sandboxd1.Error.* of daemon/errors.h, the
+ * (sandboxctl-exit.h): every org.sandboxd1.Error.* of daemon/shared/errors.h, the
  * bus's and polkit's refusals, and a bus that is not there. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,7 +92,7 @@ static void test_named_errors(void **state) {
         }
 }
 
-/* Every name daemon/errors.h defines has its line above: an error added
+/* Every name daemon/shared/errors.h defines has its line above: an error added
  * there gets its exit status decided, not defaulted. */
 static void test_every_daemon_error_is_listed(void **state) {
         _cleanup_fclose_ FILE *f = fopen(ERRORS_H, "re");
@@ -111,7 +111,7 @@ static void test_every_daemon_error_is_listed(void **state) {
                 for (size_t i = 0; i < ELEMENTSOF(expected); i++)
                         found = found || streq(expected[i].name, name);
                 if (!found)
-                        fail_msg("%s (daemon/errors.h) has no exit status in this test", name);
+                        fail_msg("%s (daemon/shared/errors.h) has no exit status in this test", name);
                 n++;
         }
         assert_true(n >= 17);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Suspend and resume of a gVisor worker with egress and a Service (issue 13):
 # such a sandbox runs on gVisor's own network stack on a veth to its proxy's
-# listeners (daemon/worker-veth.h), which runsc can checkpoint. A worker that
+# listeners (daemon/shared/worker-veth.h), which runsc can checkpoint. A worker that
 # keeps a counter in memory and reaches a TLS upstream through its proxy and
 # through the broker is suspended (its unit gone), resumed, counts on, reaches
 # the upstream again through the proxy, is still refused a host outside its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sandbox-walls binary's contract, without a unit: "probe" prints the
-# lines the daemon parses (daemon/walls.h); anything else is 2 and the usage.
+# lines the daemon parses (daemon/shared/walls.h); anything else is 2 and the usage.
 WALLS=${1:?usage: test-walls-cli.sh PATH-TO-sandbox-walls}
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"

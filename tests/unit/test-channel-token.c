@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 
 #include "channel.h"
-#include "exec/sandbox-exec.h"
+#include "sandbox-exec.h"
 
 typedef struct Fixture {
         sd_event *event;

@@ -16,7 +16,7 @@
 #include "manager.h"
 #include "pool.h"
 #include "test-bus.h"
-#include "exec/sandbox-exec.h"
+#include "sandbox-exec.h"
 #include "worker-history.h"
 #include "worker-ready.h"
 #include "worker-secrets.h"

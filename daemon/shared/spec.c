@@ -9,7 +9,7 @@
 #include "spec.h"
 #include "spec-service.h"
 #include "worker-view.h"
-#include "workspace.h"
+#include "workspace-name.h"
 
 void worker_spec_init(WorkerSpec *s) {
         *s = (WorkerSpec) { .class = _SBX_CLASS_INVALID, .requested_class = _SBX_CLASS_INVALID };

@@ -2,7 +2,7 @@
 #include "errors.h"
 #include "spec-bus.h"
 #include "spec-service.h"
-#include "workspace.h"
+#include "workspace-name.h"
 
 typedef int (*SpecReader)(WorkerSpec *s, sd_bus_message *m, SbxError *error);
 
