@@ -24,7 +24,7 @@ const char * const oci_masked_host_paths[] = { OCI_MASKED_HOST_PATHS, NULL };
 static const char * const oci_hidden[] = { OCI_MASKED_HOST_PATHS, "/proc", "/dev", "/sys", "/tmp", NULL };
 
 /* A trusted or wasm worker sees the host's root through its unit
- * (daemon/unit-props.c, unit_append_hardening): ProtectHome=yes empties
+ * (daemon/worker/unit-props.c, unit_append_hardening): ProtectHome=yes empties
  * /home and /root, TemporaryFileSystem= replaces /run (and /run/user with
  * it), PrivateTmp= gives it an empty /tmp and /var/tmp of its own,
  * PrivateDevices= a /dev of device nodes; /proc and /sys are the kernel's,

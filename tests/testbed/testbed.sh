@@ -232,7 +232,7 @@ testbed_boot() {
     # the host's loop control and existing loop nodes are bound in (the host's
     # device cgroup allows them); sandbox-workspace creates a node missing in
     # the container's /dev when the kernel hands out a new one.
-    # Every worker's disk is such an image too (daemon/worker-disk.h), and
+    # Every worker's disk is such an image too (daemon/worker/worker-disk.h), and
     # the warm pool holds several at once: the host gets 64 loop devices
     # (LOOP_CTL_ADD; devtmpfs makes their nodes) before they are bound. The
     # images get a file system of their own: sandboxd admits a disk only if
