@@ -21,46 +21,12 @@ void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *
                 snprintf(buf, size, "start job %s", result);
 }
 
-/* The image is made once (a resume finds it), without a journal (a home does
- * not outlive a boot, so there is nothing to replay) and without reserved
- * blocks; lost+found stays at the file system's root, outside the home. The
- * tmp directory is 1777 as /tmp is: only its worker ever sees it. */
-static const char disk_setup_script[] =
-        "set -eu\n"
-        "dir=$1 home=$2 size=$3 mkfs=$4\n"
-        "mkdir -p -m 0700 \"$dir\"\n"
-        "if [ ! -e \"$dir/image\" ]; then\n"
-        "  rm -f \"$dir/image.new\"\n"
-        "  truncate -s \"$size\" \"$dir/image.new\"\n"
-        "  \"$mkfs\" -q -F -m 0 -O ^has_journal -E nodiscard \"$dir/image.new\"\n"
-        "  mv \"$dir/image.new\" \"$dir/image\"\n"
-        "fi\n"
-        "mkdir -p -m 0700 \"$dir/fs\" \"$home\"\n"
-        "mountpoint -q \"$dir/fs\" || mount -t ext4 -o loop,nosuid,nodev,noatime \"$dir/image\" \"$dir/fs\"\n"
-        "mkdir -p -m 0700 \"$dir/fs/home\"\n"
-        "mkdir -p \"$dir/fs/tmp\"\n"
-        "chmod 1777 \"$dir/fs/tmp\"\n"
-        "mountpoint -q \"$home\" || mount --bind \"$dir/fs/home\" \"$home\"\n";
-
-/* Unmounts. Only a suspend keeps the image: sandboxd marks it "keep"
- * before the checkpoint (worker_disk_mark_kept()) and the home then stays
- * as an empty directory owned as the disk's home is, as a plain home would:
- * systemd tries that owner's UID first at the resume. Without the mark the
- * worker ended and everything goes, here or by sandboxd's own removal,
- * whichever comes second: deciding on whether sandboxd had removed the
- * image yet left an empty home behind when the two ran at once. */
-static const char disk_stop_script[] =
-        "dir=$1 home=$2\n"
-        "owner=$(stat -c %u:%g \"$dir/fs/home\" 2>/dev/null)\n"
-        "if mountpoint -q \"$home\"; then umount \"$home\" || exit 1; fi\n"
-        "if mountpoint -q \"$dir/fs\"; then umount \"$dir/fs\" || exit 1; fi\n"
-        "if [ -e \"$dir/keep\" ] && [ -e \"$dir/image\" ]; then\n"
-        "  [ -z \"$owner\" ] || chown \"$owner\" \"$home\"\n"
-        "else\n"
-        "  rm -f \"$dir/image\" \"$dir/image.new\" \"$dir/keep\"\n"
-        "  rmdir \"$home\" \"$dir/fs\" \"$dir\" 2>/dev/null\n"
-        "fi\n"
-        "exit 0\n";
+/* The disk's steps are a script installed beside the other helpers
+ * (daemon/worker/sandbox-disk), never a script inline in the transient unit:
+ * systemd 252 serialises an inline script's "$" and ";" into the unit's
+ * transient file in a form its own parser does not undo, so after a
+ * daemon-reload the stop no longer parsed and every home and image stayed. */
+#define SANDBOX_DISK_PATH SANDBOXD_LIBEXECDIR "/sandbox-disk"
 
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
                                 const char *mkfs_path) {
@@ -72,16 +38,17 @@ int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *h
         if (worker_disk_unit_name(id, &name) < 0 || asprintf(&dir, SBX_DISK_ROOT "/%s", id) < 0 ||
             asprintf(&description, "sandboxd disk of worker %s", id) < 0 || asprintf(&size, "%" PRIu64, bytes) < 0)
                 return -ENOMEM;
-        char *setup_argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) disk_setup_script, (char *) "sandboxd-disk",
-                               dir, (char *) home_private, size, (char *) mkfs_path, NULL };
-        char *stop_argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) disk_stop_script, (char *) "sandboxd-disk",
-                              dir, (char *) home_private, NULL };
+        char *setup_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "setup", dir, (char *) home_private, size,
+                               (char *) mkfs_path, NULL };
+        char *stop_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "stop", dir, (char *) home_private, NULL };
 
         r = unit_open_mount_aux(m, name, description);
         if (r >= 0)
                 r = unit_append_exec(m, "ExecStart", setup_argv[0], setup_argv, NULL);
         if (r >= 0)
-                r = unit_append_exec(m, "ExecStop", stop_argv[0], stop_argv, NULL);
+                /* After the stop, and also after a setup that failed or was
+                 * stopped half-way, which ExecStop= would not clean up. */
+                r = unit_append_exec(m, "ExecStopPost", stop_argv[0], stop_argv, NULL);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)

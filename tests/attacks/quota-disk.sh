@@ -25,6 +25,7 @@ quota-disk-trusted-diskmax|trusted|a trusted worker with DiskMax=8M writes 16 Mi
 quota-disk-resume|standard|a worker writes 1 MiB, is suspended and resumed, then fills its home|the 1 MiB is still there and the resumed worker stops at its cap with ENOSPC
 quota-disk-restart|trusted|sandboxd restarts while a worker runs; the worker then fills its home|the re-adopted worker still stops at its cap with ENOSPC
 quota-disk-total|trusted|with Disk:TotalMax=96M, a second worker of DiskMax=64M beside one of 64M|refused with org.sandboxd1.Error.LimitOutOfRange naming TotalMax; the first was accepted
+quota-disk-reload|trusted,standard|a worker writes 1 MiB into its home, the host runs systemctl daemon-reload (as any package install does), the worker is stopped|its disk unit stops cleanly and its home and image are gone: nothing is left to fill the host
 '
 atk_load_table "$QUOTA_DISK_ATTACKS"
 if [ "${1:-}" = --list ]; then
@@ -182,6 +183,21 @@ ct sh -c "touch $SBX_STATE_LINK_ROOT/$w/go"
 diag "restart: worker $w, state $(state_of "$w")"
 atk_fill quota-disk-restart trusted "$w" $((48 * MiB)) "$CAP"
 stop_worker "$w"
+
+# A daemon-reload reads every transient unit back from its file: the disk
+# unit's stop must still work after it (systemd 252 mangled an inline
+# script's "$" there, and every home and image stayed behind).
+for class in $CLASSES; do
+    w=$(create --class "$class" -- /bin/sh -c 'head -c 1048576 /dev/zero > "$HOME/written"; exec sleep 600')
+    wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/written"
+    ct systemctl daemon-reload
+    stop_worker "$w"
+    disk_gone() { ! ct test -e "/var/lib/private/sandboxd/disks/$1" && home_absent "$1"; }
+    wait_until 60 disk_gone "$w"
+    atk_result quota-disk-reload "$class" \
+        "$(disk_gone "$w" || echo "worker $w: its disk or home is still there: $(ct ls -la "/var/lib/private/sandboxd/disks/$w" 2>&1 | head -n 4)")" \
+        "$(ct journalctl -q -u "sandbox-$w-disk.service" --no-pager | grep -E "Failed with result|Syntax error" | head -n 3)"
+done
 
 # The total: the pool is off for this part (it holds default-sized disks).
 set_config "[Defaults]
