@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bus-manager.h"
 #include "egress-units.h"
 #include "env-cred.h"
 #include "errors.h"
@@ -154,7 +153,7 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
                 (void) manager_probe_runtimes(m, NULL);
         pool_unlink(m, e);
         pool_entry_free(e);
-        bus_manager_notify_status(m);
+        manager_notify_status(m);
         /* At the refill's pace: a sandbox that keeps failing is not retried in a loop. */
         pool_schedule(m, USEC_PER_SEC / MAX(m->config.pool_refill_per_second, 1u));
 }
@@ -230,7 +229,7 @@ static int on_waiter_ready(sd_event_source *s, int fd, uint32_t revents, void *u
         e->ready = true;
         log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
                    "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
-        bus_manager_notify_status(e->manager);
+        manager_notify_status(e->manager);
         return 0;
 }
 
@@ -834,7 +833,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         pool_entry_free(e);
         w->create_request = sd_bus_message_ref(request);
         manager_add_worker(m, w);
-        bus_manager_notify_status(m);
+        manager_notify_status(m);
         {
                 char owner_uid[16];
                 worker_owner_field(w, owner_uid);

@@ -97,6 +97,7 @@ static int setup(void **state) {
 
         assert_non_null(f);
         assert_int_equal(manager_new(&f->m, "/nonexistent/sandboxd.conf", &e), 0);
+        assert_int_equal(bus_manager_listen(f->m), 0);
         /* The socket's peer credentials are its creator's: as root, create it
          * as someone else, so that the daemon sees a caller that is neither
          * root nor, unless the test says so, a worker's owner. */
@@ -142,6 +143,7 @@ static int teardown(void **state) {
         for (size_t i = 0; i < f->n_started_units; i++)
                 free(f->started_units[i]);
         sd_bus_flush_close_unref(f->peer);
+        bus_manager_free(f->m);
         manager_free(f->m);
         free(f);
         return 0;
