@@ -428,7 +428,7 @@ static int property_get_default_idle(sd_bus *bus, const char *path, const char *
 /* Waiting sandboxes of the warm pool, ready to be claimed (pool.h). */
 static int property_get_pooled(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "u", (uint32_t) pool_n_ready(userdata));
+        return sd_bus_message_append(reply, "u", (uint32_t) pool_n_ready(&((Manager *) userdata)->pool));
 }
 
 static int property_get_n_workers(sd_bus *bus, const char *path, const char *interface, const char *property,

@@ -112,6 +112,45 @@ static void manager_worker_owner_init(Manager *m) {
         };
 }
 
+/* ---- what the pool asks (pool.h) ------------------------------------------ */
+
+static void pool_owner_revalidate_runtimes(Pool *pool) {
+        manager_runtimes_revalidate(pool->userdata);
+}
+
+static void pool_owner_probe_runtimes(Pool *pool) {
+        (void) manager_probe_runtimes(pool->userdata, NULL);
+}
+
+static int pool_owner_admit_disk(Pool *pool, uint64_t want, SbxError *error) {
+        return manager_admit_disk(pool->userdata, want, error);
+}
+
+static void pool_owner_add_worker(Pool *pool, Worker *w) {
+        manager_add_worker(pool->userdata, w);
+}
+
+static void pool_owner_status_changed(Pool *pool) {
+        manager_notify_status(pool->userdata);
+}
+
+static void manager_pool_init(Manager *m) {
+        m->pool = (Pool) {
+                .worker_owner = &m->worker_owner,
+                .exec_path = &m->exec_path,
+                .egress_path = &m->egress_path,
+                .mkfs_path = &m->mkfs_path,
+                .runtimes = &m->runtimes,
+                .n_alive = &m->n_alive,
+                .userdata = m,
+                .revalidate_runtimes = pool_owner_revalidate_runtimes,
+                .probe_runtimes = pool_owner_probe_runtimes,
+                .admit_disk = pool_owner_admit_disk,
+                .add_worker = pool_owner_add_worker,
+                .status_changed = pool_owner_status_changed,
+        };
+}
+
 int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         Manager *m;
         int r;
@@ -120,6 +159,7 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         if (!m)
                 return -ENOMEM;
         manager_worker_owner_init(m);
+        manager_pool_init(m);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);
@@ -162,7 +202,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->gc_event);
         worker_history_done(&m->history);
         manager_probes_free(m);
-        pool_free_all(m);
+        pool_free_all(&m->pool);
         credential_server_free(m->credentials);
         worker_log_jobs_free(&m->worker_owner);
         caller_quota_done(&m->log_read_quota);
@@ -290,7 +330,7 @@ static void job_removed(const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         Worker *w;
 
-        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
+        if (pool_job_removed(&m->pool, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
                 return;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
@@ -451,7 +491,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         }
         /* A waiting sandbox of the class serves it if it can (pool.h). */
         if (runtime == SBX_RUNTIME_RUNSC) {
-                r = pool_claim(m, spec, owner, request, &cold_reason, error);
+                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
@@ -461,7 +501,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_admit_disk(m, spec->disk_max, error);
         if (r < 0)
                 return r;
-        pool_yield_slot(m);
+        pool_yield_slot(&m->pool);
 
         r = worker_new(&w, &m->worker_owner, spec, runtime);
         if (r < 0)
@@ -803,5 +843,5 @@ int manager_serve(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the name org.sandboxd1: %m");
         manager_restore_announce(m);
-        return pool_start(m);
+        return pool_start(&m->pool);
 }

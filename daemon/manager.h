@@ -7,6 +7,7 @@
 #include "caller-quota.h"
 #include "config.h"
 #include "creds.h"
+#include "pool.h"
 #include "probe.h"
 #include "runtimes.h"
 #include "subscribers.h"
@@ -58,9 +59,7 @@ struct Manager {
         struct WorkerLogJob *log_jobs;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 
-        struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */
-        sd_event_source *pool_timer;
-        sd_bus_slot *pool_reload_match;
+        Pool pool;                      /* the warm pool (pool.h), made by manager_new() */
         struct Workspace *workspaces;   /* manager-workspace.h */
         char *workspace_root;           /* SBX_WORKSPACE_ROOT */
         char *mkfs_path;                /* mkfs.ext4, for new workspaces */
