@@ -98,7 +98,8 @@ int main(int argc, char *argv[]) {
                 printf("%s: OK\n", config_path);
                 return 0;
         }
-        /* Before any worker exists: the restore's already report to the bus. */
+        /* Before manager_startup(): the workers its restore re-adopts report
+         * to the bus from the first state change on. */
         r = bus_manager_listen(m);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the bus API: %m");
