@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "adopt.h"
-#include "bus-worker.h"
 #include "egress-policy.h"
 #include "event-util.h"
 #include "fdstore.h"
@@ -823,7 +822,8 @@ void manager_restore_announce(Manager *m) {
 
         /* Nobody has subscribed yet (the name is just ours): the list is kept
          * a while for the clients that subscribe again (bus-subscribe.c). */
-        bus_worker_announce_lost(m, NULL);
+        if (m->listener.workers_lost)
+                m->listener.workers_lost(m);
         if (!m->restore_removed ||
             sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
                                        on_restore_announced, m) < 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <systemd/sd-daemon.h>
 
 #include "bus-manager.h"
@@ -427,7 +428,7 @@ static int property_get_default_idle(sd_bus *bus, const char *path, const char *
 /* Waiting sandboxes of the warm pool, ready to be claimed (pool.h). */
 static int property_get_pooled(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "u", (uint32_t) pool_n_ready(userdata));
+        return sd_bus_message_append(reply, "u", (uint32_t) pool_n_ready(&((Manager *) userdata)->pool));
 }
 
 static int property_get_n_workers(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -507,6 +508,50 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+static void on_workers_lost(Manager *m) {
+        bus_worker_announce_lost(m, NULL);
+}
+
+static void on_reply_waiter(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message) {
+        bus_worker_reply_waiter(msg, w, error_name, error_message);
+}
+
+int bus_manager_listen(Manager *m) {
+        assert(m);
+        assert(!m->bus_state);
+
+        m->bus_state = calloc(1, sizeof(*m->bus_state));
+        if (!m->bus_state)
+                return -ENOMEM;
+        caller_quota_init(&m->bus_state->polkit_quota, m->config.bus_authorizations_per_user,
+                          m->config.bus_authorizations_max);
+        m->listener = (ManagerListener) {
+                .status_changed = bus_manager_notify_status,
+                .workers_lost = on_workers_lost,
+        };
+        m->worker_owner.state_changed = bus_worker_emit_state;
+        m->worker_owner.appeared = bus_worker_emit_new;
+        m->worker_owner.activity = bus_worker_emit_activity;
+        m->worker_owner.ended = bus_worker_emit_ended;
+        m->worker_owner.gone = bus_worker_emit_gone;
+        m->worker_owner.reply_created = bus_worker_reply_created;
+        m->worker_owner.reply_waiter = on_reply_waiter;
+        return 0;
+}
+
+void bus_manager_free(Manager *m) {
+        if (!m || !m->bus_state)
+                return;
+        bus_polkit_queries_free(m);
+        caller_quota_done(&m->bus_state->polkit_quota);
+        sd_bus_slot_unref(m->bus_state->worker_filter);
+        sd_bus_slot_unref(m->bus_state->polkit_filter);
+        sd_bus_slot_unref(m->bus_state->name_lost_match);
+        subscribers_done(&m->subscribers);
+        free(m->bus_state);
+        m->bus_state = NULL;
+}
+
 int bus_manager_install(Manager *m) {
         int r;
 
@@ -514,7 +559,7 @@ int bus_manager_install(Manager *m) {
         if (r < 0)
                 return r;
         /* Before any vtable: every call on a worker's object is checked here. */
-        r = sd_bus_add_filter(m->bus, &m->worker_filter, bus_worker_filter, m);
+        r = sd_bus_add_filter(m->bus, &m->bus_state->worker_filter, bus_worker_filter, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the worker access filter: %m");
         r = sd_bus_add_object_vtable(m->bus, NULL, "/org/sandboxd1", "org.sandboxd1.Manager", manager_vtable, m);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-manager.h"
 #include "bus-polkit.h"
 #include "errors.h"
 #include "manager.h"
@@ -27,7 +28,7 @@ struct PolkitQuery {
         char worker_id[WORKER_ID_LEN + 1];
         sd_bus_slot *call;
         sd_bus_track *track;            /* notices the caller leaving while polkit decides */
-        bool counted;                   /* holds one unit of m->polkit_quota for CALLER */
+        bool counted;                   /* holds one unit of m->bus_state->polkit_quota for CALLER */
         uint32_t flags;                 /* CheckAuthorization's */
         /* The query whose CheckAuthorization answers this one too: the same
          * sender asked the same, while polkit was still deciding. */
@@ -69,18 +70,18 @@ static int set_denied(sd_bus_error *ret_error, SbxAction action) {
 static PolkitQuery *polkit_query_free(PolkitQuery *q) {
         if (!q)
                 return NULL;
-        for (PolkitQuery **p = &q->manager->polkit_queries; *p; p = &(*p)->next)
+        for (PolkitQuery **p = &q->manager->bus_state->polkit_queries; *p; p = &(*p)->next)
                 if (*p == q) {
                         *p = q->next;
                         break;
                 }
         if (q->counted)
-                caller_quota_release(&q->manager->polkit_quota, q->caller);
+                caller_quota_release(&q->manager->bus_state->polkit_quota, q->caller);
         if (q->call) {
                 /* Its followers still wait for the answer: the first one
                  * takes the call over, the others follow that one. */
                 PolkitQuery *heir = NULL;
-                for (PolkitQuery *f = q->manager->polkit_queries; f; f = f->next) {
+                for (PolkitQuery *f = q->manager->bus_state->polkit_queries; f; f = f->next) {
                         if (f->leader != q)
                                 continue;
                         f->leader = heir;
@@ -103,19 +104,19 @@ static PolkitQuery *polkit_query_free(PolkitQuery *q) {
 }
 
 void bus_polkit_queries_free(Manager *m) {
-        while (m->polkit_queries)
-                polkit_query_free(m->polkit_queries);
+        while (m->bus_state->polkit_queries)
+                polkit_query_free(m->bus_state->polkit_queries);
 }
 
 static PolkitQuery *polkit_query_find(Manager *m, sd_bus_message *msg, SbxAction action) {
-        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+        for (PolkitQuery *q = m->bus_state->polkit_queries; q; q = q->next)
                 if (q->request == msg && q->action == action)
                         return q;
         return NULL;
 }
 
 static PolkitQuery *polkit_query_find_follower(PolkitQuery *leader) {
-        for (PolkitQuery *q = leader->manager->polkit_queries; q; q = q->next)
+        for (PolkitQuery *q = leader->manager->bus_state->polkit_queries; q; q = q->next)
                 if (q->leader == leader)
                         return q;
         return NULL;
@@ -125,7 +126,7 @@ static PolkitQuery *polkit_query_find_follower(PolkitQuery *leader) {
  * same subject (sender), action, worker and flags. */
 static PolkitQuery *polkit_query_find_pending(Manager *m, const char *sender, SbxAction action,
                                               const char *worker_id, uint32_t flags) {
-        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+        for (PolkitQuery *q = m->bus_state->polkit_queries; q; q = q->next)
                 if (q->call && !q->done && q->action == action && q->flags == flags &&
                     streq(q->worker_id, worker_id ?: "") && streq_ptr(sd_bus_message_get_sender(q->request), sender))
                         return q;
@@ -152,7 +153,7 @@ static void polkit_query_consumed(PolkitQuery *q) {
 static int on_polkit_dispatch(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
-        for (PolkitQuery *q = m->polkit_queries; q; q = q->next)
+        for (PolkitQuery *q = m->bus_state->polkit_queries; q; q = q->next)
                 if (q->done && q->request == msg)
                         polkit_query_consumed(q);
         return 0;
@@ -161,7 +162,7 @@ static int on_polkit_dispatch(sd_bus_message *msg, void *userdata, sd_bus_error 
 int bus_polkit_install(Manager *m) {
         int r;
 
-        r = sd_bus_add_filter(m->bus, &m->polkit_filter, on_polkit_dispatch, m);
+        r = sd_bus_add_filter(m->bus, &m->bus_state->polkit_filter, on_polkit_dispatch, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the polkit dispatch filter: %m");
         return 0;
@@ -241,7 +242,7 @@ static void polkit_query_answered(PolkitQuery *q) {
         /* Polkit is done with it: its place under the caps is free again,
          * whether or not the request has been dispatched again yet. */
         if (q->counted) {
-                caller_quota_release(&q->manager->polkit_quota, q->caller);
+                caller_quota_release(&q->manager->bus_state->polkit_quota, q->caller);
                 q->counted = false;
         }
         q->track = sd_bus_track_unref(q->track);
@@ -300,19 +301,19 @@ static int polkit_query_start(Manager *m, sd_bus_message *msg, SbxAction action,
         if (!sender)
                 return -EBADMSG;
         /* The caps are taken first of all: past them nothing is asked. */
-        r = caller_quota_acquire(&m->polkit_quota, caller);
+        r = caller_quota_acquire(&m->bus_state->polkit_quota, caller);
         if (r < 0)
                 return r;
         q = calloc(1, sizeof(*q));
         if (!q) {
-                caller_quota_release(&m->polkit_quota, caller);
+                caller_quota_release(&m->bus_state->polkit_quota, caller);
                 return -ENOMEM;
         }
         *q = (PolkitQuery) { .manager = m, .request = sd_bus_message_ref(msg), .action = action,
                              .caller = caller, .counted = true, .error = SD_BUS_ERROR_NULL };
         snprintf(q->worker_id, sizeof(q->worker_id), "%s", worker_id ?: "");
-        q->next = m->polkit_queries;
-        m->polkit_queries = q;
+        q->next = m->bus_state->polkit_queries;
+        m->bus_state->polkit_queries = q;
         r = sd_bus_track_new(m->bus, &q->track, on_caller_gone, q);
         if (r >= 0)
                 r = sd_bus_track_add_sender(q->track, msg);
@@ -369,10 +370,10 @@ static int refuse_over_cap(Manager *m, int cap, uid_t caller, SbxAction action, 
         bool mine = cap == -EUSERS;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        if (now >= m->polkit_cap_logged_usec + POLKIT_CAP_LOG_INTERVAL_USEC) {
+        if (now >= m->bus_state->polkit_cap_logged_usec + POLKIT_CAP_LOG_INTERVAL_USEC) {
                 char uid[16], n[16];
 
-                m->polkit_cap_logged_usec = now;
+                m->bus_state->polkit_cap_logged_usec = now;
                 snprintf(uid, sizeof(uid), "%u", (unsigned) caller);
                 snprintf(n, sizeof(n), "%u", mine ? m->config.bus_authorizations_per_user
                                                   : m->config.bus_authorizations_max);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-manager.h"
 #include "bus-subscribe.h"
 #include "bus-worker.h"
 #include "errors.h"
@@ -30,7 +31,7 @@ int bus_subscribe_install(Manager *m) {
         subscribers_init(&m->subscribers);
         /* Added before the name is ours, so before anyone can subscribe:
          * dbus-daemon delivers a client's Subscribe before its departure. */
-        r = sd_bus_match_signal(m->bus, &m->name_lost_match, DBUS_DRIVER, "/org/freedesktop/DBus",
+        r = sd_bus_match_signal(m->bus, &m->bus_state->name_lost_match, DBUS_DRIVER, "/org/freedesktop/DBus",
                                 "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch for subscribers leaving the bus: %m");

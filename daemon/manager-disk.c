@@ -11,7 +11,7 @@
 uint64_t manager_disks_held(Manager *m, uint64_t *ret_unwritten) {
         uint64_t committed, unwritten = 0;
 
-        committed = pool_disk_held(m, &unwritten);
+        committed = pool_disk_held(&m->pool, &unwritten);
         for (Worker *w = m->workers; w; w = w->next) {
                 if (w->state == WORKER_ENDED || w->spec.disk_max == 0)
                         continue;

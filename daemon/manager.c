@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "adopt.h"
-#include "bus-manager.h"
-#include "bus-worker.h"
 #include "egress-units.h"
 #include "worker-broker.h"
 #include "worker-secrets.h"
@@ -43,8 +41,13 @@ static void owner_released(Worker *w) {
         manager_workspace_release(m, w);
 }
 
+void manager_notify_status(Manager *m) {
+        if (m->listener.status_changed)
+                m->listener.status_changed(m);
+}
+
 static void owner_status_changed(Worker *w) {
-        bus_manager_notify_status(w->manager);
+        manager_notify_status(w->manager);
 }
 
 static void owner_collect(Worker *w) {
@@ -56,10 +59,6 @@ static void owner_needs_probe(Worker *w, WorkerProbe what) {
                 (void) manager_probe_walls(w->manager);
         else
                 (void) manager_probe_runtimes(w->manager, NULL);
-}
-
-static void owner_reply_waiter(Worker *w, sd_bus_message *msg, const char *error_name, const char *error_message) {
-        bus_worker_reply_waiter(msg, w, error_name, error_message);
 }
 
 static uint64_t owner_checkpoint_budget(Worker *w) {
@@ -90,6 +89,8 @@ static int owner_recheck_gate(Worker *w, SbxError *error) {
 }
 
 static void manager_worker_owner_init(Manager *m) {
+        /* What goes to the bus (state_changed, appeared, activity, ended,
+         * gone, the replies) the bus layer fills in (bus_manager_listen()). */
         m->worker_owner = (WorkerOwner) {
                 .manager = m,
                 .event = &m->event,
@@ -100,21 +101,54 @@ static void manager_worker_owner_init(Manager *m) {
                 .launcher_path = &m->launcher_path,
                 .log_read_quota = &m->log_read_quota,
                 .log_jobs = &m->log_jobs,
-                .state_changed = bus_worker_emit_state,
-                .appeared = bus_worker_emit_new,
-                .activity = bus_worker_emit_activity,
                 .released = owner_released,
-                .ended = bus_worker_emit_ended,
                 .status_changed = owner_status_changed,
-                .gone = bus_worker_emit_gone,
                 .collect = owner_collect,
                 .needs_probe = owner_needs_probe,
-                .reply_created = bus_worker_reply_created,
-                .reply_waiter = owner_reply_waiter,
                 .suspended = suspend_keep_after_suspend,
                 .checkpoint_budget = owner_checkpoint_budget,
                 .unit_env = manager_worker_unit_env,
                 .recheck_gate = owner_recheck_gate,
+        };
+}
+
+/* ---- what the pool asks (pool.h) ------------------------------------------ */
+
+static void pool_owner_revalidate_runtimes(Pool *pool) {
+        Manager *m = pool->userdata;
+        runtime_table_revalidate(&m->runtimes);
+}
+
+static void pool_owner_probe_runtimes(Pool *pool) {
+        (void) manager_probe_runtimes(pool->userdata, NULL);
+}
+
+static int pool_owner_admit_disk(Pool *pool, uint64_t want, SbxError *error) {
+        return manager_admit_disk(pool->userdata, want, error);
+}
+
+static void pool_owner_add_worker(Pool *pool, Worker *w) {
+        manager_add_worker(pool->userdata, w);
+}
+
+static void pool_owner_status_changed(Pool *pool) {
+        manager_notify_status(pool->userdata);
+}
+
+static void manager_pool_init(Manager *m) {
+        m->pool = (Pool) {
+                .worker_owner = &m->worker_owner,
+                .exec_path = &m->exec_path,
+                .egress_path = &m->egress_path,
+                .mkfs_path = &m->mkfs_path,
+                .runtimes = &m->runtimes,
+                .n_alive = &m->n_alive,
+                .userdata = m,
+                .revalidate_runtimes = pool_owner_revalidate_runtimes,
+                .probe_runtimes = pool_owner_probe_runtimes,
+                .admit_disk = pool_owner_admit_disk,
+                .add_worker = pool_owner_add_worker,
+                .status_changed = pool_owner_status_changed,
         };
 }
 
@@ -126,13 +160,13 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         if (!m)
                 return -ENOMEM;
         manager_worker_owner_init(m);
+        manager_pool_init(m);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);
         if (r < 0)
                 goto fail;
         worker_history_init(&m->history, m->config.ended_workers_max, m->config.ended_workers_max_age_usec);
-        caller_quota_init(&m->polkit_quota, m->config.bus_authorizations_per_user, m->config.bus_authorizations_max);
         caller_quota_init(&m->log_read_quota, m->config.bus_log_reads_per_user, m->config.bus_log_reads_max);
         caller_quota_init(&m->workspace_creation_quota, m->config.bus_workspace_creations_per_user,
                           m->config.bus_workspace_creations_max);
@@ -169,17 +203,11 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->gc_event);
         worker_history_done(&m->history);
         manager_probes_free(m);
-        pool_free_all(m);
+        pool_free_all(&m->pool);
         credential_server_free(m->credentials);
-        bus_polkit_queries_free(m);
-        caller_quota_done(&m->polkit_quota);
         worker_log_jobs_free(&m->worker_owner);
         caller_quota_done(&m->log_read_quota);
         strv_free(m->restore_removed);
-        sd_bus_slot_unref(m->worker_filter);
-        sd_bus_slot_unref(m->polkit_filter);
-        sd_bus_slot_unref(m->name_lost_match);
-        subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->job_removed_match);
         unit_stops_free(m->unit_stops);
         sd_bus_flush_close_unref(m->systemd);
@@ -305,7 +333,7 @@ static void job_removed(const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         Worker *w;
 
-        if (pool_job_removed(m, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
+        if (pool_job_removed(&m->pool, unit, result) || worker_suspend_job_removed(m->workers, unit, result))
                 return;
         w = manager_find_worker_by_unit(m, unit);
         if (!w || (w->state != WORKER_STARTING && w->state != WORKER_RESUMING))
@@ -466,7 +494,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         }
         /* A waiting sandbox of the class serves it if it can (pool.h). */
         if (runtime == SBX_RUNTIME_RUNSC) {
-                r = pool_claim(m, spec, owner, request, &cold_reason, error);
+                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
@@ -476,7 +504,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = manager_admit_disk(m, spec->disk_max, error);
         if (r < 0)
                 return r;
-        pool_yield_slot(m);
+        pool_yield_slot(&m->pool);
 
         r = worker_new(&w, &m->worker_owner, spec, runtime);
         if (r < 0)
@@ -530,7 +558,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 (void) manager_workspace_attach(m, ws, w, NULL);
         w->create_request = sd_bus_message_ref(request);
         manager_add_worker(m, w);
-        bus_manager_notify_status(m);
+        manager_notify_status(m);
         {
                 char owner_uid[16];
                 worker_owner_field(w, owner_uid);
@@ -611,7 +639,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
                 w->unit_ended = true;
                 worker_unit_gone(w);
         }
-        bus_manager_notify_status(m);
+        manager_notify_status(m);
         return 0;
 }
 
@@ -803,12 +831,15 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the runtime re-probe timer: %m");
 
-        r = bus_manager_install(m);
-        if (r < 0)
-                return r;
+        return 0;
+}
+
+int manager_serve(Manager *m) {
+        int r;
+
         r = sd_bus_request_name(m->bus, "org.sandboxd1", 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the name org.sandboxd1: %m");
         manager_restore_announce(m);
-        return pool_start(m);
+        return pool_start(&m->pool);
 }

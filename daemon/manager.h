@@ -6,14 +6,24 @@
 
 #include "caller-quota.h"
 #include "config.h"
-#include "bus-polkit.h"
 #include "creds.h"
+#include "pool.h"
 #include "probe.h"
 #include "runtimes.h"
 #include "subscribers.h"
 #include "unit-stop.h"
 #include "worker-history.h"
 #include "worker.h"
+
+/* The manager reports, the layer above (the bus) tells the world: what it
+ * installs here is called in the order things happen, as WorkerOwner's
+ * callbacks are for a worker. Unset ones are skipped. */
+typedef struct ManagerListener {
+        /* The number of alive workers changed: the service's status line. */
+        void (*status_changed)(Manager *m);
+        /* The name is ours: the workers the restore found lost are announced. */
+        void (*workers_lost)(Manager *m);
+} ManagerListener;
 
 struct Manager {
         WorkerOwner worker_owner;       /* what each worker reports to (worker.h), made by manager_new() */
@@ -40,22 +50,16 @@ struct Manager {
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
         sd_bus_slot *job_removed_match;
-        sd_bus_slot *worker_filter;
         UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
-        PolkitQuery *polkit_queries;    /* calls parked while polkit decides */
-        sd_bus_slot *polkit_filter;     /* frees answered ones after their second dispatch */
         Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
-        sd_bus_slot *name_lost_match;
-        CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
-        uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
+        struct BusState *bus_state;     /* the bus layer's own (bus-manager.h); opaque here */
+        ManagerListener listener;       /* installed by the bus layer (bus_manager_listen()) */
         CallerQuota log_read_quota;     /* ReadWorkerLog journal reads under way (worker-log-job.h) */
         CallerQuota workspace_creation_quota; /* workspaces being made, by owner (manager-workspace.h) */
         struct WorkerLogJob *log_jobs;
         char **restore_removed;         /* IDs cleaned at start-up, announced once the name is ours */
 
-        struct PoolEntry *pool;         /* the warm pool's sandboxes (pool.h) */
-        sd_event_source *pool_timer;
-        sd_bus_slot *pool_reload_match;
+        Pool pool;                      /* the warm pool (pool.h), made by manager_new() */
         struct Workspace *workspaces;   /* manager-workspace.h */
         char *workspace_root;           /* SBX_WORKSPACE_ROOT */
         char *mkfs_path;                /* mkfs.ext4, for new workspaces */
@@ -65,8 +69,13 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error);
 Manager *manager_free(Manager *m);
 
 /* Connects to the system bus and to PID 1, subscribes to systemd, wipes leftovers of an
- * earlier run, starts the credential socket and exports the bus API. */
+ * earlier run, starts the credential socket and probes the runtimes. */
 int manager_startup(Manager *m);
+/* Once the bus API is exported (bus_manager_install()): takes the name,
+ * announces the restore's lost workers and starts the pool. */
+int manager_serve(Manager *m);
+/* Tells the listener that the number of alive workers changed. */
+void manager_notify_status(Manager *m);
 /* Hears systemd's JobRemoved on Manager.systemd (part of the startup). */
 int manager_watch_jobs(Manager *m);
 

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bus-manager.h"
 #include "egress-units.h"
 #include "env-cred.h"
 #include "errors.h"
@@ -14,7 +13,6 @@
 #include "pool-plan.h"
 #include "pool.h"
 #include "worker-disk.h"
-#include "probe.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
@@ -30,8 +28,22 @@
 #define POOL_MEMINFO "/proc/meminfo"
 #define POOL_PRESSURE "/proc/pressure/memory"
 
+/* The owner's handles (Pool.worker_owner), read at use. */
+static const SbxConfig *pool_config(const Pool *pool) {
+        return pool->worker_owner->config;
+}
+static sd_event *pool_event(const Pool *pool) {
+        return *pool->worker_owner->event;
+}
+static sd_bus *pool_systemd(const Pool *pool) {
+        return *pool->worker_owner->systemd;
+}
+static UnitStops *pool_unit_stops(const Pool *pool) {
+        return *pool->worker_owner->unit_stops;
+}
+
 struct PoolEntry {
-        Manager *manager;
+        Pool *pool;
         PoolEntry *next;
         char id[WORKER_ID_LEN + 1];
         char *unit, *unit_path, *home, *egress_socket, *egress_service;
@@ -67,57 +79,57 @@ static PoolEntry *pool_entry_free(PoolEntry *e) {
         return NULL;
 }
 
-void pool_free_all(Manager *m) {
-        while (m->pool) {
-                PoolEntry *e = m->pool;
-                m->pool = e->next;
+void pool_free_all(Pool *pool) {
+        while (pool->entries) {
+                PoolEntry *e = pool->entries;
+                pool->entries = e->next;
                 pool_entry_free(e);
         }
-        m->pool_timer = sd_event_source_disable_unref(m->pool_timer);
-        m->pool_reload_match = sd_bus_slot_unref(m->pool_reload_match);
+        pool->timer = sd_event_source_disable_unref(pool->timer);
+        pool->reload_match = sd_bus_slot_unref(pool->reload_match);
 }
 
-unsigned pool_n_ready(const Manager *m) {
+unsigned pool_n_ready(const Pool *pool) {
         unsigned n = 0;
-        for (PoolEntry *e = m->pool; e; e = e->next)
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 n += e->ready && !e->stopping;
         return n;
 }
 
-uint64_t pool_disk_held(const Manager *m, uint64_t *ret_unwritten) {
+uint64_t pool_disk_held(const Pool *pool, uint64_t *ret_unwritten) {
         uint64_t held = 0, unwritten = 0;
 
-        for (const PoolEntry *e = m->pool; e; e = e->next) {
-                held += m->config.disk_default;
-                unwritten += worker_disk_unwritten(e->id, m->config.disk_default);
+        for (const PoolEntry *e = pool->entries; e; e = e->next) {
+                held += pool_config(pool)->disk_default;
+                unwritten += worker_disk_unwritten(e->id, pool_config(pool)->disk_default);
         }
         *ret_unwritten = unwritten;
         return held;
 }
 
-unsigned pool_n_total(const Manager *m) {
+unsigned pool_n_total(const Pool *pool) {
         unsigned n = 0;
-        for (PoolEntry *e = m->pool; e; e = e->next)
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 n++;
         return n;
 }
 
-static unsigned pool_n_kind(const Manager *m, SbxClass class, bool egress) {
+static unsigned pool_n_kind(const Pool *pool, SbxClass class, bool egress) {
         unsigned n = 0;
-        for (PoolEntry *e = m->pool; e; e = e->next)
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 n += e->class == class && e->egress == egress && !e->stopping;
         return n;
 }
 
-static void pool_unlink(Manager *m, PoolEntry *e) {
-        for (PoolEntry **p = &m->pool; *p; p = &(*p)->next)
+static void pool_unlink(Pool *pool, PoolEntry *e) {
+        for (PoolEntry **p = &pool->entries; *p; p = &(*p)->next)
                 if (*p == e) {
                         *p = e->next;
                         return;
                 }
 }
 
-static void pool_schedule(Manager *m, uint64_t usec);
+static void pool_schedule(Pool *pool, uint64_t usec);
 
 /* Asked again when the bus refuses (unit-stop.h): a pool shrinking by
  * dozens at once passes the bus daemon's cap on awaited replies. */
@@ -128,13 +140,13 @@ static void pool_stop_units(PoolEntry *e) {
 
         for (size_t i = 0; i < ELEMENTSOF(units); i++)
                 if (units[i])
-                        (void) unit_stops_stop(e->manager->unit_stops, units[i], e->id);
+                        (void) unit_stops_stop(pool_unit_stops(e->pool), units[i], e->id);
 }
 
 /* Its unit is gone, never came, or is let go (UNIT_DOWN false: stopping
  * still): nothing of it may stay. */
 static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
-        Manager *m = e->manager;
+        Pool *pool = e->pool;
         _cleanup_free_ char *priv = NULL;
 
         log_struct(e->stopping ? LOG_DEBUG : LOG_WARNING, "Pool sandbox ended",
@@ -143,7 +155,7 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         pool_stop_units(e);
         /* Its ExecStopPost removes the bundle, unless a reload lost it. */
         if (unit_down)
-                worker_cleanup_sandbox_leftovers(&m->worker_owner, e->id, SBX_RUNTIME_RUNSC);
+                worker_cleanup_sandbox_leftovers(pool->worker_owner, e->id, SBX_RUNTIME_RUNSC);
         (void) rm_rf(e->home);
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
@@ -151,12 +163,12 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         /* One that never came up says the runtime may have broken since its
          * probe: probe again, so that the gate, and with it the pool, knows. */
         if (!e->ready && !e->stopping)
-                (void) manager_probe_runtimes(m, NULL);
-        pool_unlink(m, e);
+                pool->probe_runtimes(pool);
+        pool_unlink(pool, e);
         pool_entry_free(e);
-        bus_manager_notify_status(m);
+        pool->status_changed(pool);
         /* At the refill's pace: a sandbox that keeps failing is not retried in a loop. */
-        pool_schedule(m, USEC_PER_SEC / MAX(m->config.pool_refill_per_second, 1u));
+        pool_schedule(pool, USEC_PER_SEC / MAX(pool_config(pool)->pool_refill_per_second, 1u));
 }
 
 static void pool_entry_evict(PoolEntry *e, const char *why) {
@@ -168,8 +180,8 @@ static void pool_entry_evict(PoolEntry *e, const char *why) {
         pool_stop_units(e);
 }
 
-static PoolEntry *pool_find(Manager *m, const char *unit) {
-        for (PoolEntry *e = m->pool; e; e = e->next)
+static PoolEntry *pool_find(Pool *pool, const char *unit) {
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 if (streq(e->unit, unit))
                         return e;
         return NULL;
@@ -207,8 +219,8 @@ static int on_entry_properties(sd_bus_message *msg, void *userdata, sd_bus_error
         }
         /* Its home and bundle go with it: once systemd, asked again, agrees. */
         if (down)
-                (void) systemd_unit_confirm_async(e->manager->systemd, NULL, e->unit, "PropertiesChanged",
-                                                  "inactive", systemd_unit_state_down, pool_entry_down, e->manager);
+                (void) systemd_unit_confirm_async(pool_systemd(e->pool), NULL, e->unit, "PropertiesChanged",
+                                                  "inactive", systemd_unit_state_down, pool_entry_down, e->pool);
         return 0;
 }
 
@@ -230,14 +242,14 @@ static int on_waiter_ready(sd_event_source *s, int fd, uint32_t revents, void *u
         e->ready = true;
         log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
                    "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
-        bus_manager_notify_status(e->manager);
+        e->pool->status_changed(e->pool);
         return 0;
 }
 
-bool pool_job_removed(Manager *m, const char *unit, const char *result) {
+bool pool_job_removed(Pool *pool, const char *unit, const char *result) {
         int r;
 
-        for (PoolEntry *e = m->pool; e; e = e->next) {
+        for (PoolEntry *e = pool->entries; e; e = e->next) {
                 if (!streq(e->unit, unit) || e->started)
                         continue;
                 if (!streq(result, "done")) {
@@ -246,7 +258,7 @@ bool pool_job_removed(Manager *m, const char *unit, const char *result) {
                 }
                 e->started = true;
                 (void) fd_nonblock(e->fds.stdout_fd, true);
-                r = sd_event_add_io(m->event, &e->ready_source, e->fds.stdout_fd, EPOLLIN, on_waiter_ready, e);
+                r = sd_event_add_io(pool_event(pool), &e->ready_source, e->fds.stdout_fd, EPOLLIN, on_waiter_ready, e);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
                         pool_entry_evict(e, "cannot be watched");
@@ -293,7 +305,7 @@ static int pool_entry_pipes(PoolEntry *e, ChannelWorkerFds *ret) {
         return 0;
 }
 
-static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
+static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds stdio = { -1, -1, -1 };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         char id_arg[sizeof("--id=") + WORKER_ID_LEN], user[sizeof("sandbox-") + WORKER_ID_LEN];
@@ -302,13 +314,13 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
         int r;
 
         /* Each waits with a disk of the default size, held like a worker's. */
-        r = manager_admit_disk(m, m->config.disk_default, NULL);
+        r = pool->admit_disk(pool, pool_config(pool)->disk_default, NULL);
         if (r < 0)
                 return r;
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        *e = (PoolEntry) { .manager = m, .class = class, .egress = egress, .fds = { -1, -1, -1 } };
+        *e = (PoolEntry) { .pool = pool, .class = class, .egress = egress, .fds = { -1, -1, -1 } };
         r = random_hex_id(e->id, WORKER_ID_LEN);
         if (r < 0)
                 goto fail;
@@ -332,16 +344,16 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
          * made for egress has its proxy pair, whose policy only a claim can
          * give; one without has gVisor's own loopback, as a cold worker
          * without egress. */
-        char *argv[] = { m->exec_path, id_arg, (char *) "--pool-wait", NULL };
+        char *argv[] = { *pool->exec_path, id_arg, (char *) "--pool-wait", NULL };
         WorkerSpec spec = {
                 .class = class,
                 .requested_class = class,
                 .argv = argv,
-                .limits = m->config.defaults,
+                .limits = pool_config(pool)->defaults,
         };
-        spec.limits.memory_max = pool_entry_memory(&m->config);
-        spec.limits.tasks_max = m->config.maximum.tasks_max;
-        spec.limits.runtime_max_usec = m->config.maximum.runtime_max_usec;
+        spec.limits.memory_max = pool_entry_memory(pool_config(pool));
+        spec.limits.tasks_max = pool_config(pool)->maximum.tasks_max;
+        spec.limits.runtime_max_usec = pool_config(pool)->maximum.runtime_max_usec;
         /* Only which listeners the proxy's socket gets is read from it: the
          * policy it serves is the claiming worker's, fetched by unit name. A
          * worker with Services never claims (it starts cold). */
@@ -353,42 +365,42 @@ static int pool_entry_start(Manager *m, SbxClass class, bool egress) {
                 .user = user,
                 .home = e->home,
                 .spec = &spec,
-                .config = &m->config,
+                .config = pool_config(pool),
                 .runtime = SBX_RUNTIME_RUNSC,
-                .launcher_path = m->launcher_path,
-                .exec_path = m->exec_path,
+                .launcher_path = *pool->worker_owner->launcher_path,
+                .exec_path = *pool->exec_path,
                 .stdio = &stdio,
                 .egress_proxy_url = egress ? worker_egress_proxy_url(SBX_RUNTIME_RUNSC) : NULL,
                 .egress_socket = e->egress_socket,
-                .host_ns = &m->runtimes.walls.host,
+                .host_ns = &pool->runtimes->walls.host,
                 .pool = true,
-                .disk_bytes = m->config.disk_default,
+                .disk_bytes = pool_config(pool)->disk_default,
         };
         if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", e->id) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
-        r = systemd_start_transient_unit_new(m->systemd, &msg, e->unit, "fail");
+        r = systemd_start_transient_unit_new(pool_systemd(pool), &msg, e->unit, "fail");
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
         if (r >= 0)
                 r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
         if (r >= 0)
                 r = worker_egress_append_aux_entries(msg, e->id, e->unit, &proxy_spec, SBX_RUNTIME_RUNSC,
-                                                     egress ? m->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+                                                     egress ? *pool->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, e->id, home_private, p.disk_bytes, m->mkfs_path);
+                r = worker_disk_append_aux_unit(msg, e->id, home_private, p.disk_bytes, *pool->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r >= 0)
-                r = systemd_match_unit_properties_async(m->systemd, &e->unit_match, e->unit_path,
+                r = systemd_match_unit_properties_async(pool_systemd(pool), &e->unit_match, e->unit_path,
                                                         on_entry_properties, e);
         if (r >= 0)
-                r = sd_bus_call_async(m->systemd, &e->start_call, msg, on_entry_start_reply, e, 0);
+                r = sd_bus_call_async(pool_systemd(pool), &e->start_call, msg, on_entry_start_reply, e, 0);
         if (r < 0)
                 goto fail;
-        e->next = m->pool;
-        m->pool = e;
+        e->next = pool->entries;
+        pool->entries = e;
         log_struct(LOG_DEBUG, "Starting a pool sandbox", "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit,
                    "SANDBOXD_CLASS", sbx_class_to_string(class), "SANDBOXD_EVENT", "pool-starting", NULL);
         return 0;
@@ -400,50 +412,51 @@ fail:
 /* ---- keeping the pool at its size ---------------------------------------- */
 
 /* A class is pooled only while the gate serves it with gVisor right now. */
-static bool pool_class_served(Manager *m, SbxClass class) {
+static bool pool_class_served(Pool *pool, SbxClass class) {
         SbxRuntime runtime;
-        return gate_choose(&m->runtimes, &m->config, class, &runtime, NULL) >= 0 && runtime == SBX_RUNTIME_RUNSC;
+        return gate_choose(pool->runtimes, pool_config(pool), class, &runtime, NULL) >= 0 &&
+               runtime == SBX_RUNTIME_RUNSC;
 }
 
 /* Per class, as many of each kind (with and without egress) as configured. */
-static void pool_targets(Manager *m, unsigned target[static _SBX_CLASS_MAX]) {
+static void pool_targets(Pool *pool, unsigned target[static _SBX_CLASS_MAX]) {
         static const SbxClass classes[] = { SBX_CLASS_STANDARD, SBX_CLASS_UNTRUSTED };
         PoolMemoryFacts facts;
         unsigned total, room;
 
         pool_memory_facts_read(POOL_MEMINFO, POOL_PRESSURE, &facts);
-        total = pool_plan_total(&m->config, pool_n_total(m), &facts);
+        total = pool_plan_total(pool_config(pool), pool_n_total(pool), &facts);
         /* Workers come first: the pool only takes slots nobody uses. */
-        room = m->config.max_workers > m->n_alive ? m->config.max_workers - m->n_alive : 0;
+        room = pool_config(pool)->max_workers > *pool->n_alive ? pool_config(pool)->max_workers - *pool->n_alive : 0;
         total = MIN(total, room);
         for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++)
                 target[c] = 0;
         for (size_t i = 0; i < ELEMENTSOF(classes); i++) {
                 SbxClass c = classes[i];
-                target[c] = pool_class_served(m, c) ? MIN(pool_configured_size(&m->config, c), total / 2) : 0;
+                target[c] = pool_class_served(pool, c) ? MIN(pool_configured_size(pool_config(pool), c), total / 2) : 0;
                 total -= 2 * target[c];
         }
 }
 
 static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+        Pool *pool = userdata;
         unsigned target[_SBX_CLASS_MAX];
         bool below = false, started = false;
 
-        runtime_table_revalidate(&m->runtimes);
-        pool_targets(m, target);
-        for (PoolEntry *e = m->pool; e; e = e->next)
-                if (!e->stopping && pool_n_kind(m, e->class, e->egress) > target[e->class])
-                        pool_entry_evict(e, target[e->class] == 0 && !pool_class_served(m, e->class)
+        pool->revalidate_runtimes(pool);
+        pool_targets(pool, target);
+        for (PoolEntry *e = pool->entries; e; e = e->next)
+                if (!e->stopping && pool_n_kind(pool, e->class, e->egress) > target[e->class])
+                        pool_entry_evict(e, target[e->class] == 0 && !pool_class_served(pool, e->class)
                                                     ? "the gate no longer serves its class with gVisor"
                                                     : "the pool is shrunk (memory, MaxWorkers or configuration)");
         for (SbxClass c = 0; c < _SBX_CLASS_MAX; c++)
                 for (int egress = 0; egress < 2; egress++) {
-                        if (pool_n_kind(m, c, egress) >= target[c])
+                        if (pool_n_kind(pool, c, egress) >= target[c])
                                 continue;
                         /* One at a time: RefillPerSecond is the pace. */
                         if (!started) {
-                                int r = pool_entry_start(m, c, egress);
+                                int r = pool_entry_start(pool, c, egress);
                                 /* Full disks are a state the pool waits out, not an error. */
                                 if (r == -ENOSPC)
                                         log_debug("No room for a pool sandbox's disk; waiting");
@@ -451,32 +464,32 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                                         log_warning_errno(r, "Failed to start a pool sandbox: %m");
                                 started = r >= 0;
                         }
-                        below = below || pool_n_kind(m, c, egress) < target[c];
+                        below = below || pool_n_kind(pool, c, egress) < target[c];
                 }
-        pool_schedule(m, below ? USEC_PER_SEC / m->config.pool_refill_per_second : POOL_CHECK_USEC);
+        pool_schedule(pool, below ? USEC_PER_SEC / pool_config(pool)->pool_refill_per_second : POOL_CHECK_USEC);
         return 0;
 }
 
-static void pool_schedule(Manager *m, uint64_t usec) {
+static void pool_schedule(Pool *pool, uint64_t usec) {
         uint64_t when = now_usec(CLOCK_MONOTONIC) + usec;
         int r;
 
-        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0 || !m->systemd)
+        if (pool_config(pool)->pool_standard_size + pool_config(pool)->pool_untrusted_size == 0 || !pool_systemd(pool))
                 return;
-        if (m->pool_timer) {
+        if (pool->timer) {
                 uint64_t next = 0;
                 /* An earlier check stays earlier. */
-                if (sd_event_source_get_enabled(m->pool_timer, NULL) > 0 &&
-                    sd_event_source_get_time(m->pool_timer, &next) >= 0 && next <= when)
+                if (sd_event_source_get_enabled(pool->timer, NULL) > 0 &&
+                    sd_event_source_get_time(pool->timer, &next) >= 0 && next <= when)
                         return;
-                r = sd_event_source_set_time(m->pool_timer, when);
+                r = sd_event_source_set_time(pool->timer, when);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->pool_timer, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(pool->timer, SD_EVENT_ONESHOT);
         } else {
-                r = sd_event_add_time(m->event, &m->pool_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
-                                      on_pool_timer, m);
+                r = sd_event_add_time(pool_event(pool), &pool->timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
+                                      on_pool_timer, pool);
                 if (r >= 0)
-                        (void) sd_event_source_set_description(m->pool_timer, "pool-refill-timer");
+                        (void) sd_event_source_set_description(pool->timer, "pool-refill-timer");
         }
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
@@ -487,7 +500,7 @@ static void pool_schedule(Manager *m, uint64_t usec) {
  * too: a waiting sandbox is cheap to replace, a claim of a broken one fails. */
 static int on_reload_state(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PoolEntry *e = userdata;
-        Manager *m = e->manager;
+        Pool *pool = e->pool;
         SystemdUnitState s;
         int r;
 
@@ -496,7 +509,7 @@ static int on_reload_state(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (r >= 0 && !systemd_unit_state_not_loaded(&s))
                 return 0;
         pool_entry_evict(e, "systemd reloaded its units, which makes them unchangeable");
-        pool_schedule(m, 0);
+        pool_schedule(pool, 0);
         return 0;
 }
 
@@ -504,7 +517,7 @@ static int on_reload_state(sd_bus_message *reply, void *userdata, sd_bus_error *
  * unit-props.h) as a bad setting, and then refuses SetUnitProperties on it:
  * after a reload no waiting sandbox could be claimed. They go; new ones come. */
 static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
+        Pool *pool = userdata;
         int active = 0;
 
         if (sd_bus_message_read(msg, "b", &active) < 0 || active)
@@ -512,38 +525,39 @@ static int on_systemd_reloading(sd_bus_message *msg, void *userdata, sd_bus_erro
         /* Only those systemd now says it cannot read back: a reload that
          * did not happen, or one by a systemd that parses them, costs none.
          * None is claimed until systemd has said which (pool_find_ready). */
-        for (PoolEntry *e = m->pool, *next; e; e = next) {
+        for (PoolEntry *e = pool->entries, *next; e; e = next) {
                 next = e->next;
                 if (e->stopping)
                         continue;
                 e->reload_read = sd_bus_slot_unref(e->reload_read);
-                if (systemd_unit_state_read_async(m->systemd, &e->reload_read, e->unit_path, on_reload_state, e) < 0) {
+                if (systemd_unit_state_read_async(pool_systemd(pool), &e->reload_read, e->unit_path, on_reload_state,
+                                                  e) < 0) {
                         pool_entry_evict(e, "systemd reloaded its units and could not be asked about this one");
-                        pool_schedule(m, 0);
+                        pool_schedule(pool, 0);
                 }
         }
         return 0;
 }
 
-int pool_start(Manager *m) {
+int pool_start(Pool *pool) {
         int r;
 
-        if (m->config.pool_standard_size + m->config.pool_untrusted_size == 0)
+        if (pool_config(pool)->pool_standard_size + pool_config(pool)->pool_untrusted_size == 0)
                 return 0;
-        r = systemd_match_manager_signal_async(m->systemd, &m->pool_reload_match, "Reloading", on_systemd_reloading,
-                                              NULL, m);
+        r = systemd_match_manager_signal_async(pool_systemd(pool), &pool->reload_match, "Reloading", on_systemd_reloading,
+                                              NULL, pool);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd's reloads: %m");
-        pool_schedule(m, 0);
+        pool_schedule(pool, 0);
         return 0;
 }
 
-void pool_yield_slot(Manager *m) {
+void pool_yield_slot(Pool *pool) {
         PoolEntry *victim = NULL;
 
-        if (m->n_alive + pool_n_total(m) < m->config.max_workers)
+        if (*pool->n_alive + pool_n_total(pool) < pool_config(pool)->max_workers)
                 return;
-        for (PoolEntry *e = m->pool; e; e = e->next)
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 if (!e->stopping)
                         victim = e;
         /* Out of the count at once: the cold worker takes its slot now. */
@@ -663,7 +677,7 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
-        int r = sd_event_add_time_relative(w->manager->event, &w->runtime_timer, CLOCK_MONOTONIC, usec,
+        int r = sd_event_add_time_relative(worker_event(w), &w->runtime_timer, CLOCK_MONOTONIC, usec,
                                            100 * USEC_PER_MSEC, on_runtime_timer, w);
         if (r >= 0)
                 (void) sd_event_source_set_description(w->runtime_timer, "worker-runtime-timer");
@@ -683,7 +697,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
         if (e) {
                 char why[400];
                 snprintf(why, sizeof(why), "setting its caps on the pooled unit: %s", e->message ?: e->name);
-                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
+                (void) unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
                 worker_start_failed(w, why);
                 return 0;
         }
@@ -704,7 +718,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
         if (r < 0) {
                 char why[128];
                 snprintf(why, sizeof(why), "handing the job to the pooled sandbox: %s", strerror(-r));
-                (void) unit_stops_stop(w->manager->unit_stops, w->unit, w->id);
+                (void) unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
                 worker_start_failed(w, why);
                 return 0;
         }
@@ -719,7 +733,6 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
  * the guard's limit file). */
 static int pool_set_caps(Worker *w) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        Manager *m = w->manager;
         WorkerUnitParams p = { .spec = &w->spec, .runtime = SBX_RUNTIME_RUNSC };
         _cleanup_free_ char *description = NULL;
         int r;
@@ -728,7 +741,7 @@ static int pool_set_caps(Worker *w) {
         if (asprintf(&description, "sandboxd worker %s (%s)", w->id, sbx_class_to_string(w->spec.class)) < 0)
                 return -ENOMEM;
 
-        r = systemd_set_unit_properties_new(m->systemd, &msg, w->unit, true);
+        r = systemd_set_unit_properties_new(worker_systemd(w), &msg, w->unit, true);
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sv)", 5,
                                           "Description", "s", description,
@@ -737,26 +750,26 @@ static int pool_set_caps(Worker *w) {
                                           "TasksMax", "t", unit_tasks_max(&p),
                                           "CPUQuotaPerSecUSec", "t", (uint64_t) w->spec.limits.cpu_quota_percent * 10000);
         if (r >= 0)
-                r = sd_bus_call_async(m->systemd, &w->start_call, msg, on_claim_properties_set, w, 0);
+                r = sd_bus_call_async(worker_systemd(w), &w->start_call, msg, on_claim_properties_set, w, 0);
         return r;
 }
 
-static PoolEntry *pool_find_ready(Manager *m, SbxClass class, bool egress) {
-        for (PoolEntry *e = m->pool; e; e = e->next)
+static PoolEntry *pool_find_ready(Pool *pool, SbxClass class, bool egress) {
+        for (PoolEntry *e = pool->entries; e; e = e->next)
                 if (e->ready && !e->stopping && !e->reload_read && e->class == class && e->egress == egress)
                         return e;
         return NULL;
 }
 
-int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, const char **ret_reason,
+int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *request, const char **ret_reason,
                SbxError *error) {
         PoolEntry *e;
         Worker *w = NULL;
         const char *refusal;
         int r;
 
-        if (pool_configured_size(&m->config, spec->class) == 0) {
-                *ret_reason = m->config.pool_standard_size + m->config.pool_untrusted_size == 0
+        if (pool_configured_size(pool_config(pool), spec->class) == 0) {
+                *ret_reason = pool_config(pool)->pool_standard_size + pool_config(pool)->pool_untrusted_size == 0
                                       ? "the pool is off" : "the class has no pool";
                 return 0;
         }
@@ -765,15 +778,15 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 *ret_reason = refusal;
                 return 0;
         }
-        e = pool_find_ready(m, spec->class, worker_wants_egress(spec));
+        e = pool_find_ready(pool, spec->class, worker_wants_egress(spec));
         if (!e) {
                 *ret_reason = worker_wants_egress(spec) ? "no pooled sandbox of the class with egress was ready"
                                                         : "no pooled sandbox of the class without egress was ready";
                 return 0;
         }
         /* Only what the claim adds: the sandbox's disk is counted already. */
-        if (pool_claim_disk_added(&m->config, spec) > 0) {
-                r = manager_admit_disk(m, pool_claim_disk_added(&m->config, spec), error);
+        if (pool_claim_disk_added(pool_config(pool), spec) > 0) {
+                r = pool->admit_disk(pool, pool_claim_disk_added(pool_config(pool), spec), error);
                 if (r < 0)
                         return r;
         }
@@ -794,7 +807,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                                              strerror(-r));
         }
 
-        r = worker_new_with_id(&w, &m->worker_owner, spec, SBX_RUNTIME_RUNSC, e->id);
+        r = worker_new_with_id(&w, pool->worker_owner, spec, SBX_RUNTIME_RUNSC, e->id);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s",
                                      strerror(-r));
@@ -809,7 +822,8 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         w->egress_socket = TAKE_PTR(e->egress_socket);
         w->egress_service = TAKE_PTR(e->egress_service);
         if (e->egress) {
-                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
+                r = worker_egress_policy_json(&w->spec, pool_config(pool), w->id, (char **) &w->egress_policy.data,
+                                              error);
                 if (r < 0)
                         goto fail;
                 w->egress_policy.size = strlen((char *) w->egress_policy.data);
@@ -820,8 +834,8 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 goto fail;
         /* Gate, second check, as for a cold worker: the runtime that runs this
          * sandbox must still be what the gate chooses for the class. */
-        runtime_table_revalidate(&m->runtimes);
-        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
+        pool->revalidate_runtimes(pool);
+        r = gate_recheck(pool->runtimes, pool_config(pool), w->spec.class, w->runtime, error);
         if (r < 0)
                 goto fail;
         r = pool_set_caps(w);
@@ -830,11 +844,11 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         /* The sandbox is the worker's from here: out of the pool. */
         w->pool_fds = e->fds;
         e->fds = (ChannelDaemonFds) { -1, -1, -1 };
-        pool_unlink(m, e);
+        pool_unlink(pool, e);
         pool_entry_free(e);
         w->create_request = sd_bus_message_ref(request);
-        manager_add_worker(m, w);
-        bus_manager_notify_status(m);
+        pool->add_worker(pool, w);
+        pool->status_changed(pool);
         {
                 char owner_uid[16];
                 worker_owner_field(w, owner_uid);
@@ -849,7 +863,7 @@ int pool_claim(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 log_struct(LOG_INFO, "Pool sandbox claimed", "SANDBOXD_WORKER_ID", w->id,
                            "SANDBOXD_EVENT", "pool-claimed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }
-        pool_schedule(m, 0);
+        pool_schedule(pool, 0);
         return 1;
 fail:
         /* The sandbox saw nothing of the request; it is not handed to another

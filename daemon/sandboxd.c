@@ -4,6 +4,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "adopt.h"
+#include "bus-manager.h"
 #include "config.h"
 #include "event-util.h"
 #include "manager.h"
@@ -99,6 +100,13 @@ int main(int argc, char *argv[]) {
                 printf("%s: OK\n", config_path);
                 return 0;
         }
+        /* Before manager_startup(): the workers its restore re-adopts report
+         * to the bus from the first state change on. */
+        r = bus_manager_listen(m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the bus API: %m");
+                goto finish;
+        }
 
         /* A worker that closes its stdin must give the channel EPIPE, not kill
          * the daemon (systemd ignores SIGPIPE for services; a manual run does not). */
@@ -115,10 +123,12 @@ int main(int argc, char *argv[]) {
                 (void) event_source_float(sig, "sigint");
 
         r = manager_startup(m);
-        if (r < 0) {
-                manager_free(m);
-                return 1;
-        }
+        if (r >= 0)
+                r = bus_manager_install(m);
+        if (r >= 0)
+                r = manager_serve(m);
+        if (r < 0)
+                goto finish;
         r = sd_bus_match_signal(m->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
                                 "Disconnected", on_bus_disconnected, m);
         if (r >= 0 && m->systemd != m->bus)
@@ -126,12 +136,16 @@ int main(int argc, char *argv[]) {
                                         "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, m);
         if (r < 0) {
                 log_error_errno(r, "Failed to watch the bus connection: %m");
-                manager_free(m);
-                return 1;
+                goto finish;
         }
         (void) sd_notify(false, "READY=1\nSTATUS=0 worker(s) running");
         log_info("sandboxd %s ready", SANDBOXD_VERSION);
         r = sd_event_loop(m->event);
+        bus_manager_free(m);
         manager_free(m);
         return r < 0 ? 1 : r;
+finish:
+        bus_manager_free(m);
+        manager_free(m);
+        return 1;
 }

@@ -97,6 +97,7 @@ static int setup(void **state) {
 
         assert_non_null(f);
         assert_int_equal(manager_new(&f->m, "/nonexistent/sandboxd.conf", &e), 0);
+        assert_int_equal(bus_manager_listen(f->m), 0);
         /* The socket's peer credentials are its creator's: as root, create it
          * as someone else, so that the daemon sees a caller that is neither
          * root nor, unless the test says so, a worker's owner. */
@@ -142,6 +143,7 @@ static int teardown(void **state) {
         for (size_t i = 0; i < f->n_started_units; i++)
                 free(f->started_units[i]);
         sd_bus_flush_close_unref(f->peer);
+        bus_manager_free(f->m);
         manager_free(f->m);
         free(f);
         return 0;
@@ -858,12 +860,12 @@ static const char *pool_one(Fixture *f) {
         f->m->config.pool_pressure_max = 0;
         f->m->runtimes.walls.namespaces_private = true;
         runtime_status_set(runsc, true, "/bin/sh", "");
-        assert_int_equal(pool_start(f->m), 0);
+        assert_int_equal(pool_start(&f->m->pool), 0);
         for (unsigned i = 0; f->n_started_units == 0 && i < 1000; i++)
                 assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
         assert_int_equal(f->n_started_units, 1);
         barrier(f);
-        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        assert_int_equal(pool_n_total(&f->m->pool), pool_started(f));
         return f->started_units[0];
 }
 
@@ -881,11 +883,11 @@ static void test_pool_start_failure_confirmed_only(void **state) {
         const char *unit = pool_one(f);
 
         job_removed_signalled(f, unit, "failed", "activating");
-        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        assert_int_equal(pool_n_total(&f->m->pool), pool_started(f));
         assert_false(stopped_unit(f, unit));
         assert_int_equal(f->n_unit_reads, 1);
         job_removed_signalled(f, unit, "failed", "failed");
-        assert_int_equal(pool_n_total(f->m), pool_started(f) - 1);
+        assert_int_equal(pool_n_total(&f->m->pool), pool_started(f) - 1);
         assert_true(stopped_unit(f, unit));
 }
 
@@ -909,13 +911,13 @@ static void test_pool_unit_end_confirmed_only(void **state) {
         f->unit_active_state = "active";
         pool_unit_state_signalled(f, unit, "inactive");
         settle(f);
-        assert_int_equal(pool_n_total(f->m), pool_started(f));
+        assert_int_equal(pool_n_total(&f->m->pool), pool_started(f));
         assert_false(stopped_unit(f, unit));
         assert_int_equal(f->n_unit_reads, 1);
         f->unit_active_state = "inactive";
         pool_unit_state_signalled(f, unit, "inactive");
         settle(f);
-        assert_int_equal(pool_n_total(f->m), pool_started(f) - 1);
+        assert_int_equal(pool_n_total(&f->m->pool), pool_started(f) - 1);
         assert_true(stopped_unit(f, unit));
 }
 
