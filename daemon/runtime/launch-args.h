@@ -52,7 +52,7 @@ typedef struct LaunchArgs {
         const char *root_image;
         const char *home;
         const char *nonce;
-        const char *pool;               /* "wait": a warm-pool sandbox (daemon/pool.h), else NULL */
+        const char *pool;               /* "wait": a warm-pool sandbox (daemon/pool/pool.h), else NULL */
         uint64_t pids;
         uint64_t memory;
         uint64_t cpu_percent;
