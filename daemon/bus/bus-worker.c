@@ -172,7 +172,7 @@ static int property_get_result(sd_bus *bus, const char *path, const char *interf
 static int property_get_start_mode(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Worker *w = userdata;
-        return sd_bus_message_append(reply, "s", streq(property, "StartMode") ? w->start_mode : w->start_mode_reason ?: "");
+        return sd_bus_message_append(reply, "s", streq(property, "StartMode") ? w->start.mode : w->start.mode_reason ?: "");
 }
 
 static int property_get_class(sd_bus *bus, const char *path, const char *interface, const char *property,

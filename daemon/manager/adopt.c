@@ -215,14 +215,14 @@ static int restore_egress(Worker *w, WorkerRecord *rec) {
         _cleanup_egress_policy_ EgressPolicy *p = NULL;
         int r;
 
-        w->egress_socket = TAKE_PTR(rec->egress_socket);
-        w->egress_service = TAKE_PTR(rec->egress_service);
+        w->egress.socket = TAKE_PTR(rec->egress_socket);
+        w->egress.service = TAKE_PTR(rec->egress_service);
         if (!rec->egress_policy)
                 return 0;
-        w->egress_policy.size = strlen(rec->egress_policy);
-        w->egress_policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
-        w->egress_policy.name = (char *) "egress-policy";
-        r = egress_policy_from_json((const char *) w->egress_policy.data, &p);
+        w->egress.policy.size = strlen(rec->egress_policy);
+        w->egress.policy.data = (uint8_t *) TAKE_PTR(rec->egress_policy);
+        w->egress.policy.name = (char *) "egress-policy";
+        r = egress_policy_from_json((const char *) w->egress.policy.data, &p);
         if (r < 0)
                 return r;
         w->spec.egress_report_only = p->mode == EGRESS_MODE_REPORT;
@@ -288,8 +288,8 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         w->created_realtime = rec->created_realtime;
         /* Named, its checkpoint was under way (manager_adopt_worker). */
         if (rec->suspending) {
-                w->suspend_unit = TAKE_PTR(rec->suspending);
-                w->checkpoint_budget = rec->checkpoint_budget;
+                w->suspend.unit = TAKE_PTR(rec->suspending);
+                w->suspend.budget = rec->checkpoint_budget;
         }
         r = restore_egress(w, rec);
         if (r < 0) {
@@ -300,7 +300,7 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         if (rec->pooled) {
                 /* Its run time is sandboxd's to keep, from the claim on. */
                 uint64_t now = now_usec(CLOCK_REALTIME), end = rec->created_realtime + rec->limits.runtime_max_usec;
-                w->start_mode = "pooled";
+                w->start.mode = "pooled";
                 r = pool_arm_runtime_timer(w, end > now ? end - now : 0);
                 if (r < 0) {
                         daemon_fds_close(&fds);
@@ -448,14 +448,14 @@ static int restore_adopt_suspending(Restore *rs, WorkerRecord *rec) {
         if (!w || w->state != WORKER_SUSPENDING)
                 return 0;
         log_struct(LOG_WARNING, "A suspend was under way when sandboxd stopped: adopted as suspending, its "
-                   "checkpoint decides", "SANDBOXD_WORKER_ID", id, "SANDBOXD_UNIT", w->suspend_unit,
+                   "checkpoint decides", "SANDBOXD_WORKER_ID", id, "SANDBOXD_UNIT", w->suspend.unit,
                    "SANDBOXD_EVENT", "suspend-adopted", NULL);
-        if (systemd_unit_path(w->suspend_unit, &path) < 0)
+        if (systemd_unit_path(w->suspend.unit, &path) < 0)
                 return -ENOMEM;
         r = systemd_unit_get_string(rs->m->systemd, path, "ActiveState", &e, &state);
         if (r >= 0 && !streq(state, "inactive") && !streq(state, "failed"))
                 return 0;
-        (void) worker_suspend_job_removed(rs->m->workers, w->suspend_unit,
+        (void) worker_suspend_job_removed(rs->m->workers, w->suspend.unit,
                                           r >= 0 && streq(state, "inactive") && worker_image_complete(w) ?
                                           "done" : "failed");
         return 0;

@@ -21,7 +21,7 @@ static uint64_t worker_checkpoint_bytes(const Worker *w) {
                 return 0;
         bytes = worker_image_bytes(w);
         if (w->state == WORKER_SUSPENDING)
-                bytes = MAX(bytes, w->checkpoint_budget);
+                bytes = MAX(bytes, w->suspend.budget);
         return bytes;
 }
 

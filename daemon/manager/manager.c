@@ -253,7 +253,7 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit) {
 void manager_add_worker(Manager *m, Worker *w) {
         assert(m);
         assert(w);
-        assert(worker_is_alive(w) && !w->in_gc_queue);
+        assert(worker_is_alive(w) && !w->gc.queued);
         w->next = m->workers;
         m->workers = w;
         m->n_alive++;
@@ -274,7 +274,7 @@ static int on_gc(sd_event_source *s, void *userdata) {
 
         while (m->gc_queue) {
                 Worker *w = m->gc_queue;
-                m->gc_queue = w->gc_next;
+                m->gc_queue = w->gc.next;
                 manager_unlink_worker(m, w);
                 worker_free(w);
         }
@@ -294,10 +294,10 @@ void manager_enqueue_gc(Manager *m, Worker *w) {
         /* Only an ended worker no client can reach (worker.h). */
         assert(worker_may_gc(w));
 
-        if (w->in_gc_queue)
+        if (w->gc.queued)
                 return;
-        w->in_gc_queue = true;
-        w->gc_next = m->gc_queue;
+        w->gc.queued = true;
+        w->gc.next = m->gc_queue;
         m->gc_queue = w;
         if (m->gc_event) {
                 r = sd_event_source_set_enabled(m->gc_event, SD_EVENT_ONESHOT);
@@ -340,7 +340,7 @@ static void job_removed(const char *unit, const char *result, void *userdata) {
                 return;
         if (w->state == WORKER_RESUMING)
                 worker_resume_job_removed(w, result);
-        else if (w->awaits_ready)
+        else if (w->start.awaits_ready)
                 worker_ready_job_removed(w, result);
         else if (streq(result, "done"))
                 worker_start_done(w);
@@ -510,7 +510,7 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 return r;
         w->owner = owner;
-        w->start_mode_reason = cold_reason;
+        w->start.mode_reason = cold_reason;
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
                 goto fail;
@@ -519,12 +519,12 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
         if (worker_wants_proxy(&w->spec)) {
-                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress_policy.data, error);
+                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress.policy.data, error);
                 if (r < 0)
                         goto fail;
-                w->egress_policy.size = strlen((char *) w->egress_policy.data);
-                w->egress_policy.name = (char *) "egress-policy";
-                r = worker_egress_unit_names(w->id, &w->egress_socket, &w->egress_service);
+                w->egress.policy.size = strlen((char *) w->egress.policy.data);
+                w->egress.policy.name = (char *) "egress-policy";
+                r = worker_egress_unit_names(w->id, &w->egress.socket, &w->egress.service);
                 if (r < 0)
                         goto fail;
         }
@@ -550,13 +550,13 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         if (r < 0)
                 goto fail;
 
-        r = sd_bus_call_async(m->systemd, &w->start_call, start, worker_on_start_reply, w, 0);
+        r = sd_bus_call_async(m->systemd, &w->start.call, start, worker_on_start_reply, w, 0);
         if (r < 0)
                 goto fail;
         /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
         if (ws)
                 (void) manager_workspace_attach(m, ws, w, NULL);
-        w->create_request = sd_bus_message_ref(request);
+        w->start.request = sd_bus_message_ref(request);
         manager_add_worker(m, w);
         manager_notify_status(m);
         {
@@ -617,7 +617,7 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         }
         /* Adopted with its checkpoint unit named (adopt.c): a suspend was
          * under way, and the unit's end is the checkpoint's to explain. */
-        if (w->suspend_unit)
+        if (w->suspend.unit)
                 worker_restore_suspending(w);
         else
                 worker_restore_running(w);
@@ -752,7 +752,7 @@ static int lookup_credential(const char *unit, const char *name, void *userdata,
         /* The proxy asks for its policy and its broker secrets whenever
          * socket activation (re)starts it, for as long as the worker lives. */
         for (Worker *e = m->workers; !w && e; e = e->next)
-                if (e->egress_service && streq(e->egress_service, unit) && worker_is_alive(e))
+                if (e->egress.service && streq(e->egress.service, unit) && worker_is_alive(e))
                         return worker_proxy_credential(e, name, ret_data, ret_size);
 
         /* Only while the unit is starting (or resuming, for a worker that kept

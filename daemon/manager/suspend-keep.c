@@ -14,7 +14,7 @@
 const char *suspend_keep_refusal(const Worker *w) {
         if (!w->spec.workspace)
                 return "it has no workspace: a home of its own does not survive a boot";
-        if (w->keep_secrets || worker_secrets_missing(w))
+        if (w->secrets.keep || worker_secrets_missing(w))
                 return "it has Credentials or an Environment: its image holds them in clear, and the copy its "
                        "resume needs lives in systemd's fd store, which a boot empties";
         /* A plain proxy is made again at the resume from the policy in the

@@ -677,10 +677,10 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
-        int r = sd_event_add_time_relative(worker_event(w), &w->runtime_timer, CLOCK_MONOTONIC, usec,
+        int r = sd_event_add_time_relative(worker_event(w), &w->timers.runtime, CLOCK_MONOTONIC, usec,
                                            100 * USEC_PER_MSEC, on_runtime_timer, w);
         if (r >= 0)
-                (void) sd_event_source_set_description(w->runtime_timer, "worker-runtime-timer");
+                (void) sd_event_source_set_description(w->timers.runtime, "worker-runtime-timer");
         return r;
 }
 
@@ -688,12 +688,12 @@ int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
 static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
-        ChannelDaemonFds fds = w->pool_fds;
+        ChannelDaemonFds fds = w->start.pool_fds;
         uint8_t *frame = NULL;
         size_t size = 0;
         int r;
 
-        w->start_call = sd_bus_slot_unref(w->start_call);
+        w->start.call = sd_bus_slot_unref(w->start.call);
         if (e) {
                 char why[400];
                 snprintf(why, sizeof(why), "setting its caps on the pooled unit: %s", e->message ?: e->name);
@@ -711,7 +711,7 @@ static int on_claim_properties_set(sd_bus_message *reply, void *userdata, sd_bus
                 /* The channel's ends are the worker's now. */
                 r = worker_adopt_channel(w, &fds, now_usec(CLOCK_MONOTONIC));
                 if (r >= 0)
-                        w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
+                        w->start.pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
         }
         if (r >= 0)
                 r = pool_arm_runtime_timer(w, w->spec.limits.runtime_max_usec);
@@ -750,7 +750,7 @@ static int pool_set_caps(Worker *w) {
                                           "TasksMax", "t", unit_tasks_max(&p),
                                           "CPUQuotaPerSecUSec", "t", (uint64_t) w->spec.limits.cpu_quota_percent * 10000);
         if (r >= 0)
-                r = sd_bus_call_async(worker_systemd(w), &w->start_call, msg, on_claim_properties_set, w, 0);
+                r = sd_bus_call_async(worker_systemd(w), &w->start.call, msg, on_claim_properties_set, w, 0);
         return r;
 }
 
@@ -812,22 +812,22 @@ int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s",
                                      strerror(-r));
         w->owner = owner;
-        w->start_mode = "pooled";
+        w->start.mode = "pooled";
         /* Its job brings the secrets now; a resumed unit gets them as a cold one does. */
         r = worker_secrets_keep(w);
         if (r < 0)
                 goto fail;
         /* Its unit has long been active: its end is an end. */
         w->unit_seen_active = true;
-        w->egress_socket = TAKE_PTR(e->egress_socket);
-        w->egress_service = TAKE_PTR(e->egress_service);
+        w->egress.socket = TAKE_PTR(e->egress_socket);
+        w->egress.service = TAKE_PTR(e->egress_service);
         if (e->egress) {
-                r = worker_egress_policy_json(&w->spec, pool_config(pool), w->id, (char **) &w->egress_policy.data,
+                r = worker_egress_policy_json(&w->spec, pool_config(pool), w->id, (char **) &w->egress.policy.data,
                                               error);
                 if (r < 0)
                         goto fail;
-                w->egress_policy.size = strlen((char *) w->egress_policy.data);
-                w->egress_policy.name = (char *) "egress-policy";
+                w->egress.policy.size = strlen((char *) w->egress.policy.data);
+                w->egress.policy.name = (char *) "egress-policy";
         }
         r = worker_watch_unit(w);
         if (r < 0)
@@ -842,11 +842,11 @@ int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         if (r < 0)
                 goto fail;
         /* The sandbox is the worker's from here: out of the pool. */
-        w->pool_fds = e->fds;
+        w->start.pool_fds = e->fds;
         e->fds = (ChannelDaemonFds) { -1, -1, -1 };
         pool_unlink(pool, e);
         pool_entry_free(e);
-        w->create_request = sd_bus_message_ref(request);
+        w->start.request = sd_bus_message_ref(request);
         pool->add_worker(pool, w);
         pool->status_changed(pool);
         {
@@ -868,8 +868,8 @@ int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
 fail:
         /* The sandbox saw nothing of the request; it is not handed to another
          * all the same: it goes, and the pool makes a new one. */
-        e->egress_socket = TAKE_PTR(w->egress_socket);
-        e->egress_service = TAKE_PTR(w->egress_service);
+        e->egress_socket = TAKE_PTR(w->egress.socket);
+        e->egress_service = TAKE_PTR(w->egress.service);
         worker_free(w);
         e->stopping = true;
         pool_entry_gone(e, "a claim failed", false);

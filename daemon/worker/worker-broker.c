@@ -20,9 +20,9 @@ static const SbxService *service_for_credential(const Worker *w, const char *nam
 int worker_proxy_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size) {
         const SbxService *s;
 
-        if (streq(name, "egress-policy") && w->egress_policy.data) {
-                *ret_data = w->egress_policy.data;
-                *ret_size = w->egress_policy.size;
+        if (streq(name, "egress-policy") && w->egress.policy.data) {
+                *ret_data = w->egress.policy.data;
+                *ret_size = w->egress.policy.size;
                 return 0;
         }
         s = service_for_credential(w, name);
@@ -102,9 +102,9 @@ int worker_broker_restore(Worker *w, FdStore *fds) {
         _cleanup_egress_policy_ EgressPolicy *p = NULL;
         int r;
 
-        if (!w->egress_policy.data)
+        if (!w->egress.policy.data)
                 return 0;
-        r = egress_policy_from_json((const char *) w->egress_policy.data, &p);
+        r = egress_policy_from_json((const char *) w->egress.policy.data, &p);
         if (r < 0)
                 return r;
         if (p->n_services == 0)

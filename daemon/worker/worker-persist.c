@@ -33,9 +33,9 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->has_disk_max = w->spec.disk_max > 0;
         r->disk_max = w->spec.disk_max;
         r->egress_rate_bps = w->spec.egress_rate_bps;
-        r->egress_socket = w->egress_socket;
-        r->egress_service = w->egress_service;
-        r->egress_policy = (char *) w->egress_policy.data;
+        r->egress_socket = w->egress.socket;
+        r->egress_service = w->egress.service;
+        r->egress_policy = (char *) w->egress.policy.data;
         r->workspace = w->spec.workspace;
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
@@ -45,18 +45,18 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
          * So while it resumes: the image is its state until the resume is
          * done (restore_stop_interrupted_resume). */
         r->suspended = w->state == WORKER_SUSPENDED || w->state == WORKER_RESUMING ||
-                       (w->state == WORKER_SUSPENDING && w->suspend_drop);
+                       (w->state == WORKER_SUSPENDING && w->suspend.drop);
         /* Its checkpoint runs: a restart meanwhile watches it to its end
          * (restore_adopt_suspending), never takes the unit's end for the
          * worker's. */
-        if (w->state == WORKER_SUSPENDING && !w->suspend_drop && w->checkpoint_result >= 0) {
-                r->suspending = w->suspend_unit;
-                r->checkpoint_budget = w->checkpoint_budget;
+        if (w->state == WORKER_SUSPENDING && !w->suspend.drop && w->suspend.result >= 0) {
+                r->suspending = w->suspend.unit;
+                r->checkpoint_budget = w->suspend.budget;
         }
         r->idle_suspend = w->spec.idle_suspend;
         r->argv = w->spec.argv;
-        r->pooled = streq(w->start_mode, "pooled");
-        r->kept_secrets = w->keep_secrets;
+        r->pooled = streq(w->start.mode, "pooled");
+        r->kept_secrets = w->secrets.keep;
 }
 
 int worker_save_state_in(Worker *w, const char *dir) {
@@ -148,7 +148,7 @@ void worker_forget(Worker *w) {
          * the worker's own: the resumed unit and its proxy load them again
          * (seen: without them the proxy fails "The credential of service
          * NAME is empty"). */
-        if (w->state != WORKER_SUSPENDING || w->checkpoint_result <= 0) {
+        if (w->state != WORKER_SUSPENDING || w->suspend.result <= 0) {
                 worker_broker_forget(w);
                 worker_secrets_forget(w);
         }

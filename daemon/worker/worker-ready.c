@@ -36,7 +36,7 @@ static void worker_ready_decide(Worker *w);
 static void on_ready_token(Channel *c, int result, void *userdata) {
         Worker *w = userdata;
 
-        w->ready_result = result;
+        w->start.ready_result = result;
         worker_ready_decide(w);
 }
 
@@ -49,7 +49,7 @@ static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Asked again if the bus refuses it: the worker is gone from
          * sandboxd's view at once, and nothing else would stop its unit. */
         (void) unit_stops_stop(worker_unit_stops(w), w->unit, w->id);
-        worker_start_failed(w, w->ready_result < 0 ? "sandbox-exec's output was not its readiness token"
+        worker_start_failed(w, w->start.ready_result < 0 ? "sandbox-exec's output was not its readiness token"
                                                    : "no readiness token from sandbox-exec in time");
         return 0;
 }
@@ -59,31 +59,31 @@ static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 static void worker_ready_decide(Worker *w) {
         char why[160];
 
-        if (w->state != WORKER_STARTING || !w->start_job_done)
+        if (w->state != WORKER_STARTING || !w->start.job_done)
                 return;
-        if (w->ready_result > 0) {
+        if (w->start.ready_result > 0) {
                 /* The bytes of a worker that is gone are all in the pipe:
                  * this resolves the token, and comes back here. */
                 if (w->unit_ended)
                         channel_read_token(w->channel, true);
                 return;
         }
-        if (w->ready_result == 0) {
-                w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+        if (w->start.ready_result == 0) {
+                w->start.ready_timer = sd_event_source_disable_unref(w->start.ready_timer);
                 worker_start_done(w);
                 return;
         }
         /* No token: the unit's exit status says why, once it ended. */
         if (!w->unit_ended)
                 return;
-        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+        w->start.ready_timer = sd_event_source_disable_unref(w->start.ready_timer);
         worker_ready_failure_reason(w->exec_main_code, w->exec_main_status, why, sizeof(why));
         worker_start_failed(w, why);
 }
 
 void worker_ready_expect(Worker *w) {
-        w->awaits_ready = true;
-        w->ready_result = 1;
+        w->start.awaits_ready = true;
+        w->start.ready_result = 1;
         channel_expect_token(w->channel, SBX_EXEC_READY_TOKEN, SBX_EXEC_READY_TOKEN_LEN, on_ready_token);
 }
 
@@ -93,10 +93,10 @@ void worker_ready_job_done(Worker *w) {
         /* Once: another job's end (the stop job's, which can come while the
          * unit's end is being confirmed) must not arm a second timer over
          * the first, which would then fire on a freed worker. */
-        if (w->start_job_done)
+        if (w->start.job_done)
                 return;
-        w->start_job_done = true;
-        r = sd_event_add_time_relative(worker_event(w), &w->ready_timer, CLOCK_MONOTONIC,
+        w->start.job_done = true;
+        r = sd_event_add_time_relative(worker_event(w), &w->start.ready_timer, CLOCK_MONOTONIC,
                                        WORKER_READY_TIMEOUT_USEC, USEC_PER_SEC, on_ready_timeout, w);
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to bound the wait for a worker's readiness",
@@ -105,7 +105,7 @@ void worker_ready_job_done(Worker *w) {
                 worker_start_failed(w, "cannot bound the wait for its readiness");
                 return;
         }
-        (void) sd_event_source_set_description(w->ready_timer, "worker-ready-timer");
+        (void) sd_event_source_set_description(w->start.ready_timer, "worker-ready-timer");
         worker_ready_decide(w);
 }
 

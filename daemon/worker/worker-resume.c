@@ -50,9 +50,9 @@ static int on_image_changed(sd_event_source *s, const struct inotify_event *ev, 
 
         /* Anything removed from it is the guard removing it: nothing else
          * touches an image while it is being restored. */
-        w->resume_ran = true;
-        w->resume_watch = sd_event_source_disable_unref(w->resume_watch);
-        if (w->state == WORKER_RESUMING && !w->resume_failing)
+        w->resume.ran = true;
+        w->resume.watch = sd_event_source_disable_unref(w->resume.watch);
+        if (w->state == WORKER_RESUMING && !w->resume.failing)
                 resume_decide(w, false, false, NULL);
         return 0;
 }
@@ -62,36 +62,36 @@ int worker_resume_watch(Worker *w) {
         int r;
 
         worker_resume_unwatch(w);
-        w->resume_ran = false;
-        w->resume_job_done = false;
-        w->resume_job_failed = false;
+        w->resume.ran = false;
+        w->resume.job_done = false;
+        w->resume.job_failed = false;
         if (asprintf(&dir, SBX_SUSPEND_ROOT "/%s", w->id) < 0)
                 return -ENOMEM;
-        r = sd_event_add_inotify(worker_event(w), &w->resume_watch, dir,
+        r = sd_event_add_inotify(worker_event(w), &w->resume.watch, dir,
                                  IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVE_SELF | IN_ONLYDIR,
                                  on_image_changed, w);
         if (r < 0) {
                 /* Then the resume is done at its job, as before the watch. */
                 log_struct(LOG_WARNING, "Cannot watch the image of the resuming worker; a failed restore will end it",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
-                w->resume_ran = true;
+                w->resume.ran = true;
                 return r;
         }
-        (void) sd_event_source_set_description(w->resume_watch, "worker-resume-watch");
+        (void) sd_event_source_set_description(w->resume.watch, "worker-resume-watch");
         /* Armed before the unit is asked for: no removal can come unseen. */
         return 0;
 }
 
 void worker_resume_unwatch(Worker *w) {
-        w->resume_watch = sd_event_source_disable_unref(w->resume_watch);
-        w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
+        w->resume.watch = sd_event_source_disable_unref(w->resume.watch);
+        w->resume.timer = sd_event_source_disable_unref(w->resume.timer);
 }
 
 void worker_resume_log_failed(Worker *w, const char *why) {
         char n[16];
 
-        w->resume_failures++;
-        snprintf(n, sizeof(n), "%u", w->resume_failures);
+        w->resume.failures++;
+        snprintf(n, sizeof(n), "%u", w->resume.failures);
         log_struct(LOG_ERR, "The resume of the worker failed; it stays suspended, with its image and home",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, "SANDBOXD_REASON", why,
                    "SANDBOXD_ATTEMPT", n, "SANDBOXD_EVENT", "resume-failed", NULL);
@@ -107,8 +107,8 @@ static void resume_settled(Worker *w) {
         w->exec_main_status = 0;
         free(w->unit_result);
         w->unit_result = NULL;
-        w->restore = false;
-        w->resume_failing = false;
+        w->suspend.restore = false;
+        w->resume.failing = false;
         if (worker_set_state(w, WORKER_SUSPENDED) < 0)
                 return;
         /* The record said suspended all along (only a resume that is done
@@ -119,11 +119,11 @@ static void resume_settled(Worker *w) {
                            "SANDBOXD_WORKER_ID", w->id, NULL);
         snprintf(message, sizeof(message),
                  "The resume of worker %s failed (%s); it is still suspended, with its image and home: Resume it "
-                 "again, or Stop it; see journalctl -u %s", w->id, w->resume_why ?: "unknown", w->unit);
-        free(w->resume_why);
-        w->resume_why = NULL;
-        worker_waiters_fail(w, w->resume_uid_taken ? SBX_ERROR_UID_TAKEN : SBX_ERROR_START_FAILED, message);
-        w->resume_uid_taken = false;
+                 "again, or Stop it; see journalctl -u %s", w->id, w->resume.why ?: "unknown", w->unit);
+        free(w->resume.why);
+        w->resume.why = NULL;
+        worker_waiters_fail(w, w->resume.uid_taken ? SBX_ERROR_UID_TAKEN : SBX_ERROR_START_FAILED, message);
+        w->resume.uid_taken = false;
 }
 
 static void on_resume_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
@@ -133,7 +133,7 @@ static void on_resume_units_dropped(UnitDrop *d, bool all_gone, void *userdata) 
                 log_struct(LOG_WARNING, "A unit of the failed resume is still loaded; the next resume may fail to "
                            "make it again", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit_drop_pending_first(d),
                            NULL);
-        w->resume_drop = unit_drop_free(w->resume_drop);
+        w->resume.drop = unit_drop_free(w->resume.drop);
         resume_settled(w);
 }
 
@@ -144,17 +144,17 @@ static void on_resume_units_dropped(UnitDrop *d, bool all_gone, void *userdata) 
 static void resume_keep_suspended(Worker *w, const char *why) {
         int r;
 
-        w->resume_failing = true;
+        w->resume.failing = true;
         worker_resume_unwatch(w);
-        w->start_call = sd_bus_slot_unref(w->start_call);
-        free(w->resume_why);
-        w->resume_why = strdup(why);
+        w->start.call = sd_bus_slot_unref(w->start.call);
+        free(w->resume.why);
+        w->resume.why = strdup(why);
         worker_resume_log_failed(w, why);
         /* Its pipes went with the unit; the next resume makes new ones. */
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
         worker_forget_channel(w);
-        r = worker_drop_units(w, RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, &w->resume_drop);
+        r = worker_drop_units(w, RESUME_DROP_TIMEOUT_USEC, on_resume_units_dropped, &w->resume.drop);
         if (r < 0) {
                 log_struct(LOG_WARNING, "Cannot wait for the failed resume's units to go; stopping them",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
@@ -180,8 +180,8 @@ static void resume_end_reason(const Worker *w, char *buf, size_t size) {
 static int on_resume_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
 
-        w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
-        if (w->state != WORKER_RESUMING || w->resume_failing)
+        w->resume.timer = sd_event_source_disable_unref(w->resume.timer);
+        if (w->state != WORKER_RESUMING || w->resume.failing)
                 return 0;
         log_struct(LOG_WARNING, "The resumed worker's image is still there; taking it as resumed",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
@@ -193,16 +193,16 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
         char reason[256];
         ResumeFacts f = {
                 .start_failed = start_failed,
-                .job_done = w->resume_job_done,
+                .job_done = w->resume.job_done,
                 .unit_ended = w->unit_ended,
                 /* A marker gone is an image gone, watched or not. */
-                .image_used = w->resume_ran || !worker_image_complete(w),
+                .image_used = w->resume.ran || !worker_image_complete(w),
                 .timed_out = timed_out,
         };
 
         if (worker_resume_verdict(&f) == RESUME_KEEP_SUSPENDED && home_uid_changed(w)) {
                 f.uid_changed = true;
-                w->resume_uid_taken = true;
+                w->resume.uid_taken = true;
                 why = "the resumed unit got another UID than the image was saved with (its UID was taken "
                       "meanwhile), and systemd gave the home to that UID";
                 log_struct(LOG_ERR, "A resumed unit got another UID; the worker stays suspended",
@@ -211,19 +211,19 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
 
         switch (worker_resume_verdict(&f)) {
         case RESUME_WAIT:
-                if (f.job_done && !w->resume_timer) {
-                        if (sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
+                if (f.job_done && !w->resume.timer) {
+                        if (sd_event_add_time_relative(worker_event(w), &w->resume.timer, CLOCK_MONOTONIC,
                                                        WORKER_RESUME_RUN_TIMEOUT_USEC, USEC_PER_SEC,
                                                        on_resume_timeout, w) < 0)
                                 /* Without the timer, do not wait on what may never come. */
                                 resume_decide(w, false, true, NULL);
                         else
-                                (void) sd_event_source_set_description(w->resume_timer, "worker-resume-timer");
+                                (void) sd_event_source_set_description(w->resume.timer, "worker-resume-timer");
                 }
                 return;
         case RESUME_RUNNING:
                 worker_resume_unwatch(w);
-                w->resume_failures = 0;
+                w->resume.failures = 0;
                 worker_resume_done(w);
                 return;
         case RESUME_KEEP_SUSPENDED:
@@ -235,14 +235,14 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
                 return;
         case RESUME_END:
                 worker_resume_unwatch(w);
-                w->restore = false;
+                w->suspend.restore = false;
                 worker_start_failed(w, why ?: "the resumed unit failed");
                 return;
         }
 }
 
 void worker_resume_start_refused(Worker *w, const char *why) {
-        if (w->state != WORKER_RESUMING || w->resume_failing)
+        if (w->state != WORKER_RESUMING || w->resume.failing)
                 return;
         resume_decide(w, true, false, why);
 }
@@ -254,8 +254,8 @@ void worker_resume_start_refused(Worker *w, const char *why) {
 static int on_exit_status_wait(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
 
-        w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
-        if (w->state == WORKER_RESUMING && !w->resume_failing)
+        w->resume.timer = sd_event_source_disable_unref(w->resume.timer);
+        if (w->state == WORKER_RESUMING && !w->resume.failing)
                 resume_decide(w, true, false, "start job failed");
         return 0;
 }
@@ -264,10 +264,10 @@ void worker_resume_job_removed(Worker *w, const char *result) {
         char why[256];
 
         /* The stop jobs of a failed attempt's units come here too. */
-        if (w->state != WORKER_RESUMING || w->resume_failing || w->resume_job_done || w->resume_job_failed)
+        if (w->state != WORKER_RESUMING || w->resume.failing || w->resume.job_done || w->resume.job_failed)
                 return;
         if (streq(result, "done")) {
-                w->resume_job_done = true;
+                w->resume.job_done = true;
                 resume_decide(w, false, false, NULL);
                 return;
         }
@@ -275,15 +275,15 @@ void worker_resume_job_removed(Worker *w, const char *result) {
          * ends it before READY=1 and its job "failed"; the unit's exit status,
          * which may come just after, is the reason worth giving. */
         if (streq(result, "failed")) {
-                w->resume_job_failed = true;
+                w->resume.job_failed = true;
                 if (w->unit_ended)
                         resume_decide(w, true, false, NULL);
-                else if (sd_event_add_time_relative(worker_event(w), &w->resume_timer, CLOCK_MONOTONIC,
+                else if (sd_event_add_time_relative(worker_event(w), &w->resume.timer, CLOCK_MONOTONIC,
                                                     RESUME_EXIT_STATUS_WAIT_USEC, USEC_PER_SEC,
                                                     on_exit_status_wait, w) < 0)
                         resume_decide(w, true, false, "start job failed");
                 else
-                        (void) sd_event_source_set_description(w->resume_timer, "worker-exit-status-timer");
+                        (void) sd_event_source_set_description(w->resume.timer, "worker-exit-status-timer");
                 return;
         }
         worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));
@@ -291,13 +291,13 @@ void worker_resume_job_removed(Worker *w, const char *result) {
 }
 
 void worker_resume_unit_ended(Worker *w) {
-        if (w->state != WORKER_RESUMING || w->resume_failing)
+        if (w->state != WORKER_RESUMING || w->resume.failing)
                 return;
         /* Before the job is done, the job's result decides (and sees this). */
-        if (w->resume_job_done)
+        if (w->resume.job_done)
                 resume_decide(w, false, false, NULL);
-        else if (w->resume_job_failed) {
-                w->resume_timer = sd_event_source_disable_unref(w->resume_timer);
+        else if (w->resume.job_failed) {
+                w->resume.timer = sd_event_source_disable_unref(w->resume.timer);
                 resume_decide(w, true, false, NULL);
         }
 }

@@ -18,8 +18,8 @@ bool worker_secrets_wanted(const WorkerSpec *spec, SbxRuntime runtime) {
 int worker_secrets_keep(Worker *w) {
         int r;
 
-        w->keep_secrets = worker_secrets_wanted(&w->spec, w->runtime);
-        if (!w->keep_secrets || w->environment.data || strv_length(w->spec.environment) == 0)
+        w->secrets.keep = worker_secrets_wanted(&w->spec, w->runtime);
+        if (!w->secrets.keep || w->environment.data || strv_length(w->spec.environment) == 0)
                 return 0;
         r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
         if (r < 0)
@@ -29,11 +29,11 @@ int worker_secrets_keep(Worker *w) {
 }
 
 bool worker_secrets_missing(const Worker *w) {
-        return !w->keep_secrets && (w->spec.n_credentials > 0 || strv_length(w->spec.environment) > 0);
+        return !w->secrets.keep && (w->spec.n_credentials > 0 || strv_length(w->spec.environment) > 0);
 }
 
 void worker_secrets_started(Worker *w) {
-        if (w->keep_secrets)
+        if (w->secrets.keep)
                 return;
         for (size_t i = 0; i < w->spec.n_credentials; i++)
                 explicit_bzero(w->spec.credentials[i].data, w->spec.credentials[i].size);
@@ -44,7 +44,7 @@ void worker_secrets_started(Worker *w) {
 }
 
 bool worker_secrets_servable(const Worker *w) {
-        return w->state == WORKER_STARTING || (w->state == WORKER_RESUMING && w->keep_secrets);
+        return w->state == WORKER_STARTING || (w->state == WORKER_RESUMING && w->secrets.keep);
 }
 
 static void put_entry(uint8_t *buf, size_t *at, const char *name, const uint8_t *data, size_t size) {
@@ -176,7 +176,7 @@ int worker_secrets_persist(Worker *w) {
         size_t size = 0;
         int r;
 
-        if (!w->keep_secrets || w->secrets_stored)
+        if (!w->secrets.keep || w->secrets.stored)
                 return 0;
         r = worker_secrets_fdname(w->id, name, sizeof(name));
         if (r < 0)
@@ -192,16 +192,16 @@ int worker_secrets_persist(Worker *w) {
         if (r < 0)
                 return r;
         /* 0: no fd store (not run by systemd); nothing was kept. */
-        w->secrets_stored = r > 0;
+        w->secrets.stored = r > 0;
         return 0;
 }
 
 void worker_secrets_forget(Worker *w) {
         char name[FDNAME_MAX];
 
-        if (w->secrets_stored && worker_secrets_fdname(w->id, name, sizeof(name)) >= 0)
+        if (w->secrets.stored && worker_secrets_fdname(w->id, name, sizeof(name)) >= 0)
                 (void) fdstore_remove(name);
-        w->secrets_stored = false;
+        w->secrets.stored = false;
         wipe(w);
 }
 
@@ -228,7 +228,7 @@ int worker_secrets_restore(Worker *w, FdStore *fds) {
                 (void) fdstore_remove(name);
                 return r == -ENOMEM ? r : -ENOKEY;
         }
-        w->keep_secrets = true;
-        w->secrets_stored = true;
+        w->secrets.keep = true;
+        w->secrets.stored = true;
         return 0;
 }

@@ -23,7 +23,7 @@
  * it could be suspended (worker_check_suspendable()). */
 bool worker_secrets_wanted(const WorkerSpec *spec, SbxRuntime runtime);
 
-/* Sets W->keep_secrets as worker_secrets_wanted() says, and encodes the
+/* Sets W->secrets.keep as worker_secrets_wanted() says, and encodes the
  * environment's credential if it is kept and not encoded yet. */
 int worker_secrets_keep(Worker *w);
 

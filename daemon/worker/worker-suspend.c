@@ -113,8 +113,8 @@ static void checkpoint_failed(Worker *w, const char *why) {
         char message[512];
 
         log_struct(LOG_ERR, "Failed to suspend the worker", "SANDBOXD_WORKER_ID", w->id,
-                   "SANDBOXD_UNIT", w->suspend_unit, "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "suspend-failed", NULL);
-        w->checkpoint_result = -1;
+                   "SANDBOXD_UNIT", w->suspend.unit, "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "suspend-failed", NULL);
+        w->suspend.result = -1;
         /* The launcher removes what a failed attempt wrote, unless it was
          * killed (the unit's timeout) halfway: no image without its marker
          * is ever restored, and none may stay behind either. A complete one
@@ -123,7 +123,7 @@ static void checkpoint_failed(Worker *w, const char *why) {
                 worker_delete_images(w);
         snprintf(message, sizeof(message),
                  "The checkpoint of worker %s failed (%s; runsc is tried up to %d times while the sandbox "
-                 "runs on); see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend_unit);
+                 "runs on); see journalctl -u %s", w->id, why, SBX_CHECKPOINT_ATTEMPTS, w->suspend.unit);
         waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
         if (w->unit_ended) {
                 /* The sandbox is gone with its image: the worker ended. */
@@ -143,7 +143,7 @@ static void checkpoint_failed(Worker *w, const char *why) {
         if (w->n_waiters > 0)
                 /* OpenChannel calls that came meanwhile: the channel is there. */
                 waiters_reply(w, NULL, NULL, NULL);
-        if (w->suspend_for_idle) {
+        if (w->suspend.for_idle) {
                 /* The reaper asked: idle still means it goes. */
                 (void) worker_stop(w, "idle", NULL);
                 return;
@@ -155,8 +155,8 @@ static int on_checkpoint_start_reply(sd_bus_message *reply, void *userdata, sd_b
         Worker *w = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
-        if (e && w->state == WORKER_SUSPENDING && w->checkpoint_result == 0)
+        w->suspend.call = sd_bus_slot_unref(w->suspend.call);
+        if (e && w->state == WORKER_SUSPENDING && w->suspend.result == 0)
                 checkpoint_failed(w, e->message ?: e->name);
         return 0;
 }
@@ -201,7 +201,7 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
                 log_struct(LOG_WARNING, "A unit of the suspended worker is still loaded; its resume may fail to "
                            "make it again", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", unit_drop_pending_first(d),
                            NULL);
-        w->suspend_drop = unit_drop_free(w->suspend_drop);
+        w->suspend.drop = unit_drop_free(w->suspend.drop);
         suspend_settled(w);
 }
 
@@ -212,9 +212,9 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         int r;
 
         units[n++] = w->unit;
-        if (w->egress_service) {
-                units[n++] = w->egress_socket;
-                units[n++] = w->egress_service;
+        if (w->egress.service) {
+                units[n++] = w->egress.socket;
+                units[n++] = w->egress.service;
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;
@@ -230,7 +230,7 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
 static void suspend_finish(Worker *w) {
         int r;
 
-        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
+        w->timers.idle = sd_event_source_disable_unref(w->timers.idle);
         /* Its pipes went with the unit; a resume makes new ones. */
         channel_worker_ended(w->channel);
         w->channel = channel_free(w->channel);
@@ -240,7 +240,7 @@ static void suspend_finish(Worker *w) {
          * (unit-drop.h). PartOf= does not stop the pair for a unit that
          * ended by itself; the mount unit stops when unneeded, and is
          * waited for too. */
-        r = worker_drop_units(w, SUSPEND_DROP_TIMEOUT_USEC, on_old_units_dropped, &w->suspend_drop);
+        r = worker_drop_units(w, SUSPEND_DROP_TIMEOUT_USEC, on_old_units_dropped, &w->suspend.drop);
         if (r >= 0 && worker_save_state(w) < 0)
                 log_struct(LOG_ERR, "Failed to persist the suspended worker's state; a restart of sandboxd loses it",
                            "SANDBOXD_WORKER_ID", w->id, NULL);
@@ -254,10 +254,10 @@ static void suspend_finish(Worker *w) {
 
 void worker_suspend_unit_gone(Worker *w) {
         /* Saved and ended already: what comes now is the old unit's last word. */
-        if (w->suspend_drop)
+        if (w->suspend.drop)
                 return;
         w->unit_ended = true;
-        if (w->checkpoint_result > 0)
+        if (w->suspend.result > 0)
                 suspend_finish(w);
         /* Otherwise the checkpoint's job decides. */
 }
@@ -274,7 +274,7 @@ bool worker_suspend_job_removed(Worker *workers, const char *unit, const char *r
         for (w = workers; w; w = w->next)
                 if (streq(w->id, id))
                         break;
-        if (!w || w->state != WORKER_SUSPENDING || w->checkpoint_result != 0)
+        if (!w || w->state != WORKER_SUSPENDING || w->suspend.result != 0)
                 return true;
         if (!streq(result, "done") || !worker_image_complete(w)) {
                 char why[64];
@@ -282,7 +282,7 @@ bool worker_suspend_job_removed(Worker *workers, const char *unit, const char *r
                 checkpoint_failed(w, why);
                 return true;
         }
-        w->checkpoint_result = 1;
+        w->suspend.result = 1;
         if (w->unit_ended)
                 suspend_finish(w);
         return true;
@@ -323,9 +323,9 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "Worker %s cannot be suspended: its owner's checkpoint images (or all of this "
                                      "host's) fill their budget ([Quota] CheckpointBytesPerOwner=, "
                                      "CheckpointBytesTotal=); it runs on", w->id);
-        if (!w->suspend_unit && asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) < 0)
+        if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
-        r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend_unit, "fail");
+        r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "fail");
         if (r >= 0)
                 r = worker_checkpoint_unit_append_properties(msg, &p, budget);
         if (r >= 0)
@@ -360,7 +360,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         /* Recorded before the checkpoint starts: a restart of sandboxd while
          * it runs must watch it to its end, not take the sandbox's end for
          * the worker's (adopt.c). Unrecorded, it would lose the worker. */
-        r = worker_save_state_suspending(w, w->suspend_unit, budget);
+        r = worker_save_state_suspending(w, w->suspend.unit, budget);
         if (r < 0) {
                 uid_keep_stop(w);
                 if (w->spec.disk_max > 0)
@@ -371,8 +371,8 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "%s; it runs on", w->id, strerror(-r));
         }
         /* The slot goes with the worker: no reply finds it freed. */
-        w->checkpoint_call = sd_bus_slot_unref(w->checkpoint_call);
-        r = sd_bus_call_async(*o->systemd, &w->checkpoint_call, msg, on_checkpoint_start_reply, w, 0);
+        w->suspend.call = sd_bus_slot_unref(w->suspend.call);
+        r = sd_bus_call_async(*o->systemd, &w->suspend.call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
                 uid_keep_stop(w);
                 if (w->spec.disk_max > 0)
@@ -384,10 +384,10 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to start the checkpoint of %s: %s",
                                      w->id, strerror(-r));
         }
-        w->checkpoint_result = 0;
-        w->checkpoint_budget = budget;
-        w->suspend_for_idle = !request && !error;
-        log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend_unit,
+        w->suspend.result = 0;
+        w->suspend.budget = budget;
+        w->suspend.for_idle = !request && !error;
+        log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend.unit,
                    "SANDBOXD_EVENT", "suspending", NULL);
         return worker_set_state(w, WORKER_SUSPENDING);
 }
@@ -420,13 +420,13 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         r = waiter_add(w, request);
         if (r < 0)
                 return r;
-        w->restore = true;
+        w->suspend.restore = true;
         /* Unwatched (it logs why), the resume is done at its job as before. */
         (void) worker_resume_watch(w);
         r = worker_start_resumed_unit(w, error);
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */
-                w->restore = false;
+                w->suspend.restore = false;
                 worker_resume_unwatch(w);
                 channel_worker_ended(w->channel);
                 w->channel = channel_free(w->channel);
@@ -464,7 +464,7 @@ void worker_resume_done(Worker *w) {
         char uid[16];
         int r;
 
-        w->restore = false;
+        w->suspend.restore = false;
         /* systemd reuses the UID that owns the state directory if it is free
          * (its dynamic-user allocation tries the directory's owner first); the
          * launcher refused to restore under any other. */

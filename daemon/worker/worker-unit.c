@@ -11,7 +11,7 @@ int worker_on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         Worker *w = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-        w->start_call = sd_bus_slot_unref(w->start_call);
+        w->start.call = sd_bus_slot_unref(w->start.call);
         if (e) {
                 char why[400];
                 snprintf(why, sizeof(why), "%s", e->message ?: e->name);
@@ -38,9 +38,9 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
                 .exec_path = env->exec_path,
                 .stdio = stdio,
                 .egress_proxy_url = worker_wants_egress(&w->spec) ? worker_egress_proxy_url(w->runtime) : NULL,
-                .egress_socket = w->egress_socket,
+                .egress_socket = w->egress.socket,
                 .host_ns = env->host_ns,
-                .restore = w->restore,
+                .restore = w->suspend.restore,
         };
         _cleanup_free_ char *image = NULL, *home_private = NULL;
         int r;
@@ -63,7 +63,7 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         r = sd_bus_message_open_container(msg, 'a', "(sa(sv))");
         if (r >= 0)
                 r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec, w->runtime,
-                                                     w->egress_service ? env->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+                                                     w->egress.service ? env->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
         if (r >= 0)
@@ -101,9 +101,9 @@ int worker_start_resumed_unit(Worker *w, SbxError *error) {
          * the new ones: what was sent already reaches systemd before this
          * start (one connection's calls stay in order), nothing after it. */
         unit_stops_cancel(worker_unit_stops(w), w->unit);
-        if (w->egress_service) {
-                unit_stops_cancel(worker_unit_stops(w), w->egress_socket);
-                unit_stops_cancel(worker_unit_stops(w), w->egress_service);
+        if (w->egress.service) {
+                unit_stops_cancel(worker_unit_stops(w), w->egress.socket);
+                unit_stops_cancel(worker_unit_stops(w), w->egress.service);
         }
         if (w->spec.workspace) {
                 _cleanup_free_ char *workspace_unit = NULL;
@@ -115,7 +115,7 @@ int worker_start_resumed_unit(Worker *w, SbxError *error) {
                 if (worker_disk_unit_name(w->id, &disk_unit) >= 0)
                         unit_stops_cancel(worker_unit_stops(w), disk_unit);
         }
-        r = sd_bus_call_async(worker_systemd(w), &w->start_call, start, worker_on_start_reply, w, 0);
+        r = sd_bus_call_async(worker_systemd(w), &w->start.call, start, worker_on_start_reply, w, 0);
         if (r < 0)
                 return sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to ask systemd to start %s: %s",
                                      w->unit, strerror(-r));

@@ -68,8 +68,8 @@ int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec,
         w->uid = (uid_t) -1;
         w->owner = (uid_t) -1;
         w->exit_status = -1;
-        w->start_mode = "cold";
-        w->pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
+        w->start.mode = "cold";
+        w->start.pool_fds = (ChannelDaemonFds) { -1, -1, -1 };
         w->created_realtime = now_usec(CLOCK_REALTIME);
         w->spec = *spec;                /* takes ownership */
         worker_spec_init(spec);
@@ -95,31 +95,31 @@ Worker *worker_free(Worker *w) {
         if (!w)
                 return NULL;
         channel_free(w->channel);
-        sd_bus_message_unref(w->create_request);
+        sd_bus_message_unref(w->start.request);
         sd_bus_slot_unref(w->unit_match);
         sd_bus_slot_unref(w->unit_state_call);
-        sd_bus_slot_unref(w->start_call);
-        sd_event_source_disable_unref(w->idle_timer);
-        sd_event_source_disable_unref(w->linger_timer);
+        sd_bus_slot_unref(w->start.call);
+        sd_event_source_disable_unref(w->timers.idle);
+        sd_event_source_disable_unref(w->timers.linger);
         worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, "Worker is gone");
         free(w->waiters);
-        free(w->suspend_unit);
-        sd_bus_slot_unref(w->checkpoint_call);
-        unit_drop_free(w->suspend_drop);
-        sd_event_source_disable_unref(w->resume_watch);
-        sd_event_source_disable_unref(w->resume_timer);
-        unit_drop_free(w->resume_drop);
-        free(w->resume_why);
-        sd_event_source_disable_unref(w->runtime_timer);
-        sd_event_source_disable_unref(w->ready_timer);
-        safe_close(w->pool_fds.stdin_fd);
-        safe_close(w->pool_fds.stdout_fd);
-        safe_close(w->pool_fds.stderr_fd);
+        free(w->suspend.unit);
+        sd_bus_slot_unref(w->suspend.call);
+        unit_drop_free(w->suspend.drop);
+        sd_event_source_disable_unref(w->resume.watch);
+        sd_event_source_disable_unref(w->resume.timer);
+        unit_drop_free(w->resume.drop);
+        free(w->resume.why);
+        sd_event_source_disable_unref(w->timers.runtime);
+        sd_event_source_disable_unref(w->start.ready_timer);
+        safe_close(w->start.pool_fds.stdin_fd);
+        safe_close(w->start.pool_fds.stdout_fd);
+        safe_close(w->start.pool_fds.stderr_fd);
         worker_spec_done(&w->spec);
-        free(w->egress_policy.data);
+        free(w->egress.policy.data);
         erase_and_free(w->environment.data, w->environment.size);
-        free(w->egress_socket);
-        free(w->egress_service);
+        free(w->egress.socket);
+        free(w->egress.service);
         free(w->unit);
         free(w->unit_path);
         free(w->user);
@@ -296,7 +296,7 @@ void worker_restore_suspending(Worker *w) {
         w->state = WORKER_SUSPENDING;
         w->exported = true;
         w->unit_seen_active = true;
-        w->checkpoint_result = 0;
+        w->suspend.result = 0;
 }
 
 void worker_restore_suspended(Worker *w) {
@@ -340,7 +340,7 @@ static void worker_remember(const Worker *w) {
 /* ---- systemd's view of a worker's unit ---------------------------------- */
 
 static void worker_reply_created(Worker *w) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->start.request);
 
         if (!req)
                 return;
@@ -355,7 +355,7 @@ void worker_owner_field(const Worker *w, char buf[static 16]) {
 
 void worker_start_failed(Worker *w, const char *why) {
         const WorkerOwner *o = w->owned_by;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->create_request);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->start.request);
         char owner_uid[16];
         int r;
 
@@ -405,14 +405,14 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata);
 int worker_arm_idle_timer(Worker *w) {
         uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
 
-        if (w->idle_timer)
-                return sd_event_source_set_time(w->idle_timer, deadline) < 0 ? -EIO :
-                       sd_event_source_set_enabled(w->idle_timer, SD_EVENT_ONESHOT);
+        if (w->timers.idle)
+                return sd_event_source_set_time(w->timers.idle, deadline) < 0 ? -EIO :
+                       sd_event_source_set_enabled(w->timers.idle, SD_EVENT_ONESHOT);
         /* 100 ms accuracy: the reaper must act within a second of the deadline. */
-        int r = sd_event_add_time(worker_event(w), &w->idle_timer, CLOCK_MONOTONIC, deadline,
+        int r = sd_event_add_time(worker_event(w), &w->timers.idle, CLOCK_MONOTONIC, deadline,
                                   100 * USEC_PER_MSEC, on_idle_timer, w);
         if (r >= 0)
-                (void) sd_event_source_set_description(w->idle_timer, "worker-idle-timer");
+                (void) sd_event_source_set_description(w->timers.idle, "worker-idle-timer");
         return r;
 }
 
@@ -569,10 +569,10 @@ void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_i
 /* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
  * pair is stopped explicitly so nothing of the worker's outlives it. */
 void worker_stop_egress(Worker *w) {
-        if (!w->egress_service)
+        if (!w->egress.service)
                 return;
-        (void) unit_stops_stop(worker_unit_stops(w), w->egress_socket, w->id);
-        (void) unit_stops_stop(worker_unit_stops(w), w->egress_service, w->id);
+        (void) unit_stops_stop(worker_unit_stops(w), w->egress.socket, w->id);
+        (void) unit_stops_stop(worker_unit_stops(w), w->egress.service, w->id);
 }
 
 /* The unit is gone: record the result, delete the home, tell clients. The
@@ -586,7 +586,7 @@ void worker_unit_gone(Worker *w) {
                 return;
         /* A checkpoint ends the unit: whether that was a suspend is the
          * checkpoint's answer to give (worker-suspend.c). */
-        if (w->state == WORKER_SUSPENDING && w->checkpoint_result >= 0) {
+        if (w->state == WORKER_SUSPENDING && w->suspend.result >= 0) {
                 worker_suspend_unit_gone(w);
                 return;
         }
@@ -598,8 +598,8 @@ void worker_unit_gone(Worker *w) {
                                  w->runtime == SBX_RUNTIME_RUNSC || w->runtime == SBX_RUNTIME_KATA, &w->result);
         if (r < 0)
                 log_warning_errno(r, "Failed to format the result of worker %s: %m", w->id);
-        w->idle_timer = sd_event_source_disable_unref(w->idle_timer);
-        w->runtime_timer = sd_event_source_disable_unref(w->runtime_timer);
+        w->timers.idle = sd_event_source_disable_unref(w->timers.idle);
+        w->timers.runtime = sd_event_source_disable_unref(w->timers.runtime);
         /* A suspended worker has no channel: its pipes went with its unit. */
         if (w->channel)
                 channel_worker_ended(w->channel);
@@ -630,17 +630,17 @@ void worker_unit_gone(Worker *w) {
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
                 o->needs_probe(w, WORKER_PROBE_RUNTIMES);
         }
-        if (sd_event_add_time_relative(worker_event(w), &w->linger_timer, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
+        if (sd_event_add_time_relative(worker_event(w), &w->timers.linger, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
                                        USEC_PER_SEC, on_linger_timer, w) < 0)
                 on_linger_timer(NULL, 0, w);
         else
-                (void) sd_event_source_set_description(w->linger_timer, "worker-linger-timer");
+                (void) sd_event_source_set_description(w->timers.linger, "worker-linger-timer");
 }
 
 static void worker_act_on_unit_end(Worker *w) {
         /* Before the start job is done, the job's result decides what happens;
          * after it, for a worker that awaits its token, the token. */
-        if (w->unit_ended && w->state == WORKER_STARTING && w->awaits_ready)
+        if (w->unit_ended && w->state == WORKER_STARTING && w->start.awaits_ready)
                 worker_ready_unit_ended(w);
         else if (w->unit_ended && w->state == WORKER_RESUMING)
                 worker_resume_unit_ended(w);
@@ -747,7 +747,7 @@ static int on_unit_properties_changed(sd_bus_message *msg, void *userdata, sd_bu
                 if (sd_bus_message_exit_container(msg) < 0)
                         return 0;
         }
-        if (w->unit_ended && !(w->state == WORKER_STARTING && !w->awaits_ready))
+        if (w->unit_ended && !(w->state == WORKER_STARTING && !w->start.awaits_ready))
                 worker_confirm_unit_end(w);
         return 0;
 }

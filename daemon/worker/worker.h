@@ -113,11 +113,14 @@ struct Worker {
         char *object_path;              /* /org/sandboxd1/worker/<id> */
 
         WorkerSpec spec;
-        SbxCredential egress_policy;    /* served to the proxy as its "egress-policy" credential */
+        /* The way out (NULL socket and service: none). */
+        struct {
+                SbxCredential policy;   /* served to the proxy as its "egress-policy" credential */
+                char *socket;           /* sandbox-<id>-egress.socket */
+                char *service;          /* NULL: the worker has no way out at all */
+        } egress;
         SbxCredential environment;      /* the spec's Environment, served to the worker unit as
                                          * SBX_ENV_CREDENTIAL (env-cred.h); wiped once it started */
-        char *egress_socket;            /* sandbox-<id>-egress.socket */
-        char *egress_service;           /* NULL: the worker has no way out at all */
         SbxRuntime runtime;
         WorkerState state;
         uid_t uid;
@@ -128,38 +131,66 @@ struct Worker {
         uint64_t activity_emitted;      /* monotonic time of the last LastActivityUSec signal */
 
         Channel *channel;
-        sd_bus_message *create_request; /* the CreateWorker call waiting for the start job */
+        /* The start: its job, the CreateWorker call, the pool, the ready token. */
+        struct {
+                sd_bus_message *request; /* the CreateWorker call waiting for the start job */
+                sd_bus_slot *call;
+                /* The warm pool (pool.h): "pooled" or "cold", and for a cold start of
+                 * a pooled class, why the pool could not serve it. Static strings. */
+                const char *mode;
+                const char *mode_reason;
+                ChannelDaemonFds pool_fds; /* a claimed sandbox's stdio until its job is handed over */
+                /* A shared-kernel worker's start ends at sandbox-exec's token (worker-ready.h). */
+                bool awaits_ready;
+                bool job_done;
+                int ready_result;       /* 1 while awaited, then the channel's answer */
+                sd_event_source *ready_timer;
+        } start;
         sd_bus_slot *unit_match;
         sd_bus_slot *unit_state_call;   /* the re-read of the unit before acting on its end */
-        sd_bus_slot *start_call;
-        sd_event_source *idle_timer;
-        sd_event_source *linger_timer;
-        char *suspend_unit;             /* sandbox-<id>-suspend.service, the checkpoint */
-        sd_bus_slot *checkpoint_call;   /* its StartTransientUnit, until answered */
-        int checkpoint_result;          /* while suspending: 0 not known yet, 1 saved, -1 failed */
-        uint64_t checkpoint_budget;     /* while suspending: the bytes its image may take (manager-quota.h) */
-        UnitDrop *suspend_drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
-        bool restore;                   /* the next unit restores from the image (worker-suspend.h) */
-        bool suspend_for_idle;          /* the reaper asked: a failed checkpoint stops it */
+        /* The timers of a running worker. */
+        struct {
+                sd_event_source *idle;
+                sd_event_source *linger;
+                sd_event_source *runtime; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
+        } timers;
+        /* Suspending: the checkpoint unit, its image's budget, the restore (worker-suspend.h). */
+        struct {
+                char *unit;             /* sandbox-<id>-suspend.service, the checkpoint */
+                sd_bus_slot *call;      /* its StartTransientUnit, until answered */
+                int result;             /* while suspending: 0 not known yet, 1 saved, -1 failed */
+                uint64_t budget;        /* while suspending: the bytes its image may take (manager-quota.h) */
+                UnitDrop *drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
+                bool restore;           /* the next unit restores from the image (worker-suspend.h) */
+                bool for_idle;          /* the reaper asked: a failed checkpoint stops it */
+        } suspend;
         /* While resuming (worker-resume.h). */
-        sd_event_source *resume_watch;  /* inotify on the image, which the launcher removes once it runs */
-        sd_event_source *resume_timer;  /* after the job: how long the image may stay */
-        UnitDrop *resume_drop;          /* failed: the attempt's units are being stopped */
-        char *resume_why;               /* failed: why, for the callers */
-        bool resume_job_done;
-        bool resume_job_failed;         /* its main process ended before READY=1: its exit status says why */
-        bool resume_ran;                /* the image went: the sandbox ran */
-        bool resume_failing;            /* going back to suspended */
-        bool resume_uid_taken;          /* failed: its UID was taken (UIDTaken for the callers) */
+        struct {
+                sd_event_source *watch; /* inotify on the image, which the launcher removes once it runs */
+                sd_event_source *timer; /* after the job: how long the image may stay */
+                UnitDrop *drop;         /* failed: the attempt's units are being stopped */
+                char *why;              /* failed: why, for the callers */
+                bool job_done;
+                bool job_failed;        /* its main process ended before READY=1: its exit status says why */
+                bool ran;               /* the image went: the sandbox ran */
+                bool failing;           /* going back to suspended */
+                bool uid_taken;         /* failed: its UID was taken (UIDTaken for the callers) */
+                unsigned failures;      /* in a row, for the log */
+        } resume;
         bool uid_kept;                  /* its keeper unit was asked for (uid-keep.h) */
-        unsigned resume_failures;       /* in a row, for the log */
-        bool keep_secrets;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
-        bool secrets_stored;            /* and are in systemd's fd store */
+        /* Its Credentials and Environment across a suspend (worker-secrets.h). */
+        struct {
+                bool keep;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
+                bool stored;            /* and are in systemd's fd store */
+        } secrets;
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
         size_t n_waiters;
         bool unexported;                /* its object left the bus, after lingering */
-        Worker *gc_next;                /* the manager's queue of workers to free */
-        bool in_gc_queue;
+        /* The owner's queue of workers to free. */
+        struct {
+                Worker *next;           /* the manager's queue of workers to free */
+                bool queued;
+        } gc;
 
         /* What systemd told us about the unit, in arrival order. */
         bool exported;
@@ -171,19 +202,6 @@ struct Worker {
         const char *stop_reason;        /* set when we asked for the stop */
         const char *end_reason;
         char *result;                   /* worker_result_format(); NULL until ended */
-
-        /* The warm pool (pool.h): "pooled" or "cold", and for a cold start of
-         * a pooled class, why the pool could not serve it. Static strings. */
-        const char *start_mode;
-        const char *start_mode_reason;
-        ChannelDaemonFds pool_fds;      /* a claimed sandbox's stdio until its job is handed over */
-        sd_event_source *runtime_timer; /* a pooled worker's RuntimeMaxSec, kept by sandboxd */
-
-        /* A shared-kernel worker's start ends at sandbox-exec's token (worker-ready.h). */
-        bool awaits_ready;
-        bool start_job_done;
-        int ready_result;               /* 1 while awaited, then the channel's answer */
-        sd_event_source *ready_timer;
 };
 
 const char *worker_state_to_string(WorkerState s);

@@ -83,8 +83,8 @@ static Worker *new_worker(void) {
         sbx_config_init_defaults(&c);
         spec_with_service(&s, "github", SECRET);
         assert_int_equal(worker_new_with_id(&w, NULL, &s, SBX_RUNTIME_SYSTEMD, ID), 0);
-        assert_int_equal(worker_egress_policy_json(&w->spec, &c, ID, (char **) &w->egress_policy.data, NULL), 0);
-        w->egress_policy.size = strlen((char *) w->egress_policy.data);
+        assert_int_equal(worker_egress_policy_json(&w->spec, &c, ID, (char **) &w->egress.policy.data, NULL), 0);
+        w->egress.policy.size = strlen((char *) w->egress.policy.data);
         sbx_config_done(&c);
         return w;
 }
@@ -95,7 +95,7 @@ static void test_proxy_credential(void **state) {
         size_t size = 0;
 
         assert_int_equal(worker_proxy_credential(w, "egress-policy", &data, &size), 0);
-        assert_ptr_equal(data, w->egress_policy.data);
+        assert_ptr_equal(data, w->egress.policy.data);
         assert_int_equal(worker_proxy_credential(w, "broker-github", &data, &size), 0);
         assert_int_equal(size, strlen(SECRET));
         assert_memory_equal(data, SECRET, size);
@@ -124,8 +124,8 @@ static Worker *adopted_worker(const Worker *before) {
 
         worker_spec_init(&s);
         assert_int_equal(worker_new_with_id(&w, NULL, &s, SBX_RUNTIME_SYSTEMD, ID), 0);
-        w->egress_policy.data = (uint8_t *) strdup((const char *) before->egress_policy.data);
-        w->egress_policy.size = before->egress_policy.size;
+        w->egress.policy.data = (uint8_t *) strdup((const char *) before->egress.policy.data);
+        w->egress.policy.size = before->egress.policy.size;
         return w;
 }
 

@@ -653,7 +653,7 @@ static void test_suspend_trusted_refused(void **state) {
         assert_true(worker_suspend(w, NULL, &e) < 0);
         assert_string_equal(e.name, SBX_ERROR_NOT_SUPPORTED);
         assert_int_equal(w->state, WORKER_RUNNING);
-        assert_null(w->suspend_unit);
+        assert_null(w->suspend.unit);
         barrier(f);
         assert_int_equal(f->n_seen, 0);
 }
@@ -808,7 +808,7 @@ static void test_start_job_failure_confirmed_ends_worker(void **state) {
 static Worker *add_checkpointing_worker(Fixture *f) {
         Worker *w = add_worker_in(f, WORKER_SUSPENDING, f->caller);
 
-        assert_true(asprintf(&w->suspend_unit, "sandbox-%s-suspend.service", w->id) > 0);
+        assert_true(asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) > 0);
         return w;
 }
 
@@ -818,12 +818,12 @@ static void test_checkpoint_job_unconfirmed_changes_nothing(void **state) {
         Fixture *f = *state;
         Worker *w = add_checkpointing_worker(f);
 
-        job_removed_signalled(f, w->suspend_unit, "failed", "activating");
+        job_removed_signalled(f, w->suspend.unit, "failed", "activating");
         assert_int_equal(w->state, WORKER_SUSPENDING);
-        assert_int_equal(w->checkpoint_result, 0);
-        job_removed_signalled(f, w->suspend_unit, "done", "activating");
+        assert_int_equal(w->suspend.result, 0);
+        job_removed_signalled(f, w->suspend.unit, "done", "activating");
         assert_int_equal(w->state, WORKER_SUSPENDING);
-        assert_int_equal(w->checkpoint_result, 0);
+        assert_int_equal(w->suspend.result, 0);
         assert_int_equal(f->n_unit_reads, 2);
 }
 
@@ -832,8 +832,8 @@ static void test_checkpoint_job_failure_confirmed(void **state) {
         Fixture *f = *state;
         Worker *w = add_checkpointing_worker(f);
 
-        job_removed_signalled(f, w->suspend_unit, "failed", "failed");
-        assert_int_equal(w->checkpoint_result, -1);
+        job_removed_signalled(f, w->suspend.unit, "failed", "failed");
+        assert_int_equal(w->suspend.result, -1);
         /* Running again (and, idle long enough here, already stopping). */
         assert_int_not_equal(w->state, WORKER_SUSPENDING);
 }
@@ -952,7 +952,7 @@ static void test_unit_gone_lingers_then_deferred_free(void **state) {
         assert_int_equal(w->state, WORKER_ENDED);
         assert_string_equal(w->result, "exited 3");
         assert_int_equal(w->exit_status, 3);
-        assert_non_null(w->linger_timer);
+        assert_non_null(w->timers.linger);
         barrier(f);
         assert_int_equal(count_signal(f, "/org/sandboxd1", "org.sandboxd1.Manager", "WorkerRemoved"), 1);
         assert_ptr_equal(manager_find_worker(f->m, id), w);
@@ -961,7 +961,7 @@ static void test_unit_gone_lingers_then_deferred_free(void **state) {
         /* The linger's end, now rather than in 30 s: the object goes from the
          * bus in the timer's callback, the worker itself only after it. */
         seen_clear(f);
-        assert_true(sd_event_source_set_time(w->linger_timer, 1) >= 0);
+        assert_true(sd_event_source_set_time(w->timers.linger, 1) >= 0);
         for (unsigned i = 0; manager_find_worker(f->m, id) && i < 1000; i++)
                 assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
         assert_null(manager_find_worker(f->m, id));
@@ -1106,7 +1106,7 @@ static void test_ready_after_job_and_token(void **state) {
 
         worker_ready_job_done(w);
         assert_int_equal(w->state, WORKER_STARTING);
-        assert_non_null(w->ready_timer);
+        assert_non_null(w->start.ready_timer);
         assert_int_equal(write(out, "sandbox-exec: rea", 17), 17);
         spin(f);
         assert_int_equal(w->state, WORKER_STARTING);
@@ -1114,7 +1114,7 @@ static void test_ready_after_job_and_token(void **state) {
         spin(f);
         assert_int_equal(w->state, WORKER_RUNNING);
         assert_true(w->exported);
-        assert_null(w->ready_timer);
+        assert_null(w->start.ready_timer);
 }
 
 /* A second job's end (a stop job's, while the unit's end is being
@@ -1127,10 +1127,10 @@ static void test_ready_second_job_end_arms_no_timer(void **state) {
         sd_event_source *first;
 
         worker_ready_job_done(w);
-        first = w->ready_timer;
+        first = w->start.ready_timer;
         assert_non_null(first);
         worker_ready_job_removed(w, "done");
-        assert_ptr_equal(w->ready_timer, first);
+        assert_ptr_equal(w->start.ready_timer, first);
         assert_int_equal(w->state, WORKER_STARTING);
 }
 
@@ -1252,7 +1252,7 @@ static void test_ready_wrong_bytes(void **state) {
                          (ssize_t) (6 + SBX_EXEC_READY_TOKEN_LEN));
         spin(f);
         assert_int_equal(w->state, WORKER_STARTING);
-        assert_non_null(w->ready_timer);
+        assert_non_null(w->start.ready_timer);
         w->exec_main_code = 2;
         w->exec_main_status = 9;
         w->unit_ended = true;
@@ -1273,10 +1273,10 @@ static void test_ready_eof_waits_for_unit(void **state) {
         out = safe_close(out);
         spin(f);
         assert_int_equal(w->state, WORKER_STARTING);
-        assert_non_null(w->ready_timer);
+        assert_non_null(w->start.ready_timer);
         /* The bound, now rather than in 90 s: the unit is stopped, the start
          * failed (and the worker is freed). */
-        assert_true(sd_event_source_set_time(w->ready_timer, 1) >= 0);
+        assert_true(sd_event_source_set_time(w->start.ready_timer, 1) >= 0);
         spin(f);
         barrier(f);
         assert_null(f->m->workers);

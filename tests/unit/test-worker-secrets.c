@@ -41,7 +41,7 @@ static Worker *new_worker(SbxRuntime runtime) {
         worker_spec_done(&s);
         assert_int_equal(env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size), 0);
         w->environment.name = (char *) SBX_ENV_CREDENTIAL;
-        w->keep_secrets = worker_secrets_wanted(&w->spec, runtime);
+        w->secrets.keep = worker_secrets_wanted(&w->spec, runtime);
         return w;
 }
 
@@ -72,7 +72,7 @@ static void assert_same_secrets(const Worker *w) {
 static void test_kept_past_start(void **state) {
         Worker *w = new_worker(SBX_RUNTIME_RUNSC);
 
-        assert_true(w->keep_secrets);
+        assert_true(w->secrets.keep);
         worker_secrets_started(w);
         assert_same_secrets(w);
         assert_false(worker_secrets_missing(w));
@@ -91,7 +91,7 @@ static void test_kept_past_start(void **state) {
 static void test_wiped_when_not_kept(void **state) {
         Worker *w = new_worker(SBX_RUNTIME_SYSTEMD);
 
-        assert_false(w->keep_secrets);
+        assert_false(w->secrets.keep);
         worker_secrets_started(w);
         assert_memory_not_equal(w->spec.credentials[0].data, TOKEN, strlen(TOKEN));
         for (size_t i = 0; i < strlen(TOKEN); i++)
@@ -171,8 +171,8 @@ static void test_restore(void **state) {
         back = bare_worker();
         assert_int_equal(worker_secrets_restore(back, &st), 0);
         assert_same_secrets(back);
-        assert_true(back->keep_secrets);
-        assert_true(back->secrets_stored);
+        assert_true(back->secrets.keep);
+        assert_true(back->secrets.stored);
         assert_false(fdstore_has(&st, name));
         fdstore_done(&st);
 
@@ -183,14 +183,14 @@ static void test_restore(void **state) {
         assert_null(back->spec.environment);
         assert_null(back->environment.data);
         assert_int_equal(back->environment.size, 0);
-        assert_false(back->secrets_stored);
+        assert_false(back->secrets.stored);
         worker_free(back);
 
         /* Lost: the worker cannot be accounted for. */
         st = (FdStore) {};
         back = bare_worker();
         assert_int_equal(worker_secrets_restore(back, &st), -ENOKEY);
-        assert_false(back->keep_secrets);
+        assert_false(back->secrets.keep);
         worker_free(back);
 
         /* Under its name but not sealed: not what sandboxd stored. */
@@ -224,7 +224,7 @@ static void test_persist_outside_systemd(void **state) {
         /* No fd store to hand it to: nothing is counted as stored. */
         assert_null(saved);
         assert_int_equal(worker_secrets_persist(w), 0);
-        assert_false(w->secrets_stored);
+        assert_false(w->secrets.stored);
         worker_secrets_forget(w);
         assert_null(w->spec.credentials);
         worker_free(w);
@@ -240,9 +240,9 @@ static void test_keep_refusal(void **state) {
         assert_non_null(w->spec.workspace);
         assert_non_null(strstr(suspend_keep_refusal(w), "Credentials or an Environment"));
         worker_secrets_forget(w);
-        w->keep_secrets = false;
+        w->secrets.keep = false;
         assert_null(suspend_keep_refusal(w));
-        w->egress_service = strdup("sandbox-" ID "-egress.service");
+        w->egress.service = strdup("sandbox-" ID "-egress.service");
         assert_null(suspend_keep_refusal(w));
         w->spec.services = calloc(1, sizeof(SbxService));
         assert_non_null(w->spec.services);
