@@ -52,7 +52,7 @@ int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRunt
 }
 
 int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id) {
-        Worker *w;
+        _cleanup_(worker_freep) Worker *w = NULL;
         int r;
 
         assert(ret);
@@ -75,20 +75,16 @@ int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec,
         worker_spec_init(spec);
 
         snprintf(w->id, sizeof(w->id), "%s", id);
-        r = -ENOMEM;
         if (asprintf(&w->unit, "sandbox-%s.service", w->id) < 0 ||
             asprintf(&w->user, "sandbox-%s", w->id) < 0 ||
             asprintf(&w->home, SBX_STATE_ROOT "/%s", w->id) < 0 ||
             asprintf(&w->object_path, "/org/sandboxd1/worker/%s", w->id) < 0)
-                goto fail;
+                return -ENOMEM;
         r = systemd_unit_path(w->unit, &w->unit_path);
         if (r < 0)
-                goto fail;
-        *ret = w;
+                return r;
+        *ret = TAKE_PTR(w);
         return 0;
-fail:
-        worker_free(w);
-        return r;
 }
 
 Worker *worker_free(Worker *w) {

@@ -214,6 +214,8 @@ int worker_new(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRunt
 /* The same for a worker whose ID is known already: one re-adopted after a restart. */
 int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec, SbxRuntime runtime, const char *id);
 Worker *worker_free(Worker *w);
+/* For a worker still being built: freed on an early return, kept with TAKE_PTR(). */
+static inline void worker_freep(Worker **w) { worker_free(*w); }
 
 /* The owner's handles (WorkerOwner). */
 static inline sd_event *worker_event(const Worker *w) {
