@@ -243,7 +243,7 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         int fd[WORKER_N_STDIO];
         ChannelDaemonFds fds;
         WorkerSpec spec;
-        Worker *w = NULL;
+        _cleanup_(worker_freep) Worker *w = NULL;
         char name[64];
         int r;
 
@@ -294,7 +294,6 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         r = restore_egress(w, rec);
         if (r < 0) {
                 daemon_fds_close(&fds);
-                worker_free(w);
                 return r;
         }
         if (rec->pooled) {
@@ -304,7 +303,6 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 r = pool_arm_runtime_timer(w, end > now ? end - now : 0);
                 if (r < 0) {
                         daemon_fds_close(&fds);
-                        worker_free(w);
                         return r;
                 }
         }
@@ -314,11 +312,10 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         if (r >= 0 && rec->kept_secrets)
                 r = worker_secrets_restore(w, &rs->fds);
         if (r < 0) {
-                worker_free(w);
                 daemon_fds_close(&fds);
                 return r;
         }
-        return manager_adopt_worker(m, w, &fds, rec->last_activity_monotonic);
+        return manager_adopt_worker(m, TAKE_PTR(w), &fds, rec->last_activity_monotonic);
 }
 
 /* A suspended worker has no unit and no channel, only its home and its
@@ -349,7 +346,7 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         _cleanup_free_ char *marker = NULL;
         Manager *m = rs->m;
         WorkerSpec spec;
-        Worker *w = NULL;
+        _cleanup_(worker_freep) Worker *w = NULL;
         int r;
 
         if (asprintf(&marker, SBX_SUSPEND_ROOT "/%s/" SBX_IMAGE_MARKER, rec->id) < 0)
@@ -390,15 +387,14 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
                 r = worker_secrets_restore(w, &rs->fds);
         if (r >= 0)
                 r = worker_watch_unit(w);
-        if (r < 0) {
-                worker_free(w);
+        if (r < 0)
                 return r;
-        }
         worker_restore_suspended(w);
         manager_add_worker(m, w);
         manager_workspace_hold(m, w);
         log_struct(LOG_INFO, "Suspended worker re-adopted after a restart of sandboxd",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit, NULL);
+        TAKE_PTR(w);    /* the manager's since manager_add_worker() */
         return 0;
 }
 
