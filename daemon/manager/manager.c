@@ -559,23 +559,12 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         w->start.request = sd_bus_message_ref(request);
         manager_add_worker(m, w);
         manager_notify_status(m);
-        {
-                char owner_uid[16];
-                worker_owner_field(w, owner_uid);
-                if (w->spec.class != w->spec.requested_class)
-                        log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
-                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                                   "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
-                log_struct(LOG_INFO, "Starting worker",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+        if (w->spec.class != w->spec.requested_class)
+                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
                            "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
-                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
-                           "SANDBOXD_START_MODE", "cold", "SANDBOXD_REASON", cold_reason ?: "", NULL);
-        }
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
+        worker_log_starting(w, "cold", cold_reason ?: "");
         return 0;
 fail:
         worker_free(w);

@@ -852,14 +852,7 @@ int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
         {
                 char owner_uid[16];
                 worker_owner_field(w, owner_uid);
-                log_struct(LOG_INFO, "Starting worker",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
-                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
-                           "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
-                           "SANDBOXD_START_MODE", "pooled", NULL);
+                worker_log_starting(w, "pooled", NULL);
                 log_struct(LOG_INFO, "Pool sandbox claimed", "SANDBOXD_WORKER_ID", w->id,
                            "SANDBOXD_EVENT", "pool-claimed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }

@@ -349,6 +349,21 @@ void worker_owner_field(const Worker *w, char buf[static 16]) {
         snprintf(buf, 16, "%u", (unsigned) w->owner);
 }
 
+void worker_log_starting(const Worker *w, const char *mode, const char *reason) {
+        char owner_uid[16];
+
+        assert(w);
+        worker_owner_field(w, owner_uid);
+        log_struct(LOG_INFO, "Starting worker",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->unit,
+                   "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class),
+                   "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                   "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                   "SANDBOXD_OWNER_UID", owner_uid, "SANDBOXD_EVENT", "starting",
+                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime),
+                   "SANDBOXD_START_MODE", mode, reason ? "SANDBOXD_REASON" : NULL, reason, NULL);
+}
+
 void worker_start_failed(Worker *w, const char *why) {
         const WorkerOwner *o = w->owned_by;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = TAKE_PTR(w->start.request);

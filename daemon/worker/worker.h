@@ -317,3 +317,6 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error);
 
 /* SANDBOXD_OWNER_UID's value. */
 void worker_owner_field(const Worker *w, char buf[static 16]);
+/* The one "Starting worker" entry of a cold start or a pool claim: MODE is
+ * "cold" or "pooled", REASON why a cold start was not pooled (NULL: none). */
+void worker_log_starting(const Worker *w, const char *mode, const char *reason);
