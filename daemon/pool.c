@@ -151,7 +151,7 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         /* One that never came up says the runtime may have broken since its
          * probe: probe again, so that the gate, and with it the pool, knows. */
         if (!e->ready && !e->stopping)
-                (void) manager_probe_runtimes(m, NULL);
+                (void) prober_probe_runtimes(&m->prober, NULL);
         pool_unlink(m, e);
         pool_entry_free(e);
         bus_manager_notify_status(m);

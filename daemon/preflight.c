@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "gate.h"
-#include "manager.h"
 #include "preflight.h"
+#include "probe.h"
 #include "runtimes.h"
 
 int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c) {
@@ -54,7 +54,7 @@ int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const
 
 /* One row per class: which runtime would serve it, and whether it can now;
  * then one row per wall: whether it was verified, and what was found. */
-int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) {
+static int preflight_reply(Prober *p, sd_bus_message *msg) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
@@ -62,27 +62,27 @@ int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) 
         if (r < 0)
                 return r;
         /* A runtime binary that vanished since its probe takes its classes with it. */
-        runtime_table_revalidate(&m->runtimes);
-        r = preflight_append_rows(reply, &m->runtimes, &m->config);
+        runtime_table_revalidate(p->runtimes);
+        r = preflight_append_rows(reply, p->runtimes, p->config);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
 }
 
-bool preflight_probes_pending(Manager *m) {
+bool preflight_probes_pending(Prober *p) {
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                if (m->probes[i])
+                if (p->probes[i])
                         return true;
-        return m->walls_probe;
+        return p->walls_probe;
 }
 
-void preflight_answer_waiters(Manager *m) {
-        if (preflight_probes_pending(m))
+void preflight_answer_waiters(Prober *p) {
+        if (preflight_probes_pending(p))
                 return;
-        for (size_t i = 0; i < m->n_preflight_waiters; i++) {
-                sd_bus_message *req = m->preflight_waiters[i];
-                (void) manager_preflight(m, req, NULL);
+        for (size_t i = 0; i < p->n_preflight_waiters; i++) {
+                sd_bus_message *req = p->preflight_waiters[i];
+                (void) preflight_reply(p, req);
                 sd_bus_message_unref(req);
         }
-        m->n_preflight_waiters = 0;
+        p->n_preflight_waiters = 0;
 }

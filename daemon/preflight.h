@@ -7,7 +7,7 @@
 #include "config.h"
 #include "runtimes.h"
 
-typedef struct Manager Manager;
+typedef struct Prober Prober;
 
 /* Appends Preflight()'s two arrays to REPLY: one (class, runtime, path,
  * available, reason) row per class, as the gate would decide it now, then one
@@ -21,6 +21,6 @@ int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const
 
 /* Below the probes (probe.c, walls-probe.c), which tell it when one ends:
  * whether a runtime or the walls probe is still running. */
-bool preflight_probes_pending(Manager *m);
+bool preflight_probes_pending(Prober *p);
 /* Answers the Preflight() calls waiting for probes, once none is pending. */
-void preflight_answer_waiters(Manager *m);
+void preflight_answer_waiters(Prober *p);
