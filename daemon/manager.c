@@ -134,6 +134,7 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
                 .launcher_path = &m->launcher_path,
                 .walls_path = &m->walls_path,
         };
+        prober_init(&m->prober);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "gate.h"
 #include "preflight.h"
-#include "probe.h"
 #include "runtimes.h"
 
 int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c) {
@@ -50,39 +49,4 @@ int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const
                         return r;
         }
         return sd_bus_message_close_container(reply);
-}
-
-/* One row per class: which runtime would serve it, and whether it can now;
- * then one row per wall: whether it was verified, and what was found. */
-static int preflight_reply(Prober *p, sd_bus_message *msg) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        /* A runtime binary that vanished since its probe takes its classes with it. */
-        runtime_table_revalidate(p->runtimes);
-        r = preflight_append_rows(reply, p->runtimes, p->config);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-bool preflight_probes_pending(Prober *p) {
-        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                if (p->probes[i])
-                        return true;
-        return p->walls_probe;
-}
-
-void preflight_answer_waiters(Prober *p) {
-        if (preflight_probes_pending(p))
-                return;
-        for (size_t i = 0; i < p->n_preflight_waiters; i++) {
-                sd_bus_message *req = p->preflight_waiters[i];
-                (void) preflight_reply(p, req);
-                sd_bus_message_unref(req);
-        }
-        p->n_preflight_waiters = 0;
 }

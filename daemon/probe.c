@@ -47,6 +47,59 @@ int probe_parse_output(const char *out, bool *ret_available, char *reason, size_
         return 0;
 }
 
+/* One row per class: which runtime would serve it, and whether it can now;
+ * then one row per wall: whether it was verified, and what was found. */
+static int preflight_reply(Prober *pr, sd_bus_message *msg) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        /* A runtime binary that vanished since its probe takes its classes with it. */
+        runtime_table_revalidate(pr->runtimes);
+        r = preflight_append_rows(reply, pr->runtimes, pr->config);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Whether a runtime or the walls probe is still running. */
+static bool probes_pending(Prober *pr) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                if (pr->probes[i])
+                        return true;
+        return pr->walls.unit;
+}
+
+/* Answers the Preflight() calls waiting for probes, once none is pending. */
+static void answer_waiters(Prober *pr) {
+        if (probes_pending(pr))
+                return;
+        for (size_t i = 0; i < pr->n_preflight_waiters; i++) {
+                sd_bus_message *req = pr->preflight_waiters[i];
+                (void) preflight_reply(pr, req);
+                sd_bus_message_unref(req);
+        }
+        pr->n_preflight_waiters = 0;
+}
+
+static void on_walls_ended(WallsProbe *w) {
+        answer_waiters(w->userdata);
+}
+
+void prober_init(Prober *pr) {
+        assert(pr && pr->runtimes);
+        pr->walls = (WallsProbe) {
+                .systemd = pr->systemd,
+                .config = pr->config,
+                .status = &pr->runtimes->walls,
+                .walls_path = pr->walls_path,
+                .ended = on_walls_ended,
+                .userdata = pr,
+        };
+}
+
 static RuntimeProbe *probe_free(RuntimeProbe *p) {
         if (!p)
                 return NULL;
@@ -69,7 +122,7 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
         pr->probes[p->runtime] = probe_free(p);
-        preflight_answer_waiters(pr);
+        answer_waiters(pr);
 }
 
 static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const char *result, const char *output,
@@ -96,7 +149,7 @@ static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const c
 
 bool prober_job_removed(Prober *pr, const char *unit, const char *result) {
         assert(pr);
-        if (prober_walls_job_removed(pr, unit, result))
+        if (walls_probe_job_removed(&pr->walls, unit, result))
                 return true;
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                 if (pr->probes[i] && probe_unit_job_removed(pr->probes[i]->unit, unit, result))
@@ -143,6 +196,11 @@ static int probe_start(Prober *pr, SbxRuntime rt) {
         return 0;
 }
 
+int prober_probe_walls(Prober *pr) {
+        assert(pr);
+        return walls_probe_start(&pr->walls);
+}
+
 int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
         int r = 0, k;
 
@@ -167,7 +225,7 @@ int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
                         return -ENOMEM;
                 pr->preflight_waiters = n;
                 pr->preflight_waiters[pr->n_preflight_waiters++] = sd_bus_message_ref(request);
-                preflight_answer_waiters(pr);
+                answer_waiters(pr);
         }
         return r;
 }
@@ -197,11 +255,11 @@ int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
         assert(pr);
-        while (preflight_probes_pending(pr)) {
+        while (probes_pending(pr)) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r;
                 if (now >= deadline) {
-                        prober_walls_probe_timeout(pr);
+                        walls_probe_timeout(&pr->walls);
                         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                                 if (pr->probes[i])
                                         probe_finish(pr->probes[i], false, "probe timed out");
@@ -218,7 +276,7 @@ void prober_done(Prober *pr) {
         pr->reprobe_timer = sd_event_source_disable_unref(pr->reprobe_timer);
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                 pr->probes[i] = probe_free(pr->probes[i]);
-        prober_walls_probe_free(pr);
+        walls_probe_done(&pr->walls);
         for (size_t i = 0; i < pr->n_preflight_waiters; i++)
                 sd_bus_message_unref(pr->preflight_waiters[i]);
         free(pr->preflight_waiters);

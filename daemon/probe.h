@@ -30,12 +30,16 @@ struct Prober {
         char *const *walls_path;        /* sandbox-walls, which probes the walls */
 
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
-        ProbeUnit *walls_probe;
+        WallsProbe walls;               /* made by prober_init() from the handles above */
         sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
 };
 
+/* Once the handles are filled in: the walls probe's, from them. */
+void prober_init(Prober *p);
+/* Starts the walls probe unless it is running (walls-probe.h). */
+int prober_probe_walls(Prober *p);
 /* Starts probes of every sandboxing runtime not already being probed, and the
  * walls probe.
  * REQUEST, if given, is a Preflight() call answered once all are done. */
