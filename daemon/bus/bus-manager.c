@@ -407,8 +407,9 @@ static int method_read_worker_log(sd_bus_message *msg, void *userdata, sd_bus_er
 }
 
 static int method_preflight(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
         /* Re-probes every runtime; the reply follows when all have answered. */
-        int r = manager_probe_runtimes(userdata, msg);
+        int r = prober_probe_runtimes(&m->prober, msg);
         if (r < 0)
                 return sd_bus_error_set_errnof(ret_error, -r, "Failed to start runtime probes: %s", strerror(-r));
         return 1;

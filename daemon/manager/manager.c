@@ -56,9 +56,9 @@ static void owner_collect(Worker *w) {
 
 static void owner_needs_probe(Worker *w, WorkerProbe what) {
         if (what == WORKER_PROBE_WALLS)
-                (void) manager_probe_walls(w->manager);
+                (void) prober_probe_walls(&w->manager->prober);
         else
-                (void) manager_probe_runtimes(w->manager, NULL);
+                (void) prober_probe_runtimes(&w->manager->prober, NULL);
 }
 
 static uint64_t owner_checkpoint_budget(Worker *w) {
@@ -120,7 +120,8 @@ static void pool_owner_revalidate_runtimes(Pool *pool) {
 }
 
 static void pool_owner_probe_runtimes(Pool *pool) {
-        (void) manager_probe_runtimes(pool->userdata, NULL);
+        Manager *m = pool->userdata;
+        (void) prober_probe_runtimes(&m->prober, NULL);
 }
 
 static int pool_owner_admit_disk(Pool *pool, uint64_t want, SbxError *error) {
@@ -161,6 +162,15 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
                 return -ENOMEM;
         manager_worker_owner_init(m);
         manager_pool_init(m);
+        m->prober = (Prober) {
+                .event = &m->event,
+                .systemd = &m->systemd,
+                .config = &m->config,
+                .runtimes = &m->runtimes,
+                .launcher_path = &m->launcher_path,
+                .walls_path = &m->walls_path,
+        };
+        prober_init(&m->prober);
         sbx_config_init_defaults(&m->config);
         runtime_table_init(&m->runtimes);
         r = sbx_config_load(&m->config, config_path, error);
@@ -202,7 +212,7 @@ Manager *manager_free(Manager *m) {
         m->gc_queue = NULL;
         sd_event_source_disable_unref(m->gc_event);
         worker_history_done(&m->history);
-        manager_probes_free(m);
+        prober_done(&m->prober);
         pool_free_all(&m->pool);
         credential_server_free(m->credentials);
         worker_log_jobs_free(&m->worker_owner);
@@ -359,7 +369,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
-        if (manager_probe_job_removed(m, unit, result))
+        if (prober_job_removed(&m->prober, unit, result))
                 return 0;
         /* A failed start ends the worker or the pooled sandbox with its home
          * and bundle, a failed checkpoint deletes the image it wrote, a done
@@ -810,13 +820,13 @@ int manager_startup(Manager *m) {
 
         /* Runtimes are probed, never assumed, and before the name is taken,
          * so no request can race the first probe. */
-        r = manager_probe_runtimes(m, NULL);
+        r = prober_probe_runtimes(&m->prober, NULL);
         if (r < 0)
                 log_warning_errno(r, "Failed to start runtime probes: %m");
-        r = manager_probe_runtimes_wait(m, 90 * USEC_PER_SEC);
+        r = prober_probe_runtimes_wait(&m->prober, 90 * USEC_PER_SEC);
         if (r < 0)
                 log_warning_errno(r, "Runtime probes did not finish: %m");
-        r = manager_start_reprobe_timer(m);
+        r = prober_start_reprobe_timer(&m->prober);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the runtime re-probe timer: %m");
 

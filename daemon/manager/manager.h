@@ -44,11 +44,7 @@ struct Manager {
 
         CredentialServer *credentials;
         RuntimeTable runtimes;
-        RuntimeProbe *probes[_SBX_RUNTIME_MAX];
-        ProbeUnit *walls_probe;
-        sd_event_source *reprobe_timer;
-        sd_bus_message **preflight_waiters;
-        size_t n_preflight_waiters;
+        Prober prober;                  /* the runtimes' and walls' probes (probe.h), made by manager_new() */
         sd_bus_slot *job_removed_match;
         UnitStops *unit_stops;          /* every StopUnit, asked again when refused (unit-stop.h) */
         Subscribers subscribers;        /* clients that get signals (bus-subscribe.h) */
@@ -115,6 +111,3 @@ void manager_workspace_hold(Manager *m, Worker *w);
 /* Takes W, rebuilt from its state file, and the daemon's ends of its pipes
  * (closed on failure): it runs again as before the restart. */
 int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uint64_t last_activity);
-
-/* Replies to Preflight() with one row per class. */
-int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error);

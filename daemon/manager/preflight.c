@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "gate.h"
-#include "manager.h"
 #include "preflight.h"
 #include "runtimes.h"
 
@@ -50,39 +49,4 @@ int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const
                         return r;
         }
         return sd_bus_message_close_container(reply);
-}
-
-/* One row per class: which runtime would serve it, and whether it can now;
- * then one row per wall: whether it was verified, and what was found. */
-int manager_preflight(Manager *m, sd_bus_message *msg, sd_bus_error *ret_error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        /* A runtime binary that vanished since its probe takes its classes with it. */
-        runtime_table_revalidate(&m->runtimes);
-        r = preflight_append_rows(reply, &m->runtimes, &m->config);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-bool preflight_probes_pending(Manager *m) {
-        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                if (m->probes[i])
-                        return true;
-        return m->walls_probe;
-}
-
-void preflight_answer_waiters(Manager *m) {
-        if (preflight_probes_pending(m))
-                return;
-        for (size_t i = 0; i < m->n_preflight_waiters; i++) {
-                sd_bus_message *req = m->preflight_waiters[i];
-                (void) manager_preflight(m, req, NULL);
-                sd_bus_message_unref(req);
-        }
-        m->n_preflight_waiters = 0;
 }

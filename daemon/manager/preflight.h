@@ -7,8 +7,6 @@
 #include "config.h"
 #include "runtimes.h"
 
-typedef struct Manager Manager;
-
 /* Appends Preflight()'s two arrays to REPLY: one (class, runtime, path,
  * available, reason) row per class, as the gate would decide it now, then one
  * (wall, verified, detail) row per wall ("namespaces", "ip-firewall"). */
@@ -18,9 +16,3 @@ int preflight_append_rows(sd_bus_message *reply, const RuntimeTable *t, const Sb
  * as the gate decides it from T as it stands. Starts no probe, so anyone may
  * ask as often as they like (shell completion does, on every TAB). */
 int preflight_append_classes(sd_bus_message *reply, const RuntimeTable *t, const SbxConfig *c);
-
-/* Below the probes (probe.c, walls-probe.c), which tell it when one ends:
- * whether a runtime or the walls probe is still running. */
-bool preflight_probes_pending(Manager *m);
-/* Answers the Preflight() calls waiting for probes, once none is pending. */
-void preflight_answer_waiters(Manager *m);

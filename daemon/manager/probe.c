@@ -2,28 +2,28 @@
 #include <assert.h>
 #include <time.h>
 
-#include "manager.h"
 #include "preflight.h"
 #include "probe.h"
 #include "unit-props.h"
+#include "util.h"
 
 #define PROBE_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define PROBE_INTERVAL_USEC (10 * 60 * USEC_PER_SEC)
 
 struct RuntimeProbe {
-        Manager *manager;
+        Prober *prober;
         SbxRuntime runtime;
         ProbeUnit *unit;
 };
 
-static const char *runtime_path(Manager *m, SbxRuntime rt) {
+static const char *runtime_path(Prober *pr, SbxRuntime rt) {
         switch (rt) {
         case SBX_RUNTIME_RUNSC:
-                return m->config.runsc_path;
+                return pr->config->runsc_path;
         case SBX_RUNTIME_KATA:
-                return m->config.kata_path;
+                return pr->config->kata_path;
         case SBX_RUNTIME_WASM:
-                return m->config.wasm_path;
+                return pr->config->wasm_path;
         default:
                 return NULL;
         }
@@ -47,6 +47,59 @@ int probe_parse_output(const char *out, bool *ret_available, char *reason, size_
         return 0;
 }
 
+/* One row per class: which runtime would serve it, and whether it can now;
+ * then one row per wall: whether it was verified, and what was found. */
+static int preflight_reply(Prober *pr, sd_bus_message *msg) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        /* A runtime binary that vanished since its probe takes its classes with it. */
+        runtime_table_revalidate(pr->runtimes);
+        r = preflight_append_rows(reply, pr->runtimes, pr->config);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Whether a runtime or the walls probe is still running. */
+static bool probes_pending(Prober *pr) {
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+                if (pr->probes[i])
+                        return true;
+        return pr->walls.unit;
+}
+
+/* Answers the Preflight() calls waiting for probes, once none is pending. */
+static void answer_waiters(Prober *pr) {
+        if (probes_pending(pr))
+                return;
+        for (size_t i = 0; i < pr->n_preflight_waiters; i++) {
+                sd_bus_message *req = pr->preflight_waiters[i];
+                (void) preflight_reply(pr, req);
+                sd_bus_message_unref(req);
+        }
+        pr->n_preflight_waiters = 0;
+}
+
+static void on_walls_ended(WallsProbe *w) {
+        answer_waiters(w->userdata);
+}
+
+void prober_init(Prober *pr) {
+        assert(pr && pr->runtimes);
+        pr->walls = (WallsProbe) {
+                .systemd = pr->systemd,
+                .config = pr->config,
+                .status = &pr->runtimes->walls,
+                .walls_path = pr->walls_path,
+                .ended = on_walls_ended,
+                .userdata = pr,
+        };
+}
+
 static RuntimeProbe *probe_free(RuntimeProbe *p) {
         if (!p)
                 return NULL;
@@ -60,16 +113,16 @@ static void probe_freep(RuntimeProbe **p) {
 }
 
 static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
-        Manager *m = p->manager;
-        RuntimeStatus *st = &m->runtimes.status[p->runtime];
+        Prober *pr = p->prober;
+        RuntimeStatus *st = &pr->runtimes->status[p->runtime];
 
-        runtime_status_set(st, available, runtime_path(m, p->runtime), reason);
+        runtime_status_set(st, available, runtime_path(pr, p->runtime), reason);
         log_struct(available ? LOG_INFO : LOG_NOTICE,
                    available ? "Runtime probe succeeded" : "Runtime probe failed: its classes will be refused",
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
-        m->probes[p->runtime] = probe_free(p);
-        preflight_answer_waiters(m);
+        pr->probes[p->runtime] = probe_free(p);
+        answer_waiters(pr);
 }
 
 static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const char *result, const char *output,
@@ -94,86 +147,92 @@ static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const c
         probe_finish(p, available, reason);
 }
 
-bool manager_probe_job_removed(Manager *m, const char *unit, const char *result) {
-        assert(m);
-        if (manager_walls_job_removed(m, unit, result))
+bool prober_job_removed(Prober *pr, const char *unit, const char *result) {
+        assert(pr);
+        if (walls_probe_job_removed(&pr->walls, unit, result))
                 return true;
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                if (m->probes[i] && probe_unit_job_removed(m->probes[i]->unit, unit, result))
+                if (pr->probes[i] && probe_unit_job_removed(pr->probes[i]->unit, unit, result))
                         return true;
         return false;
 }
 
-static int probe_start(Manager *m, SbxRuntime rt) {
+static int probe_start(Prober *pr, SbxRuntime rt) {
         _cleanup_(probe_freep) RuntimeProbe *p = NULL;
-        const char *path = runtime_path(m, rt);
-        const char *argv[] = { m->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
+        const char *path = runtime_path(pr, rt);
+        const char *argv[] = { *pr->launcher_path, "probe", "--runtime", sbx_runtime_to_string(rt),
                                "--runtime-path", path,
-                               rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, m->config.runsc_platform, NULL };
+                               rt == SBX_RUNTIME_RUNSC ? "--platform" : NULL, pr->config->runsc_platform, NULL };
         ProbeUnitParams params = {
                 .kind = sbx_runtime_to_string(rt),
                 .description = "sandboxd runtime probe",
                 .timeout_usec = PROBE_TIMEOUT_USEC,
-                .path = m->launcher_path,
+                .path = *pr->launcher_path,
                 .argv = (char **) argv,
                 .done = on_probe_done,
         };
         char reason[320];
         int r;
 
-        if (m->probes[rt])
+        if (pr->probes[rt])
                 return 0;
         /* No binary, no probe: say so without starting anything. */
         if (!path || access(path, X_OK) < 0) {
                 snprintf(reason, sizeof(reason), "%s not found or not executable at %s",
                          sbx_runtime_to_string(rt), path ?: "(unset)");
-                runtime_status_set(&m->runtimes.status[rt], false, path, reason);
+                runtime_status_set(&pr->runtimes->status[rt], false, path, reason);
                 return 0;
         }
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        p->manager = m;
+        p->prober = pr;
         p->runtime = rt;
         params.userdata = p;
-        r = probe_unit_start(m->systemd, &params, &p->unit);
+        r = probe_unit_start(*pr->systemd, &params, &p->unit);
         if (r < 0)
                 return r;
-        m->probes[rt] = TAKE_PTR(p);
+        pr->probes[rt] = TAKE_PTR(p);
         return 0;
 }
 
-int manager_probe_runtimes(Manager *m, sd_bus_message *request) {
+int prober_probe_walls(Prober *pr) {
+        assert(pr);
+        return walls_probe_start(&pr->walls);
+}
+
+int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
         int r = 0, k;
 
+        assert(pr);
         /* Its failure is its verdict (every class refused), which Preflight
          * reports like any other: not an error of the call. */
-        (void) manager_probe_walls(m);
+        (void) prober_probe_walls(pr);
 
         for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
-                k = probe_start(m, (SbxRuntime) rt);
+                k = probe_start(pr, (SbxRuntime) rt);
                 if (k < 0) {
                         char reason[128];
                         snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-k));
-                        runtime_status_set(&m->runtimes.status[rt], false, runtime_path(m, (SbxRuntime) rt), reason);
+                        runtime_status_set(&pr->runtimes->status[rt], false, runtime_path(pr, (SbxRuntime) rt), reason);
                         r = k;
                 }
         }
         if (request) {
-                sd_bus_message **n = realloc(m->preflight_waiters,
-                                             (m->n_preflight_waiters + 1) * sizeof(sd_bus_message *));
+                sd_bus_message **n = realloc(pr->preflight_waiters,
+                                             (pr->n_preflight_waiters + 1) * sizeof(sd_bus_message *));
                 if (!n)
                         return -ENOMEM;
-                m->preflight_waiters = n;
-                m->preflight_waiters[m->n_preflight_waiters++] = sd_bus_message_ref(request);
-                preflight_answer_waiters(m);
+                pr->preflight_waiters = n;
+                pr->preflight_waiters[pr->n_preflight_waiters++] = sd_bus_message_ref(request);
+                answer_waiters(pr);
         }
         return r;
 }
 
 static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        (void) manager_probe_runtimes(m, NULL);
+        Prober *pr = userdata;
+        (void) prober_probe_runtimes(pr, NULL);
         return sd_event_source_set_time_relative(s, PROBE_INTERVAL_USEC) < 0 ? 0 :
                sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
@@ -181,42 +240,46 @@ static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 /* A runtime that breaks without its binary going away (an upgrade gone wrong,
  * a kernel change) is found by probing again now and then, besides Preflight()
  * and the re-probe after a sandboxed worker fails to start. */
-int manager_start_reprobe_timer(Manager *m) {
-        int r = sd_event_add_time_relative(m->event, &m->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
-                                           USEC_PER_SEC, on_reprobe_timer, m);
+int prober_start_reprobe_timer(Prober *pr) {
+        int r;
+
+        assert(pr);
+        r = sd_event_add_time_relative(*pr->event, &pr->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
+                                       USEC_PER_SEC, on_reprobe_timer, pr);
         if (r >= 0)
-                (void) sd_event_source_set_description(m->reprobe_timer, "reprobe-timer");
+                (void) sd_event_source_set_description(pr->reprobe_timer, "reprobe-timer");
         return r;
 }
 
-int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec) {
+int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
-        while (preflight_probes_pending(m)) {
+        assert(pr);
+        while (probes_pending(pr)) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int r;
                 if (now >= deadline) {
-                        manager_walls_probe_timeout(m);
+                        walls_probe_timeout(&pr->walls);
                         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                                if (m->probes[i])
-                                        probe_finish(m->probes[i], false, "probe timed out");
+                                if (pr->probes[i])
+                                        probe_finish(pr->probes[i], false, "probe timed out");
                         return -ETIMEDOUT;
                 }
-                r = sd_event_run(m->event, deadline - now);
+                r = sd_event_run(*pr->event, deadline - now);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-void manager_probes_free(Manager *m) {
-        m->reprobe_timer = sd_event_source_disable_unref(m->reprobe_timer);
+void prober_done(Prober *pr) {
+        pr->reprobe_timer = sd_event_source_disable_unref(pr->reprobe_timer);
         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
-                m->probes[i] = probe_free(m->probes[i]);
-        manager_walls_probe_free(m);
-        for (size_t i = 0; i < m->n_preflight_waiters; i++)
-                sd_bus_message_unref(m->preflight_waiters[i]);
-        free(m->preflight_waiters);
-        m->preflight_waiters = NULL;
-        m->n_preflight_waiters = 0;
+                pr->probes[i] = probe_free(pr->probes[i]);
+        walls_probe_done(&pr->walls);
+        for (size_t i = 0; i < pr->n_preflight_waiters; i++)
+                sd_bus_message_unref(pr->preflight_waiters[i]);
+        free(pr->preflight_waiters);
+        pr->preflight_waiters = NULL;
+        pr->n_preflight_waiters = 0;
 }

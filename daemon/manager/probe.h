@@ -2,29 +2,55 @@
 #pragma once
 
 #include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
 
 #include "class.h"
+#include "config.h"
 #include "probe-unit.h"
+#include "runtimes.h"
 #include "walls-probe.h"
-
-typedef struct Manager Manager;
 
 /* A runtime probe: sandbox-launch probe, run by systemd as a oneshot unit
  * (the daemon itself holds none of the privileges a runtime needs), whose
  * one line of output says "ok <detail>" or "unavailable <reason>". */
 typedef struct RuntimeProbe RuntimeProbe;
+typedef struct Prober Prober;
 
+/* The probes of the runtimes and of the walls, and the Preflight() calls
+ * waiting for them. Whoever owns it (the manager) embeds it and fills in the
+ * handles, pointers to its own: it opens the systemd connection after it
+ * made the Prober (at start-up), so the probes read them at use. A probe's
+ * verdict goes into *runtimes, which the owner's gate reads. */
+struct Prober {
+        sd_event *const *event;
+        sd_bus *const *systemd;         /* PID 1 (systemd-bus.h) */
+        const SbxConfig *config;
+        RuntimeTable *runtimes;         /* the owner's: what the probes found */
+        char *const *launcher_path;     /* sandbox-launch, which probes a runtime */
+        char *const *walls_path;        /* sandbox-walls, which probes the walls */
+
+        RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        WallsProbe walls;               /* made by prober_init() from the handles above */
+        sd_event_source *reprobe_timer;
+        sd_bus_message **preflight_waiters;
+        size_t n_preflight_waiters;
+};
+
+/* Once the handles are filled in: the walls probe's, from them. */
+void prober_init(Prober *p);
+/* Starts the walls probe unless it is running (walls-probe.h). */
+int prober_probe_walls(Prober *p);
 /* Starts probes of every sandboxing runtime not already being probed, and the
  * walls probe.
  * REQUEST, if given, is a Preflight() call answered once all are done. */
-int manager_probe_runtimes(Manager *m, sd_bus_message *request);
+int prober_probe_runtimes(Prober *p, sd_bus_message *request);
 /* Runs the event loop until no probe is pending or TIMEOUT passes. */
-int manager_probe_runtimes_wait(Manager *m, uint64_t timeout_usec);
+int prober_probe_runtimes_wait(Prober *p, uint64_t timeout_usec);
 /* Re-probes every runtime every ten minutes. */
-int manager_start_reprobe_timer(Manager *m);
+int prober_start_reprobe_timer(Prober *p);
 /* Called for every JobRemoved; returns true if UNIT was a probe. */
-bool manager_probe_job_removed(Manager *m, const char *unit, const char *result);
-void manager_probes_free(Manager *m);
+bool prober_job_removed(Prober *p, const char *unit, const char *result);
+void prober_done(Prober *p);
 
 /* Parses the probe's output line into (available, reason). */
 int probe_parse_output(const char *out, bool *ret_available, char *reason, size_t n);
