@@ -23,6 +23,7 @@
 #include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-prepare.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
@@ -44,6 +45,10 @@ static void owner_released(Worker *w) {
 void manager_notify_status(Manager *m) {
         if (m->listener.status_changed)
                 m->listener.status_changed(m);
+}
+
+static void owner_added(Worker *w) {
+        manager_add_worker(w->manager, w);
 }
 
 static void owner_status_changed(Worker *w) {
@@ -101,6 +106,7 @@ static void manager_worker_owner_init(Manager *m) {
                 .launcher_path = &m->launcher_path,
                 .log_read_quota = &m->log_read_quota,
                 .log_jobs = &m->log_jobs,
+                .added = owner_added,
                 .released = owner_released,
                 .status_changed = owner_status_changed,
                 .collect = owner_collect,
@@ -434,10 +440,22 @@ static int manager_check_home_space(SbxError *error) {
         return 0;
 }
 
+/* A cold worker's unit is on its way (worker_prepare()): its workspace is
+ * taken, and a class raised by its origin's floor is told. */
+static void manager_cold_placed(Worker *w, void *userdata) {
+        Workspace *ws = userdata;
+
+        /* Free was checked before and nothing ran in between: this cannot fail for being busy. */
+        if (ws)
+                (void) manager_workspace_attach(w->manager, ws, w, NULL);
+        if (w->spec.class != w->spec.requested_class)
+                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
+}
+
 int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
-        _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
-        WorkerUnitEnv env;
         const char *cold_reason = NULL;
         SbxRuntime runtime;
         Workspace *ws = NULL;
@@ -511,65 +529,10 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         w->owner = owner;
         w->start.mode_reason = cold_reason;
-        r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
+        r = worker_prepare(w, &(WorkerPrepare) { .request = request, .placed = manager_cold_placed, .userdata = ws },
+                           error);
         if (r < 0)
-                goto fail;
-        w->environment.name = (char *) SBX_ENV_CREDENTIAL;
-        r = worker_secrets_keep(w);
-        if (r < 0)
-                goto fail;
-        if (worker_wants_proxy(&w->spec)) {
-                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress.policy.data, error);
-                if (r < 0)
-                        goto fail;
-                w->egress.policy.size = strlen((char *) w->egress.policy.data);
-                w->egress.policy.name = (char *) "egress-policy";
-                r = worker_egress_unit_names(w->id, &w->egress.socket, &w->egress.service);
-                if (r < 0)
-                        goto fail;
-        }
-        r = worker_new_channel(w, &worker_stdio);
-        if (r < 0)
-                goto fail;
-        /* sandbox-exec's token, not the job, tells that its checks passed. */
-        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
-                worker_ready_expect(w);
-        r = worker_watch_unit(w);
-        if (r < 0)
-                goto fail;
-        manager_worker_unit_env(w, &env);
-        r = worker_build_start_message(w, &env, &worker_stdio, &start);
-        if (r < 0)
-                goto fail;
-
-        /* Gate, second check: the runtime chosen must still serve the class
-         * now that the unit is about to be emitted. A runtime that broke in
-         * between fails the request; it is never swapped for a weaker one. */
-        runtime_table_revalidate(&m->runtimes);
-        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
-        if (r < 0)
-                goto fail;
-
-        r = sd_bus_call_async(m->systemd, &w->start.call, start, worker_on_start_reply, w, 0);
-        if (r < 0)
-                goto fail;
-        /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
-        if (ws)
-                (void) manager_workspace_attach(m, ws, w, NULL);
-        w->start.request = sd_bus_message_ref(request);
-        manager_add_worker(m, w);
-        manager_notify_status(m);
-        if (w->spec.class != w->spec.requested_class)
-                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
-        worker_log_starting(w, "cold", cold_reason ?: "");
-        return 0;
-fail:
-        worker_free(w);
-        if (error && !error->name)
-                sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
+                worker_free(w);
         return r;
 }
 
