@@ -133,10 +133,6 @@ static int pool_owner_admit_disk(Pool *pool, uint64_t want, SbxError *error) {
         return manager_admit_disk(pool->userdata, want, error);
 }
 
-static void pool_owner_add_worker(Pool *pool, Worker *w) {
-        manager_add_worker(pool->userdata, w);
-}
-
 static void pool_owner_status_changed(Pool *pool) {
         manager_notify_status(pool->userdata);
 }
@@ -153,7 +149,6 @@ static void manager_pool_init(Manager *m) {
                 .revalidate_runtimes = pool_owner_revalidate_runtimes,
                 .probe_runtimes = pool_owner_probe_runtimes,
                 .admit_disk = pool_owner_admit_disk,
-                .add_worker = pool_owner_add_worker,
                 .status_changed = pool_owner_status_changed,
         };
 }
