@@ -450,11 +450,9 @@ static void manager_cold_placed(Worker *w, void *userdata) {
                            "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
 }
 
-int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
-        const char *cold_reason = NULL;
-        SbxRuntime runtime;
-        Workspace *ws = NULL;
-        Worker *w = NULL;
+/* What the host and the owner have room for, and what the unit will need
+ * of sandboxd. */
+static int manager_admit_request(Manager *m, const WorkerSpec *spec, uid_t owner, SbxError *error) {
         int r;
 
         if (m->n_alive >= m->config.max_workers)
@@ -478,42 +476,54 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                                              " or services cannot start until sandboxd is restarted",
                                              strerror(-r));
         }
-        /* Gate, first check: choose the runtime for the class. */
-        r = manager_choose_runtime(m, spec->class, &runtime, error);
+        return 0;
+}
+
+/* Gate, first check: the runtime for the class, and whether it can keep
+ * what the spec asks of it. */
+static int manager_gate(Manager *m, const WorkerSpec *spec, SbxRuntime *ret_runtime, SbxError *error) {
+        int r;
+
+        r = manager_choose_runtime(m, spec->class, ret_runtime, error);
         if (r < 0)
                 return r;
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
-        if (spec->idle_suspend) {
-                r = worker_check_suspendable(spec, runtime, error);
-                if (r < 0)
-                        return r;
-        }
-        /* Before anything exists: a command that is not there creates nothing. */
-        r = manager_resolve_command(m, spec, runtime, error);
-        if (r < 0)
-                return r;
-        if (spec->workspace) {
-                ws = manager_find_workspace(m, spec->workspace);
-                if (!ws)
-                        return sbx_error_set(error, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE,
-                                             "No workspace named \"%.64s\"", spec->workspace);
-                if (ws->worker_id)
-                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
-                                             "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
-                if (ws->creating)
-                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
-                                             "Workspace %s is still being made", ws->name);
-        }
-        /* A waiting sandbox of the class serves it if it can (pool.h). */
-        if (runtime == SBX_RUNTIME_RUNSC) {
-                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-        }
+        if (spec->idle_suspend)
+                return worker_check_suspendable(spec, *ret_runtime, error);
+        return 0;
+}
+
+/* The spec's Workspace, free to be the worker's home (NULL: none asked for). */
+static int manager_find_free_workspace(Manager *m, const WorkerSpec *spec, Workspace **ret, SbxError *error) {
+        Workspace *ws;
+
+        *ret = NULL;
+        if (!spec->workspace)
+                return 0;
+        ws = manager_find_workspace(m, spec->workspace);
+        if (!ws)
+                return sbx_error_set(error, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE,
+                                     "No workspace named \"%.64s\"", spec->workspace);
+        if (ws->worker_id)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
+        if (ws->creating)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is still being made", ws->name);
+        *ret = ws;
+        return 0;
+}
+
+/* A new unit for the worker, COLD_REASON saying why the pool did not serve it. */
+static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRuntime runtime, Workspace *ws,
+                              sd_bus_message *request, const char *cold_reason, SbxError *error) {
+        _cleanup_(worker_freep) Worker *w = NULL;
+        int r;
+
         /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
          * default (worker_spec_apply_defaults), within the total. A claim
-         * above admitted only what it adds; a cold start adds a disk. */
+         * admits only what it adds; a cold start adds a disk. */
         r = manager_admit_disk(m, spec->disk_max, error);
         if (r < 0)
                 return r;
@@ -527,8 +537,39 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
         r = worker_prepare(w, &(WorkerPrepare) { .request = request, .placed = manager_cold_placed, .userdata = ws },
                            error);
         if (r < 0)
-                worker_free(w);
-        return r;
+                return r;
+        TAKE_PTR(w);
+        return 0;
+}
+
+/* Admission, top to bottom: each step refuses before anything exists, and
+ * what the steps chose places the worker in a waiting sandbox or a new unit. */
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
+        const char *cold_reason = NULL;
+        SbxRuntime runtime;
+        Workspace *ws;
+        int r;
+
+        r = manager_admit_request(m, spec, owner, error);
+        if (r < 0)
+                return r;
+        r = manager_gate(m, spec, &runtime, error);
+        if (r < 0)
+                return r;
+        /* Before anything exists: a command that is not there creates nothing. */
+        r = manager_resolve_command(m, spec, runtime, error);
+        if (r < 0)
+                return r;
+        r = manager_find_free_workspace(m, spec, &ws, error);
+        if (r < 0)
+                return r;
+        /* A waiting sandbox of the class serves it if it can (pool.h). */
+        if (runtime == SBX_RUNTIME_RUNSC) {
+                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        return manager_start_cold(m, spec, owner, runtime, ws, request, cold_reason, error);
 }
 
 void manager_workspace_hold(Manager *m, Worker *w) {
