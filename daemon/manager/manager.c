@@ -23,6 +23,7 @@
 #include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-prepare.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-suspend.h"
@@ -44,6 +45,10 @@ static void owner_released(Worker *w) {
 void manager_notify_status(Manager *m) {
         if (m->listener.status_changed)
                 m->listener.status_changed(m);
+}
+
+static void owner_added(Worker *w) {
+        manager_add_worker(w->manager, w);
 }
 
 static void owner_status_changed(Worker *w) {
@@ -101,6 +106,7 @@ static void manager_worker_owner_init(Manager *m) {
                 .launcher_path = &m->launcher_path,
                 .log_read_quota = &m->log_read_quota,
                 .log_jobs = &m->log_jobs,
+                .added = owner_added,
                 .released = owner_released,
                 .status_changed = owner_status_changed,
                 .collect = owner_collect,
@@ -128,10 +134,6 @@ static int pool_owner_admit_disk(Pool *pool, uint64_t want, SbxError *error) {
         return manager_admit_disk(pool->userdata, want, error);
 }
 
-static void pool_owner_add_worker(Pool *pool, Worker *w) {
-        manager_add_worker(pool->userdata, w);
-}
-
 static void pool_owner_status_changed(Pool *pool) {
         manager_notify_status(pool->userdata);
 }
@@ -148,7 +150,6 @@ static void manager_pool_init(Manager *m) {
                 .revalidate_runtimes = pool_owner_revalidate_runtimes,
                 .probe_runtimes = pool_owner_probe_runtimes,
                 .admit_disk = pool_owner_admit_disk,
-                .add_worker = pool_owner_add_worker,
                 .status_changed = pool_owner_status_changed,
         };
 }
@@ -444,14 +445,24 @@ static int manager_check_home_space(SbxError *error) {
         return 0;
 }
 
-int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *start = NULL;
-        _cleanup_(channel_worker_fds_close) ChannelWorkerFds worker_stdio = { -1, -1, -1 };
-        WorkerUnitEnv env;
-        const char *cold_reason = NULL;
-        SbxRuntime runtime;
-        Workspace *ws = NULL;
-        Worker *w = NULL;
+/* A cold worker's unit is on its way (worker_prepare()): its workspace is
+ * taken, and a class raised by its origin's floor is told. */
+static void manager_cold_placed(Worker *w, void *userdata) {
+        Workspace *ws = userdata;
+
+        /* Free was checked before and nothing ran in between: this cannot fail for being busy. */
+        if (ws)
+                (void) manager_workspace_attach(w->manager, ws, w, NULL);
+        if (w->spec.class != w->spec.requested_class)
+                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
+}
+
+/* What the host and the owner have room for, and what the unit will need
+ * of sandboxd. */
+static int manager_admit_request(Manager *m, const WorkerSpec *spec, uid_t owner, SbxError *error) {
         int r;
 
         if (m->n_alive >= m->config.max_workers)
@@ -475,42 +486,54 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                                              " or services cannot start until sandboxd is restarted",
                                              strerror(-r));
         }
-        /* Gate, first check: choose the runtime for the class. */
-        r = manager_choose_runtime(m, spec->class, &runtime, error);
+        return 0;
+}
+
+/* Gate, first check: the runtime for the class, and whether it can keep
+ * what the spec asks of it. */
+static int manager_gate(Manager *m, const WorkerSpec *spec, SbxRuntime *ret_runtime, SbxError *error) {
+        int r;
+
+        r = manager_choose_runtime(m, spec->class, ret_runtime, error);
         if (r < 0)
                 return r;
         /* IdleAction=suspend on a worker that could never be suspended would
          * only show at its first idle deadline: refused now instead. */
-        if (spec->idle_suspend) {
-                r = worker_check_suspendable(spec, runtime, error);
-                if (r < 0)
-                        return r;
-        }
-        /* Before anything exists: a command that is not there creates nothing. */
-        r = manager_resolve_command(m, spec, runtime, error);
-        if (r < 0)
-                return r;
-        if (spec->workspace) {
-                ws = manager_find_workspace(m, spec->workspace);
-                if (!ws)
-                        return sbx_error_set(error, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE,
-                                             "No workspace named \"%.64s\"", spec->workspace);
-                if (ws->worker_id)
-                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
-                                             "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
-                if (ws->creating)
-                        return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
-                                             "Workspace %s is still being made", ws->name);
-        }
-        /* A waiting sandbox of the class serves it if it can (pool.h). */
-        if (runtime == SBX_RUNTIME_RUNSC) {
-                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-        }
+        if (spec->idle_suspend)
+                return worker_check_suspendable(spec, *ret_runtime, error);
+        return 0;
+}
+
+/* The spec's Workspace, free to be the worker's home (NULL: none asked for). */
+static int manager_find_free_workspace(Manager *m, const WorkerSpec *spec, Workspace **ret, SbxError *error) {
+        Workspace *ws;
+
+        *ret = NULL;
+        if (!spec->workspace)
+                return 0;
+        ws = manager_find_workspace(m, spec->workspace);
+        if (!ws)
+                return sbx_error_set(error, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE,
+                                     "No workspace named \"%.64s\"", spec->workspace);
+        if (ws->worker_id)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is the home of worker %s already", ws->name, ws->worker_id);
+        if (ws->creating)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_WORKSPACE_BUSY,
+                                     "Workspace %s is still being made", ws->name);
+        *ret = ws;
+        return 0;
+}
+
+/* A new unit for the worker, COLD_REASON saying why the pool did not serve it. */
+static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRuntime runtime, Workspace *ws,
+                              sd_bus_message *request, const char *cold_reason, SbxError *error) {
+        _cleanup_(worker_freep) Worker *w = NULL;
+        int r;
+
         /* Every worker's disk is capped (worker-disk.h): its DiskMax or the
          * default (worker_spec_apply_defaults), within the total. A claim
-         * above admitted only what it adds; a cold start adds a disk. */
+         * admits only what it adds; a cold start adds a disk. */
         r = manager_admit_disk(m, spec->disk_max, error);
         if (r < 0)
                 return r;
@@ -521,66 +544,42 @@ int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_mess
                 return r;
         w->owner = owner;
         w->start.mode_reason = cold_reason;
-        r = env_credential_encode(w->spec.environment, &w->environment.data, &w->environment.size);
+        r = worker_prepare(w, &(WorkerPrepare) { .request = request, .placed = manager_cold_placed, .userdata = ws },
+                           error);
         if (r < 0)
-                goto fail;
-        w->environment.name = (char *) SBX_ENV_CREDENTIAL;
-        r = worker_secrets_keep(w);
-        if (r < 0)
-                goto fail;
-        if (worker_wants_proxy(&w->spec)) {
-                r = worker_egress_policy_json(&w->spec, &m->config, w->id, (char **) &w->egress.policy.data, error);
-                if (r < 0)
-                        goto fail;
-                w->egress.policy.size = strlen((char *) w->egress.policy.data);
-                w->egress.policy.name = (char *) "egress-policy";
-                r = worker_egress_unit_names(w->id, &w->egress.socket, &w->egress.service);
-                if (r < 0)
-                        goto fail;
-        }
-        r = worker_new_channel(w, &worker_stdio);
-        if (r < 0)
-                goto fail;
-        /* sandbox-exec's token, not the job, tells that its checks passed. */
-        if (w->runtime == SBX_RUNTIME_SYSTEMD || w->runtime == SBX_RUNTIME_WASM)
-                worker_ready_expect(w);
-        r = worker_watch_unit(w);
-        if (r < 0)
-                goto fail;
-        manager_worker_unit_env(w, &env);
-        r = worker_build_start_message(w, &env, &worker_stdio, &start);
-        if (r < 0)
-                goto fail;
-
-        /* Gate, second check: the runtime chosen must still serve the class
-         * now that the unit is about to be emitted. A runtime that broke in
-         * between fails the request; it is never swapped for a weaker one. */
-        runtime_table_revalidate(&m->runtimes);
-        r = gate_recheck(&m->runtimes, &m->config, w->spec.class, w->runtime, error);
-        if (r < 0)
-                goto fail;
-
-        r = sd_bus_call_async(m->systemd, &w->start.call, start, worker_on_start_reply, w, 0);
-        if (r < 0)
-                goto fail;
-        /* Free was checked above and nothing ran in between: this cannot fail for being busy. */
-        if (ws)
-                (void) manager_workspace_attach(m, ws, w, NULL);
-        w->start.request = sd_bus_message_ref(request);
-        manager_add_worker(m, w);
-        manager_notify_status(m);
-        if (w->spec.class != w->spec.requested_class)
-                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
-        worker_log_starting(w, "cold", cold_reason ?: "");
+                return r;
+        TAKE_PTR(w);
         return 0;
-fail:
-        worker_free(w);
-        if (error && !error->name)
-                sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
-        return r;
+}
+
+/* Admission, top to bottom: each step refuses before anything exists, and
+ * what the steps chose places the worker in a waiting sandbox or a new unit. */
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
+        const char *cold_reason = NULL;
+        SbxRuntime runtime;
+        Workspace *ws;
+        int r;
+
+        r = manager_admit_request(m, spec, owner, error);
+        if (r < 0)
+                return r;
+        r = manager_gate(m, spec, &runtime, error);
+        if (r < 0)
+                return r;
+        /* Before anything exists: a command that is not there creates nothing. */
+        r = manager_resolve_command(m, spec, runtime, error);
+        if (r < 0)
+                return r;
+        r = manager_find_free_workspace(m, spec, &ws, error);
+        if (r < 0)
+                return r;
+        /* A waiting sandbox of the class serves it if it can (pool.h). */
+        if (runtime == SBX_RUNTIME_RUNSC) {
+                r = pool_claim(&m->pool, spec, owner, request, &cold_reason, error);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        return manager_start_cold(m, spec, owner, runtime, ws, request, cold_reason, error);
 }
 
 void manager_workspace_hold(Manager *m, Worker *w) {

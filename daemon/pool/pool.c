@@ -13,10 +13,10 @@
 #include "pool-plan.h"
 #include "pool.h"
 #include "worker-disk.h"
+#include "worker-prepare.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
-#include "worker-secrets.h"
 
 
 /* Also sandbox-launch's LAUNCH_POOL_LIMIT_FILE, in the bundle it made. */
@@ -761,6 +761,22 @@ static PoolEntry *pool_find_ready(Pool *pool, SbxClass class, bool egress) {
         return NULL;
 }
 
+/* A claim's unit runs already: its caps are set on it, and the job follows
+ * (on_claim_properties_set()). USERDATA is the claimed entry. */
+static int pool_claim_emit(Worker *w, void *userdata) {
+        return pool_set_caps(w);
+}
+
+/* The sandbox is the worker's from here: out of the pool. */
+static void pool_claim_placed(Worker *w, void *userdata) {
+        PoolEntry *e = userdata;
+
+        w->start.pool_fds = e->fds;
+        e->fds = (ChannelDaemonFds) { -1, -1, -1 };
+        pool_unlink(e->pool, e);
+        pool_entry_free(e);
+}
+
 int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *request, const char **ret_reason,
                SbxError *error) {
         PoolEntry *e;
@@ -813,46 +829,19 @@ int pool_claim(Pool *pool, WorkerSpec *spec, uid_t owner, sd_bus_message *reques
                                      strerror(-r));
         w->owner = owner;
         w->start.mode = "pooled";
-        /* Its job brings the secrets now; a resumed unit gets them as a cold one does. */
-        r = worker_secrets_keep(w);
-        if (r < 0)
-                goto fail;
         /* Its unit has long been active: its end is an end. */
         w->unit_seen_active = true;
         w->egress.socket = TAKE_PTR(e->egress_socket);
         w->egress.service = TAKE_PTR(e->egress_service);
-        if (e->egress) {
-                r = worker_egress_policy_json(&w->spec, pool_config(pool), w->id, (char **) &w->egress.policy.data,
-                                              error);
-                if (r < 0)
-                        goto fail;
-                w->egress.policy.size = strlen((char *) w->egress.policy.data);
-                w->egress.policy.name = (char *) "egress-policy";
-        }
-        r = worker_watch_unit(w);
+        /* Its job brings the secrets now; a resumed unit gets them as a cold
+         * one does (worker_prepare() keeps them). */
+        r = worker_prepare(w, &(WorkerPrepare) { .request = request, .emit = pool_claim_emit,
+                                                 .placed = pool_claim_placed, .userdata = e }, error);
         if (r < 0)
                 goto fail;
-        /* Gate, second check, as for a cold worker: the runtime that runs this
-         * sandbox must still be what the gate chooses for the class. */
-        pool->revalidate_runtimes(pool);
-        r = gate_recheck(pool->runtimes, pool_config(pool), w->spec.class, w->runtime, error);
-        if (r < 0)
-                goto fail;
-        r = pool_set_caps(w);
-        if (r < 0)
-                goto fail;
-        /* The sandbox is the worker's from here: out of the pool. */
-        w->start.pool_fds = e->fds;
-        e->fds = (ChannelDaemonFds) { -1, -1, -1 };
-        pool_unlink(pool, e);
-        pool_entry_free(e);
-        w->start.request = sd_bus_message_ref(request);
-        pool->add_worker(pool, w);
-        pool->status_changed(pool);
         {
                 char owner_uid[16];
                 worker_owner_field(w, owner_uid);
-                worker_log_starting(w, "pooled", NULL);
                 log_struct(LOG_INFO, "Pool sandbox claimed", "SANDBOXD_WORKER_ID", w->id,
                            "SANDBOXD_EVENT", "pool-claimed", "SANDBOXD_OWNER_UID", owner_uid, NULL);
         }
@@ -866,7 +855,5 @@ fail:
         worker_free(w);
         e->stopping = true;
         pool_entry_gone(e, "a claim failed", false);
-        if (error && !error->name)
-                sbx_error_set(error, r, SBX_ERROR_START_FAILED, "Failed to set up the worker: %s", strerror(-r));
         return r;
 }

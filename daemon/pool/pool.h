@@ -48,8 +48,6 @@ struct Pool {
         void (*probe_runtimes)(Pool *pool);
         /* Admission of one more disk of WANT bytes (worker-disk.h). */
         int (*admit_disk)(Pool *pool, uint64_t want, SbxError *error);
-        /* W, a claimed sandbox, joins the owner's workers. */
-        void (*add_worker)(Pool *pool, Worker *w);
         /* How many sandboxes wait or workers run changed: the status line. */
         void (*status_changed)(Pool *pool);
 

@@ -68,6 +68,8 @@ typedef struct WorkerOwner {
         void (*appeared)(Worker *w);
         /* W's channel moved (at most once a second): LastActivityUSec. */
         void (*activity)(Worker *w);
+        /* W was admitted (worker_prepare()): it counts as alive from now on. */
+        void (*added)(Worker *w);
         /* W ended: it no longer counts as alive, and its workspace is free. */
         void (*released)(Worker *w);
         /* W, exported, ended: PropertiesChanged and WorkerRemoved. */
