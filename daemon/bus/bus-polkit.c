@@ -384,11 +384,13 @@ static int refuse_over_cap(Manager *m, int cap, uid_t caller, SbxAction action, 
                            "SANDBOXD_ACTION", sbx_action_to_string(action), "SANDBOXD_WORKER_ID", worker_id ?: "",
                            "SANDBOXD_CAP", mine ? "per-user" : "total", "SANDBOXD_CAP_VALUE", n, NULL);
         }
-        sd_bus_error_setf(ret_error, SBX_ERROR_TOO_MANY_REQUESTS,
-                          mine ? "Too many of your calls wait for an authorization (Bus:AuthorizationsPerUser=%u); "
-                                 "retry once they are answered"
-                               : "Too many calls wait for an authorization (Bus:AuthorizationsMax=%u); retry later",
-                          mine ? m->config.bus_authorizations_per_user : m->config.bus_authorizations_max);
+        {
+                static const CallerQuotaWords words = {
+                        "calls wait for an authorization", "AuthorizationsPerUser", "AuthorizationsMax", "answered" };
+                SbxError e = {};
+                (void) caller_quota_refusal(&m->bus_state->polkit_quota, cap, &words, &e);
+                sd_bus_error_set(ret_error, e.name, e.message);
+        }
         return -EBUSY;
 }
 

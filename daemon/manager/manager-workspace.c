@@ -149,20 +149,15 @@ static void on_workspace_mkfs_done(WorkspaceMkfs *j, int r, void *userdata) {
  * reads are. Root meets only its own cap: users cannot lock it out, and
  * what runs stays bounded all the same. Takes one unit for OWNER. */
 static int workspace_creation_admit(Manager *m, uid_t owner, SbxError *error) {
-        bool mine;
+        static const CallerQuotaWords words = {
+                "workspaces are being made", "WorkspaceCreationsPerUser", "WorkspaceCreationsMax", "done" };
         int r;
 
         r = owner == 0 ? caller_quota_acquire_reserved(&m->workspace_creation_quota, 0)
                        : caller_quota_acquire(&m->workspace_creation_quota, owner);
         if (r != -EUSERS && r != -ENOBUFS)
                 return r;
-        mine = r == -EUSERS;
-        return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_REQUESTS,
-                             mine ? "Too many of your workspaces are being made (Bus:WorkspaceCreationsPerUser=%u); "
-                                    "retry once they are done"
-                                  : "Too many workspaces are being made (Bus:WorkspaceCreationsMax=%u); retry later",
-                             mine ? m->config.bus_workspace_creations_per_user
-                                  : m->config.bus_workspace_creations_max);
+        return caller_quota_refusal(&m->workspace_creation_quota, r, &words, error);
 }
 
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,

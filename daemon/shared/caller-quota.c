@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "caller-quota.h"
+#include "errors.h"
 
 void caller_quota_init(CallerQuota *q, unsigned per_uid_max, unsigned total_max) {
         *q = (CallerQuota) { .per_uid_max = per_uid_max, .total_max = total_max };
@@ -65,4 +67,14 @@ void caller_quota_release(CallerQuota *q, uid_t uid) {
 unsigned caller_quota_held(const CallerQuota *q, uid_t uid) {
         const CallerQuotaEntry *e = entry_find(q, uid);
         return e ? e->n : 0;
+}
+
+int caller_quota_refusal(const CallerQuota *q, int cap, const CallerQuotaWords *words, SbxError *error) {
+        assert(q && words);
+        if (cap == -EUSERS)
+                return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_REQUESTS,
+                                     "Too many of your %s (Bus:%s=%u); retry once they are %s", words->what,
+                                     words->per_uid_key, q->per_uid_max, words->until);
+        return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_REQUESTS, "Too many %s (Bus:%s=%u); retry later",
+                             words->what, words->total_key, q->total_max);
 }

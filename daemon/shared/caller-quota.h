@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 typedef struct CallerQuotaEntry {
         uid_t uid;
         unsigned n;
@@ -41,3 +43,17 @@ int caller_quota_acquire_reserved(CallerQuota *q, uid_t uid);
 void caller_quota_release(CallerQuota *q, uid_t uid);
 
 unsigned caller_quota_held(const CallerQuota *q, uid_t uid);
+
+/* The words of a refusal past one of Q's caps. */
+typedef struct CallerQuotaWords {
+        const char *what;               /* "log reads are under way" */
+        const char *per_uid_key;        /* "LogReadsPerUser", in [Bus] */
+        const char *total_key;          /* "LogReadsMax" */
+        const char *until;              /* "answered": "retry once they are answered" */
+} CallerQuotaWords;
+
+/* The one refusal past a cap: org.sandboxd1.Error.TooManyRequests into
+ * ERROR, naming the cap CAP says (-EUSERS: the caller's own, as
+ * caller_quota_acquire() returns it; else the total), its key and value.
+ * Returns -EBUSY. */
+int caller_quota_refusal(const CallerQuota *q, int cap, const CallerQuotaWords *words, SbxError *error);

@@ -125,13 +125,11 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
 }
 
 static int refuse_over_cap(const WorkerOwner *o, int cap, sd_bus_error *ret_error) {
-        bool mine = cap == -EUSERS;
+        static const CallerQuotaWords words = { "log reads are under way", "LogReadsPerUser", "LogReadsMax", "answered" };
+        SbxError e = {};
 
-        sd_bus_error_setf(ret_error, SBX_ERROR_TOO_MANY_REQUESTS,
-                          mine ? "Too many of your log reads are under way (Bus:LogReadsPerUser=%u); retry once "
-                                 "they are answered"
-                               : "Too many log reads are under way (Bus:LogReadsMax=%u); retry later",
-                          mine ? o->config->bus_log_reads_per_user : o->config->bus_log_reads_max);
+        (void) caller_quota_refusal(o->log_read_quota, cap, &words, &e);
+        sd_bus_error_set(ret_error, e.name, e.message);
         return -EBUSY;
 }
 

@@ -171,6 +171,24 @@ static void test_config_refuses_bad_caps(void **state) {
         }
 }
 
+/* The one refusal past a cap: its name, and the cap, key and value it says. */
+static void test_refusal_names_the_cap(void **state) {
+        static const CallerQuotaWords words = { "log reads are under way", "LogReadsPerUser", "LogReadsMax",
+                                                "answered" };
+        CallerQuota q;
+        SbxError e = {};
+
+        caller_quota_init(&q, 2, 5);
+        assert_int_equal(caller_quota_refusal(&q, -EUSERS, &words, &e), -EBUSY);
+        assert_string_equal(e.name, SBX_ERROR_TOO_MANY_REQUESTS);
+        assert_string_equal(e.message, "Too many of your log reads are under way (Bus:LogReadsPerUser=2); "
+                                       "retry once they are answered");
+        assert_int_equal(caller_quota_refusal(&q, -ENOBUFS, &words, &e), -EBUSY);
+        assert_string_equal(e.name, SBX_ERROR_TOO_MANY_REQUESTS);
+        assert_string_equal(e.message, "Too many log reads are under way (Bus:LogReadsMax=5); retry later");
+        caller_quota_done(&q);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_per_uid_cap),
@@ -178,6 +196,7 @@ int main(void) {
                 cmocka_unit_test(test_reserved_past_total),
                 cmocka_unit_test(test_release_balances),
                 cmocka_unit_test(test_flood_stays_bounded),
+                cmocka_unit_test(test_refusal_names_the_cap),
                 cmocka_unit_test(test_config_defaults_and_keys),
                 cmocka_unit_test(test_config_refuses_bad_caps),
         };
