@@ -16,6 +16,13 @@
 #include "egress-tunnel.h"
 #include "util.h"
 
+#if EGRESS_TRACE
+/* The tracing build times each journal flush (bench/egress/bench.sh). */
+static void trace_journal_flush(uint64_t start_ns, unsigned n) {
+        trace_span("journal-flush", start_ns, n);
+}
+#endif
+
 static int proxy_alloc(sd_event *event, EgressPolicy *policy, const char *resolv_conf, const char *hosts_file,
                        Proxy *first, Proxy **ret) {
         Proxy *p;
@@ -37,6 +44,9 @@ static int proxy_alloc(sd_event *event, EgressPolicy *policy, const char *resolv
         }
         p->policy = policy;
         journal_batch_init(&p->journal, event);
+#if EGRESS_TRACE
+        p->journal.flushed = trace_journal_flush;
+#endif
         *ret = p;
         return 0;
 }

@@ -32,7 +32,7 @@ rank = {name: i for i, name in enumerate(layers)}
 
 # Programs and what they may include besides their own folder.
 PROGRAMS = {
-    'daemon/egress': ['layer:netcore', 'layer:shared'],
+    'daemon/egress': ['layer:netcore', 'layer:shared', 'layer:netio'],
     'daemon/runtime': ['layer:netcore', 'layer:shared'],
     'daemon/exec': ['layer:netcore', 'layer:shared'],
     'tools': ['layer:netcore', 'layer:shared', 'layer:systemd'],

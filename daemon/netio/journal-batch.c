@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
-#include "egress-trace.h"
 #include "journal-batch.h"
 #include "journal-entry.h"
 #include "util.h"
@@ -23,19 +23,18 @@ static void batch_send(JournalBatch *b, struct iovec *iov, unsigned n) {
         assert(n <= JOURNAL_BATCH_ENTRIES);
         for (unsigned i = 0; i < n; i++)
                 msgs[i] = (struct mmsghdr) { .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
-#if EGRESS_TRACE
-        uint64_t start = trace_now_ns();
-#endif
+        struct timespec start = {};
+        if (b->flushed)
+                (void) clock_gettime(CLOCK_MONOTONIC, &start);
         int r = log_journal_sendmmsg(msgs, n);
-#if EGRESS_TRACE
-        trace_span("journal-flush", start, n);
-#endif
+        if (b->flushed)
+                b->flushed((uint64_t) start.tv_sec * UINT64_C(1000000000) + (uint64_t) start.tv_nsec, n);
         unsigned sent = r < 0 ? 0 : (unsigned) r;
         if (sent < n) {
                 /* Said once per batch, not per entry: the journal is what is failing. */
                 b->lost += n - sent;
-                fprintf(stderr, "sandbox-egress: the journal took %u of %u entries (%" PRIu64 " lost so far)\n",
-                        sent, n, b->lost);
+                fprintf(stderr, "%s: the journal took %u of %u entries (%" PRIu64 " lost so far)\n",
+                        program_invocation_short_name, sent, n, b->lost);
         }
 }
 

@@ -26,6 +26,9 @@ typedef struct JournalBatch {
         size_t ends[JOURNAL_BATCH_ENTRIES];    /* where each entry ends in buf */
         unsigned n;
         uint64_t lost;                         /* entries the journal did not take */
+        /* Told of each send (its CLOCK_MONOTONIC start in ns, the entries
+         * sent) when set: the egress proxy's tracing build times them. */
+        void (*flushed)(uint64_t start_ns, unsigned n);
 } JournalBatch;
 
 void journal_batch_init(JournalBatch *b, sd_event *event);
