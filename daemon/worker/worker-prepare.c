@@ -9,8 +9,9 @@
 #include "worker-secrets.h"
 #include "worker-unit.h"
 
-/* A cold unit's own part: its environment as a credential, its proxy
- * pair's names (a claimed sandbox brings its own) and a new channel. */
+/* A cold unit's environment as a credential (a claimed sandbox got its
+ * environment in its job); the cold-only proxy names and channel follow in
+ * worker_prepare_steps(). */
 static int worker_prepare_cold_env(Worker *w) {
         int r;
 
