@@ -170,6 +170,24 @@ else
 fi
 stop_worker "$w"
 
+# A daemon-reload reads every transient unit back from its file: the disk
+# unit's stop must still work after it (systemd 252 mangled an inline
+# script's "$" there, and every home and image stayed behind). Before the
+# restart below sets Disk:TotalMax=96M, which the warm pool's disks and one
+# worker's fill: a worker made while the last one's disk is still counted
+# would be refused.
+for class in $CLASSES; do
+    w=$(create --class "$class" -- /bin/sh -c 'head -c 1048576 /dev/zero > "$HOME/written"; exec sleep 600')
+    wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/written"
+    ct systemctl daemon-reload
+    stop_worker "$w"
+    disk_gone() { ! ct test -e "/var/lib/private/sandboxd/disks/$1" && home_absent "$1"; }
+    wait_until 60 disk_gone "$w"
+    atk_result quota-disk-reload "$class" \
+        "$(disk_gone "$w" || echo "worker $w: its disk or home is still there: $(ct ls -la "/var/lib/private/sandboxd/disks/$w" 2>&1 | head -n 4)")" \
+        "$(ct journalctl -q -u "sandbox-$w-disk.service" --no-pager | grep -E "Failed with result|Syntax error" | head -n 3)"
+done
+
 # A restart (and a new configuration) while a worker waits to fill its home.
 w=$(create --class trusted -- /bin/sh -c 'while [ ! -e "$HOME/go" ]; do sleep 0.2; done; '"$(fill_script '$HOME')")
 wait_until 60 ct test -d "$SBX_STATE_LINK_ROOT/$w/"
@@ -183,21 +201,6 @@ ct sh -c "touch $SBX_STATE_LINK_ROOT/$w/go"
 diag "restart: worker $w, state $(state_of "$w")"
 atk_fill quota-disk-restart trusted "$w" $((48 * MiB)) "$CAP"
 stop_worker "$w"
-
-# A daemon-reload reads every transient unit back from its file: the disk
-# unit's stop must still work after it (systemd 252 mangled an inline
-# script's "$" there, and every home and image stayed behind).
-for class in $CLASSES; do
-    w=$(create --class "$class" -- /bin/sh -c 'head -c 1048576 /dev/zero > "$HOME/written"; exec sleep 600')
-    wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/written"
-    ct systemctl daemon-reload
-    stop_worker "$w"
-    disk_gone() { ! ct test -e "/var/lib/private/sandboxd/disks/$1" && home_absent "$1"; }
-    wait_until 60 disk_gone "$w"
-    atk_result quota-disk-reload "$class" \
-        "$(disk_gone "$w" || echo "worker $w: its disk or home is still there: $(ct ls -la "/var/lib/private/sandboxd/disks/$w" 2>&1 | head -n 4)")" \
-        "$(ct journalctl -q -u "sandbox-$w-disk.service" --no-pager | grep -E "Failed with result|Syntax error" | head -n 3)"
-done
 
 # The total: the pool is off for this part (it holds default-sized disks).
 set_config "[Defaults]
