@@ -43,28 +43,13 @@ void manager_save_all(Manager *m) {
 }
 
 bool manager_stop_is_final(Manager *m) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *unit = NULL, *path = NULL, *type = NULL;
-        const char *job_path;
-        uint32_t job_id;
-        int r;
+        _cleanup_free_ char *unit = NULL, *type = NULL;
 
-        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_path(unit, &path) < 0)
-                return false;
-        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", &e, &reply,
-                                "(uo)");
-        if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
+        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_job_type(m->systemd, unit, &type) < 0)
                 return false;
         /* No job: a signal from someone else, not systemd's stop; the workers
          * stay, and a start that cannot account for them cleans them up. */
-        if (job_id == 0)
-                return false;
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType",
-                                       &e, &type);
-        if (r < 0)
-                return false;
-        return streq(type, "stop");
+        return type && streq(type, "stop");
 }
 
 /* ---- start-up ---------------------------------------------------------- */

@@ -152,6 +152,33 @@ int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *prop
                                           ret);
 }
 
+int systemd_unit_job_type(sd_bus *bus, const char *unit, char **ret_type) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *job_path;
+        uint32_t job_id;
+        int r;
+
+        assert(bus);
+        assert(unit);
+        assert(ret_type);
+        r = systemd_unit_path(unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property(bus, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", NULL, &reply, "(uo)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "(uo)", &job_id, &job_path);
+        if (r < 0)
+                return r;
+        if (job_id == 0) {
+                *ret_type = NULL;
+                return 0;
+        }
+        return sd_bus_get_property_string(bus, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType", NULL,
+                                          ret_type);
+}
+
 int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,
                                   sd_bus_message_handler_t callback, void *userdata) {
         assert(bus);

@@ -78,6 +78,10 @@ int systemd_subscribe(sd_bus *bus);
 int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *property, sd_bus_error *ret_error,
                             char **ret);
 
+/* The type of UNIT's pending job ("start", "stop", ...) into *RET_TYPE, or
+ * NULL when it has none; waits for both replies. */
+int systemd_unit_job_type(sd_bus *bus, const char *unit, char **ret_type);
+
 /* InaccessiblePaths= for every unit sandboxd starts that does not get a
  * worker's walls (unit_append_hardening hides all of /run): the egress proxy
  * and the helpers (probes, cleanup, checkpoint). None of them has any use for
