@@ -131,22 +131,13 @@ static void restore_done(Restore *r) {
 }
 
 static int restore_list_units(Restore *rs) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        const char *name, *active;
         int r;
 
-        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &reply);
+        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &rs->units, &rs->states);
         if (r < 0)
                 return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL,
-                                        NULL, NULL)) > 0)
-                if (strv_extend(&rs->units, name) < 0 || strv_extend(&rs->states, active) < 0)
-                        return -ENOMEM;
-        return r;
+        return 0;
 }
 
 static const char *restore_unit_state(const Restore *rs, const char *unit) {

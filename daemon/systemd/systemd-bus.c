@@ -129,13 +129,38 @@ int systemd_reset_failed_unit(sd_bus *bus, const char *unit) {
                                   "s", unit);
 }
 
-int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error,
-                                  sd_bus_message **reply) {
+int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error, char ***ret_names,
+                                  char ***ret_active) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **names = NULL, **active = NULL;
+        const char *name, *state;
+        int r;
+
         assert(bus);
         assert(pattern);
-        assert(reply);
-        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
-                                  ret_error, reply, "asas", 0, 1, pattern);
+        assert(ret_names);
+        r = sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", ret_error,
+                               &reply, "asas", 0, 1, pattern);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &state, NULL, NULL, NULL, NULL,
+                                        NULL, NULL)) > 0)
+                if (strv_extend(&names, name) < 0 || (ret_active && strv_extend(&active, state) < 0))
+                        return -ENOMEM;
+        if (r < 0)
+                return r;
+        /* An empty list is an empty vector, not NULL. */
+        if (!names && !(names = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        if (ret_active && !active && !(active = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret_names = TAKE_PTR(names);
+        if (ret_active)
+                *ret_active = TAKE_PTR(active);
+        return 0;
 }
 
 int systemd_subscribe(sd_bus *bus) {
