@@ -446,18 +446,13 @@ static int manager_check_home_space(SbxError *error) {
 }
 
 /* A cold worker's unit is on its way (worker_prepare()): its workspace is
- * taken, and a class raised by its origin's floor is told. */
+ * taken. */
 static void manager_cold_placed(Worker *w, void *userdata) {
         Workspace *ws = userdata;
 
         /* Free was checked before and nothing ran in between: this cannot fail for being busy. */
         if (ws)
                 (void) manager_workspace_attach(w->manager, ws, w, NULL);
-        if (w->spec.class != w->spec.requested_class)
-                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
 }
 
 /* What the host and the owner have room for, and what the unit will need
