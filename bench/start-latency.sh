@@ -8,14 +8,14 @@
 # starts once the previous one has ended and been torn down (for sandboxd:
 # its worker reached its final state, which it does once its unit is gone).
 # Runs in a throwaway
-# systemd container (tests/testbed), prints a table, writes JSON. Workers get
+# systemd container (tests/testbed), prints a table, writes JSON (to BENCH_OUT, default bench/results). Workers get
 # CPUQuotaPercent=400, which does not bind on the machines this runs on: the
 # test bed enforces cgroup caps, and the default 50% would measure the cap.
 #   sudo bash bench/start-latency.sh [N]        (default N=50)
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-50}
-OUT=$SRC/bench/results
+OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
 BUILD=$SRC/build-bench
 [ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null

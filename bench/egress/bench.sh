@@ -58,7 +58,9 @@ if [ "${1:-}" != "--inside" ]; then
         ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress-base && chmod 755 /usr/libexec/sandboxd/sandbox-egress-base' \
             < "$EGRESS_BENCH_BASE"
     fi
-    for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/../../tests/testbed/upstream-netns.sh" \
+    # egress-client.py imports tls_hello, its neighbour.
+    for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/../../tests/egress/tls_hello.py" \
+             "$HERE/../../tests/testbed/upstream-netns.sh" \
              "$HERE/bench.sh" "$LOAD"; do
         ct sh -c "cat > /run/egress-bench/${f##*/} && chmod 755 /run/egress-bench/${f##*/}" < "$f"
     done
