@@ -34,6 +34,7 @@
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint
+#     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
@@ -44,6 +45,7 @@ DENSITY=300
 DENSITY_PLATFORM=
 START=50
 ONLY=
+DIR=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1; shift ;;
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
         --density-platform) DENSITY_PLATFORM=$2; shift 2 ;;
         --start) START=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
+        --dir) DIR=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -72,7 +75,8 @@ fi
 
 # This run's logs, status and JSON, apart from any earlier run's: the
 # benchmarks write to BENCH_OUT, and the table reads only from there.
-RUN=$(mktemp -d "${TMPDIR:-/tmp}/sandboxd-bench-run.XXXXXX")
+mkdir -p "$DIR"
+RUN=$(mktemp -d "$DIR/sandboxd-bench-run.XXXXXX")
 export BENCH_OUT=$RUN/results
 mkdir -p "$BENCH_OUT"
 COMMIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)

@@ -50,7 +50,7 @@ cat > "$T/bench/results/churn.json" <<'J'
 {"cycles": 777, "failed_cycles": 0, "leaks": {}, "cycles_per_second": 777.7, "rss_kb_before": 777, "rss_kb_after": 777}
 J
 
-runsh() { TMPDIR=$tmp/runs "${as_root[@]}" bash "$T/bench/run.sh" "$@"; }
+runsh() { "${as_root[@]}" bash "$T/bench/run.sh" --dir "$tmp/runs" "$@"; }
 
 out=$(runsh --quick --only churn,density,suspend 2>&1)
 rc=$?
