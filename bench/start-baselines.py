@@ -74,14 +74,15 @@ def systemd_run_same(unitfile, n):
                             ["/bin/echo", "x"]), flush=True)
 
 def bundle_copy(bundle_json):
-    """The worker's bundle with "/bin/echo x" for its command, its home
-    recreated (the worker's was removed with it); returns (dir, runsc flags)."""
+    """The worker's bundle with "/bin/echo x" for its command and a home of
+    its own in place of the worker's (which its disk unit's stop removes, maybe
+    only now); returns (dir, runsc flags)."""
     spec = json.load(open(bundle_json))
     spec["process"]["args"] = ["/bin/echo", "x"]
     uid, gid = spec["process"]["user"]["uid"], spec["process"]["user"]["gid"]
     for m in spec["mounts"]:
-        if m.get("type") == "bind" and not os.path.exists(m["source"]):
-            os.makedirs(m["source"], mode=0o700)
+        if m.get("type") == "bind" and m["source"].startswith("/var/lib/private/sandboxd/"):
+            m["source"] = tempfile.mkdtemp(prefix="bench-home-", dir="/var/lib")
             os.chown(m["source"], uid, gid)
     d = tempfile.mkdtemp(prefix="bench-bundle-")
     json.dump(spec, open(os.path.join(d, "config.json"), "w"))
@@ -153,6 +154,7 @@ def runsc_same_walls(unitfile, bundle_json, n):
             unit_gone("bench-gwalls@*")
     finally:
         subprocess.run(["systemctl", "stop", "bench-gwalls.socket"])
+        subprocess.run(["systemctl", "reset-failed", "bench-gwalls@*"], capture_output=True)
         for f in ("bench-gwalls@.service", "bench-gwalls.socket"):
             os.unlink("/run/systemd/system/" + f)
         subprocess.run(["systemctl", "daemon-reload"])

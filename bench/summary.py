@@ -157,6 +157,14 @@ def egress():
         ratio = e["tunnels_per_s"] / t["tunnels_per_s"]
         row("egress", "tunnels/s over tinyproxy", f"{ratio:.2f}x ({e['tunnels_per_s']} / {t['tunnels_per_s']})", ">= 2x",
             ratio >= 2, f"{2 - ratio:.2f}x")
+    egress_cpu(e, t)
+
+
+def egress_cpu(e, t):
+    if "cpu_ms_per_gib" in e:
+        row("egress", "proxy CPU per GiB moved / per 1,000 tunnels: sandbox-egress; tinyproxy",
+            f"{e['cpu_ms_per_gib'] / 1000:.2f} / {e.get('cpu_ms_per_1000_tunnels', 0) / 1000:.2f} s; "
+            f"{t.get('cpu_ms_per_gib', 0) / 1000:.2f} / {t.get('cpu_ms_per_1000_tunnels', 0) / 1000:.2f} s")
 
 
 def churn():
