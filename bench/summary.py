@@ -77,6 +77,9 @@ def start_latency():
             row("start latency", f"{label}: p50 over the same walls without sandboxd "
                 f"({rs[base]['p50_us'] / 1000:.1f} ms)", f"{walls:.2f}x", f"<= {wgoal}x", walls <= wgoal,
                 f"{walls - wgoal:.2f}x")
+    if r.get("gvisor_cold_phases_p50_ms"):
+        row("start latency", f"gVisor cold, p50 of each step ({r['gvisor_cold_phases_workers']} workers)",
+            "; ".join(f"{k} {v} ms" for k, v in r["gvisor_cold_phases_p50_ms"].items()))
     pooled = {k: v for k, v in rs.items() if "pool" in k}
     pooled.update({k + " pooled": v["pooled"] for k, v in rs.items() if isinstance(v.get("pooled"), dict)})
     bare = rs.get("bare-runsc", {}).get("p50_us")
