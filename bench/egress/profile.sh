@@ -3,7 +3,7 @@
 # bench/egress/bench.sh (its --quick sizes: throughput, connect latency and
 # tunnels/s, beside direct and tinyproxy) in a throwaway test bed of this
 # tree's build, while perf (Debian: linux-perf) samples the proxy alone
-# (cpu-clock at 499 Hz, DWARF call graphs, every thread). Then
+# (cpu-clock at 1999 Hz, DWARF call graphs, every thread). Then
 # bench/egress/flamegraph.py folds the stacks into OUTDIR/egress-flame.svg
 # and prints (and keeps in OUTDIR/top.txt) the kernel's share, the share of
 # each system call and the functions with the most self time. The bench's
@@ -39,15 +39,23 @@ for _ in $(seq 1200); do
 done
 [ -n "$pid" ] || { cat "$OUT/bench.log"; echo "profile.sh: the bench's proxy never ran" >&2; exit 1; }
 # perf ends with the proxy, which the bench stops when it is done.
-perf record -e cpu-clock -F 499 --call-graph dwarf,8192 -p "$pid" -o "$OUT/perf.data" > "$OUT/perf.log" 2>&1 &
+perf record -e cpu-clock -F 1999 --call-graph dwarf,8192 -p "$pid" -o "$OUT/perf.data" > "$OUT/perf.log" 2>&1 &
 perf=$!
 rc=0
 wait "$bench" || rc=$?
 wait "$perf" || true
 cat "$OUT/bench.log"
 [ "$rc" = 0 ] || { echo "profile.sh: the bench failed (exit $rc)" >&2; exit 1; }
-# The container's root, while it runs, holds the very binaries perf saw.
-perf script -i "$OUT/perf.data" --symfs="/proc/$LEADER/root" > "$OUT/perf.script" 2> "$OUT/perf-script.log"
+# The binaries perf saw: the proxy from the stage, the libraries the test
+# bed's rootfs shares with this host (Debian 12 both; perf checks build-ids).
+# perf could not read the proxy's own build-id, gone with its unit.
+SYMFS=$(mktemp -d)
+testbed_on_exit "rm -rf '$SYMFS'"
+mkdir -p "$SYMFS/usr/libexec/sandboxd" "$SYMFS/usr/lib"
+cp "$STAGE/usr/libexec/sandboxd/sandbox-egress" "$SYMFS/usr/libexec/sandboxd/"
+ln -s /usr/lib/x86_64-linux-gnu "$SYMFS/usr/lib/x86_64-linux-gnu"
+ln -s /proc "$SYMFS/proc"
+perf script -i "$OUT/perf.data" --symfs="$SYMFS" --kallsyms=/proc/kallsyms > "$OUT/perf.script" 2> "$OUT/perf-script.log"
 python3 "$SRC/bench/egress/flamegraph.py" "$OUT/perf.script" "$OUT/egress-flame.svg" \
     "sandbox-egress during one quick round of bench/egress/bench.sh (cpu-clock)" | tee "$OUT/top.txt"
 rm -f "$OUT/perf.script"
