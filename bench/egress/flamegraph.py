@@ -102,7 +102,7 @@ for st, n in stacks.items():
     if st[-1].endswith("_[k]"):
         kernel += n
     sc = next((fr for fr in st if re.match(r"__(x64|se)_sys_", fr) or fr.startswith("__x64_sys")), None)
-    entries[re.sub(r"^__(x64|se)_sys_", "", sc or "(no system call)").replace("_[k]", "")] += n
+    entries[re.sub(r"^__(x64|se)_sys_", "", sc or "(outside system calls: user space, faults, interrupts)").replace("_[k]", "")] += n
 print(f"{total} samples; kernel {100 * kernel / total:.1f}%, user space {100 * (total - kernel) / total:.1f}%")
 print("by system call (inclusive):")
 for name, n in entries.most_common(10):
