@@ -40,10 +40,10 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
 ALL="start runtime egress density churn broker suspend checkpoint"
 QUICK=
-CHURN=300
+CHURN=
 DENSITY=300
 DENSITY_PLATFORM=
-START=50
+START=
 ONLY=
 DIR=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
@@ -62,11 +62,13 @@ done
 for n in ${ONLY//,/ }; do
     [[ " $ALL " == *" $n "* ]] || { echo "run.sh: no benchmark '$n' (one of: $ALL)" >&2; exit 2; }
 done
+# --churn and --start win over either mode's sizes.
 if [ -n "$QUICK" ]; then
-    CHURN=10; START=5
+    CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
     RUNTIME_N=3; SUSPEND_N=1; CHECKPOINT_N=3
 else
+    CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
     RUNTIME_N=30; SUSPEND_N=5; CHECKPOINT_N=200
 fi
