@@ -186,8 +186,12 @@ def runtime():
     if not r:
         return row("runtime", "no runtime-start.json", "-")
     rs = r["rows"]
-    row("runtime", "p50: bare systemd-run / bare runsc / launcher unit",
-        " / ".join(f"{rs[k]['p50_ms']}" for k in ("bare-systemd-run", "bare-runsc", "launcher-unit")) + " ms")
+    keys = [k for k in ("bare-systemd-run", "bare-runsc", "runsc-unit", "launcher-unit") if k in rs]
+    row("runtime", "p50: " + " / ".join(k.replace("-", " ") for k in keys),
+        " / ".join(f"{rs[k]['p50_ms']}" for k in keys) + " ms")
+    if r.get("split_p50_ms"):
+        row("runtime", "a gVisor start without sandboxd, split (p50 differences)",
+            "; ".join(f"{k} {v} ms" for k, v in r["split_p50_ms"].items()))
 
 
 def broker():
