@@ -20,10 +20,10 @@
 # first). A benchmark that fails, or exits 0 without its JSON, has one row,
 # "failed", with its log's path, and the run exits 1; the others still run.
 # A benchmark not asked for (--only) is one row naming the file of its last
-# figures with that run's date and commit, and no figure. A full run (no
-# --quick, no --only) then copies its JSON, stamped with date and commit, to
-# bench/results/ (the figures the README's benchmark page cites); a --quick
-# run leaves bench/results/ alone.
+# figures with that run's date and commit, and no figure. A run without
+# --quick then copies the JSON of each benchmark that succeeded, stamped with
+# date and commit, to bench/results/ (the figures the README's benchmark page
+# cites); a --quick run leaves bench/results/ alone.
 #
 #   sudo bash bench/run.sh [--quick] [--churn COUNT] [--density N] [--start N] [--only NAME[,NAME...]]
 #     --quick        the smallest sizes: a smoke run of every benchmark in a few
