@@ -797,8 +797,8 @@ void manager_restore_announce(Manager *m) {
         if (m->listener.workers_lost)
                 m->listener.workers_lost(m);
         if (!m->restore_removed ||
-            sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
-                                       on_restore_announced, m) < 0)
+            event_add_timer(m->event, &s, RESTORE_ANNOUNCE_USEC, TIMER_HOUSEKEEPING, on_restore_announced, m,
+                            "restore-announce-timer") < 0)
                 on_restore_announced(NULL, 0, m);
         else
                 (void) event_source_float(s, "restore-announce-timer");
