@@ -17,6 +17,8 @@
 #                container without the package installed (tests/package).
 #   sanitizers:  the ASan+UBSan build is not a package: its integration pass
 #                copies a meson DESTDIR install of build-asan over / instead
+#   bench smoke: bench/run.sh --quick, every benchmark at its smallest sizes,
+#                one job of the integration queue (not with --only)
 # Installs what it needs with apt when run as root. Integration needs root.
 #   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan] [--long] [--jobs N] [--only GLOB]...
 #   --jobs N:    integration containers at a time (default: 2, or
@@ -346,6 +348,13 @@ run_integration_queue() {
             queue=("${queue[@]:1}")
             n=$((n + 1))
             mkdir -p "$logdir"
+            if [ "$script" = "$BENCH_SMOKE" ]; then
+                log=$logdir/bench-quick.log
+                bench_smoke_job "$log" >"$log.out" 2>&1 &
+                job_script[$!]=$script job_log[$!]=$log job_label[$!]=
+                running=$((running + 1))
+                continue
+            fi
             log=$logdir/$(echo "${script#"$SRC"/}" | tr / _).log
             machine=sbx-it-$$-$n-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
             run_integration_job "$script" "$stage" "$log" "${machine:0:56}" >"$log.out" 2>&1 &
@@ -357,7 +366,11 @@ run_integration_queue() {
         wait -n -p pid
         [ -n "$pid" ] || { record_failure "integration: $running job(s) lost"; break; }
         [ -n "${job_script[$pid]:-}" ] || continue
-        finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}"
+        if [ "${job_script[$pid]}" = "$BENCH_SMOKE" ]; then
+            finish_bench_smoke "${job_log[$pid]}"
+        else
+            finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}"
+        fi
         unset "job_script[$pid]" "job_log[$pid]" "job_label[$pid]"
         running=$((running - 1))
     done
@@ -446,6 +459,35 @@ queue_asan_integration_tests() {
     done
 }
 
+# Every benchmark of bench/run.sh at its smallest sizes (--quick), from this
+# tree, so that none rots unseen: a smoke run that checks no verdicts, so it
+# may run beside an integration job (it builds build-bench and boots its own
+# test beds one after another). One check: run.sh exits 0 only when every
+# benchmark ran and wrote its JSON; otherwise its table's "failed" rows name
+# each one and its log. Output in LOG, like an integration job's.
+BENCH_SMOKE=@bench-smoke
+bench_smoke_job() {
+    local log=$1 t0=$SECONDS
+    say "bench/run.sh --quick (log $log)"
+    bash "$SRC/bench/run.sh" --quick --dir "$LOGDIR/bench" >"$log" 2>&1
+    echo $? >"$log.rc"
+    echo "$((SECONDS - t0)) 0" >"$log.time"
+}
+
+finish_bench_smoke() {
+    local log=$1 secs
+    cat "$log.out"
+    read -r secs _ < <(cat "$log.time" 2>/dev/null || echo "0 0")
+    if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then
+        passed=$((passed + 1))
+        echo "bench/run.sh --quick: every benchmark ran"
+    else
+        grep -F '| failed' "$log"
+        record_failure "bench/run.sh --quick (log: $log)"
+    fi
+    timed "$secs" "bench smoke (bench/run.sh --quick)"
+}
+
 main() {
     local start=$SECONDS run_package=$run_integration
     install_deps || record_failure "installing build dependencies"
@@ -492,6 +534,9 @@ main() {
             fi
         fi
         [ $run_unit = 1 ] && unit_tests "$BUILD_CI"
+        # First: the longest job, which leaves the other slot to the scripts.
+        # Not with --only, which asks for some integration scripts alone.
+        [ $run_integration = 1 ] && [ ${#only[@]} -eq 0 ] && integration_queue+=("$BENCH_SMOKE||$LOGDIR|")
         [ $run_integration = 1 ] && queue_integration_tests "$stage"
     fi
     if [ $run_unit = 1 ] && [ $run_asan = 1 ] &&
