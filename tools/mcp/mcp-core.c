@@ -218,6 +218,7 @@ static char *error_text(json_object *id, int code, const char *message) {
 static json_object *parse_strict(const char *buf, size_t len) {
         json_tokener *tok;
         json_object *o;
+        bool continued = false;
         size_t end;
 
         if (len > INT32_MAX)
@@ -229,15 +230,18 @@ static json_object *parse_strict(const char *buf, size_t len) {
         o = json_tokener_parse_ex(tok, buf, (int) len);
         if (json_tokener_get_error(tok) != json_tokener_success) {
                 /* A bare number at the end of the buffer waits for more input. */
-                if (json_tokener_get_error(tok) == json_tokener_continue)
+                if (json_tokener_get_error(tok) == json_tokener_continue) {
                         o = json_tokener_parse_ex(tok, "", 1);
+                        continued = true;
+                }
                 if (!o || json_tokener_get_error(tok) != json_tokener_success) {
                         json_object_put(o);
                         json_tokener_free(tok);
                         return NULL;
                 }
         }
-        end = json_tokener_get_parse_end(tok);
+        /* After the second, empty chunk the end is that chunk's: all of BUF was read. */
+        end = continued ? len : json_tokener_get_parse_end(tok);
         json_tokener_free(tok);
         for (; end < len; end++)
                 if (!strchr(" \t\r\n", buf[end]) && buf[end] != '\0') {
