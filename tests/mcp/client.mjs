@@ -10,6 +10,9 @@
 //                                    print "tools NAME,NAME..." and "schemas-ok N"
 //              call TOOL JSON        call TOOL, print the result as one JSON line
 //              version               print the negotiated revision
+//              grow JSON             list the tools, create_worker with JSON, list again: print
+//                                    "before N", "worker ID", "changed yes|no" (a list_changed
+//                                    notification came), "after NAME,NAME..."
 // Any failure of the protocol (a refused connection, an HTTP error, a
 // JSON-RPC error) is "error: MESSAGE" on stderr and exit status 1; a tool
 // error is a result (isError: true), exit status 0.
@@ -19,6 +22,7 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import Ajv from "ajv";
 
 // fetch over a UNIX socket: Node's own fetch dials TCP only.
@@ -92,6 +96,16 @@ async function main() {
             }
             console.log(`tools ${tools.map((t) => t.name).sort().join(",")}`);
             console.log(`schemas-ok ${ok}`);
+        } else if (action === "grow") {
+            let changed = false;
+            client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed = true; });
+            console.log(`before ${(await client.listTools()).tools.length}`);
+            const r = await client.callTool({ name: "create_worker", arguments: JSON.parse(rest[0] ?? "{}") },
+                                            undefined, { timeout: 300000 });
+            console.log(`worker ${r.structuredContent?.worker_id}`);
+            await new Promise((res) => setTimeout(res, 500));
+            console.log(`changed ${changed ? "yes" : "no"}`);
+            console.log(`after ${(await client.listTools()).tools.map((t) => t.name).sort().join(",")}`);
         } else if (action === "call") {
             const [name, json] = rest;
             const result = await client.callTool({ name, arguments: JSON.parse(json ?? "{}") }, undefined,

@@ -74,10 +74,10 @@ json() { printf '%s' "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin
 # --- no polkit grant: tool errors naming the action ----------------------
 mcp "$STDIO" call create_worker '{}'
 check_match "without a grant: create_worker is a tool error naming org.sandboxd1.create-worker" \
-    '.*"isError":true.*org\.freedesktop\.DBus\.Error\.AccessDenied.*org\.sandboxd1\.create-worker.*' "$OUT"
+    '.*org\.freedesktop\.DBus\.Error\.AccessDenied.*org\.sandboxd1\.create-worker.*"isError":true.*' "$OUT"
 mcp "$STDIO" call run_command '{"command":"echo hi"}'
 check_match "without a grant: run_command is a tool error naming the action, no worker started" \
-    '.*"isError":true.*org\.sandboxd1\.create-worker.*' "$OUT"
+    '.*org\.sandboxd1\.create-worker.*"isError":true.*' "$OUT"
 check_eq "without a grant: tester has no worker" "" "$(as_tester sandboxctl list --no-legend)"
 
 ct sh -c "cat >$RULES" <<'JS'
@@ -96,42 +96,82 @@ check_match "stdio: every inputSchema compiles under Ajv strict and refuses unkn
 
 mcp "$STDIO" call run_command '{"command":["python3","-c","print(6*7)"]}'
 check_match "stdio: run_command runs python3 -c 'print(6*7)' in a fresh worker and gets 42" \
-    '.*"isError":false.*"exit_code":0.*"output":"42\\n".*' "$OUT"
+    '.*"exit_code":0.*"output":"42\\n".*"isError":false.*' "$OUT"
 check_eq "stdio: that worker was untrusted (Origin=llm-generated's floor)" untrusted "$(json class)"
 mcp "$STDIO" call run_command '{"command":"echo out; echo err >&2; exit 3"}'
 check_match "stdio: a shell string runs through /bin/sh -c; a non-zero exit is a result with its code" \
-    '.*"isError":false.*"exit_code":3.*' "$OUT"
+    '.*"exit_code":3.*"isError":false.*' "$OUT"
 check_match "stdio: stdout and stderr both come back" '.*out.*err.*' "$(json output | tr '\n' ' ')"
 mcp "$STDIO" call run_command '{"command":"head -c 200000 /dev/zero | tr \"\\\\0\" x"}'
 check_match "stdio: 200000 bytes of output are cut to 64K with a notice" \
     '.*"output_bytes":200000.*"output_omitted_bytes":134464.*' "$OUT"
 check_match "stdio: the notice says what was omitted" '.*134464 bytes of output omitted.*' "$OUT"
 
+# The tools over Worker.Exec and the file methods (issue 24) are offered
+# only where a worker's introspection shows those methods.
+# A session that starts with none of tester's model workers alive.
+mcp "$STDIO" grow '{}'
+GROW_OUT=$OUT
+GROWN=$(sed -n 's/^worker //p' <<<"$OUT")
+if ct busctl --system introspect org.sandboxd1 "/org/sandboxd1/worker/$GROWN" org.sandboxd1.Worker | grep -q '^\.Exec '; then
+    OUT=$GROW_OUT
+    check_match "exec: a session that starts with no worker lists no exec or file tool" '.*before 7.*' "$OUT"
+    check_match "exec: create_worker shows the daemon's Exec: list_changed is sent on stdio" '.*changed yes.*' "$OUT"
+    check_match "exec: ... and the list then holds exec and the file tools" \
+        '.*after create_worker,exec,list_files,list_workers,read_file,resume_worker,run_command,stop_worker,suspend_worker,worker_logs,write_file.*' "$OUT"
+    mcp "$STDIO" tools
+    check_match "exec: all eleven schemas compile under Ajv strict" '.*schemas-ok 11.*' "$OUT"
+    mcp "$STDIO" call run_command "{\"worker_id\":\"$GROWN\",\"command\":[\"python3\",\"-c\",\"print(6*7)\"]}"
+    check_match "exec: run_command with a worker_id runs python3 in that worker and gets 42" \
+        '.*"exit_code":0.*"stdout":"42\\n".*"isError":false.*' "$OUT"
+    mcp "$STDIO" call write_file "{\"worker_id\":\"$GROWN\",\"path\":\"hello.py\",\"content\":\"print('hi from a file')\\n\"}"
+    check_match "files: write_file writes into the worker's home" '.*Wrote 22 bytes.*"isError":false.*' "$OUT"
+    mcp "$STDIO" call read_file "{\"worker_id\":\"$GROWN\",\"path\":\"hello.py\"}"
+    check_match "files: read_file reads it back" ".*print\\('hi from a file'\\).*\"isError\":false.*" "$OUT"
+    mcp "$STDIO" call list_files "{\"worker_id\":\"$GROWN\"}"
+    check_match "files: list_files shows it" '.*"name":"hello.py".*"size":22.*' "$OUT"
+    mcp "$STDIO" call exec "{\"worker_id\":\"$GROWN\",\"argv\":[\"python3\",\"hello.py\"]}"
+    check_match "exec: the written file runs" '.*"exit_code":0.*"stdout":"hi from a file\\n".*' "$OUT"
+    mcp "$STDIO" call exec "{\"worker_id\":\"$GROWN\",\"argv\":[\"cat\"],\"stdin\":\"fed in\"}"
+    check_match "exec: stdin reaches the process" '.*"stdout":"fed in".*' "$OUT"
+    mcp "$STDIO" call read_file "{\"worker_id\":\"$GROWN\",\"path\":\"../../../etc/shadow\"}"
+    check_match "files: a path out of the home is the daemon's refusal" '.*PathOutsideHome.*"isError":true.*' "$OUT"
+    mcp "$STDIO" call stop_worker "{\"worker_id\":\"$GROWN\"}"
+else
+    check_match "exec: this daemon has no Worker.Exec: create_worker sends no list_changed" '.*changed no.*' "$GROW_OUT"
+    mcp "$STDIO" tools
+    check_match "exec: this daemon has no Worker.Exec: with a worker alive the tools are still the seven" \
+        '.*tools create_worker,list_workers,resume_worker,run_command,stop_worker,suspend_worker,worker_logs.*' "$OUT"
+    mcp "$STDIO" call exec '{}'
+    check_match "exec: ... and a call of exec is an unknown tool" '.*error: .*Unknown tool: exec.*' "$OUT"
+    mcp "$STDIO" call stop_worker "{\"worker_id\":\"$GROWN\"}"
+fi
+
 mcp "$STDIO" call create_worker '{"class":"trusted"}'
 WID=$(json worker_id)
 check_match "stdio: create_worker asking for trusted says it was raised" '.*raised to untrusted.*' "$OUT"
 check_eq "stdio: ... and the worker is not trusted (its Class property)" untrusted "$(sbx_prop "$WID" Class)"
 check_eq "stdio: ... its Origin is llm-generated" llm-generated "$(sbx_prop "$WID" Origin)"
-check_eq "stdio: ... its RequestedClass records the ask" trusted "$(sbx_prop "$WID" RequestedClass)"
+check_eq "stdio: ... the daemon was never asked for trusted (RequestedClass)" untrusted "$(sbx_prop "$WID" RequestedClass)"
 
 mcp "$STDIO" call create_worker '{"allow":["evil.org"]}'
-check_match "stdio: egress beyond the server's --allow is refused" '.*"isError":true.*AccessDenied.*evil\.org.*' "$OUT"
+check_match "stdio: egress beyond the server's --allow is refused" '.*AccessDenied.*evil\.org.*"isError":true.*' "$OUT"
 mcp "$STDIO" call run_command '{"command":"true","allow":["pypi.example.org"]}'
-check_match "stdio: control: egress inside --allow is accepted" '.*"isError":false.*"exit_code":0.*' "$OUT"
+check_match "stdio: control: egress inside --allow is accepted" '.*"exit_code":0.*"isError":false.*' "$OUT"
 mcp "$STDIO" call create_worker '{"memory":"2G"}'
-check_match "stdio: memory above the server's ceiling is refused" '.*"isError":true.*memory.*' "$OUT"
+check_match "stdio: memory above the server's ceiling is refused" '.*memory.*"isError":true.*' "$OUT"
 
 OWN=$(as_tester sandboxctl create -- sleep 600)
 mcp "$STDIO" call list_workers '{}'
 check_match "stdio: list_workers shows the model's worker" ".*$WID.*" "$OUT"
 check_fails "stdio: ... and not tester's own (first-party) worker" grep -q "$OWN" <<<"$OUT"
 mcp "$STDIO" call stop_worker "{\"worker_id\":\"$OWN\"}"
-check_match "stdio: stop_worker refuses a worker a model did not start" '.*"isError":true.*NoSuchWorker.*' "$OUT"
+check_match "stdio: stop_worker refuses a worker a model did not start" '.*NoSuchWorker.*"isError":true.*' "$OUT"
 check_eq "stdio: ... which keeps running" running "$(sbx_prop "$OWN" State)"
 mcp "$STDIO" call worker_logs "{\"worker_id\":\"$WID\"}"
 check_match "stdio: worker_logs reads the model's worker's log" '.*"isError":false.*' "$OUT"
 mcp "$STDIO" call stop_worker "{\"worker_id\":\"$WID\"}"
-check_match "stdio: control: stop_worker stops the model's own worker" '.*"isError":false.*is stopping.*' "$OUT"
+check_match "stdio: control: stop_worker stops the model's own worker" '.*is stopping.*"isError":false.*' "$OUT"
 wait_until 30 sh -c "[ \"\$(nsenter -t $CT_PID -a busctl --system get-property org.sandboxd1 /org/sandboxd1/worker/$WID org.sandboxd1.Worker State 2>/dev/null)\" != 's \"running\"' ]"
 ct sandboxctl stop "$OWN" >/dev/null
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mcp-policy.h"
+#include "mcp-tools.h"
 #include "mcp-transport.h"
 #include "util.h"
 
@@ -279,6 +280,46 @@ static void test_stdio_oversize(void **state) {
         assert_non_null(strstr(reply, "\n{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n"));
 }
 
+/* The Exec and file tools are offered on exactly the signatures they were
+ * written against; a method of another shape, or none, offers nothing. */
+static void test_introspect_features(void **state) {
+        static const char head[] = "<node><interface name=\"org.sandboxd1.Worker\">\n"
+                "  <method name=\"Stop\">\n  </method>\n";
+        static const char exec[] = "  <method name=\"Exec\">\n"
+                "   <arg type=\"as\" name=\"argv\" direction=\"in\"/>\n"
+                "   <arg type=\"a{sv}\" name=\"options\" direction=\"in\"/>\n"
+                "   <arg type=\"o\" name=\"process\" direction=\"out\"/>\n"
+                "   <arg type=\"ah\" name=\"stdio\" direction=\"out\"/>\n  </method>\n";
+        static const char exec_other[] = "  <method name=\"Exec\">\n"
+                "   <arg type=\"as\" name=\"argv\" direction=\"in\"/>\n"
+                "   <arg type=\"o\" name=\"process\" direction=\"out\"/>\n  </method>\n";
+        static const char files[] = "  <method name=\"OpenFile\">\n"
+                "   <arg type=\"s\" name=\"path\" direction=\"in\"/>\n"
+                "   <arg type=\"s\" name=\"mode\" direction=\"in\"/>\n"
+                "   <arg type=\"a{sv}\" name=\"options\" direction=\"in\"/>\n"
+                "   <arg type=\"h\" name=\"data\" direction=\"out\"/>\n"
+                "   <arg type=\"s\" name=\"transfer\" direction=\"out\"/>\n  </method>\n"
+                "  <method name=\"CommitFile\">\n   <arg type=\"s\" name=\"transfer\" direction=\"in\"/>\n"
+                "   <arg type=\"t\" name=\"bytes\" direction=\"out\"/>\n  </method>\n"
+                "  <method name=\"ListDirectory\">\n   <arg type=\"s\" name=\"path\" direction=\"in\"/>\n"
+                "   <arg type=\"a(sstutuu)\" name=\"entries\" direction=\"out\"/>\n  </method>\n";
+        static const char tail[] = "</interface></node>";
+        char xml[8192];
+
+        snprintf(xml, sizeof(xml), "%s%s", head, tail);
+        assert_int_equal(mcp_introspect_features(xml), 0);
+        snprintf(xml, sizeof(xml), "%s%s%s", head, exec_other, tail);
+        assert_int_equal(mcp_introspect_features(xml), 0);
+        snprintf(xml, sizeof(xml), "%s%s%s", head, exec, tail);
+        assert_int_equal(mcp_introspect_features(xml), MCP_NEEDS_EXEC);
+        snprintf(xml, sizeof(xml), "%s%s%s%s", head, exec, files, tail);
+        assert_int_equal(mcp_introspect_features(xml), MCP_NEEDS_EXEC | MCP_NEEDS_FILES);
+        /* The same methods on another interface count for nothing. */
+        snprintf(xml, sizeof(xml), "<node><interface name=\"org.example.Other\">%s%s%s", exec, files, tail);
+        assert_int_equal(mcp_introspect_features(xml), 0);
+        assert_int_equal(mcp_introspect_features(NULL), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_class_floor),
@@ -289,6 +330,7 @@ int main(void) {
                 cmocka_unit_test(test_http_parse),
                 cmocka_unit_test(test_listen_and_token),
                 cmocka_unit_test(test_stdio_oversize),
+                cmocka_unit_test(test_introspect_features),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

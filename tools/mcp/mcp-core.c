@@ -47,6 +47,8 @@ struct McpSession {
         bool initialized;
         McpCall *calls;
         unsigned n_calls;
+        void (*notify)(void *userdata, char *message);
+        void *notify_userdata;
 };
 
 const char *mcp_negotiate_version(const char *requested) {
@@ -285,9 +287,9 @@ static json_object *initialize_result(McpSession *s, const char *version) {
                 json_object_put(info);
                 return NULL;
         }
-        /* The tool list is fixed for the session (what the daemon offered at
-         * start-up), so no list_changed notifications. */
-        json_object_object_add(tools, "listChanged", json_object_new_boolean(false));
+        /* Tools that need a method of the daemon appear once it offers it
+         * (stdio says so with notifications/tools/list_changed). */
+        json_object_object_add(tools, "listChanged", json_object_new_boolean(server->tool_available != NULL));
         json_object_object_add(caps, "tools", tools);
         json_object_object_add(info, "name", json_object_new_string(server->name));
         if (server->title)
@@ -319,6 +321,26 @@ static char *handle_initialize(McpSession *s, json_object *id, json_object *para
         pthread_mutex_unlock(&s->lock);
         result = initialize_result(s, version);
         return result ? response_text(id, result) : NULL;
+}
+
+void mcp_session_set_notify(McpSession *s, void (*send)(void *userdata, char *message), void *userdata) {
+        s->notify = send;
+        s->notify_userdata = userdata;
+}
+
+void mcp_call_tools_changed(McpCall *call) {
+        McpSession *s = call->session;
+        char *text;
+
+        if (!s || !s->notify)
+                return;
+        text = strdup("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
+        if (text)
+                s->notify(s->notify_userdata, text);
+}
+
+static bool tool_available(const McpServer *server, const McpTool *t) {
+        return t->requires == 0 || !server->tool_available || server->tool_available(server->userdata, t);
 }
 
 static json_object *tool_to_json(const McpTool *t) {
@@ -362,6 +384,8 @@ static char *handle_tools_list(McpSession *s, json_object *id, json_object *para
                 return NULL;
         }
         for (size_t i = 0; i < s->server->n_tools; i++) {
+                if (!tool_available(s->server, s->server->tools[i]))
+                        continue;
                 json_object *t = tool_to_json(s->server->tools[i]);
                 if (!t) {
                         json_object_put(result);
@@ -377,7 +401,7 @@ static char *handle_tools_list(McpSession *s, json_object *id, json_object *para
 static const McpTool *find_tool(const McpServer *server, const char *name) {
         for (size_t i = 0; i < server->n_tools; i++)
                 if (streq(server->tools[i]->name, name))
-                        return server->tools[i];
+                        return tool_available(server, server->tools[i]) ? server->tools[i] : NULL;
         return NULL;
 }
 

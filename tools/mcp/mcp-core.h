@@ -65,6 +65,7 @@ typedef struct McpTool {
         const char *description;
         const char *input_schema;       /* a JSON Schema object, as JSON text */
         bool read_only, destructive, idempotent;
+        unsigned requires;              /* what the server's tool_available() checks; 0: always there */
         McpToolFn fn;
 } McpTool;
 
@@ -76,6 +77,10 @@ typedef struct McpServer {
         size_t max_message;             /* bytes; 0: MCP_MAX_MESSAGE_DEFAULT */
         unsigned max_calls;             /* 0: MCP_MAX_CALLS_DEFAULT */
         void *userdata;                 /* passed to every tool */
+        /* Whether a tool whose REQUIRES is not 0 is offered now (tools/list)
+         * and may be called (tools/call; otherwise it is an unknown tool).
+         * NULL: every tool is. */
+        bool (*tool_available)(void *userdata, const McpTool *tool);
 } McpServer;
 
 McpSession *mcp_session_new(const McpServer *server);
@@ -117,6 +122,13 @@ char *mcp_call_run(McpCall *call);
  * it waits on. */
 int mcp_call_cancel_fd(const McpCall *call);
 bool mcp_call_cancelled(const McpCall *call);
+/* Tells the client that the tool list changed (a method of the daemon
+ * appeared), where the transport can send a notification unasked (stdio);
+ * elsewhere the client sees it at its next tools/list. */
+void mcp_call_tools_changed(McpCall *call);
+/* The transport's way to send a notification unasked: SEND takes the text. */
+void mcp_session_set_notify(McpSession *s, void (*send)(void *userdata, char *message), void *userdata);
+
 /* Drops a call that will not be run (a transport that failed to start a
  * thread for it), answering nothing. */
 void mcp_call_free(McpCall *call);

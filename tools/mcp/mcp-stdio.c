@@ -51,6 +51,10 @@ static void out_send(StdioOut *o, char *message) {
         free(message);
 }
 
+static void out_notify(void *userdata, char *message) {
+        out_send(userdata, message);
+}
+
 static void *call_thread(void *p) {
         CallThread *t = p;
         StdioOut *o = t->out;
@@ -128,6 +132,8 @@ int mcp_stdio_run(const McpServer *server, int in_fd, int out_fd) {
         sfd = signalfd(-1, &mask, SFD_CLOEXEC);
         s = mcp_session_new(server);
         buf = malloc(size);
+        if (s)
+                mcp_session_set_notify(s, out_notify, &o);
         if (!s || !buf) {
                 mcp_session_free(s);
                 return -ENOMEM;

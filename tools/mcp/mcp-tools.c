@@ -12,14 +12,10 @@
 #include <unistd.h>
 
 #include "errors.h"
-#include "mcp-tools.h"
+#include "mcp-tools-internal.h"
 #include "sandboxctl-logs.h"
 #include "sandboxctl-output.h"
 
-#define BUS_NAME          "org.sandboxd1"
-#define MANAGER_PATH      "/org/sandboxd1"
-#define MANAGER_INTERFACE "org.sandboxd1.Manager"
-#define WORKER_INTERFACE  "org.sandboxd1.Worker"
 
 /* CreateWorker answers once the start job is done (a VM-backed class can
  * take long); a suspend or resume once its checkpoint or restore is. */
@@ -38,11 +34,6 @@ const char mcp_instructions[] =
         "proxy), started for a model, so at least class untrusted (gVisor) whatever is asked. A worker is not the "
         "user's machine: it cannot see the user's files, and nothing in it survives its stop. run_command without "
         "a worker_id runs one command in a fresh worker and returns its output and exit code.";
-
-static inline void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
 
 static int bus_connect(const McpToolsContext *ctx, sd_bus **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -69,7 +60,7 @@ static int bus_connect(const McpToolsContext *ctx, sd_bus **ret) {
 }
 
 /* A refusal or failure as the model sees it: the D-Bus error's name first. */
-static int tool_bus_error(McpToolResult *ret, const char *what, const sd_bus_error *e, int r) {
+int mcp_tool_bus_error(McpToolResult *ret, const char *what, const sd_bus_error *e, int r) {
         const char *name = e && sd_bus_error_is_set(e) ? e->name : NULL;
         const char *message = name ? (e->message ?: "") : strerror(r < 0 ? -r : r);
         json_object *o;
@@ -84,17 +75,17 @@ static int tool_bus_error(McpToolResult *ret, const char *what, const sd_bus_err
         return ret->text ? 0 : -ENOMEM;
 }
 
-static int tool_connect(const McpToolsContext *ctx, McpToolResult *ret, sd_bus **bus) {
+int mcp_tool_connect(const McpToolsContext *ctx, McpToolResult *ret, sd_bus **bus) {
         int r = bus_connect(ctx, bus);
 
         if (r < 0) {
-                tool_bus_error(ret, "Cannot reach sandboxd on the system bus", NULL, r);
+                mcp_tool_bus_error(ret, "Cannot reach sandboxd on the system bus", NULL, r);
                 return 0;
         }
         return 1;
 }
 
-static int call_manager(sd_bus *bus, const char *method, uint64_t timeout, sd_bus_error *error,
+int mcp_call_manager(sd_bus *bus, const char *method, uint64_t timeout, sd_bus_error *error,
                         sd_bus_message **reply, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
@@ -113,7 +104,7 @@ static int call_manager(sd_bus *bus, const char *method, uint64_t timeout, sd_bu
         return sd_bus_call(bus, m, timeout, error, reply);
 }
 
-static const char *arg_string(json_object *args, const char *key) {
+const char *mcp_arg_string(json_object *args, const char *key) {
         json_object *v = NULL;
 
         if (!json_object_object_get_ex(args, key, &v) || !json_object_is_type(v, json_type_string))
@@ -144,23 +135,23 @@ static int worker_is_ours(sd_bus *bus, const char *path, sd_bus_error *error) {
 
 /* The worker named by the "worker_id" argument, if it is ours: 1 with
  * *ret_id, or 0 with a tool error in RET. */
-static int our_worker(sd_bus *bus, json_object *args, McpToolResult *ret, const char **ret_id) {
+int mcp_our_worker(sd_bus *bus, json_object *args, McpToolResult *ret, const char **ret_id, char **ret_path) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *id = arg_string(args, "worker_id"), *path;
+        const char *id = mcp_arg_string(args, "worker_id"), *path;
         int r;
 
         if (isempty(id)) {
                 mcp_tool_error(ret, "\"worker_id\" (a string, as create_worker or list_workers gave it) is required");
                 return 0;
         }
-        r = call_manager(bus, "GetWorker", 0, &error, &reply, "s", id);
+        r = mcp_call_manager(bus, "GetWorker", 0, &error, &reply, "s", id);
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &path);
         if (r >= 0)
                 r = worker_is_ours(bus, path, &error);
         if (r < 0) {
-                tool_bus_error(ret, "No such worker", &error, r);
+                mcp_tool_bus_error(ret, "No such worker", &error, r);
                 return 0;
         }
         if (r == 0) {
@@ -169,6 +160,11 @@ static int our_worker(sd_bus *bus, json_object *args, McpToolResult *ret, const 
                 return 0;
         }
         *ret_id = id;
+        if (ret_path) {
+                *ret_path = strdup(path);
+                if (!*ret_path)
+                        return -ENOMEM;
+        }
         return 1;
 }
 
@@ -207,7 +203,7 @@ static int check_worker_ceiling(const McpToolsContext *ctx, sd_bus *bus, McpTool
 
         r = count_ours(bus, &n, &error);
         if (r < 0) {
-                tool_bus_error(ret, "Failed to list the workers", &error, r);
+                mcp_tool_bus_error(ret, "Failed to list the workers", &error, r);
                 return 0;
         }
         if (n >= ctx->policy.max_workers) {
@@ -240,7 +236,7 @@ static int create_worker(sd_bus *bus, CliSpec *spec, sd_bus_error *error, char *
 }
 
 static void stop_worker_quietly(sd_bus *bus, const char *id) {
-        (void) call_manager(bus, "StopWorker", 0, NULL, NULL, "s", id);
+        (void) mcp_call_manager(bus, "StopWorker", 0, NULL, NULL, "s", id);
 }
 
 /* The spec of a tool's arguments within the ceilings; 1, or 0 with a tool error. */
@@ -257,6 +253,152 @@ static int tool_spec(const McpToolsContext *ctx, json_object *args, char **argv,
                 return 0;
         }
         return 1;
+}
+
+/* "in:as,a{sv};out:o,ah" of METHOD in the introspection XML, or "" when
+ * it is not there. sd-bus writes one <arg type= name= direction=/> a line. */
+static void method_signature(const char *xml, const char *method, char *buf, size_t size) {
+        char open[96], in[128] = "", out[128] = "";
+        const char *p, *end;
+
+        buf[0] = '\0';
+        snprintf(open, sizeof(open), "<method name=\"%s\">", method);
+        p = strstr(xml, open);
+        if (!p)
+                return;
+        end = strstr(p, "</method>");
+        if (!end)
+                return;
+        for (const char *a = strstr(p, "<arg "); a && a < end; a = strstr(a + 1, "<arg ")) {
+                const char *t = strstr(a, "type=\""), *d = strstr(a, "direction=\""), *close = strchr(a, '>');
+                char type[64];
+                if (!t || !close || t > close)
+                        continue;
+                t += 6;
+                snprintf(type, sizeof(type), "%.*s", (int) MIN((size_t) (strchr(t, '"') - t), sizeof(type) - 1), t);
+                bool is_out = d && d < close && startswith(d + 11, "out");
+                char *dst = is_out ? out : in;
+                size_t n = strlen(dst);
+                snprintf(dst + n, sizeof(in) - n, "%s%s", n ? "," : "", type);
+        }
+        snprintf(buf, size, "in:%s;out:%s", in, out);
+}
+
+static bool has_method(const char *xml, const char *method, const char *signature) {
+        char sig[300];
+
+        method_signature(xml, method, sig, sizeof(sig));
+        return streq(sig, signature);
+}
+
+unsigned mcp_introspect_features(const char *xml) {
+        const char *iface = xml ? strstr(xml, "<interface name=\"" WORKER_INTERFACE "\">") : NULL;
+        const char *iface_end = iface ? strstr(iface, "</interface>") : NULL;
+        _cleanup_free_ char *worker = NULL;
+        unsigned f = 0;
+
+        if (!iface || !iface_end)
+                return 0;
+        /* Only the Worker interface's own methods count. */
+        worker = strndup(iface, (size_t) (iface_end - iface));
+        if (!worker)
+                return 0;
+        iface = worker;
+        if (has_method(iface, "Exec", "in:as,a{sv};out:o,ah"))
+                f |= MCP_NEEDS_EXEC;
+        if (has_method(iface, "OpenFile", "in:s,s,a{sv};out:h,s") && has_method(iface, "CommitFile", "in:s;out:t") &&
+            has_method(iface, "ListDirectory", "in:s;out:a(sstutuu)"))
+                f |= MCP_NEEDS_FILES;
+        return f;
+}
+
+int mcp_worker_features(sd_bus *bus, const char *path) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *xml;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL, &reply,
+                               NULL);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "s", &xml);
+        return r < 0 ? r : (int) mcp_introspect_features(xml);
+}
+
+/* What one of this user's model-started workers shows; nothing when none is alive. */
+static unsigned detect_features(const McpToolsContext *ctx) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n = 0;
+        int r;
+
+        if (bus_connect(ctx, &bus) < 0)
+                return 0;
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "ListWorkersEx");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a{sv}", 0);
+        if (r >= 0)
+                r = sd_bus_call(bus, m, 0, NULL, &reply);
+        if (r >= 0)
+                r = worker_list_ex_read(reply, &workers, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if (!streq_ptr(workers[i].state, "running") || !workers[i].path ||
+                    worker_is_ours(bus, workers[i].path, NULL) <= 0)
+                        continue;
+                int f = mcp_worker_features(bus, workers[i].path);
+                if (f >= 0)
+                        return (unsigned) f;
+        }
+        return 0;
+}
+
+/* Looked up again at most every 10 s while nothing was found; once found,
+ * kept (a daemon does not lose a method without a restart of its own). */
+#define FEATURES_RECHECK_USEC (10 * USEC_PER_SEC)
+
+static unsigned features(McpToolsContext *ctx) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        unsigned f;
+
+        pthread_mutex_lock(&ctx->lock);
+        f = ctx->features;
+        bool stale = f == 0 && (ctx->features_checked == 0 || now - ctx->features_checked >= FEATURES_RECHECK_USEC);
+        pthread_mutex_unlock(&ctx->lock);
+        if (!stale)
+                return f;
+        f = detect_features(ctx);
+        pthread_mutex_lock(&ctx->lock);
+        ctx->features |= f;
+        ctx->features_checked = now;
+        f = ctx->features;
+        pthread_mutex_unlock(&ctx->lock);
+        return f;
+}
+
+bool mcp_tools_available(void *userdata, const McpTool *tool) {
+        McpToolsContext *ctx = userdata;
+        unsigned f = features(ctx);
+
+        if (tool->requires & MCP_WITHOUT_EXEC)
+                return !(f & MCP_NEEDS_EXEC);
+        return (f & tool->requires) == tool->requires;
+}
+
+/* After a new worker: if it shows methods not seen before, the tool list
+ * grew; tell the client. */
+static void note_worker_features(McpToolsContext *ctx, McpCall *call, sd_bus *bus, const char *path) {
+        int f = mcp_worker_features(bus, path);
+        bool grew;
+
+        if (f <= 0)
+                return;
+        pthread_mutex_lock(&ctx->lock);
+        grew = ((unsigned) f & ~ctx->features) != 0;
+        ctx->features |= (unsigned) f;
+        ctx->features_checked = now_usec(CLOCK_MONOTONIC);
+        pthread_mutex_unlock(&ctx->lock);
+        if (grew)
+                mcp_call_tools_changed(call);
 }
 
 static int tool_create_worker(void *userdata, McpCall *call, json_object *args, McpToolResult *ret) {
@@ -276,18 +418,19 @@ static int tool_create_worker(void *userdata, McpCall *call, json_object *args, 
         r = tool_spec(ctx, args, TAKE_PTR(argv), 0, &spec, notes, sizeof(notes), ret);
         if (r <= 0)
                 return r;
-        if (tool_connect(ctx, ret, &bus) == 0 || check_worker_ceiling(ctx, bus, ret) == 0) {
+        if (mcp_tool_connect(ctx, ret, &bus) == 0 || check_worker_ceiling(ctx, bus, ret) == 0) {
                 cli_spec_done(&spec);
                 return 0;
         }
         r = create_worker(bus, &spec, &error, &id, &path);
         if (r < 0)
-                return tool_bus_error(ret, "Failed to create the worker", &error, r);
+                return mcp_tool_bus_error(ret, "Failed to create the worker", &error, r);
         if (mcp_call_cancelled(call)) {
                 stop_worker_quietly(bus, id);
                 return 0;
         }
         (void) worker_string_property(bus, path, "Class", NULL, &class);
+        note_worker_features((McpToolsContext *) ctx, call, bus, path);
 
         _cleanup_(json_putp) json_object *o = json_object_new_object();
         if (!o)
@@ -326,7 +469,7 @@ static int open_channel(sd_bus *bus, const char *id, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int fd, r;
 
-        r = call_manager(bus, "OpenChannel", SUSPEND_RESUME_TIMEOUT_USEC, error, &reply, "s", id);
+        r = mcp_call_manager(bus, "OpenChannel", SUSPEND_RESUME_TIMEOUT_USEC, error, &reply, "s", id);
         if (r >= 0)
                 r = sd_bus_message_read(reply, "h", &fd);
         if (r < 0)
@@ -415,26 +558,19 @@ static int run_result(McpToolResult *ret, const char *id, const char *class, con
         json_object_object_add(o, "output", json_object_new_string(text));
         json_object_object_add(o, "output_bytes", json_object_new_int64((int64_t) out->total));
         json_object_object_add(o, "output_omitted_bytes", json_object_new_int64((int64_t) mcp_output_omitted(out)));
-        if (asprintf(&ret->text, "%s%s[%s; worker %s, class %s, has ended: %s]", text,
-                     isempty(text) || text[strlen(text) - 1] == '\n' ? "" : "\n",
-                     timed_out ? "timed out" : status >= 0 ? "exit code" : "no exit code",
-                     id, class ?: "unknown", result ?: "unknown") < 0) {
+        char end[160];
+        if (timed_out)
+                snprintf(end, sizeof(end), "timed out after %" PRIu64 " s and was stopped",
+                         timeout_usec / USEC_PER_SEC);
+        else if (status >= 0)
+                snprintf(end, sizeof(end), "exit code %d", status);
+        else
+                snprintf(end, sizeof(end), "no exit code");
+        if (asprintf(&ret->text, "%s%s[%s; worker %s (class %s) ended: %s]", text,
+                     isempty(text) || text[strlen(text) - 1] == '\n' ? "" : "\n", end, id, class ?: "unknown",
+                     result ?: "unknown") < 0) {
                 ret->text = NULL;
                 return -ENOMEM;
-        }
-        if (timed_out) {
-                char *t = NULL;
-                if (asprintf(&t, "%s\nThe command ran out of its timeout of %" PRIu64 " s and was stopped.",
-                             ret->text, timeout_usec / USEC_PER_SEC) < 0)
-                        return -ENOMEM;
-                free(ret->text);
-                ret->text = t;
-        } else if (status >= 0) {
-                char *t = NULL;
-                if (asprintf(&t, "%s (exit code %d)", ret->text, status) < 0)
-                        return -ENOMEM;
-                free(ret->text);
-                ret->text = t;
         }
         /* A command that ran and exited non-zero is a result, not a tool
          * error; one that could not finish (timeout, a signal) is. */
@@ -443,7 +579,7 @@ static int run_result(McpToolResult *ret, const char *id, const char *class, con
         return 0;
 }
 
-static int tool_run_command(void *userdata, McpCall *call, json_object *args, McpToolResult *ret) {
+int mcp_run_fresh(void *userdata, McpCall *call, json_object *args, McpToolResult *ret) {
         const McpToolsContext *ctx = userdata;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -473,13 +609,13 @@ static int tool_run_command(void *userdata, McpCall *call, json_object *args, Mc
         r = tool_spec(ctx, args, TAKE_PTR(gated), timeout, &spec, notes, sizeof(notes), ret);
         if (r <= 0)
                 return r;
-        if (tool_connect(ctx, ret, &bus) == 0 || check_worker_ceiling(ctx, bus, ret) == 0) {
+        if (mcp_tool_connect(ctx, ret, &bus) == 0 || check_worker_ceiling(ctx, bus, ret) == 0) {
                 cli_spec_done(&spec);
                 return 0;
         }
         r = create_worker(bus, &spec, &error, &id, &path);
         if (r < 0)
-                return tool_bus_error(ret, "Failed to start a worker for the command", &error, r);
+                return mcp_tool_bus_error(ret, "Failed to start a worker for the command", &error, r);
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout + TIMEOUT_GRACE_USEC;
         (void) worker_string_property(bus, path, "Class", NULL, &class);
         if (mcp_output_init(&out, ctx->policy.max_output) < 0) {
@@ -492,7 +628,7 @@ static int tool_run_command(void *userdata, McpCall *call, json_object *args, Mc
         if (fd < 0) {
                 stop_worker_quietly(bus, id);
                 mcp_output_done(&out);
-                return tool_bus_error(ret, "Failed to open the worker's channel", &error, fd);
+                return mcp_tool_bus_error(ret, "Failed to open the worker's channel", &error, fd);
         }
         /* The line that lets the command start, then the end of its input. */
         if (write(fd, "\n", 1) != 1 || shutdown(fd, SHUT_WR) < 0)
@@ -503,7 +639,7 @@ static int tool_run_command(void *userdata, McpCall *call, json_object *args, Mc
                 stop_worker_quietly(bus, id);
         if (r < 0 || end == RELAY_CANCELLED) {
                 mcp_output_done(&out);
-                return r < 0 ? tool_bus_error(ret, "Failed to read the command's output", NULL, r) : 0;
+                return r < 0 ? mcp_tool_bus_error(ret, "Failed to read the command's output", NULL, r) : 0;
         }
         r = wait_ended(bus, path, &status, &result);
         if (r < 0) {
@@ -524,12 +660,12 @@ static int worker_method(const McpToolsContext *ctx, json_object *args, McpToolR
         const char *id;
         int r;
 
-        if (tool_connect(ctx, ret, &bus) == 0 || our_worker(bus, args, ret, &id) == 0)
+        if (mcp_tool_connect(ctx, ret, &bus) == 0 || mcp_our_worker(bus, args, ret, &id, NULL) == 0)
                 return 0;
-        r = call_manager(bus, method, streq(method, "StopWorker") ? 0 : SUSPEND_RESUME_TIMEOUT_USEC, &error, NULL, "s",
+        r = mcp_call_manager(bus, method, streq(method, "StopWorker") ? 0 : SUSPEND_RESUME_TIMEOUT_USEC, &error, NULL, "s",
                          id);
         if (r < 0)
-                return tool_bus_error(ret, method, &error, r);
+                return mcp_tool_bus_error(ret, method, &error, r);
         if (asprintf(&ret->text, "Worker %s %s.", id, done) < 0) {
                 ret->text = NULL;
                 return -ENOMEM;
@@ -560,7 +696,7 @@ static int tool_list_workers(void *userdata, McpCall *call, json_object *args, M
         FILE *f;
         int r;
 
-        if (tool_connect(ctx, ret, &bus) == 0)
+        if (mcp_tool_connect(ctx, ret, &bus) == 0)
                 return 0;
         r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "ListWorkersEx");
         if (r >= 0)
@@ -570,7 +706,7 @@ static int tool_list_workers(void *userdata, McpCall *call, json_object *args, M
         if (r >= 0)
                 r = worker_list_ex_read(reply, &workers, &n);
         if (r < 0)
-                return tool_bus_error(ret, "Failed to list the workers", &error, r);
+                return mcp_tool_bus_error(ret, "Failed to list the workers", &error, r);
         for (size_t i = 0; i < n; i++)
                 if (workers[i].path && worker_is_ours(bus, workers[i].path, NULL) > 0)
                         workers[kept++] = workers[i];
@@ -615,7 +751,7 @@ static int tool_worker_logs(void *userdata, McpCall *call, json_object *args, Mc
                                               SBX_ERROR_INVALID_ARGUMENT);
                 la.lines = (uint64_t) n;
         }
-        if (tool_connect(ctx, ret, &bus) == 0 || our_worker(bus, args, ret, &la.id) == 0)
+        if (mcp_tool_connect(ctx, ret, &bus) == 0 || mcp_our_worker(bus, args, ret, &la.id, NULL) == 0)
                 return 0;
         f = open_memstream(&text, &len);
         if (!f)
@@ -624,7 +760,7 @@ static int tool_worker_logs(void *userdata, McpCall *call, json_object *args, Mc
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
-                return tool_bus_error(ret, "Failed to read the worker's log", &error, r);
+                return mcp_tool_bus_error(ret, "Failed to read the worker's log", &error, r);
         /* The tail matters most: what the worker did last. */
         if (mcp_output_init(&out, ctx->policy.max_output) < 0) {
                 mcp_output_done(&out);
@@ -642,23 +778,6 @@ static int tool_worker_logs(void *userdata, McpCall *call, json_object *args, Mc
         return ret->text ? 0 : -ENOMEM;
 }
 
-#define WORKER_ID_SCHEMA                                                                                  \
-        "\"worker_id\":{\"type\":\"string\",\"description\":\"The worker's id, as create_worker or "     \
-        "list_workers gave it.\"}"
-
-#define SPEC_SCHEMA                                                                                       \
-        "\"class\":{\"type\":\"string\",\"enum\":[\"trusted\",\"standard\",\"devcontainer\",\"untrusted\"," \
-        "\"hostile\",\"wasm\"],\"description\":\"The isolation class. A weaker class than this server's floor " \
-        "(untrusted unless its operator chose otherwise) is raised to the floor, never honoured: a model's " \
-        "worker is never trusted. hostile (a VM) and wasm are refused where the host cannot serve them.\"}," \
-        "\"allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Hosts the worker may " \
-        "reach over HTTPS through its proxy: example.org, *.example.org, optionally with :PORT. Only patterns " \
-        "inside this server's allow-list are accepted; without one the worker reaches nothing at all.\"}," \
-        "\"memory\":{\"type\":[\"string\",\"integer\"],\"description\":\"Memory cap: bytes, or a number with " \
-        "K, M or G (\\\"512M\\\"); at most this server's ceiling, which is the default.\"}," \
-        "\"workspace\":{\"type\":\"string\",\"description\":\"A workspace (files that outlive the worker) " \
-        "this server was started to offer; none otherwise.\"}"
-
 static const McpTool tool_create = {
         .name = "create_worker",
         .title = "Create a sandbox worker",
@@ -666,8 +785,9 @@ static const McpTool tool_create = {
                        "this host (gVisor for class untrusted): its own user, an empty home that is deleted when it "
                        "stops, no network except the allow-listed hosts. It is not the user's machine and cannot see "
                        "the user's files. It runs `command` (default: an idle process) and is stopped when idle "
-                       "or at this server's runtime limit; stop it with stop_worker when done. This sandboxd has no "
-                       "way to run further commands in a created worker: use run_command for commands.",
+                       "or at this server's runtime limit; stop it with stop_worker when done. Where this sandboxd "
+                       "can run commands in a worker (Worker.Exec), run_command, exec and the file tools take its "
+                       "worker_id; otherwise run_command runs each command in a fresh worker.",
         .input_schema = "{\"type\":\"object\",\"properties\":{" SPEC_SCHEMA ","
                         "\"idle_timeout\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Seconds without "
                         "activity after which the worker is stopped (default 600, at most this server's ceiling).\"},"
@@ -693,7 +813,8 @@ static const McpTool tool_run = {
                         "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Seconds the command may "
                         "run (default 60, at most this server's runtime ceiling); then it is stopped.\"},"
                         SPEC_SCHEMA "},\"required\":[\"command\"],\"additionalProperties\":false}",
-        .fn = tool_run_command,
+        .requires = MCP_WITHOUT_EXEC,
+        .fn = mcp_run_fresh,
 };
 
 static const McpTool tool_stop = {
@@ -752,7 +873,10 @@ static const McpTool tool_logs = {
         .fn = tool_worker_logs,
 };
 
+/* A tool that needs a Worker method comes after the one it replaces:
+ * tools/call takes the first one offered. */
 const McpTool * const mcp_tools[] = {
-        &tool_create, &tool_run, &tool_stop, &tool_list, &tool_suspend, &tool_resume, &tool_logs,
+        &tool_create, &tool_run, &mcp_tool_run_in_worker, &mcp_tool_exec, &mcp_tool_read_file,
+        &mcp_tool_write_file, &mcp_tool_list_files, &tool_stop, &tool_list, &tool_suspend, &tool_resume, &tool_logs,
 };
 const size_t mcp_tools_count = ELEMENTSOF(mcp_tools);

@@ -181,7 +181,7 @@ static int parse_args(McpArgs *a, int argc, char *argv[], CliGlobalOption global
 }
 
 int mcp_verb_run(int argc, char *argv[], CliGlobalOption global, const char *version) {
-        McpArgs a = { .ctx.policy = MCP_POLICY_DEFAULTS };
+        McpArgs a = { .ctx.policy = MCP_POLICY_DEFAULTS, .ctx.lock = PTHREAD_MUTEX_INITIALIZER };
         _cleanup_free_ char *token = NULL;
         McpListen l;
         int r;
@@ -209,6 +209,7 @@ int mcp_verb_run(int argc, char *argv[], CliGlobalOption global, const char *ver
                 .n_tools = mcp_tools_count,
                 .max_message = a.max_message,
                 .userdata = &a.ctx,
+                .tool_available = mcp_tools_available,
         };
         /* A host that went away must not kill us mid-answer. */
         signal(SIGPIPE, SIG_IGN);
