@@ -94,6 +94,18 @@ mcp "$STDIO" tools
 check_match "stdio: tools/list shows the seven tools the bus serves" '.*tools create_worker,list_workers,resume_worker,run_command,stop_worker,suspend_worker,worker_logs.*' "$OUT"
 check_match "stdio: every inputSchema compiles under Ajv strict and refuses unknown arguments" '.*schemas-ok 7.*' "$OUT"
 
+# The Inspector's CLI mode, another official client. (Its build reads its own
+# package.json relative to the working directory: run it from its build/.)
+OUT=$(ct runuser -u tester -- sh -c "cd $D/node_modules/@modelcontextprotocol/inspector-cli/build &&
+      node cli.js --cli sandboxctl mcp --method tools/list" 2>&1)
+check_eq "inspector-cli: --method tools/list lists the seven tools" \
+    "create_worker list_workers resume_worker run_command stop_worker suspend_worker worker_logs" \
+    "$(printf '%s' "$OUT" | python3 -c '
+import json, sys
+text = sys.stdin.read()
+doc = json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text)
+print(" ".join(sorted(t["name"] for t in doc["tools"])))' 2>&1)"
+
 mcp "$STDIO" call run_command '{"command":["python3","-c","print(6*7)"]}'
 check_match "stdio: run_command runs python3 -c 'print(6*7)' in a fresh worker and gets 42" \
     '.*"exit_code":0.*"output":"42\\n".*"isError":false.*' "$OUT"
