@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "pager.h"
 #include "sandboxctl-args.h"
+#include "sandboxctl-bus.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
 #include "sandboxctl-logs.h"
@@ -220,35 +221,14 @@ static void help(void) {
 }
 
 static int bus_connect(sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *address = getenv("SANDBOXCTL_BUS_ADDRESS");
         int r;
 
-        if (isempty(address))
-                r = sd_bus_open_system(&bus);
-        else {
-                r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, true);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-        }
-        if (r < 0) {
+        r = sandboxctl_bus_open(arg.ask_password, ret);
+        if (r < 0)
                 print_error("Failed to connect to %s: %s", isempty(address) ? "the system bus" : address,
                             strerror(-r));
-                return r;
-        }
-        /* Let polkit ask (an agent of the user's session) rather than just
-         * refuse, as systemctl does, unless --no-ask-password. */
-        r = sd_bus_set_allow_interactive_authorization(bus, arg.ask_password);
-        if (r < 0) {
-                print_error("Failed to set the interactive authorization flag: %s", strerror(-r));
-                return r;
-        }
-        *ret = TAKE_PTR(bus);
-        return 0;
+        return r;
 }
 
 enum {

@@ -13,6 +13,7 @@
 
 #include "errors.h"
 #include "mcp-tools-internal.h"
+#include "sandboxctl-bus.h"
 #include "sandboxctl-logs.h"
 #include "sandboxctl-output.h"
 
@@ -36,27 +37,7 @@ const char mcp_instructions[] =
         "a worker_id runs one command in a fresh worker and returns its output and exit code.";
 
 static int bus_connect(const McpToolsContext *ctx, sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        const char *address = getenv("SANDBOXCTL_BUS_ADDRESS");
-        int r;
-
-        if (isempty(address))
-                r = sd_bus_open_system(&bus);
-        else {
-                r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, true);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-        }
-        if (r >= 0)
-                r = sd_bus_set_allow_interactive_authorization(bus, ctx->ask_password);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(bus);
-        return 0;
+        return sandboxctl_bus_open(ctx->ask_password, ret);
 }
 
 /* A refusal or failure as the model sees it: the D-Bus error's name first. */
