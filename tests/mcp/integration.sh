@@ -113,7 +113,8 @@ check_eq "stdio: that worker was untrusted (Origin=llm-generated's floor)" untru
 mcp "$STDIO" call run_command '{"command":"echo out; echo err >&2; exit 3"}'
 check_match "stdio: a shell string runs through /bin/sh -c; a non-zero exit is a result with its code" \
     '.*"exit_code":3.*"isError":false.*' "$OUT"
-check_match "stdio: stdout and stderr both come back" '.*out.*err.*' "$(json output | tr '\n' ' ')"
+# One stream: the worker's channel relays stderr as stdout, not ordered with it.
+check_match "stdio: stdout and stderr both come back" '(out err|err out) *' "$(json output | tr '\n' ' ')"
 mcp "$STDIO" call run_command '{"command":"head -c 200000 /dev/zero | tr \"\\\\0\" x"}'
 check_match "stdio: 200000 bytes of output are cut to 64K with a notice" \
     '.*"output_bytes":200000.*"output_omitted_bytes":134464.*' "$OUT"

@@ -36,7 +36,22 @@ static const McpTool waiter = {
         .name = "wait", .description = "waits to be cancelled",
         .input_schema = "{\"type\":\"object\"}", .fn = tool_wait,
 };
+/* A second "echo" offered only when the server says so: it replaces the first. */
+static const McpTool echo_hidden = {
+        .name = "echo", .description = "hidden until available",
+        .input_schema = "{\"type\":\"object\"}", .requires = 1, .fn = tool_echo,
+};
 static const McpTool * const tools[] = { &echo, &waiter };
+/* The one it replaces, offered only while the other is not (as run_command's two). */
+static const McpTool echo_plain = {
+        .name = "echo", .description = "until replaced",
+        .input_schema = "{\"type\":\"object\"}", .requires = 2, .fn = tool_echo,
+};
+static const McpTool * const tools_gated[] = { &echo_plain, &waiter, &echo_hidden };
+static bool available_flag;
+static bool available(void *userdata, const McpTool *t) {
+        return t->requires == 1 ? available_flag : !available_flag;
+}
 
 static McpServer server = {
         .name = "test", .version = "1", .tools = tools, .n_tools = 2, .max_message = 1024, .max_calls = 2,
@@ -281,6 +296,41 @@ static void test_tool_result(void **state) {
         mcp_session_free(s);
 }
 
+static void test_gated(void **state) {
+        McpServer gated = { .name = "t", .version = "1", .tools = tools_gated, .n_tools = 3,
+                            .tool_available = available };
+        McpSession *s = mcp_session_new(&gated);
+        McpCall *call = NULL;
+        json_object *o, *list;
+
+        json_object_put(handle(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                               "{\"protocolVersion\":\"2025-11-25\"}}", NULL));
+        /* Not available: listed once (the ungated one), and a call reaches it. */
+        available_flag = false;
+        o = handle(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL);
+        assert_true(json_object_object_get_ex(result_of(o), "tools", &list));
+        assert_int_equal(json_object_array_length(list), 2);
+        json_object_put(o);
+        o = handle(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}", &call);
+        assert_null(o);
+        assert_non_null(call);
+        free(mcp_call_run(call));
+        /* Available: the other one is listed instead, and the name resolves to it. */
+        available_flag = true;
+        o = handle(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}", NULL);
+        assert_true(json_object_object_get_ex(result_of(o), "tools", &list));
+        assert_int_equal(json_object_array_length(list), 2);
+        json_object *d;
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(list, 1), "description", &d));
+        assert_string_equal(json_object_get_string(d), "hidden until available");
+        json_object_put(o);
+        o = handle(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}", &call);
+        assert_null(o);
+        assert_non_null(call);
+        free(mcp_call_run(call));
+        mcp_session_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_negotiation),
@@ -289,6 +339,7 @@ int main(void) {
                 cmocka_unit_test(test_oversize),
                 cmocka_unit_test(test_cancel),
                 cmocka_unit_test(test_tool_result),
+                cmocka_unit_test(test_gated),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -399,9 +399,11 @@ static char *handle_tools_list(McpSession *s, json_object *id, json_object *para
 }
 
 static const McpTool *find_tool(const McpServer *server, const char *name) {
+        /* Two tools may share a name (one replaces the other when the
+         * daemon offers more): the first one available now. */
         for (size_t i = 0; i < server->n_tools; i++)
-                if (streq(server->tools[i]->name, name))
-                        return tool_available(server, server->tools[i]) ? server->tools[i] : NULL;
+                if (streq(server->tools[i]->name, name) && tool_available(server, server->tools[i]))
+                        return server->tools[i];
         return NULL;
 }
 
