@@ -167,6 +167,8 @@ int http_request_parse(const char *buf, size_t len, size_t max, HttpRequest *ret
 
         /* The request line: METHOD SP TARGET SP HTTP/1.x */
         line_end = memmem(buf, (size_t) (end - buf), "\r\n", 2);
+        if (!line_end)
+                return -EBADMSG;
         {
                 char line[512];
                 if ((size_t) (line_end - buf) >= sizeof(line))
@@ -183,6 +185,8 @@ int http_request_parse(const char *buf, size_t len, size_t max, HttpRequest *ret
                 size_t name_len, v_len;
 
                 line_end = memmem(p, (size_t) (end - p), "\r\n", 2);
+                if (!line_end)
+                        return -EBADMSG;
                 colon = memchr(p, ':', (size_t) (line_end - p));
                 if (!colon || colon == p)
                         return -EBADMSG;
