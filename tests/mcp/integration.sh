@@ -138,11 +138,11 @@ if ct busctl --system introspect org.sandboxd1 "/org/sandboxd1/worker/$GROWN" or
     check_match "exec: run_command with a worker_id runs python3 in that worker and gets 42" \
         '.*"exit_code":0.*"stdout":"42\\n".*"isError":false.*' "$OUT"
     mcp "$STDIO" call write_file "{\"worker_id\":\"$GROWN\",\"path\":\"hello.py\",\"content\":\"print('hi from a file')\\n\"}"
-    check_match "files: write_file writes into the worker's home" '.*Wrote 22 bytes.*"isError":false.*' "$OUT"
+    check_match "files: write_file writes into the worker's home" '.*Wrote 24 bytes.*"isError":false.*' "$OUT"
     mcp "$STDIO" call read_file "{\"worker_id\":\"$GROWN\",\"path\":\"hello.py\"}"
     check_match "files: read_file reads it back" ".*print\\('hi from a file'\\).*\"isError\":false.*" "$OUT"
     mcp "$STDIO" call list_files "{\"worker_id\":\"$GROWN\"}"
-    check_match "files: list_files shows it" '.*"name":"hello.py".*"size":22.*' "$OUT"
+    check_match "files: list_files shows it" '.*"name":"hello.py".*"size":24.*' "$OUT"
     mcp "$STDIO" call exec "{\"worker_id\":\"$GROWN\",\"argv\":[\"python3\",\"hello.py\"]}"
     check_match "exec: the written file runs" '.*"exit_code":0.*"stdout":"hi from a file\\n".*' "$OUT"
     mcp "$STDIO" call exec "{\"worker_id\":\"$GROWN\",\"argv\":[\"cat\"],\"stdin\":\"fed in\"}"
