@@ -124,12 +124,44 @@ static int check_target(ParseState *st) {
         return 0;
 }
 
+/* Equal without a data-dependent branch or early exit: the time taken
+ * depends on the lengths only, never on where the first difference is. */
+static bool equal_constant_time(const uint8_t *a, size_t a_n, const uint8_t *b, size_t b_n) {
+        volatile uint8_t diff = (uint8_t) (a_n != b_n);
+
+        for (size_t i = 0; i < b_n; i++)
+                diff |= (uint8_t) ((i < a_n ? a[i] : 0) ^ b[i]);
+        return diff == 0;
+}
+
+/* The caller's credential, before any other check of the head: a caller
+ * without it learns nothing of what else the gate would refuse. */
+static int check_token(ParseState *st) {
+        static const char scheme[] = "Bearer ";
+        const Span *found = NULL;
+
+        for (size_t i = 0; i < st->n_headers; i++)
+                if (span_is(&st->names[i], "Authorization")) {
+                        if (found)
+                                return refuse(st, 401, "ambiguous-token");
+                        found = &st->values[i];
+                }
+        if (!found || found->n <= strlen(scheme) || strncasecmp(found->p, scheme, strlen(scheme)) != 0)
+                return refuse(st, 401, "missing-token");
+        if (!equal_constant_time((const uint8_t *) found->p + strlen(scheme), found->n - strlen(scheme),
+                                 st->route->require_token, st->route->require_token_size))
+                return refuse(st, 401, "wrong-token");
+        return 0;
+}
+
 static int on_headers_complete(http_parser *p) {
         ParseState *st = p->data;
-        size_t n_cl = 0, n_te = 0;
+        size_t n_cl = 0, n_te = 0, n_host = 0;
         int r;
 
         st->headers_done = true;
+        if (st->route->require_token && check_token(st) < 0)
+                return -1;
         /* libhttp-parser takes "GET /path\r\n" as HTTP/0.9: what follows
          * would be a second request to it and headers to another reader. */
         if (p->http_major != 1 || p->http_minor > 1)
@@ -146,6 +178,8 @@ static int on_headers_complete(http_parser *p) {
                  * framing header are read differently by different parsers. */
                 if (span_starts_with(name, "Transfer-Encoding") || span_starts_with(name, "Content-Length"))
                         return refuse(st, 400, "ambiguous-framing");
+                if (span_is(name, "Host"))
+                        n_host++;
                 if (span_is(name, "Content-Length"))
                         n_cl++;
                 else if (span_is(name, "Transfer-Encoding")) {
@@ -166,7 +200,10 @@ static int on_headers_complete(http_parser *p) {
                 return refuse(st, 400, "duplicate-content-length");
         if (n_te > 1)
                 return refuse(st, 400, "duplicate-transfer-encoding");
-        if (!route_allows_method(st->route, http_method_str((enum http_method) p->method)))
+        /* A Host that goes on must be one: two would be read differently. */
+        if (st->route->keep_host && n_host > 1)
+                return refuse(st, 400, "duplicate-host");
+        if (!st->route->any_method && !route_allows_method(st->route, http_method_str((enum http_method) p->method)))
                 return refuse(st, 405, "method-not-allowed");
         r = check_target(st);
         if (r < 0)
@@ -242,19 +279,34 @@ static ssize_t check_head(const uint8_t *in, size_t size, BrokerRefusal *refusal
 
 static bool is_dropped_header(const ParseState *st, const Span *name) {
         static const char * const dropped[] = {
-                "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
+                "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
                 "TE", "Trailer", "Upgrade", "Expect", "Authorization", "Proxy-Authorization",
+        };
+        static const char * const forwarded[] = {
+                "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded", "X-Real-IP",
         };
         for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
                 if (span_is(name, dropped[i]))
                         return true;
-        return span_is(name, st->route->inject_name);
+        if (span_is(name, "Host") && !st->route->keep_host)
+                return true;
+        for (size_t i = 0; !st->route->keep_forwarded && i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+                if (span_is(name, forwarded[i]))
+                        return true;
+        return st->route->inject_name && span_is(name, st->route->inject_name);
+}
+
+static const Span *find_header(const ParseState *st, const char *name) {
+        for (size_t i = 0; i < st->n_headers; i++)
+                if (span_is(&st->names[i], name))
+                        return &st->values[i];
+        return NULL;
 }
 
 static int build_upstream(const ParseState *st, const char *method, BrokerRequest *ret) {
         const BrokerRoute *r = st->route;
         size_t size = 256 + strlen(method) + strlen(r->base) + st->url.n + strlen(r->host) +
-                      strlen(r->inject_name) + strlen(r->inject_value) + st->body_size;
+                      (r->inject_name ? strlen(r->inject_name) + strlen(r->inject_value) : 0) + st->body_size;
         char *out, *w;
         int n;
 
@@ -266,7 +318,9 @@ static int build_upstream(const ParseState *st, const char *method, BrokerReques
         w = out;
 #define EMIT(...) do { n = snprintf(w, size - (size_t) (w - out), __VA_ARGS__); w += n; } while (0)
         EMIT("%s %s%.*s HTTP/1.1\r\n", method, r->base, (int) st->url.n, st->url.p);
-        if (r->port == 443)
+        if (r->keep_host && find_header(st, "Host"))
+                ;   /* passed on below, in the caller's order */
+        else if (r->port == 443)
                 EMIT("Host: %s\r\n", r->host);
         else
                 EMIT("Host: %s:%u\r\n", r->host, (unsigned) r->port);
@@ -274,7 +328,8 @@ static int build_upstream(const ParseState *st, const char *method, BrokerReques
                 if (!is_dropped_header(st, &st->names[i]))
                         EMIT("%.*s: %.*s\r\n", (int) st->names[i].n, st->names[i].p, (int) st->values[i].n,
                              st->values[i].p ?: "");
-        EMIT("%s: %s\r\n", r->inject_name, r->inject_value);
+        if (r->inject_name)
+                EMIT("%s: %s\r\n", r->inject_name, r->inject_value);
         if (st->body_size > 0 || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
             strcmp(method, "PATCH") == 0)
                 EMIT("Content-Length: %zu\r\n", st->body_size);
