@@ -124,44 +124,12 @@ static int check_target(ParseState *st) {
         return 0;
 }
 
-/* Equal without a data-dependent branch or early exit: the time taken
- * depends on the lengths only, never on where the first difference is. */
-static bool equal_constant_time(const uint8_t *a, size_t a_n, const uint8_t *b, size_t b_n) {
-        volatile uint8_t diff = (uint8_t) (a_n != b_n);
-
-        for (size_t i = 0; i < b_n; i++)
-                diff |= (uint8_t) ((i < a_n ? a[i] : 0) ^ b[i]);
-        return diff == 0;
-}
-
-/* The caller's credential, before any other check of the head: a caller
- * without it learns nothing of what else the gate would refuse. */
-static int check_token(ParseState *st) {
-        static const char scheme[] = "Bearer ";
-        const Span *found = NULL;
-
-        for (size_t i = 0; i < st->n_headers; i++)
-                if (span_is(&st->names[i], "Authorization")) {
-                        if (found)
-                                return refuse(st, 401, "ambiguous-token");
-                        found = &st->values[i];
-                }
-        if (!found || found->n <= strlen(scheme) || strncasecmp(found->p, scheme, strlen(scheme)) != 0)
-                return refuse(st, 401, "missing-token");
-        if (!equal_constant_time((const uint8_t *) found->p + strlen(scheme), found->n - strlen(scheme),
-                                 st->route->require_token, st->route->require_token_size))
-                return refuse(st, 401, "wrong-token");
-        return 0;
-}
-
 static int on_headers_complete(http_parser *p) {
         ParseState *st = p->data;
         size_t n_cl = 0, n_te = 0, n_host = 0;
         int r;
 
         st->headers_done = true;
-        if (st->route->require_token && check_token(st) < 0)
-                return -1;
         /* libhttp-parser takes "GET /path\r\n" as HTTP/0.9: what follows
          * would be a second request to it and headers to another reader. */
         if (p->http_major != 1 || p->http_minor > 1)
@@ -277,6 +245,48 @@ static ssize_t check_head(const uint8_t *in, size_t size, BrokerRefusal *refusal
         return 0;
 }
 
+/* Equal without a data-dependent branch or early exit: the time taken
+ * depends on the lengths only, never on where the first difference is. */
+static bool equal_constant_time(const uint8_t *a, size_t a_n, const uint8_t *b, size_t b_n) {
+        volatile uint8_t diff = (uint8_t) (a_n != b_n);
+
+        for (size_t i = 0; i < b_n; i++)
+                diff |= (uint8_t) ((i < a_n ? a[i] : 0) ^ b[i]);
+        return diff == 0;
+}
+
+/* The caller's credential, read from the head (HEAD_N bytes that
+ * check_head() passed: CRLF lines, no obs-fold, no control bytes) before
+ * libhttp-parser sees a byte: a caller without it learns nothing of what
+ * else the gate would refuse. */
+static bool token_ok(const BrokerRoute *route, const uint8_t *in, size_t head_n, BrokerRefusal *refusal) {
+        static const char name[] = "Authorization:", scheme[] = "Bearer ";
+        const uint8_t *line = memchr(in, '\n', head_n), *end = in + head_n, *found = NULL;
+        size_t found_n = 0;
+
+        for (line = line ? line + 1 : end; line < end;) {
+                const uint8_t *nl = memchr(line, '\n', (size_t) (end - line));
+                size_t n = (size_t) (nl - line) - 1;   /* without the CR */
+                if (n >= strlen(name) && strncasecmp((const char *) line, name, strlen(name)) == 0) {
+                        if (found)
+                                return *refusal = (BrokerRefusal) { 401, "ambiguous-token" }, false;
+                        found = line + strlen(name);
+                        found_n = n - strlen(name);
+                        while (found_n > 0 && (*found == ' ' || *found == '\t'))
+                                found++, found_n--;
+                        while (found_n > 0 && (found[found_n - 1] == ' ' || found[found_n - 1] == '\t'))
+                                found_n--;
+                }
+                line = nl + 1;
+        }
+        if (!found || found_n <= strlen(scheme) || strncasecmp((const char *) found, scheme, strlen(scheme)) != 0)
+                return *refusal = (BrokerRefusal) { 401, "missing-token" }, false;
+        if (!equal_constant_time(found + strlen(scheme), found_n - strlen(scheme), route->require_token,
+                                 route->require_token_size))
+                return *refusal = (BrokerRefusal) { 401, "wrong-token" }, false;
+        return true;
+}
+
 static bool is_dropped_header(const ParseState *st, const Span *name) {
         static const char * const dropped[] = {
                 "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
@@ -374,6 +384,8 @@ int broker_request_parse(const BrokerRoute *route, const uint8_t *in, size_t siz
                 return BROKER_PARSE_REFUSED;
         if (head == 0)
                 return BROKER_PARSE_MORE;
+        if (route->require_token && !token_ok(route, in, (size_t) head, refusal))
+                return BROKER_PARSE_REFUSED;
 
         http_parser_init(&p, HTTP_REQUEST);
         p.data = &st;
