@@ -20,7 +20,7 @@
 #include "egress-sandbox.h"
 #include "event-util.h"
 #include "gate-session.h"
-#include "gate.h"
+#include "sandbox-gate.h"
 #include "util.h"
 
 #define CONFIG_MAX 4096

@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "gate.h"
+#include "sandbox-gate.h"
 
 /* Takes ownership of the accepted, non-blocking fd. */
 int gate_session_start(Gate *g, int fd, bool front);

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "gate-config.h"
+#include "gate-units.h"
+#include "unit-props.h"
+#include "worker-gate.h"
+#include "worker-veth.h"
+
+/* The endpoints' directory: root's, traversable by the front's group only. */
+static int endpoints_dir(const char *group, SbxError *error) {
+        struct group *g = getgrnam(group);
+        struct stat st;
+
+        if (!g)
+                return sbx_error_set(error, -ENOENT, SBX_ERROR_INVALID_ENDPOINT,
+                                     "[Endpoints] SocketGroup=%s names no group on this host", group);
+        if (mkdir(SBX_ENDPOINTS_DIR, 0750) < 0 && errno != EEXIST)
+                return -errno;
+        if (lstat(SBX_ENDPOINTS_DIR, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if ((st.st_uid != 0 || st.st_gid != g->gr_gid) && chown(SBX_ENDPOINTS_DIR, 0, g->gr_gid) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) != 0750 && chmod(SBX_ENDPOINTS_DIR, 0750) < 0)
+                return -errno;
+        return 0;
+}
+
+int worker_gate_prepare(Worker *w, SbxError *error) {
+        const SbxEndpoint *e = &w->spec.endpoint;
+        GateConfig c;
+        int r;
+
+        if (!sbx_endpoint_wanted(e))
+                return 0;
+        gate_config_init(&c);
+        snprintf(c.worker_id, sizeof(c.worker_id), "%s", w->id);
+        /* A gVisor worker's handler listens on gVisor's own stack, at the
+         * sandbox's end of its veth; any other on the namespace's loopback. */
+        snprintf(c.upstream_host, sizeof(c.upstream_host), "%s",
+                 w->runtime == SBX_RUNTIME_RUNSC ? SBX_VETH_SANDBOX_ADDR : "127.0.0.1");
+        c.upstream_port = e->port;
+        c.max_request_bytes = e->max_request_bytes;
+        c.max_response_bytes = e->max_response_bytes;
+        c.timeout_usec = e->timeout_usec;
+        c.max_concurrent = e->max_concurrent;
+        c.public = e->public;
+        free(w->gate.config.data);
+        w->gate.config = (SbxCredential) { .name = (char *) GATE_CONFIG_CREDENTIAL };
+        r = gate_config_format(&c, (char **) &w->gate.config.data);
+        if (r < 0)
+                return r;
+        w->gate.config.size = strlen((char *) w->gate.config.data);
+        if (!w->gate.socket) {
+                r = worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service);
+                if (r < 0)
+                        return r;
+        }
+        return endpoints_dir(w->owned_by->config->endpoints_socket_group, error);
+}
+
+int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size) {
+        if (streq(name, GATE_CONFIG_CREDENTIAL) && w->gate.config.data) {
+                *ret_data = w->gate.config.data;
+                *ret_size = w->gate.config.size;
+                return 0;
+        }
+        if (streq(name, GATE_TOKEN_CREDENTIAL) && w->spec.endpoint.token && w->spec.endpoint.token_size > 0) {
+                *ret_data = w->spec.endpoint.token;
+                *ret_size = w->spec.endpoint.token_size;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
+        if (c->endpoints_port_first == 0)
+                return 0;
+        for (unsigned port = c->endpoints_port_first; port <= c->endpoints_port_last; port++) {
+                bool taken = false;
+                for (const Worker *o = first; o && !taken; o = o->next)
+                        taken = worker_is_alive(o) && o->gate.tcp_port == port;
+                if (!taken)
+                        return (int) port;
+        }
+        return -EADDRNOTAVAIL;
+}
+
+int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (!w->gate.service)
+                return 0;
+        r = sbx_endpoint_socket_path(w->id, &path);
+        if (r < 0)
+                return r;
+        return worker_gate_append_aux_entries(m, &(GateUnitParams) {
+                .id = w->id,
+                .worker_unit = w->unit,
+                .gate_path = env->gate_path,
+                .credential_socket = SBX_CREDENTIAL_SOCKET,
+                .socket_path = path,
+                .socket_group = env->config->endpoints_socket_group,
+                .tcp_port = w->gate.tcp_port,
+                .token = !w->spec.endpoint.public,
+        });
+}
