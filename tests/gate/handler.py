@@ -55,12 +55,54 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 left -= k
             self.wfile.write(b"0\r\n\r\n")
             return
+        if url.path == "/probe":
+            return self._send(200, probe().encode())
         if url.path == "/slow":
             time.sleep(float(q["s"][0]))
             return self._send(200, b"slow\n")
         return self._send(404, b"no such route\n")
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _route
+
+
+def probe():
+    """What a handler can find of its gate: every environment, command line
+    and credential it can read, the endpoints' directory, and whether it can
+    run a binary it drops into its home."""
+    import glob, os, shutil, socket, subprocess
+    out = []
+    for f in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            out.append(f + " " + open(f, "rb").read().replace(b"\0", b" ").decode("latin-1"))
+        except OSError as e:
+            out.append(f"{f} {e.__class__.__name__}")
+    d = os.environ.get("CREDENTIALS_DIRECTORY")
+    for f in glob.glob((d or "/run/credentials") + "/**", recursive=True):
+        try:
+            out.append("cred " + f + " " + open(f, "rb").read().decode("latin-1"))
+        except OSError as e:
+            out.append(f"cred {f} {e.__class__.__name__}")
+    try:
+        out.append("endpoints " + " ".join(os.listdir("/run/sandboxd-endpoints")))
+    except OSError as e:
+        out.append(f"endpoints {e.__class__.__name__}")
+    for path in glob.glob("/run/sandboxd-endpoints/*.sock") or ["/run/sandboxd-endpoints/x.sock"]:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            out.append(f"connect {path} connected")
+        except OSError as e:
+            out.append(f"connect {path} {e.__class__.__name__}")
+    home = os.environ.get("HOME", "/tmp")
+    for where in (home, "/tmp"):
+        try:
+            shutil.copy("/bin/true", where + "/dropped")
+            os.chmod(where + "/dropped", 0o755)
+            subprocess.run([where + "/dropped"], check=True)
+            out.append(f"exec {where} ran")
+        except (OSError, subprocess.CalledProcessError) as e:
+            out.append(f"exec {where} {e.__class__.__name__}")
+    return "\n".join(out) + "\n"
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
