@@ -21,6 +21,27 @@ int worker_gate_unit_names(const char *id, char **ret_socket, char **ret_service
         return 0;
 }
 
+static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
+        _cleanup_free_ char *group = NULL;
+        int r;
+
+        if (asprintf(&group, "--group=%s", p->socket_group) < 0)
+                return -ENOMEM;
+        CHECK(sd_bus_message_open_container(m, 'r', "sv"));
+        CHECK(sd_bus_message_append(m, "s", "ExecStartPre"));
+        CHECK(sd_bus_message_open_container(m, 'v', "a(sasb)"));
+        CHECK(sd_bus_message_open_container(m, 'a', "(sasb)"));
+        CHECK(sd_bus_message_open_container(m, 'r', "sasb"));
+        CHECK(sd_bus_message_append(m, "s", "/usr/bin/install"));
+        CHECK(sd_bus_message_append(m, "as", 6, "/usr/bin/install", "-d", "--mode=0750", "--owner=root", group,
+                                    p->socket_dir));
+        CHECK(sd_bus_message_append(m, "b", 0));
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        CHECK(sd_bus_message_close_container(m));
+        return sd_bus_message_close_container(m);
+}
+
 static int append_socket_unit(sd_bus_message *m, const char *socket, const GateUnitParams *p) {
         char addr[32];
         int r;
@@ -42,8 +63,10 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const GateU
         CHECK(sd_bus_message_close_container(m));
         CHECK(sd_bus_message_close_container(m));
         /* The front (a web server in SocketGroup=) may connect; no one else
-         * but root. The directory is sandboxd's, made before (0750, the
-         * same group). */
+         * but root. The directory, 0750 of the same group, is made (or put
+         * right) by PID 1 before the socket is bound: sandboxd holds no
+         * CAP_CHOWN. A command with arguments, never a script. */
+        CHECK(append_install_dir(m, p));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketUser", "s", "root"));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketGroup", "s", p->socket_group));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketMode", "u", (uint32_t) 0660));

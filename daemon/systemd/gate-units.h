@@ -21,6 +21,7 @@ typedef struct GateUnitParams {
         const char *gate_path;          /* the sandbox-gate binary */
         const char *credential_socket;
         const char *socket_path;        /* /run/sandboxd-endpoints/<id>.sock */
+        const char *socket_dir;         /* /run/sandboxd-endpoints */
         const char *socket_group;
         uint16_t tcp_port;              /* 0: the UNIX socket only */
         bool token;                     /* load "gate-token" (not for a public endpoint) */

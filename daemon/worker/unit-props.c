@@ -313,6 +313,8 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
+        if (s->no_exec)
+                argv_addf(a, "--noexec-home=yes");
         argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);
         argv_addf(a, "--memory=%" PRIu64, s->limits.memory_max);
         argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);

@@ -3,8 +3,6 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "errors.h"
 #include "gate-config.h"
@@ -13,24 +11,12 @@
 #include "worker-gate.h"
 #include "worker-veth.h"
 
-/* The endpoints' directory: root's, traversable by the front's group only. */
-static int endpoints_dir(const char *group, SbxError *error) {
-        struct group *g = getgrnam(group);
-        struct stat st;
-
-        if (!g)
+/* The socket unit makes the directory (sandboxd has no CAP_CHOWN): the
+ * group must exist, or the worker's start would fail on it less clearly. */
+static int check_group(const char *group, SbxError *error) {
+        if (!getgrnam(group))
                 return sbx_error_set(error, -ENOENT, SBX_ERROR_INVALID_ENDPOINT,
                                      "[Endpoints] SocketGroup=%s names no group on this host", group);
-        if (mkdir(SBX_ENDPOINTS_DIR, 0750) < 0 && errno != EEXIST)
-                return -errno;
-        if (lstat(SBX_ENDPOINTS_DIR, &st) < 0)
-                return -errno;
-        if (!S_ISDIR(st.st_mode))
-                return -ENOTDIR;
-        if ((st.st_uid != 0 || st.st_gid != g->gr_gid) && chown(SBX_ENDPOINTS_DIR, 0, g->gr_gid) < 0)
-                return -errno;
-        if ((st.st_mode & 07777) != 0750 && chmod(SBX_ENDPOINTS_DIR, 0750) < 0)
-                return -errno;
         return 0;
 }
 
@@ -64,7 +50,7 @@ int worker_gate_prepare(Worker *w, SbxError *error) {
                 if (r < 0)
                         return r;
         }
-        return endpoints_dir(w->owned_by->config->endpoints_socket_group, error);
+        return check_group(w->owned_by->config->endpoints_socket_group, error);
 }
 
 int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size) {
@@ -109,6 +95,7 @@ int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitE
                 .gate_path = env->gate_path,
                 .credential_socket = SBX_CREDENTIAL_SOCKET,
                 .socket_path = path,
+                .socket_dir = SBX_ENDPOINTS_DIR,
                 .socket_group = env->config->endpoints_socket_group,
                 .tcp_port = w->gate.tcp_port,
                 .token = !w->spec.endpoint.public,

@@ -282,14 +282,14 @@ for what, fam, addr in (('unix', socket.AF_UNIX, '$(sock_of "$id")'),
 done
 
 # ---- what the spec may not ask ----
-check_output "an Endpoint without a token is refused (InvalidEndpoint)" 'TokenCredential' \
-    ct sandboxctl create --class trusted --publish 8080 -- /bin/true
-check_output "Public=true is refused where it is not allowed" 'AllowPublic' \
-    ct sandboxctl create --class trusted --publish 8080 --publish-public -- /bin/true
-check_output "the egress proxy's port is refused as an endpoint" "egress proxy" \
-    ct sandboxctl create --class trusted --publish 3128 --publish-token-file "$W/token" -- /bin/true
-check_output "a response cap above the operator's is refused" 'MaxResponseBytes' \
-    ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-max-response 1G -- /bin/true
+check_output "an Endpoint without a token is refused (InvalidEndpoint)" 'InvalidEndpoint.*TokenCredential' \
+    expect_fail ct sandboxctl create --class trusted --publish 8080 -- /bin/true
+check_output "Public=true is refused where it is not allowed" 'InvalidEndpoint.*AllowPublic' \
+    expect_fail ct sandboxctl create --class trusted --publish 8080 --publish-public -- /bin/true
+check_output "the egress proxy's port is refused as an endpoint" "InvalidEndpoint.*egress proxy" \
+    expect_fail ct sandboxctl create --class trusted --publish 3128 --publish-token-file "$W/token" -- /bin/true
+check_output "a response cap above the operator's is refused" 'InvalidEndpoint.*MaxResponseBytes' \
+    expect_fail ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-max-response 1G -- /bin/true
 
 atk_coverage
 tap_done

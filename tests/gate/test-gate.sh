@@ -15,10 +15,10 @@ command -v systemd-socket-activate >/dev/null || { echo "1..0 # skip no systemd-
 command -v curl >/dev/null || { echo "1..0 # skip no curl"; exit 77; }
 
 T=$(mktemp -d)
-H_PID= G_PID=
+H_PID= G_PID= N_PID=
 cleanup() {
     # shellcheck disable=SC2086
-    kill $H_PID $G_PID 2>/dev/null
+    kill $H_PID $G_PID $N_PID 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
 }
@@ -163,6 +163,55 @@ for t in ts: t.start()
 for t in ts: t.join()
 print(",".join(sorted(codes)))
 PY
+# ---- nginx in front, with docs/endpoints.md's configuration ----
+# (Not $NGINX: nginx itself reads that variable, for inherited sockets.)
+NGINX_BIN=${NGINX_BIN:-$(command -v nginx || true)}
+if [ -z "$NGINX_BIN" ]; then
+    skip "nginx is not installed: docs/endpoints.md's front not tried"
+else
+    NPORT=$(free_port)
+    mkdir -p "$T/endpoints" "$T/nginx/logs"
+    ln -s "$T/gate.sock" "$T/endpoints/0123456789ab.sock"
+    sed -n '/<!-- nginx-begin -->/,/<!-- nginx-end -->/p' "$HERE/../../docs/endpoints.md" | sed '1,2d;$d' | sed '$d' |
+        sed -e "s|/run/sandboxd-endpoints/|$T/endpoints/|" -e "s|listen 80;|listen 127.0.0.1:$NPORT;|" > "$T/nginx/site.conf"
+    cat > "$T/nginx/nginx.conf" <<NGX
+daemon off;
+user root;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/logs/error.log;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $T/nginx/body;
+    proxy_temp_path $T/nginx/proxy;
+    fastcgi_temp_path $T/nginx/fastcgi;
+    uwsgi_temp_path $T/nginx/uwsgi;
+    scgi_temp_path $T/nginx/scgi;
+    include $T/nginx/site.conf;
+}
+NGX
+    "$NGINX_BIN" -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/logs/error.log" & N_PID=$!
+    wait_until 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $NPORT)).close()"
+    N=(curl -s -o "$T/body" -w '%{http_code}' --max-time 10 -H 'Host: 0123456789ab.workers.example.org')
+    check_eq "nginx: the token through the front: 200" 200 "$("${N[@]}" "${AUTH[@]}" "http://127.0.0.1:$NPORT/hello")"
+    check_eq "nginx: no token: the gate's 401 comes through" 401 "$("${N[@]}" "http://127.0.0.1:$NPORT/hello")"
+    "${N[@]}" "${AUTH[@]}" -H 'X-Forwarded-For: 6.6.6.6' "http://127.0.0.1:$NPORT/echo" >/dev/null
+    check "nginx: the handler gets the front's X-Forwarded-For" grep -q '^X-Forwarded-For: 127.0.0.1$' "$T/body"
+    check "nginx: ... and the Host the caller asked for" grep -q '^Host: 0123456789ab.workers.example.org$' "$T/body"
+    check_eq "nginx: a 2 MiB response: the gate's 502 comes through" 502 \
+        "$("${N[@]}" "${AUTH[@]}" "http://127.0.0.1:$NPORT/big?n=2097152")"
+    check "nginx: ... as the gate said it" grep -q response-too-large "$T/body"
+    check_eq "nginx: a worker with no socket: 503" 503 \
+        "$(curl -s -o "$T/body" -w '%{http_code}' --max-time 10 -H 'Host: fedcba987654.workers.example.org' \
+            "http://127.0.0.1:$NPORT/hello")"
+    check "nginx: ... saying so" grep -q 'no such endpoint' "$T/body"
+    check_eq "nginx: a Host that is no worker's id: 404" 404 \
+        "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H 'Host: www.workers.example.org' \
+            "http://127.0.0.1:$NPORT/hello")"
+    kill "$N_PID" 2>/dev/null
+fi
+
 check_output "one journal line per request, never the token" 'gate: GET /hello -> 200' cat "$T/gate.log"
 check_fails "the log never holds the token" grep -q "$TOKEN" "$T/gate.log"
 check "the gate still runs" kill -0 "$G_PID"
