@@ -189,6 +189,10 @@ static int append_service_unit(sd_bus_message *m, const char *service, const Gat
          * gate's listeners came from the socket unit, on the host. */
         CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, p->worker_unit));
+        /* Should a connection start the gate before the worker runs, the
+         * worker joins the gate's namespaces: without PrivateIPC= here its
+         * own would be dropped (as egress-units.c's socket says). */
+        CHECK(sd_bus_message_append(m, "(sv)", "PrivateIPC", "b", 1));
         /* JoinsNamespaceOf= shares /tmp too (DynamicUser= forces
          * PrivateTmp=): the gate has no use for the worker's. */
         CHECK(sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 2, "/tmp", "/var/tmp"));
