@@ -548,7 +548,7 @@ static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRunt
                 return r;
         w->owner = owner;
         w->start.mode_reason = cold_reason;
-        if (sbx_endpoint_wanted(&spec->endpoint)) {
+        if (sbx_endpoint_wanted(&w->spec.endpoint)) {
                 r = worker_gate_pick_port(m->workers, &m->config);
                 if (r < 0)
                         return sbx_error_set(error, r, SBX_ERROR_TOO_MANY_WORKERS,
