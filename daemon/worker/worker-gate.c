@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "broker-secret.h"
 #include "errors.h"
 #include "gate-config.h"
 #include "gate-units.h"
@@ -100,4 +101,85 @@ int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitE
                 .tcp_port = w->gate.tcp_port,
                 .token = !w->spec.endpoint.public,
         });
+}
+
+#define TOKEN_FD_NAME "gate-token"
+#define FDNAME_MAX 128
+
+int worker_gate_persist(Worker *w) {
+        const SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        if (!w->gate.service || !e->token)
+                return 0;
+        r = broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name));
+        if (r < 0)
+                return r;
+        fd = broker_secret_memfd(e->token, e->token_size);
+        if (fd < 0)
+                return fd;
+        /* A resumed worker's is there from before its suspend: one entry per name. */
+        (void) fdstore_remove(name);
+        return fdstore_push(name, fd);   /* sends a copy: ours is closed here */
+}
+
+void worker_gate_forget(Worker *w) {
+        SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+
+        if (!w->gate.service)
+                return;
+        if (broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name)) >= 0)
+                (void) fdstore_remove(name);
+        if (e->token)
+                erase_and_free(e->token, e->token_size);
+        e->token = NULL;
+        e->token_size = 0;
+}
+
+int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds) {
+        _cleanup_free_ char *text = config;
+        SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+        _cleanup_close_ int fd = -1;
+        GateConfig c;
+        unsigned bad;
+        int r;
+
+        if (!text)
+                return 0;
+        if (gate_config_parse(text, strlen(text), &c, &bad) < 0 || port > UINT16_MAX)
+                return -EINVAL;
+        *e = (SbxEndpoint) {
+                .requested = true,
+                .set = ENDPOINT_HAS_PORT | ENDPOINT_HAS_MAX_REQUEST | ENDPOINT_HAS_MAX_RESPONSE | ENDPOINT_HAS_TIMEOUT |
+                       ENDPOINT_HAS_MAX_CONCURRENT | (c.public ? ENDPOINT_HAS_PUBLIC : ENDPOINT_HAS_TOKEN),
+                .port = c.upstream_port,
+                .max_request_bytes = c.max_request_bytes,
+                .max_response_bytes = c.max_response_bytes,
+                .timeout_usec = c.timeout_usec,
+                .max_concurrent = c.max_concurrent,
+                .public = c.public,
+        };
+        w->spec.set |= SPEC_HAS_ENDPOINT;
+        w->gate.tcp_port = (uint16_t) port;
+        w->gate.config = (SbxCredential) { .name = (char *) GATE_CONFIG_CREDENTIAL, .size = strlen(text) };
+        w->gate.config.data = (uint8_t *) TAKE_PTR(text);
+        r = worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service);
+        if (r < 0 || c.public)
+                return r;
+        r = broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name));
+        if (r < 0)
+                return r;
+        fd = fdstore_take(fds, name);
+        if (fd < 0)
+                return -ENOKEY;
+        r = broker_secret_read(fd, SBX_ENDPOINT_TOKEN_MAX, &e->token, &e->token_size);
+        if (r < 0) {
+                (void) fdstore_remove(name);
+                return r == -ENOMEM ? r : -ENOKEY;
+        }
+        return 0;
 }

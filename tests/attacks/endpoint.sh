@@ -259,6 +259,20 @@ print(s.recv(200).decode('latin-1').split('\r\n')[0], round(time.time() - t))")
     fi
 fi
 
+# ---- a restart of sandboxd is not the endpoint's end ----
+if [ -n "${ID[trusted]:-}" ]; then
+    id=${ID[trusted]}
+    ct systemctl restart sandboxd
+    wait_until 60 ct systemctl is-active -q sandboxd
+    sbx_settled
+    # The gate starts afresh on the next connection and loads its settings
+    # and token from the restarted sandboxd (the token kept in the fd store).
+    ct systemctl stop "sandbox-$id-gate.service"
+    check_eq "after a restart of sandboxd, a gate started afresh still serves with the token" 200 \
+        "$(ucurl "$id" -H "Authorization: Bearer $TOKEN" http://w/hello)"
+    check_eq "... and still refuses without it" 401 "$(ucurl "$id" http://w/hello)"
+fi
+
 # ---- the endpoint goes with its worker ----
 for class in trusted standard; do
     id=${ID[$class]:-}
