@@ -87,9 +87,37 @@ static void up_close(GateSession *s) {
         s->up_fd = safe_close(s->up_fd);
 }
 
+/* Buffers are copied to grow, never realloc()ed (no stale copy of a body
+ * in freed memory), and counted against the gate's budget. */
+static int buffer_grow(GateSession *s, uint8_t **buf, size_t *allocated, size_t used, size_t bigger) {
+        uint8_t *b;
+
+        if (s->gate->buffered - *allocated + bigger > s->gate->config.buffer_budget)
+                return -ENOBUFS;
+        b = malloc(bigger);
+        if (!b)
+                return -ENOMEM;
+        if (used)
+                memcpy(b, *buf, used);
+        if (*buf)
+                erase_and_free(*buf, *allocated);
+        s->gate->buffered = s->gate->buffered - *allocated + bigger;
+        *buf = b;
+        *allocated = bigger;
+        return 0;
+}
+
+static void buffer_free(GateSession *s, uint8_t **buf, size_t *allocated) {
+        if (*buf)
+                erase_and_free(*buf, *allocated);
+        s->gate->buffered -= *allocated;
+        *buf = NULL;
+        *allocated = 0;
+}
+
 static void out_free(GateSession *s) {
         if (s->out)
-                erase_and_free(s->out, s->out_allocated);
+                buffer_free(s, &s->out, &s->out_allocated);
         s->out = NULL;
         s->out_len = s->out_allocated = s->out_done = 0;
 }
@@ -104,8 +132,7 @@ GateSession *gate_session_free(GateSession *s) {
         safe_close(s->fd);
         up_close(s);
         broker_request_done(&s->req);
-        if (s->in)
-                erase_and_free(s->in, s->in_allocated);
+        buffer_free(s, &s->in, &s->in_allocated);
         out_free(s);
         free(s);
         return NULL;
@@ -395,18 +422,12 @@ static void session_read(GateSession *s) {
                         if (s->in_allocated >= limit)
                                 break;   /* the parser refuses what is this long */
                         size_t bigger = MIN(MAX(s->in_allocated * 2, (size_t) READ_CHUNK), limit);
-                        /* Copied, not realloc()ed: no stale copy of a body in freed memory. */
-                        uint8_t *b = malloc(bigger);
-                        if (!b) {
-                                session_refuse(s, 500, "out-of-memory");
+                        int r = buffer_grow(s, &s->in, &s->in_allocated, s->in_len, bigger);
+                        if (r < 0) {
+                                note_request_line(s);
+                                session_refuse(s, 503, r == -ENOBUFS ? "gate-busy" : "out-of-memory");
                                 return;
                         }
-                        if (s->in_len)
-                                memcpy(b, s->in, s->in_len);
-                        if (s->in)
-                                erase_and_free(s->in, s->in_allocated);
-                        s->in = b;
-                        s->in_allocated = bigger;
                 }
                 ssize_t n = recv(s->fd, s->in + s->in_len, s->in_allocated - s->in_len, 0);
                 if (n < 0) {
@@ -486,17 +507,11 @@ static void session_response(GateSession *s) {
                                 return;
                         }
                         size_t bigger = MIN(MAX(s->out_allocated * 2, (size_t) READ_CHUNK), limit);
-                        uint8_t *b = malloc(bigger);
-                        if (!b) {
-                                session_refuse(s, 502, "out-of-memory");
+                        int r = buffer_grow(s, &s->out, &s->out_allocated, s->out_len, bigger);
+                        if (r < 0) {
+                                session_refuse(s, 503, r == -ENOBUFS ? "gate-busy" : "out-of-memory");
                                 return;
                         }
-                        if (s->out_len)
-                                memcpy(b, s->out, s->out_len);
-                        if (s->out)
-                                erase_and_free(s->out, s->out_allocated);
-                        s->out = b;
-                        s->out_allocated = bigger;
                 }
                 ssize_t n = recv(s->up_fd, s->out + s->out_len, s->out_allocated - s->out_len, 0);
                 if (n < 0) {

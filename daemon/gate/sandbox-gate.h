@@ -22,6 +22,7 @@
 
 #define GATE_LISTENERS_MAX 4
 
+
 typedef struct GateSession GateSession;
 
 typedef struct Gate {
@@ -39,6 +40,7 @@ typedef struct Gate {
         unsigned at_handler;            /* requests sent to the handler, not yet answered */
         uint64_t served;                /* requests answered by the handler */
         uint64_t refused;
+        uint64_t buffered;              /* bytes the sessions' buffers hold, within config.buffer_budget */
         sd_event_source *status_timer;  /* STATUS= to systemd, at most once a second */
         bool status_due;
         JournalBatch journal;

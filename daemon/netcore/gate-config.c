@@ -17,6 +17,7 @@ void gate_config_init(GateConfig *c) {
                 .body_timeout_usec = GATE_BODY_TIMEOUT_DEFAULT_USEC,
                 .idle_usec = GATE_IDLE_DEFAULT_USEC,
                 .max_concurrent = GATE_MAX_CONCURRENT_DEFAULT,
+                .buffer_budget = GATE_BUFFER_BUDGET_DEFAULT,
         };
 }
 
@@ -91,6 +92,7 @@ static int parse_line(char *line, GateConfig *c) {
                 { "header_timeout_usec", offsetof(GateConfig, header_timeout_usec), 1000, UINT64_C(3600) * 1000000 },
                 { "body_timeout_usec", offsetof(GateConfig, body_timeout_usec), 1000, UINT64_C(3600) * 1000000 },
                 { "idle_usec", offsetof(GateConfig, idle_usec), 1000, UINT64_C(3600) * 1000000 },
+                { "buffer_budget", offsetof(GateConfig, buffer_budget), UINT64_C(64) << 10, UINT64_C(1) << 30 },
         };
         for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
                 if (strcmp(k, numbers[i].key) == 0) {
@@ -147,10 +149,10 @@ int gate_config_format(const GateConfig *c, char **ret) {
         if (asprintf(&s,
                      "worker=%s\nupstream=%s:%u\nmax_request_bytes=%" PRIu64 "\nmax_response_bytes=%" PRIu64
                      "\ntimeout_usec=%" PRIu64 "\nheader_timeout_usec=%" PRIu64 "\nbody_timeout_usec=%" PRIu64
-                     "\nidle_usec=%" PRIu64 "\nmax_concurrent=%u\npublic=%d\n",
+                     "\nidle_usec=%" PRIu64 "\nmax_concurrent=%u\nbuffer_budget=%" PRIu64 "\npublic=%d\n",
                      c->worker_id, c->upstream_host, (unsigned) c->upstream_port, c->max_request_bytes,
                      c->max_response_bytes, c->timeout_usec, c->header_timeout_usec, c->body_timeout_usec,
-                     c->idle_usec, (unsigned) c->max_concurrent, c->public ? 1 : 0) < 0)
+                     c->idle_usec, (unsigned) c->max_concurrent, c->buffer_budget, c->public ? 1 : 0) < 0)
                 return -ENOMEM;
         *ret = s;
         return 0;

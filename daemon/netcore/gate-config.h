@@ -24,6 +24,10 @@
 #define GATE_IDLE_DEFAULT_USEC (UINT64_C(60) * 1000000)
 #define GATE_MAX_CONCURRENT_DEFAULT 16
 #define GATE_CONNECTIONS_MAX 256
+/* What all of a gate's request and response buffers may hold together
+ * before growth is refused with 503 (gate-busy): the gate unit's MemoryMax
+ * (256M) would otherwise end the gate, and every request in flight with it. */
+#define GATE_BUFFER_BUDGET_DEFAULT (UINT64_C(192) << 20)
 
 typedef struct GateConfig {
         char worker_id[GATE_WORKER_ID_MAX + 1];
@@ -36,6 +40,7 @@ typedef struct GateConfig {
         uint64_t body_timeout_usec;     /* the whole request, from its first byte */
         uint64_t idle_usec;             /* a keep-alive connection between requests */
         uint32_t max_concurrent;        /* requests at the handler at once */
+        uint64_t buffer_budget;         /* all sessions' buffers together */
         bool public;                    /* no token: only ever on the UNIX socket */
 } GateConfig;
 

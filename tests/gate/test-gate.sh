@@ -36,6 +36,7 @@ timeout_usec=1500000
 header_timeout_usec=1000000
 body_timeout_usec=2000000
 max_concurrent=2
+buffer_budget=8388608
 CONF
 : > "$T/seen"
 python3 "$HERE/handler.py" "$HPORT" "$T/seen" & H_PID=$!
@@ -211,6 +212,35 @@ NGX
             "http://127.0.0.1:$NPORT/hello")"
     kill "$N_PID" 2>/dev/null
 fi
+
+# ---- the gate's memory: all buffers together within buffer_budget (8M here) ----
+check_output "held requests past the buffer budget: 503 gate-busy, the others go on" '^503 gate-busy; then 200$' \
+    python3 - "$T/gate.sock" "$TOKEN" <<'PY'
+import socket, sys, time
+held = []
+for i in range(10):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+    s.sendall(f"POST /hello HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer {sys.argv[2]}\r\n"
+              f"Content-Length: 1048576\r\n\r\n".encode() + b"x" * 1048000)
+    held.append(s)
+    time.sleep(0.05)
+answer = ""
+for s in held:
+    s.setblocking(False)
+    try:
+        b = s.recv(300).decode()
+        if b:
+            answer = b.split("\r\n")[0].split(" ")[1] + " " + b.split("X-Sandbox-Gate-Reason: ")[1].split("\r\n")[0]
+            break
+    except BlockingIOError:
+        pass
+for s in held:
+    s.close()
+time.sleep(0.3)
+c = socket.socket(socket.AF_UNIX); c.settimeout(5); c.connect(sys.argv[1])
+c.sendall(f"GET /hello HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer {sys.argv[2]}\r\nConnection: close\r\n\r\n".encode())
+print(answer + "; then " + c.recv(100).decode().split(" ")[1])
+PY
 
 check_output "one journal line per request, never the token" 'gate: GET /hello -> 200' cat "$T/gate.log"
 check_fails "the log never holds the token" grep -q "$TOKEN" "$T/gate.log"
