@@ -84,6 +84,16 @@ print(s.recv(200).decode("latin-1").split("\r\n")[0])
 PY
 }
 A="Authorization: Bearer $TOKEN\\r\\n"
+# Python that connects to worker ID's UNIX socket and to loopback PORT and
+# prints "unix|tcp connected|EXCEPTION" for each.
+try_connect() {
+    printf '%s\n' "import socket" \
+        "for what, fam, addr in (('unix', socket.AF_UNIX, '$(sock_of "$1")'), ('tcp', socket.AF_INET, ('127.0.0.1', $2))):" \
+        "    try:" \
+        "        s = socket.socket(fam); s.settimeout(5); s.connect(addr); print(what, 'connected')" \
+        "    except OSError as e:" \
+        "        print(what, e.__class__.__name__)"
+}
 
 declare -A ID=() TCP=()
 for class in trusted standard; do
@@ -193,14 +203,7 @@ require("http").get({ host, port, path: "/hello", headers: { Authorization: "Bea
     # ---- who may connect ----
     out=$(as_tester python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('$(sock_of "$id")')" 2>&1)
     atk_if endpoint-other-user "$class" "$out" grep -q PermissionError <<<"$out"
-    out=$(ct timeout 120 sandboxctl run --class "$class" -- python3 -c "
-import socket
-for what, fam, addr in (('unix', socket.AF_UNIX, '$(sock_of "$id")'),
-                        ('tcp', socket.AF_INET, ('127.0.0.1', ${TCP[$class]#*:}))):
-    try:
-        s = socket.socket(fam); s.settimeout(5); s.connect(addr); print(what, 'connected')
-    except OSError as e:
-        print(what, e.__class__.__name__)" 2>&1)
+    out=$(ct timeout 120 sandboxctl run --class "$class" -- python3 -c "$(try_connect "$id" "${TCP[$class]#*:}")" 2>&1)
     diag "$class sibling: $out"
     if grep -q '^unix FileNotFoundError' <<<"$out" && grep -Eq '^tcp (ConnectionRefusedError|OSError|TimeoutError)' <<<"$out"; then
         atk_ok endpoint-sibling "$class"
@@ -280,14 +283,7 @@ for class in trusted standard; do
     ct sandboxctl stop "$id" >/dev/null 2>&1
     wait_until 60 unit_gone "sandbox-$id.service"
     wait_until 30 unit_gone "sandbox-$id-gate.socket"
-    out=$(ct python3 -c "
-import socket
-for what, fam, addr in (('unix', socket.AF_UNIX, '$(sock_of "$id")'),
-                        ('tcp', socket.AF_INET, ('127.0.0.1', ${TCP[$class]#*:}))):
-    try:
-        s = socket.socket(fam); s.settimeout(5); s.connect(addr); print(what, 'connected')
-    except OSError as e:
-        print(what, e.__class__.__name__)" 2>&1)
+    out=$(ct python3 -c "$(try_connect "$id" "${TCP[$class]#*:}")" 2>&1)
     if grep -q '^unix FileNotFoundError' <<<"$out" && grep -q '^tcp ConnectionRefusedError' <<<"$out"; then
         atk_ok endpoint-after-stop "$class"
     else
