@@ -26,7 +26,7 @@ endpoint-sibling|trusted,standard|a sibling worker connects to the endpoint'"'"'
 endpoint-handler-token|trusted,standard|the handler reads every /proc/*/environ and cmdline, its credentials, the endpoints directory, and connects to its own gate'"'"'s socket|the token nowhere, the directory and socket absent (ENOENT)
 endpoint-handler-exec|trusted,standard|the handler copies /bin/true into its home and /tmp and runs it|PermissionError in both (NoExec)
 endpoint-token-leak|trusted,standard|tester and root search the transient unit files, the gate units'"'"' properties and the journal for the token|absent everywhere
-endpoint-after-stop|trusted,standard|a request to the endpoint after its worker was stopped|no socket file, the connection fails; the TCP port refuses
+endpoint-after-stop|trusted,standard|a request to the endpoint after its worker was stopped, directly and through nginx|no socket file, the connection fails; the TCP port refuses; nginx answers 503 "no such endpoint", never another worker
 '
 atk_load_table "$ENDPOINT_ATTACKS"
 if [ "${1:-}" = --list ]; then
@@ -246,6 +246,35 @@ require("http").get({ host, port, path: "/hello", headers: { Authorization: "Bea
         ct sandboxctl endpoints --no-legend
 done
 
+# ---- Debian's nginx in front, with docs/endpoints.md's configuration ----
+# Its workers run as www-data, the default SocketGroup=: the socket's group
+# is what lets them in. ab (apache2-utils) is the load client.
+NGINX_PORT=8081
+if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
+    sed -n '/<!-- nginx-begin -->/,/<!-- nginx-end -->/p' "$SRC/docs/endpoints.md" | sed '1,2d;$d' | sed '$d' |
+        sed -e "s|listen 80;|listen 127.0.0.1:$NGINX_PORT;|" > "/proc/$CT_PID/root/etc/nginx/conf.d/sandboxd-endpoints.conf"
+    check "nginx takes docs/endpoints.md's configuration" ct nginx -t -q
+    ct systemctl restart nginx
+    ncurl() { ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $1.workers.example.org" "${@:2}"; }
+    for class in trusted standard; do
+        id=${ID[$class]:-}
+        [ -n "$id" ] || continue
+        check_eq "$class: nginx -> gate -> handler with the token: 200" 200 \
+            "$(ncurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/hello")"
+        check_eq "$class: nginx: no token, the gate's 401" 401 "$(ncurl "$id" "http://127.0.0.1:$NGINX_PORT/hello")"
+        ncurl "$id" -H "Authorization: Bearer $TOKEN" -H 'X-Forwarded-For: 6.6.6.6' "http://127.0.0.1:$NGINX_PORT/echo" >/dev/null
+        check_output "$class: nginx: the handler gets nginx's X-Forwarded-For, not the caller's" \
+            '^X-Forwarded-For: 127\.0\.0\.1$' ct grep -i '^X-Forwarded-For' "$W/body"
+        check_eq "$class: nginx: a 2 MiB response, the gate's 502" 502 \
+            "$(ncurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/big?n=$((2 * MiB))")"
+        check_output "$class: ab through nginx: 300 requests, 4 at a time, none failed" \
+            '^Failed requests: +0$' sh -c "ct ab -q -n 300 -c 4 -H 'Host: $id.workers.example.org' \
+                -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$NGINX_PORT/hello | grep -E '^(Complete|Failed) requests'"
+    done
+else
+    skip "no nginx in the test bed (tests/testbed/mkrootfs.sh): the front is tried by tests/gate/test-gate.sh only"
+fi
+
 # ---- a slow drip (the head timeout is 10 s) ----
 if [ -n "${ID[trusted]:-}" ]; then
     id=${ID[trusted]}
@@ -284,7 +313,15 @@ for class in trusted standard; do
     wait_until 60 unit_gone "sandbox-$id.service"
     wait_until 30 unit_gone "sandbox-$id-gate.socket"
     out=$(ct python3 -c "$(try_connect "$id" "${TCP[$class]#*:}")" 2>&1)
-    if grep -q '^unix FileNotFoundError' <<<"$out" && grep -q '^tcp ConnectionRefusedError' <<<"$out"; then
+    nginx_gone=
+    if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
+        nginx_gone=$(ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $id.workers.example.org" \
+            "http://127.0.0.1:$NGINX_PORT/hello")
+        ct grep -q 'no such endpoint' "$W/body" && nginx_gone="$nginx_gone no such endpoint"
+        diag "$class: nginx after the worker's stop: $nginx_gone"
+    fi
+    if grep -q '^unix FileNotFoundError' <<<"$out" && grep -q '^tcp ConnectionRefusedError' <<<"$out" &&
+        { [ -z "$nginx_gone" ] || [ "$nginx_gone" = "503 no such endpoint" ]; }; then
         atk_ok endpoint-after-stop "$class"
     else
         atk_not_ok endpoint-after-stop "$class" "$out"
