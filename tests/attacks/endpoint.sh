@@ -268,7 +268,7 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
         check_eq "$class: nginx: a 2 MiB response, the gate's 502" 502 \
             "$(ncurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/big?n=$((2 * MiB))")"
         check_output "$class: ab through nginx: 300 requests, 4 at a time, none failed" \
-            '^Failed requests: +0$' sh -c "ct ab -q -n 300 -c 4 -H 'Host: $id.workers.example.org' \
+            '^Failed requests: +0$' ct sh -c "ab -q -n 300 -c 4 -H 'Host: $id.workers.example.org' \
                 -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$NGINX_PORT/hello | grep -E '^(Complete|Failed) requests'"
     done
 else
