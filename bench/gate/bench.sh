@@ -24,7 +24,7 @@ N=5000 CONC=16 SECONDS_=10
 mkdir -p "$(dirname "$OUT")"
 OUT=$(readlink -f "$OUT")
 T=$(mktemp -d)
-H_PID= G_PID=
+H_PID='' G_PID=''
 trap 'kill $H_PID $G_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 HPORT=$(port) GPORT=$(port)

@@ -15,7 +15,7 @@ command -v systemd-socket-activate >/dev/null || { echo "1..0 # skip no systemd-
 command -v curl >/dev/null || { echo "1..0 # skip no curl"; exit 77; }
 
 T=$(mktemp -d)
-H_PID= G_PID= N_PID=
+H_PID='' G_PID='' N_PID=''
 cleanup() {
     # shellcheck disable=SC2086
     kill $H_PID $G_PID $N_PID 2>/dev/null
