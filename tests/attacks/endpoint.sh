@@ -275,6 +275,22 @@ else
     skip "no nginx in the test bed (tests/testbed/mkrootfs.sh): the front is tried by tests/gate/test-gate.sh only"
 fi
 
+# ---- a small Node server as the handler ----
+for class in trusted standard; do
+    nid=$(ct sandboxctl create --class "$class" --publish 8090 --publish-token-file "$W/token" -- node -e \
+        'require("http").createServer((q, r) => r.end("node " + q.method + " " + q.url)).listen(8090)' 2>&1)
+    if ! grep -Eq '^[0-9a-f]{12}$' <<<"$nid"; then
+        not_ok "$class: a Node handler behind the gate" "$nid"
+        continue
+    fi
+    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$nid") \
+        -H 'Authorization: Bearer $TOKEN' http://w/x)\" = 200 ]"
+    check_eq "$class: a Node handler behind the gate answers" "node PUT /x?y=1" \
+        "$(ct curl -s -m 20 --unix-socket "$(sock_of "$nid")" -X PUT -H "Authorization: Bearer $TOKEN" 'http://w/x?y=1')"
+    check_eq "$class: ... and refuses without the token" 401 "$(ucurl "$nid" http://w/x)"
+    ct sandboxctl stop "$nid" >/dev/null 2>&1
+done
+
 # ---- a slow drip (the head timeout is 10 s) ----
 if [ -n "${ID[trusted]:-}" ]; then
     id=${ID[trusted]}
