@@ -19,6 +19,7 @@ static const struct {
         { SBX_ERROR_INVALID_ENVIRONMENT,                        EXIT_INVALID },
         { SBX_ERROR_INVALID_EGRESS,                             EXIT_INVALID },
         { SBX_ERROR_INVALID_SERVICE,                            EXIT_INVALID },
+        { SBX_ERROR_INVALID_ENDPOINT,                           EXIT_INVALID },
         { SBX_ERROR_ISOLATION_UNAVAILABLE,                      EXIT_REFUSED },
         { SBX_ERROR_NO_SUCH_WORKER,                             EXIT_NOT_FOUND },
         { SBX_ERROR_EXECUTABLE_NOT_FOUND,                       EXIT_NOT_FOUND },

@@ -33,6 +33,7 @@ void cli_spec_done(CliSpec *spec) {
                 strv_free(svc->paths);
         }
         free(spec->services);
+        cli_publish_done(&spec->publish);
         *spec = (CliSpec) {};
 }
 
@@ -233,6 +234,13 @@ enum {
         ARG_SERVICE_MAX_RESPONSE,
         ARG_SERVICE_RATE,
         ARG_WORKSPACE,
+        ARG_PUBLISH,                    /* in CliPublishOption's order */
+        ARG_PUBLISH_TOKEN_FILE,
+        ARG_PUBLISH_MAX_REQUEST,
+        ARG_PUBLISH_MAX_RESPONSE,
+        ARG_PUBLISH_TIMEOUT,
+        ARG_PUBLISH_MAX_CONCURRENT,
+        ARG_PUBLISH_PUBLIC,
 };
 
 static const struct option spec_options[] = {
@@ -260,6 +268,13 @@ static const struct option spec_options[] = {
         { "service-max-response", required_argument, NULL, ARG_SERVICE_MAX_RESPONSE },
         { "service-rate",         required_argument, NULL, ARG_SERVICE_RATE },
         { "workspace",   required_argument, NULL, ARG_WORKSPACE },
+        { "publish",                required_argument, NULL, ARG_PUBLISH },
+        { "publish-token-file",     required_argument, NULL, ARG_PUBLISH_TOKEN_FILE },
+        { "publish-max-request",    required_argument, NULL, ARG_PUBLISH_MAX_REQUEST },
+        { "publish-max-response",   required_argument, NULL, ARG_PUBLISH_MAX_RESPONSE },
+        { "publish-timeout",        required_argument, NULL, ARG_PUBLISH_TIMEOUT },
+        { "publish-max-concurrent", required_argument, NULL, ARG_PUBLISH_MAX_CONCURRENT },
+        { "publish-public",         no_argument,       NULL, ARG_PUBLISH_PUBLIC },
         SANDBOXCTL_GLOBAL_OPTIONS,
         {}
 };
@@ -361,6 +376,8 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
                 break;
         case ARG_SERVICE ... ARG_SERVICE_RATE:
                 return spec_apply_service_option(spec, option, arg, error);
+        case ARG_PUBLISH ... ARG_PUBLISH_PUBLIC:
+                return cli_publish_apply(&spec->publish, (CliPublishOption) (option - ARG_PUBLISH), arg, error);
         default:
                 return sbx_error_set(error, EINVAL, NULL, "Unhandled option");
         }
@@ -457,6 +474,9 @@ int cli_spec_parse_args(CliSpec *spec, int argc, char *argv[], CliGlobalOption g
                         return sbx_error_set(error, EINVAL, NULL,
                                              "Service %s has options but no --service %s=https://HOST[/BASE]",
                                              spec->services[i].name, spec->services[i].name);
+        r = cli_publish_check(&spec->publish, error);
+        if (r < 0)
+                return r;
         if (optind >= argc)
                 return sbx_error_set(error, EINVAL, NULL, "Missing command: %s [OPTIONS] -- COMMAND [ARGUMENTS...]",
                                      argv[0]);
@@ -617,7 +637,8 @@ int cli_spec_append(sd_bus_message *m, const CliSpec *spec) {
             (r = append_string(m, "EgressMode", spec->egress_mode)) < 0 ||
             (r = append_string(m, "IdleAction", spec->idle_action)) < 0 ||
             (r = append_string(m, "Workspace", spec->workspace)) < 0 ||
-            (r = append_services(m, spec)) < 0)
+            (r = append_services(m, spec)) < 0 ||
+            (r = cli_publish_append(m, &spec->publish)) < 0)
                 return r;
         return sd_bus_message_close_container(m);
 }

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "parse-util.h"
+#include "sandboxctl-publish.h"
 #include "util.h"
 
 /* Client-side cap on one credential file: far above what systemd accepts for
@@ -62,6 +63,7 @@ typedef struct CliSpec {
         SpecU64 egress_rate_bps;
         CliService *services;
         size_t n_services;
+        CliPublish publish;             /* --publish: the Endpoint */
 } CliSpec;
 
 /* Frees everything and wipes credential bytes. */

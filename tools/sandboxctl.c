@@ -15,6 +15,7 @@
 #include "pager.h"
 #include "sandboxctl-args.h"
 #include "sandboxctl-bus.h"
+#include "sandboxctl-endpoints.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
 #include "sandboxctl-logs.h"
@@ -192,6 +193,16 @@ static void help(void) {
                "  --service-max-request NAME:SIZE, --service-max-response NAME:SIZE\n"
                "                          body caps (default 1M each)\n"
                "  --service-rate NAME:SIZE        bytes per second to the service\n"
+               "  --publish PORT          serve the worker's PORT through its gate, on\n"
+               "                          /run/sandboxd-endpoints/ID.sock (sandboxctl endpoints)\n"
+               "  --publish-token-file PATH\n"
+               "                          the bearer token callers must send (one trailing\n"
+               "                          newline dropped); the worker never sees it\n"
+               "  --publish-max-request SIZE, --publish-max-response SIZE\n"
+               "                          body caps (default 1M each)\n"
+               "  --publish-timeout DURATION      the handler's answer, at most (default 30s)\n"
+               "  --publish-max-concurrent N      requests at the handler at once (default 16)\n"
+               "  --publish-public        no token (where sandboxd.conf allows it)\n"
                "\n"
                "GLOBAL OPTIONS (before or after the command)\n"
                "  -h --help               show this help\n"
@@ -1194,6 +1205,32 @@ static int verb_workspace(int argc, char *argv[]) {
         return r < 0 ? print_failure("Failed to create the workspace", &error, r) : EXIT_OK;
 }
 
+/* endpoints: the caller's live workers that have one (sandboxctl-endpoints.h). */
+static int verb_endpoints(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ WorkerEntry *workers = NULL;
+        size_t n = 0;
+        int r;
+
+        PARSE_OR_RETURN(parse_verb_options(argc, argv, ":h", options, NULL, NULL));
+        PARSE_OR_RETURN(check_positional(argc, argv, 0));
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = list_workers(bus, WORKER_STATES_ALIVE, &reply, &workers, &n, &error);
+        if (r < 0)
+                return print_failure("Failed to list workers", &error, r);
+        worker_list_sort(workers, n);
+        r = endpoints_print(bus, workers, n, arg.json, arg.legend, stdout);
+        return r < 0 ? print_failure("Failed to print the endpoints", NULL, r) : EXIT_OK;
+}
+
 static const Verb verbs[] = {
         { "run",       verb_run },
         { "create",    verb_create },
@@ -1208,6 +1245,7 @@ static const Verb verbs[] = {
         { "export",    verb_export },
         { "workspace", verb_workspace },
         { "mcp",       verb_mcp },
+        { "endpoints", verb_endpoints },
 };
 
 int main(int argc, char *argv[]) {

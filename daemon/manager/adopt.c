@@ -19,6 +19,7 @@
 #include "unit-props.h"
 #include "worker-disk.h"
 #include "worker-broker.h"
+#include "worker-gate.h"
 #include "worker-secrets.h"
 #include "worker-state-file.h"
 #include "worker-suspend.h"
@@ -268,6 +269,8 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
                 w->suspend.budget = rec->checkpoint_budget;
         }
         r = restore_egress(w, rec);
+        if (r >= 0)
+                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), rec->gate_port, &rs->fds);
         if (r < 0) {
                 daemon_fds_close(&fds);
                 return r;
@@ -305,7 +308,7 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
 static int restore_stop_interrupted_resume(Restore *rs, const char *id) {
         _cleanup_strv_free_ char **units = NULL;
         static const char * const suffixes[] = { ".service", "-egress.socket", "-egress.service",
-                                                 "-workspace.service" };
+                                                 "-gate.socket", "-gate.service", "-workspace.service" };
 
         log_struct(LOG_WARNING, "A resume was under way when sandboxd stopped; its units go first",
                    "SANDBOXD_WORKER_ID", id, "SANDBOXD_EVENT", "resume-interrupted", NULL);
@@ -357,6 +360,8 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         w->created_realtime = rec->created_realtime;
         /* A resume hands them to the new unit: without them it could not. */
         r = restore_egress(w, rec);
+        if (r >= 0)
+                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), rec->gate_port, &rs->fds);
         if (r >= 0)
                 r = worker_broker_restore(w, &rs->fds);
         if (r >= 0 && rec->kept_secrets)

@@ -9,6 +9,7 @@
 #include "adopt.h"
 #include "egress-units.h"
 #include "worker-broker.h"
+#include "worker-gate.h"
 #include "worker-secrets.h"
 #include "env-cred.h"
 #include "errors.h"
@@ -78,6 +79,7 @@ static void manager_worker_unit_env(Worker *w, WorkerUnitEnv *ret) {
                 .launcher_path = m->launcher_path,
                 .exec_path = m->exec_path,
                 .egress_path = m->egress_path,
+                .gate_path = m->gate_path,
                 .mkfs_path = m->mkfs_path,
                 .workspace_root = m->workspace_root,
                 .host_ns = &m->runtimes.walls.host,
@@ -184,10 +186,11 @@ int manager_new(Manager **ret, const char *config_path, SbxError *error) {
         m->launcher_path = strdup(getenv("SANDBOXD_LAUNCHER") ?: SANDBOXD_LIBEXECDIR "/sandbox-launch");
         m->exec_path = strdup(getenv("SANDBOXD_EXEC") ?: SANDBOXD_LIBEXECDIR "/sandbox-exec");
         m->egress_path = strdup(getenv("SANDBOXD_EGRESS") ?: SANDBOXD_LIBEXECDIR "/sandbox-egress");
+        m->gate_path = strdup(getenv("SANDBOXD_GATE") ?: SANDBOXD_LIBEXECDIR "/sandbox-gate");
         m->walls_path = strdup(getenv("SANDBOXD_WALLS") ?: SANDBOXD_LIBEXECDIR "/sandbox-walls");
         m->workspace_root = strdup(getenv("SANDBOXD_WORKSPACE_ROOT") ?: SBX_WORKSPACE_ROOT);
         m->mkfs_path = strdup(getenv("SANDBOXD_MKFS") ?: "/sbin/mkfs.ext4");
-        if (!m->launcher_path || !m->exec_path || !m->egress_path || !m->walls_path || !m->workspace_root ||
+        if (!m->launcher_path || !m->exec_path || !m->egress_path || !m->gate_path || !m->walls_path || !m->workspace_root ||
             !m->mkfs_path) {
                 r = -ENOMEM;
                 goto fail;
@@ -228,6 +231,7 @@ Manager *manager_free(Manager *m) {
         free(m->launcher_path);
         free(m->exec_path);
         free(m->egress_path);
+        free(m->gate_path);
         free(m->walls_path);
         manager_workspaces_abort_creations(m);
         while (m->workspaces) {
@@ -539,6 +543,14 @@ static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRunt
                 return r;
         w->owner = owner;
         w->start.mode_reason = cold_reason;
+        if (sbx_endpoint_wanted(&w->spec.endpoint)) {
+                r = worker_gate_pick_port(m->workers, &m->config);
+                if (r < 0)
+                        return sbx_error_set(error, r, SBX_ERROR_TOO_MANY_WORKERS,
+                                             "Every port of [Endpoints] PortRange=%s is held by a live worker",
+                                             m->config.endpoints_port_range);
+                w->gate.tcp_port = (uint16_t) r;
+        }
         r = worker_prepare(w, &(WorkerPrepare) { .request = request, .placed = manager_cold_placed, .userdata = ws },
                            error);
         if (r < 0)
@@ -730,6 +742,10 @@ static int lookup_credential(const char *unit, const char *name, void *userdata,
         for (Worker *e = m->workers; !w && e; e = e->next)
                 if (e->egress.service && streq(e->egress.service, unit) && worker_is_alive(e))
                         return worker_proxy_credential(e, name, ret_data, ret_size);
+        /* The gate likewise: its settings and the caller's token, for as long as the worker lives. */
+        for (Worker *e = m->workers; !w && e; e = e->next)
+                if (e->gate.service && streq(e->gate.service, unit) && worker_is_alive(e))
+                        return worker_gate_credential(e, name, ret_data, ret_size);
 
         /* Only while the unit is starting (or resuming, for a worker that kept
          * them): otherwise the daemon's copy is gone. */

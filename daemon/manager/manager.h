@@ -34,6 +34,7 @@ struct Manager {
         char *launcher_path;
         char *exec_path;                /* sandbox-exec, trusted and wasm workers' ExecStart */
         char *egress_path;
+        char *gate_path;
         char *walls_path;
 
         Worker *workers;                /* a short list: MaxWorkers bounds it */

@@ -126,7 +126,7 @@ static int check_target(ParseState *st) {
 
 static int on_headers_complete(http_parser *p) {
         ParseState *st = p->data;
-        size_t n_cl = 0, n_te = 0;
+        size_t n_cl = 0, n_te = 0, n_host = 0;
         int r;
 
         st->headers_done = true;
@@ -146,6 +146,8 @@ static int on_headers_complete(http_parser *p) {
                  * framing header are read differently by different parsers. */
                 if (span_starts_with(name, "Transfer-Encoding") || span_starts_with(name, "Content-Length"))
                         return refuse(st, 400, "ambiguous-framing");
+                if (span_is(name, "Host"))
+                        n_host++;
                 if (span_is(name, "Content-Length"))
                         n_cl++;
                 else if (span_is(name, "Transfer-Encoding")) {
@@ -166,7 +168,10 @@ static int on_headers_complete(http_parser *p) {
                 return refuse(st, 400, "duplicate-content-length");
         if (n_te > 1)
                 return refuse(st, 400, "duplicate-transfer-encoding");
-        if (!route_allows_method(st->route, http_method_str((enum http_method) p->method)))
+        /* A Host that goes on must be one: two would be read differently. */
+        if (st->route->keep_host && n_host > 1)
+                return refuse(st, 400, "duplicate-host");
+        if (!st->route->any_method && !route_allows_method(st->route, http_method_str((enum http_method) p->method)))
                 return refuse(st, 405, "method-not-allowed");
         r = check_target(st);
         if (r < 0)
@@ -240,21 +245,78 @@ static ssize_t check_head(const uint8_t *in, size_t size, BrokerRefusal *refusal
         return 0;
 }
 
+/* Equal without a data-dependent branch or early exit: the time taken
+ * depends on the lengths only, never on where the first difference is. */
+static bool equal_constant_time(const uint8_t *a, size_t a_n, const uint8_t *b, size_t b_n) {
+        volatile uint8_t diff = (uint8_t) (a_n != b_n);
+
+        for (size_t i = 0; i < b_n; i++)
+                diff |= (uint8_t) ((i < a_n ? a[i] : 0) ^ b[i]);
+        return diff == 0;
+}
+
+/* The caller's credential, read from the head (HEAD_N bytes that
+ * check_head() passed: CRLF lines, no obs-fold, no control bytes) before
+ * libhttp-parser sees a byte: a caller without it learns nothing of what
+ * else the gate would refuse. */
+static bool token_ok(const BrokerRoute *route, const uint8_t *in, size_t head_n, BrokerRefusal *refusal) {
+        static const char name[] = "Authorization:", scheme[] = "Bearer ";
+        const uint8_t *line = memchr(in, '\n', head_n), *end = in + head_n, *found = NULL;
+        size_t found_n = 0;
+
+        for (line = line ? line + 1 : end; line < end;) {
+                const uint8_t *nl = memchr(line, '\n', (size_t) (end - line));
+                size_t n = (size_t) (nl - line) - 1;   /* without the CR */
+                if (n >= strlen(name) && strncasecmp((const char *) line, name, strlen(name)) == 0) {
+                        if (found)
+                                return *refusal = (BrokerRefusal) { 401, "ambiguous-token" }, false;
+                        found = line + strlen(name);
+                        found_n = n - strlen(name);
+                        while (found_n > 0 && (*found == ' ' || *found == '\t'))
+                                found++, found_n--;
+                        while (found_n > 0 && (found[found_n - 1] == ' ' || found[found_n - 1] == '\t'))
+                                found_n--;
+                }
+                line = nl + 1;
+        }
+        if (!found || found_n <= strlen(scheme) || strncasecmp((const char *) found, scheme, strlen(scheme)) != 0)
+                return *refusal = (BrokerRefusal) { 401, "missing-token" }, false;
+        if (!equal_constant_time(found + strlen(scheme), found_n - strlen(scheme), route->require_token,
+                                 route->require_token_size))
+                return *refusal = (BrokerRefusal) { 401, "wrong-token" }, false;
+        return true;
+}
+
 static bool is_dropped_header(const ParseState *st, const Span *name) {
         static const char * const dropped[] = {
-                "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
+                "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
                 "TE", "Trailer", "Upgrade", "Expect", "Authorization", "Proxy-Authorization",
+        };
+        static const char * const forwarded[] = {
+                "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded", "X-Real-IP",
         };
         for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
                 if (span_is(name, dropped[i]))
                         return true;
-        return span_is(name, st->route->inject_name);
+        if (span_is(name, "Host") && !st->route->keep_host)
+                return true;
+        for (size_t i = 0; !st->route->keep_forwarded && i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+                if (span_is(name, forwarded[i]))
+                        return true;
+        return st->route->inject_name && span_is(name, st->route->inject_name);
+}
+
+static const Span *find_header(const ParseState *st, const char *name) {
+        for (size_t i = 0; i < st->n_headers; i++)
+                if (span_is(&st->names[i], name))
+                        return &st->values[i];
+        return NULL;
 }
 
 static int build_upstream(const ParseState *st, const char *method, BrokerRequest *ret) {
         const BrokerRoute *r = st->route;
         size_t size = 256 + strlen(method) + strlen(r->base) + st->url.n + strlen(r->host) +
-                      strlen(r->inject_name) + strlen(r->inject_value) + st->body_size;
+                      (r->inject_name ? strlen(r->inject_name) + strlen(r->inject_value) : 0) + st->body_size;
         char *out, *w;
         int n;
 
@@ -266,7 +328,9 @@ static int build_upstream(const ParseState *st, const char *method, BrokerReques
         w = out;
 #define EMIT(...) do { n = snprintf(w, size - (size_t) (w - out), __VA_ARGS__); w += n; } while (0)
         EMIT("%s %s%.*s HTTP/1.1\r\n", method, r->base, (int) st->url.n, st->url.p);
-        if (r->port == 443)
+        if (r->keep_host && find_header(st, "Host"))
+                ;   /* passed on below, in the caller's order */
+        else if (r->port == 443)
                 EMIT("Host: %s\r\n", r->host);
         else
                 EMIT("Host: %s:%u\r\n", r->host, (unsigned) r->port);
@@ -274,7 +338,8 @@ static int build_upstream(const ParseState *st, const char *method, BrokerReques
                 if (!is_dropped_header(st, &st->names[i]))
                         EMIT("%.*s: %.*s\r\n", (int) st->names[i].n, st->names[i].p, (int) st->values[i].n,
                              st->values[i].p ?: "");
-        EMIT("%s: %s\r\n", r->inject_name, r->inject_value);
+        if (r->inject_name)
+                EMIT("%s: %s\r\n", r->inject_name, r->inject_value);
         if (st->body_size > 0 || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
             strcmp(method, "PATCH") == 0)
                 EMIT("Content-Length: %zu\r\n", st->body_size);
@@ -319,6 +384,8 @@ int broker_request_parse(const BrokerRoute *route, const uint8_t *in, size_t siz
                 return BROKER_PARSE_REFUSED;
         if (head == 0)
                 return BROKER_PARSE_MORE;
+        if (route->require_token && !token_ok(route, in, (size_t) head, refusal))
+                return BROKER_PARSE_REFUSED;
 
         http_parser_init(&p, HTTP_REQUEST);
         p.data = &st;

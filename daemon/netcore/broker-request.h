@@ -37,6 +37,17 @@ typedef struct BrokerRoute {
         const char *inject_name;        /* e.g. "Authorization" */
         const char *inject_value;       /* the template filled with the secret */
         uint64_t max_request_bytes;
+        /* The inbound gate's options (daemon/gate/); all zero for the broker.
+         * With require_token set, "Authorization: Bearer <token>" (once) is
+         * checked before anything else in the head, in constant time: 401
+         * "missing-token" or "wrong-token". */
+        const uint8_t *require_token;
+        size_t require_token_size;
+        bool any_method;                /* every method libhttp-parser knows, not methods */
+        bool keep_host;                 /* the caller's Host goes on (host only when it sent none) */
+        bool keep_forwarded;            /* X-Forwarded-For/-Proto/-Host and Forwarded go on (a trusted
+                                         * front); otherwise they are dropped */
+        /* inject_name NULL: nothing is injected. */
 } BrokerRoute;
 
 typedef struct BrokerRequest {
@@ -56,7 +67,7 @@ typedef enum BrokerParseResult {
 } BrokerParseResult;
 
 typedef struct BrokerRefusal {
-        int status;                     /* 400, 403, 405, 413, 431, 501 */
+        int status;                     /* 400, 401, 403, 405, 413, 431, 501 */
         const char *reason;             /* a static token such as "ambiguous-framing" */
 } BrokerRefusal;
 

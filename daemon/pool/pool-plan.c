@@ -80,6 +80,9 @@ const char *pool_claim_refusal(const WorkerSpec *s) {
                 return "a waiting sandbox's disk has the default size, not the DiskMax asked for";
         if (s->n_services > 0)
                 return "Services are not served by pooled sandboxes";
+        /* The gate joins the worker's namespace, made with its unit. */
+        if (sbx_endpoint_wanted(&s->endpoint))
+                return "an Endpoint's gate is made with the worker's unit";
         /* The workspace is mounted as the home before the unit starts; a
          * waiting sandbox has a fresh home of its own already. */
         if (s->workspace)

@@ -83,6 +83,7 @@ static const LaunchOption options[] = {
         { "timeout",      OPT_SIZE,   V(LAUNCH_PROBE),                                      FIELD(timeout_sec) },
         { "nonce",        OPT_STRING, V(LAUNCH_PROBE_GUEST),                                FIELD(nonce) },
         { "restore",      OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(restore) },
+        { "noexec-home",  OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(noexec_home) },
         { "image-max",    OPT_SIZE,   CK,                                                   FIELD(image_max) },
         { "timer-slack-usec", OPT_SIZE, V(LAUNCH_RUN),                                      FIELD(timer_slack_usec) },
 #undef CK

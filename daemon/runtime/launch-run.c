@@ -304,6 +304,7 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
                 .memory_max = a->memory,
                 .cpu_percent = a->cpu_percent,
                 .disk_max = a->disk,
+                .noexec_home = a->noexec_home,
                 .tmp_size = a->tmp_size,
                 .nofile = a->nofile,
                 /* The launcher's own: launch_veth_setup() moves it into the

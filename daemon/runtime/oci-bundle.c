@@ -294,7 +294,7 @@ static int add_masks(struct json_object *mounts) {
 
 static int add_home(struct json_object *mounts, const OciBundleSpec *s) {
         if (s->disk_max == 0) {
-                const char *opts[] = { "rbind", "rw", "nosuid", "nodev", NULL };
+                const char *opts[] = { "rbind", "rw", "nosuid", "nodev", s->noexec_home ? "noexec" : NULL, NULL };
                 return add_mount(mounts, s->home, "bind", s->home, opts);
         }
         /* A disk cap the runtime enforces itself: a tmpfs of exactly that size,
@@ -303,7 +303,7 @@ static int add_home(struct json_object *mounts, const OciBundleSpec *s) {
         snprintf(size, sizeof(size), "size=%" PRIu64, s->disk_max);
         snprintf(uid, sizeof(uid), "uid=%u", (unsigned) s->uid);
         snprintf(gid, sizeof(gid), "gid=%u", (unsigned) s->gid);
-        const char *opts[] = { "nosuid", "nodev", "mode=0700", uid, gid, size, NULL };
+        const char *opts[] = { "nosuid", "nodev", "mode=0700", uid, gid, size, s->noexec_home ? "noexec" : NULL, NULL };
         return add_mount(mounts, s->home, "tmpfs", "tmpfs", opts);
 }
 

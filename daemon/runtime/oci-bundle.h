@@ -66,6 +66,7 @@ typedef struct OciBundleSpec {
         uint64_t memory_max;            /* bytes */
         uint64_t cpu_percent;           /* of one CPU */
         uint64_t disk_max;              /* bytes; 0: the home is a bind of the host home */
+        bool noexec_home;               /* nothing in the home can be run (the spec's NoExec) */
         uint64_t tmp_size;              /* bytes; 0: OCI_DEFAULT_TMP_SIZE */
         uint64_t nofile;                /* 0: OCI_DEFAULT_NOFILE */
         const char *network_ns_path;    /* runsc: the sandbox's network namespace (launch-veth.h);

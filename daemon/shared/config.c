@@ -62,6 +62,10 @@ void sbx_config_init_defaults(SbxConfig *c) {
                 .egress_rate_bps = 0,
                 .egress_max_tunnels = 64,
                 .egress_require_tls = true,
+                .endpoints_socket_group = strdup("www-data"),
+                /* Both are held whole in the gate's memory. */
+                .endpoints_max_request_bytes = 16 * MiB,
+                .endpoints_max_response_bytes = 16 * MiB,
                 .pool_standard_size = 2,
                 .pool_untrusted_size = 2,
                 .pool_memory_max = 1 * GiB,
@@ -92,6 +96,8 @@ void sbx_config_done(SbxConfig *c) {
         strv_free(c->egress_deny);
         strv_free(c->egress_private_ranges);
         free(c->egress_broker_ca_file);
+        free(c->endpoints_socket_group);
+        free(c->endpoints_port_range);
         strv_free(c->origin_floors);
         *c = (SbxConfig) {};
 }
@@ -169,6 +175,11 @@ static const ConfigKey config_keys[] = {
         K("Egress:MaxTunnels", KEY_UNSIGNED, egress_max_tunnels),
         K("Egress:RequireTLS", KEY_BOOL, egress_require_tls),
         K("Egress:BrokerCAFile", KEY_STRING, egress_broker_ca_file),
+        K("Endpoints:SocketGroup", KEY_STRING, endpoints_socket_group),
+        K("Endpoints:MaxRequestBytes", KEY_SIZE, endpoints_max_request_bytes),
+        K("Endpoints:MaxResponseBytes", KEY_SIZE, endpoints_max_response_bytes),
+        K("Endpoints:PortRange", KEY_STRING, endpoints_port_range),
+        K("Endpoints:AllowPublic", KEY_BOOL, endpoints_allow_public),
         K("Classes:Origins", KEY_STRV, origin_floors),
         K("Classes:TrustedOnlyFirstParty", KEY_BOOL, trusted_first_party_only),
         K("Pool:StandardSize", KEY_UNSIGNED, pool_standard_size),
@@ -414,6 +425,36 @@ static int disk_config_validate(const SbxConfig *c, const char *path, SbxError *
         return 0;
 }
 
+/* The gate holds each body whole: its caps bound the gate's memory. */
+#define ENDPOINT_BODY_LIMIT (UINT64_C(256) << 20)
+
+static int endpoints_config_validate(SbxConfig *c, const char *path, SbxError *error) {
+        unsigned first, last;
+        int n = 0;
+
+        if (!c->endpoints_socket_group || !c->endpoints_socket_group[0] ||
+            strspn(c->endpoints_socket_group, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                    strlen(c->endpoints_socket_group))
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "Endpoints:SocketGroup in %s must be a group name", path);
+        if (c->endpoints_max_request_bytes > ENDPOINT_BODY_LIMIT ||
+            c->endpoints_max_response_bytes == 0 || c->endpoints_max_response_bytes > ENDPOINT_BODY_LIMIT)
+                return sbx_error_set(error, -ERANGE, SBX_ERROR_LIMIT_OUT_OF_RANGE,
+                                     "Endpoints:MaxRequestBytes and MaxResponseBytes in %s must be at most 256M "
+                                     "(and MaxResponseBytes positive)", path);
+        c->endpoints_port_first = c->endpoints_port_last = 0;
+        if (!c->endpoints_port_range || !c->endpoints_port_range[0])
+                return 0;
+        if (sscanf(c->endpoints_port_range, "%u-%u%n", &first, &last, &n) != 2 ||
+            (size_t) n != strlen(c->endpoints_port_range) || first < 1024 || last > 65535 || first > last)
+                return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "Endpoints:PortRange in %s is \"%.64s\"; give FIRST-LAST within 1024-65535",
+                                     path, c->endpoints_port_range);
+        c->endpoints_port_first = (uint16_t) first;
+        c->endpoints_port_last = (uint16_t) last;
+        return 0;
+}
+
 int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
         dictionary *d;
         int r = 0;
@@ -496,6 +537,9 @@ int sbx_config_load(SbxConfig *c, const char *path, SbxError *error) {
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_SPEC,
                                      "Egress:BrokerCAFile in %s is \"%.128s\"; give an absolute path", path,
                                      c->egress_broker_ca_file);
+        r = endpoints_config_validate(c, path, error);
+        if (r < 0)
+                return r;
         return origin_floors_validate(c->origin_floors, path, error);
 }
 

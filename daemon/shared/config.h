@@ -62,6 +62,16 @@ typedef struct SbxConfig {
         bool egress_require_tls;
         char *egress_broker_ca_file;    /* the broker's upstream CAs; NULL: the system trust store */
 
+        /* Endpoints (spec-endpoint.h): the group that may connect to the
+         * gates' UNIX sockets, the most a spec's caps may be, a loopback
+         * port range ("" none), whether Public=true may be asked. */
+        char *endpoints_socket_group;
+        uint64_t endpoints_max_request_bytes;
+        uint64_t endpoints_max_response_bytes;
+        char *endpoints_port_range;
+        uint16_t endpoints_port_first, endpoints_port_last;     /* from the range; 0: none */
+        bool endpoints_allow_public;
+
         /* Classes: the operator's origins as "name:class" (the lowest class
          * code of that origin gets), and whether trusted is first-party's alone */
         char **origin_floors;

@@ -13,6 +13,7 @@
 #define SBX_ERROR_INVALID_ENVIRONMENT   "org.sandboxd1.Error.InvalidEnvironment"
 #define SBX_ERROR_INVALID_EGRESS        "org.sandboxd1.Error.InvalidEgressRule"
 #define SBX_ERROR_INVALID_SERVICE       "org.sandboxd1.Error.InvalidService"
+#define SBX_ERROR_INVALID_ENDPOINT      "org.sandboxd1.Error.InvalidEndpoint"
 #define SBX_ERROR_ISOLATION_UNAVAILABLE "org.sandboxd1.Error.IsolationUnavailable"
 #define SBX_ERROR_NO_SUCH_WORKER        "org.sandboxd1.Error.NoSuchWorker"
 #define SBX_ERROR_START_FAILED          "org.sandboxd1.Error.StartFailed"

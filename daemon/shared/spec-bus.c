@@ -351,6 +351,20 @@ static int read_idle_action(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
         return r;
 }
 
+static int read_endpoint(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        s->set |= SPEC_HAS_ENDPOINT;
+        return sbx_endpoint_from_bus(&s->endpoint, m, error);
+}
+
+static int read_no_exec(WorkerSpec *s, sd_bus_message *m, SbxError *error) {
+        int b, r = sd_bus_message_read_basic(m, 'b', &b);
+        if (r < 0)
+                return r;
+        s->no_exec = b;
+        s->set |= SPEC_HAS_NO_EXEC;
+        return 0;
+}
+
 static const struct {
         const char *key;
         const char *signature;
@@ -373,6 +387,8 @@ static const struct {
         { "Services", "a(sa{sv})", read_services },
         { "IdleAction", "s", read_idle_action },
         { "Workspace", "s", read_workspace },
+        { "Endpoint", "a{sv}", read_endpoint },
+        { "NoExec", "b", read_no_exec },
 };
 
 int worker_spec_from_bus(WorkerSpec *s, sd_bus_message *m, SbxError *error) {

@@ -29,6 +29,7 @@ void worker_spec_done(WorkerSpec *s) {
         for (size_t i = 0; i < s->n_services; i++)
                 sbx_service_done(&s->services[i]);
         free(s->services);
+        sbx_endpoint_done(&s->endpoint);
         worker_spec_init(s);
 }
 
@@ -60,6 +61,10 @@ void worker_spec_apply_defaults(WorkerSpec *s, const SbxConfig *c) {
                 s->disk_max = s->workspace ? 0 : c->disk_default;
         for (size_t i = 0; i < s->n_services; i++)
                 sbx_service_apply_defaults(&s->services[i]);
+        sbx_endpoint_apply_defaults(&s->endpoint);
+        /* A handler serves what callers send: it gets no place to drop and run a binary. */
+        if (!(s->set & SPEC_HAS_NO_EXEC))
+                s->no_exec = sbx_endpoint_wanted(&s->endpoint);
 }
 
 /* Names become file names under $CREDENTIALS_DIRECTORY and travel in the
@@ -297,5 +302,8 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
         r = validate_egress(s, error);
         if (r < 0)
                 return r;
-        return sbx_services_validate(s->services, s->n_services, error);
+        r = sbx_services_validate(s->services, s->n_services, error);
+        if (r < 0)
+                return r;
+        return sbx_endpoint_validate(&s->endpoint, s->class, c, error);
 }

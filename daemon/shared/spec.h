@@ -7,6 +7,7 @@
 
 #include "class.h"
 #include "config.h"
+#include "spec-endpoint.h"
 #include "util.h"
 
 #define SBX_CREDENTIAL_SIZE_MAX (UINT64_C(1024) * 1024)     /* systemd's own per-credential cap */
@@ -41,6 +42,8 @@ typedef enum SbxSpecField {
         SPEC_HAS_SERVICES = 1 << 14,
         SPEC_HAS_IDLE_ACTION = 1 << 15,
         SPEC_HAS_WORKSPACE = 1 << 16,
+        SPEC_HAS_ENDPOINT = 1 << 17,
+        SPEC_HAS_NO_EXEC = 1 << 18,
 } SbxSpecField;
 
 /* An upstream the worker reaches through the proxy's broker (spec-service.h). */
@@ -77,6 +80,8 @@ typedef struct WorkerSpec {
         size_t n_services;
         bool idle_suspend;              /* IdleAction=suspend: the reaper suspends instead of stopping */
         char *workspace;                /* NULL: a fresh home (workspace.h) */
+        SbxEndpoint endpoint;           /* inbound through the worker's gate (spec-endpoint.h) */
+        bool no_exec;                   /* writable mounts noexec; defaults on with an endpoint */
 } WorkerSpec;
 
 void worker_spec_init(WorkerSpec *s);

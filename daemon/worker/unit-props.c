@@ -44,7 +44,7 @@ static const char * const hidden_dev[] = { "-/dev/mqueue", "-/dev/hugepages", NU
 static const char * const hidden_sockets[] = {
         "-/run/systemd/journal", "-/run/systemd/private", "-/run/systemd/notify", "-/run/systemd/userdb",
         "-/run/systemd/resolve", "-/run/systemd/io.system.ManagedOOM", "-/run/dbus", "-/run/sandboxd",
-        "-/run/host", NULL
+        "-/run/host", "-/run/sandboxd-endpoints", NULL
 };
 
 static int append_bool(sd_bus_message *m, const char *name, int b) {
@@ -307,12 +307,14 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
                 /* Only a worker with a proxy gets a link, the veth to the
                  * proxy's listeners (worker-veth.h); any other has gVisor's
                  * own loopback alone. */
-                argv_addf(a, "--network=%s", p->egress_socket ? "veth" : "none");
+                argv_addf(a, "--network=%s", p->egress_socket || p->gate_socket ? "veth" : "none");
                 if (p->config->runsc_timer_slack_usec > 0)
                         argv_addf(a, "--timer-slack-usec=%" PRIu64, p->config->runsc_timer_slack_usec);
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
+        if (s->no_exec)
+                argv_addf(a, "--noexec-home=yes");
         argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);
         argv_addf(a, "--memory=%" PRIu64, s->limits.memory_max);
         argv_addf(a, "--cpu-percent=%" PRIu32, s->limits.cpu_quota_percent);
@@ -635,6 +637,17 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
                  * namespace, the other joins it. */
                 CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, p->egress_socket));
         }
+
+        if (p->gate_socket) {
+                /* The endpoint's listener exists before the worker runs; a
+                 * worker whose endpoint cannot listen does not start. */
+                CHECK(sd_bus_message_append(m, "(sv)", "Requires", "as", 1, p->gate_socket));
+                CHECK(sd_bus_message_append(m, "(sv)", "After", "as", 1, p->gate_socket));
+        }
+        /* NoExec: a handler gets nowhere to drop a binary and run it (seed
+         * 003); /tmp and /var/tmp are noexec for every worker already. */
+        if (s->no_exec)
+                CHECK(sd_bus_message_append(m, "(sv)", "NoExecPaths", "as", 1, p->home));
 
         /* The channel: stdin, stdout and stderr are the daemon's pipes. */
         CHECK(sd_bus_message_append(m, "(sv)", "StandardInputFileDescriptor", "h", p->stdio->stdin_fd));

@@ -32,6 +32,7 @@ typedef struct WorkerUnitParams {
         const ChannelWorkerFds *stdio;  /* the worker's ends of the channel's pipes */
         const char *egress_proxy_url;   /* NULL: no CONNECT egress */
         const char *egress_socket;      /* the proxy's socket unit (egress or Services); NULL: none */
+        const char *gate_socket;        /* the inbound gate's socket unit (Endpoint); NULL: none */
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */
         bool restore;                   /* a resumed worker: the launcher restores its checkpoint */
         bool pool;                      /* a warm-pool sandbox (pool.h): the launcher runs the waiter */

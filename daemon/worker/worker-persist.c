@@ -4,6 +4,7 @@
 
 #include "fdstore.h"
 #include "worker-broker.h"
+#include "worker-gate.h"
 #include "worker-persist.h"
 #include "worker-secrets.h"
 #include "worker-state-file.h"
@@ -36,6 +37,8 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->egress_socket = w->egress.socket;
         r->egress_service = w->egress.service;
         r->egress_policy = (char *) w->egress.policy.data;
+        r->gate_config = (char *) w->gate.config.data;
+        r->gate_port = w->gate.tcp_port;
         r->workspace = w->spec.workspace;
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;
@@ -124,6 +127,9 @@ int worker_persist(Worker *w) {
         r = worker_broker_persist(w);
         if (r < 0)
                 return r;
+        r = worker_gate_persist(w);
+        if (r < 0)
+                return r;
         r = worker_secrets_persist(w);
         if (r < 0)
                 return r;
@@ -150,6 +156,7 @@ void worker_forget(Worker *w) {
          * NAME is empty"). */
         if (w->state != WORKER_SUSPENDING || w->suspend.result <= 0) {
                 worker_broker_forget(w);
+                worker_gate_forget(w);
                 worker_secrets_forget(w);
         }
         r = worker_record_remove(SBX_WORKER_STATE_DIR, w->id);

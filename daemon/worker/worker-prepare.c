@@ -4,6 +4,7 @@
 
 #include "egress-units.h"
 #include "env-cred.h"
+#include "worker-gate.h"
 #include "worker-prepare.h"
 #include "worker-ready.h"
 #include "worker-secrets.h"
@@ -55,6 +56,9 @@ static int worker_prepare_steps(Worker *w, const WorkerPrepare *p, SbxError *err
         if (r < 0)
                 return r;
         r = worker_prepare_egress_policy(w, cold, error);
+        if (r < 0)
+                return r;
+        r = worker_gate_prepare(w, error);
         if (r < 0)
                 return r;
         if (cold) {

@@ -23,6 +23,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_socket);
         free(r->egress_service);
         free(r->egress_policy);
+        free(r->gate_config);
         strv_free(r->argv);
         free(r->workspace);
         free(r->suspending);
@@ -88,7 +89,7 @@ static bool value_is_line(const char *s) {
 }
 
 int worker_record_format(const WorkerRecord *r, char **ret) {
-        _cleanup_free_ char *policy = NULL, *buf = NULL;
+        _cleanup_free_ char *policy = NULL, *gate = NULL, *buf = NULL;
         size_t size = 0;
         FILE *f;
         int k;
@@ -101,6 +102,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
             (r->suspending && !value_is_line(r->suspending)))
                 return -EINVAL;
         if (r->egress_policy && hex_encode(r->egress_policy, &policy) < 0)
+                return -ENOMEM;
+        if (r->gate_config && hex_encode(r->gate_config, &gate) < 0)
                 return -ENOMEM;
         f = open_memstream(&buf, &size);
         if (!f)
@@ -123,6 +126,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 fprintf(f, "egress-socket=%s\negress-service=%s\n", r->egress_socket, r->egress_service);
         if (policy)
                 fprintf(f, "egress-policy=%s\n", policy);
+        if (gate)
+                fprintf(f, "gate-config=%s\ngate-port=%" PRIu64 "\n", gate, r->gate_port);
         if (r->suspended)
                 fputs("suspended=yes\n", f);
         if (r->idle_suspend)
@@ -191,6 +196,7 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 { "created-monotonic", offsetof(WorkerRecord, created_monotonic) },
                 { "last-activity-monotonic", offsetof(WorkerRecord, last_activity_monotonic) },
                 { "checkpoint-budget", offsetof(WorkerRecord, checkpoint_budget) },
+                { "gate-port", offsetof(WorkerRecord, gate_port) },
         };
         uint64_t u;
         int k = 0;
@@ -227,6 +233,13 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                         return k == -ENOMEM ? k : -EINVAL;
                 free(r->egress_policy);
                 r->egress_policy = p;
+        } else if (streq(key, "gate-config")) {
+                char *p = NULL;
+                k = hex_decode(value, &p);
+                if (k < 0)
+                        return k == -ENOMEM ? k : -EINVAL;
+                free(r->gate_config);
+                r->gate_config = p;
         } else if (streq(key, "argv")) {
                 char *a = NULL, **l;
                 size_t n = strv_length(r->argv);

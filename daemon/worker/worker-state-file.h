@@ -55,6 +55,8 @@ typedef struct WorkerRecord {
         bool kept_secrets;              /* its Credentials and Environment are in the fd store (worker-secrets.h) */
         char *suspending;               /* NULL, or the checkpoint unit under way (worker-suspend.h) */
         uint64_t checkpoint_budget;     /* while suspending: the bytes its image may take */
+        char *gate_config;              /* NULL: no endpoint; else its gate's settings (gate-config.h) */
+        uint64_t gate_port;             /* its gate's loopback port, 0: none */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

@@ -207,7 +207,7 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
 
 int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret) {
         _cleanup_free_ char *workspace_unit = NULL, *disk_unit = NULL;
-        char *units[6] = {};
+        char *units[8] = {};
         size_t n = 0;
         int r;
 
@@ -215,6 +215,10 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
         if (w->egress.service) {
                 units[n++] = w->egress.socket;
                 units[n++] = w->egress.service;
+        }
+        if (w->gate.service) {
+                units[n++] = w->gate.socket;
+                units[n++] = w->gate.service;
         }
         if (w->spec.workspace && worker_workspace_unit_name(w->id, &workspace_unit) >= 0)
                 units[n++] = workspace_unit;

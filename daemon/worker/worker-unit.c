@@ -3,6 +3,7 @@
 #include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-gate.h"
 #include "worker-resume.h"
 #include "worker-unit.h"
 #include "workspace.h"
@@ -39,6 +40,7 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
                 .stdio = stdio,
                 .egress_proxy_url = worker_wants_egress(&w->spec) ? worker_egress_proxy_url(w->runtime) : NULL,
                 .egress_socket = w->egress.socket,
+                .gate_socket = w->gate.socket,
                 .host_ns = env->host_ns,
                 .restore = w->suspend.restore,
         };
@@ -64,6 +66,8 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         if (r >= 0)
                 r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec, w->runtime,
                                                      w->egress.service ? env->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = worker_gate_append_aux(msg, w, env);
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
         if (r >= 0)
@@ -104,6 +108,10 @@ int worker_start_resumed_unit(Worker *w, SbxError *error) {
         if (w->egress.service) {
                 unit_stops_cancel(worker_unit_stops(w), w->egress.socket);
                 unit_stops_cancel(worker_unit_stops(w), w->egress.service);
+        }
+        if (w->gate.service) {
+                unit_stops_cancel(worker_unit_stops(w), w->gate.socket);
+                unit_stops_cancel(worker_unit_stops(w), w->gate.service);
         }
         if (w->spec.workspace) {
                 _cleanup_free_ char *workspace_unit = NULL;

@@ -17,6 +17,7 @@ typedef struct WorkerUnitEnv {
         const char *launcher_path;      /* sandbox-launch */
         const char *exec_path;          /* sandbox-exec */
         const char *egress_path;        /* sandbox-egress */
+        const char *gate_path;          /* sandbox-gate */
         const char *mkfs_path;          /* for the worker's disk */
         const char *workspace_root;
         const NsIdSet *host_ns;         /* PID 1's namespaces, which a worker's must not be */

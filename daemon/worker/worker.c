@@ -117,6 +117,9 @@ Worker *worker_free(Worker *w) {
         erase_and_free(w->environment.data, w->environment.size);
         free(w->egress.socket);
         free(w->egress.service);
+        free(w->gate.config.data);
+        free(w->gate.socket);
+        free(w->gate.service);
         free(w->unit);
         free(w->unit_path);
         free(w->user);
@@ -577,6 +580,11 @@ void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_i
 /* PartOf= carries stop jobs, not a worker that ended by itself: the proxy
  * pair is stopped explicitly so nothing of the worker's outlives it. */
 void worker_stop_egress(Worker *w) {
+        /* The gate pair the same: an endpoint goes with its worker. */
+        if (w->gate.service) {
+                (void) unit_stops_stop(worker_unit_stops(w), w->gate.socket, w->id);
+                (void) unit_stops_stop(worker_unit_stops(w), w->gate.service, w->id);
+        }
         if (!w->egress.service)
                 return;
         (void) unit_stops_stop(worker_unit_stops(w), w->egress.socket, w->id);

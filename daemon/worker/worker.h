@@ -121,6 +121,13 @@ struct Worker {
                 char *socket;           /* sandbox-<id>-egress.socket */
                 char *service;          /* NULL: the worker has no way out at all */
         } egress;
+        /* The way in (worker-gate.h; NULL socket and service: no endpoint). */
+        struct {
+                SbxCredential config;   /* served to the gate as its "gate-config" credential */
+                char *socket;           /* sandbox-<id>-gate.socket */
+                char *service;          /* sandbox-<id>-gate.service */
+                uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
+        } gate;
         SbxCredential environment;      /* the spec's Environment, served to the worker unit as
                                          * SBX_ENV_CREDENTIAL (env-cred.h); wiped once it started */
         SbxRuntime runtime;

@@ -68,11 +68,11 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create export list logs mcp preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach create endpoints export list logs mcp preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
-spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate'
+spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate --publish --publish-token-file --publish-max-request --publish-max-response --publish-timeout --publish-max-concurrent --publish-public'
 # shellcheck disable=SC2086
 expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --workspace --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
@@ -83,6 +83,7 @@ expect "stop's options" "sandboxctl stop -" --json --help --no-ask-password --no
 expect "attach's options" "sandboxctl attach -" --help --no-ask-password --no-pager
 expect "logs' options" "sandboxctl logs -" -f --follow --egress -n --lines --json --no-legend --help --no-ask-password --no-pager
 expect "preflight's options" "sandboxctl preflight -" --json --no-legend --help --no-ask-password --no-pager
+expect "endpoints' options" "sandboxctl endpoints -" --json --no-legend --help --no-ask-password --no-pager
 # shellcheck disable=SC2086
 expect "export's options" "sandboxctl export --" --format --image --egress-image --name --namespace --pool --workspace --config $spec --help
 expect "export's --format values" "sandboxctl export --format " kubernetes

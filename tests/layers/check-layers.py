@@ -33,6 +33,8 @@ rank = {name: i for i, name in enumerate(layers)}
 # Programs and what they may include besides their own folder.
 PROGRAMS = {
     'daemon/egress': ['layer:netcore', 'layer:shared', 'layer:netio'],
+    # The gate shares the proxy's confinement (egress-sandbox.c) and nothing else of it.
+    'daemon/gate': ['layer:netcore', 'layer:shared', 'layer:netio', 'daemon/egress/egress-sandbox.h'],
     'daemon/runtime': ['layer:netcore', 'layer:shared'],
     'daemon/exec': ['layer:netcore', 'layer:shared'],
     'tools': ['layer:netcore', 'layer:shared', 'layer:systemd'],

@@ -11,7 +11,12 @@ BACKPORTS_PACKAGES="runsc"
 # The clients of the client matrix (tests/clients): apt inside the rootfs,
 # since debootstrap's resolver cannot configure npm's dependency tree.
 CLIENT_PACKAGES="wget git python3-pip nodejs npm"
-key=$(printf '%s|%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" "$CLIENT_PACKAGES" | sha256sum | cut -c1-12)
+# A front people run before a worker's endpoint (tests/attacks/endpoint.sh):
+# Debian's nginx, its service disabled (the test starts it with
+# docs/endpoints.md's configuration; no other test sees a web server), and
+# ab as a load client.
+FRONT_PACKAGES="nginx apache2-utils"
+key=$(printf '%s|%s|%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" "$CLIENT_PACKAGES" "$FRONT_PACKAGES" | sha256sum | cut -c1-12)
 ROOTFS=$CACHE/rootfs-$key
 
 if [ -f "$ROOTFS/.complete" ]; then
@@ -48,7 +53,9 @@ debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOTFS.tmp" "$mir
 echo "deb $mirror bookworm-backports main" > "$ROOTFS.tmp/etc/apt/sources.list.d/backports.list"
 cp /etc/resolv.conf "$ROOTFS.tmp/etc/resolv.conf"
 chroot "$ROOTFS.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports $BACKPORTS_PACKAGES &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $CLIENT_PACKAGES && apt-get clean" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $CLIENT_PACKAGES $FRONT_PACKAGES &&
+    apt-get clean" >&2
+chroot "$ROOTFS.tmp" systemctl disable -q nginx.service >&2
 
 # A plain user for access checks; a fixed machine-id keeps boots quiet.
 chroot "$ROOTFS.tmp" useradd -m -u 1500 tester >&2

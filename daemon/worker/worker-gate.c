@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "broker-secret.h"
+#include "errors.h"
+#include "gate-config.h"
+#include "gate-units.h"
+#include "unit-props.h"
+#include "worker-gate.h"
+#include "worker-veth.h"
+
+/* The socket unit makes the directory (sandboxd has no CAP_CHOWN): the
+ * group must exist, or the worker's start would fail on it less clearly. */
+static int check_group(const char *group, SbxError *error) {
+        if (!getgrnam(group))
+                return sbx_error_set(error, -ENOENT, SBX_ERROR_INVALID_ENDPOINT,
+                                     "[Endpoints] SocketGroup=%s names no group on this host", group);
+        return 0;
+}
+
+int worker_gate_prepare(Worker *w, SbxError *error) {
+        const SbxEndpoint *e = &w->spec.endpoint;
+        GateConfig c;
+        int r;
+
+        if (!sbx_endpoint_wanted(e))
+                return 0;
+        gate_config_init(&c);
+        snprintf(c.worker_id, sizeof(c.worker_id), "%s", w->id);
+        /* A gVisor worker's handler listens on gVisor's own stack, at the
+         * sandbox's end of its veth; any other on the namespace's loopback. */
+        snprintf(c.upstream_host, sizeof(c.upstream_host), "%s",
+                 w->runtime == SBX_RUNTIME_RUNSC ? SBX_VETH_SANDBOX_ADDR : "127.0.0.1");
+        c.upstream_port = e->port;
+        c.max_request_bytes = e->max_request_bytes;
+        c.max_response_bytes = e->max_response_bytes;
+        c.timeout_usec = e->timeout_usec;
+        c.max_concurrent = e->max_concurrent;
+        c.public = e->public;
+        free(w->gate.config.data);
+        w->gate.config = (SbxCredential) { .name = (char *) GATE_CONFIG_CREDENTIAL };
+        r = gate_config_format(&c, (char **) &w->gate.config.data);
+        if (r < 0)
+                return r;
+        w->gate.config.size = strlen((char *) w->gate.config.data);
+        if (!w->gate.socket) {
+                r = worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service);
+                if (r < 0)
+                        return r;
+        }
+        return check_group(w->owned_by->config->endpoints_socket_group, error);
+}
+
+int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size) {
+        if (streq(name, GATE_CONFIG_CREDENTIAL) && w->gate.config.data) {
+                *ret_data = w->gate.config.data;
+                *ret_size = w->gate.config.size;
+                return 0;
+        }
+        if (streq(name, GATE_TOKEN_CREDENTIAL) && w->spec.endpoint.token && w->spec.endpoint.token_size > 0) {
+                *ret_data = w->spec.endpoint.token;
+                *ret_size = w->spec.endpoint.token_size;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
+        if (c->endpoints_port_first == 0)
+                return 0;
+        for (unsigned port = c->endpoints_port_first; port <= c->endpoints_port_last; port++) {
+                bool taken = false;
+                for (const Worker *o = first; o && !taken; o = o->next)
+                        taken = worker_is_alive(o) && o->gate.tcp_port == port;
+                if (!taken)
+                        return (int) port;
+        }
+        return -EADDRNOTAVAIL;
+}
+
+int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (!w->gate.service)
+                return 0;
+        r = sbx_endpoint_socket_path(w->id, &path);
+        if (r < 0)
+                return r;
+        return worker_gate_append_aux_entries(m, &(GateUnitParams) {
+                .id = w->id,
+                .worker_unit = w->unit,
+                .gate_path = env->gate_path,
+                .credential_socket = SBX_CREDENTIAL_SOCKET,
+                .socket_path = path,
+                .socket_dir = SBX_ENDPOINTS_DIR,
+                .socket_group = env->config->endpoints_socket_group,
+                .tcp_port = w->gate.tcp_port,
+                .token = !w->spec.endpoint.public,
+        });
+}
+
+#define TOKEN_FD_NAME "gate-token"
+#define FDNAME_MAX 128
+
+int worker_gate_persist(Worker *w) {
+        const SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        if (!w->gate.service || !e->token)
+                return 0;
+        r = broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name));
+        if (r < 0)
+                return r;
+        fd = broker_secret_memfd(e->token, e->token_size);
+        if (fd < 0)
+                return fd;
+        /* A resumed worker's is there from before its suspend: one entry per name. */
+        (void) fdstore_remove(name);
+        return fdstore_push(name, fd);   /* sends a copy: ours is closed here */
+}
+
+void worker_gate_forget(Worker *w) {
+        SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+
+        if (!w->gate.service)
+                return;
+        if (broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name)) >= 0)
+                (void) fdstore_remove(name);
+        if (e->token)
+                erase_and_free(e->token, e->token_size);
+        e->token = NULL;
+        e->token_size = 0;
+}
+
+int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds) {
+        _cleanup_free_ char *text = config;
+        SbxEndpoint *e = &w->spec.endpoint;
+        char name[FDNAME_MAX];
+        _cleanup_close_ int fd = -1;
+        GateConfig c;
+        unsigned bad;
+        int r;
+
+        if (!text)
+                return 0;
+        if (gate_config_parse(text, strlen(text), &c, &bad) < 0 || port > UINT16_MAX)
+                return -EINVAL;
+        *e = (SbxEndpoint) {
+                .requested = true,
+                .set = ENDPOINT_HAS_PORT | ENDPOINT_HAS_MAX_REQUEST | ENDPOINT_HAS_MAX_RESPONSE | ENDPOINT_HAS_TIMEOUT |
+                       ENDPOINT_HAS_MAX_CONCURRENT | (c.public ? ENDPOINT_HAS_PUBLIC : ENDPOINT_HAS_TOKEN),
+                .port = c.upstream_port,
+                .max_request_bytes = c.max_request_bytes,
+                .max_response_bytes = c.max_response_bytes,
+                .timeout_usec = c.timeout_usec,
+                .max_concurrent = c.max_concurrent,
+                .public = c.public,
+        };
+        w->spec.set |= SPEC_HAS_ENDPOINT;
+        w->gate.tcp_port = (uint16_t) port;
+        w->gate.config = (SbxCredential) { .name = (char *) GATE_CONFIG_CREDENTIAL, .size = strlen(text) };
+        w->gate.config.data = (uint8_t *) TAKE_PTR(text);
+        r = worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service);
+        if (r < 0 || c.public)
+                return r;
+        r = broker_secret_fdname(w->id, TOKEN_FD_NAME, name, sizeof(name));
+        if (r < 0)
+                return r;
+        fd = fdstore_take(fds, name);
+        if (fd < 0)
+                return -ENOKEY;
+        r = broker_secret_read(fd, SBX_ENDPOINT_TOKEN_MAX, &e->token, &e->token_size);
+        if (r < 0) {
+                (void) fdstore_remove(name);
+                return r == -ENOMEM ? r : -ENOKEY;
+        }
+        return 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A worker's endpoint on sandboxd's side: the gate's settings (served to
+ * the gate unit as its "gate-config" credential), its token (the spec's
+ * Endpoint TokenCredential, served as "gate-token" to that unit alone and
+ * to nothing else), the endpoints' directory, the gate pair's names and
+ * its loopback port. */
+
+#include "fdstore.h"
+#include "worker.h"
+#include "worker-unit.h"
+
+/* Sets up W's gate if its spec has an Endpoint: the settings, the unit
+ * names, /run/sandboxd-endpoints (0750, root and [Endpoints] SocketGroup=). */
+int worker_gate_prepare(Worker *w, SbxError *error);
+
+/* What W's gate unit may load as credential NAME. -ENOENT for anything else. */
+int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size);
+
+/* The first port of [Endpoints] PortRange= no live worker in the list from
+ * FIRST holds (a port is not reused while its worker lives): 0 without a
+ * range, -EADDRNOTAVAIL when every one is taken. */
+int worker_gate_pick_port(const Worker *first, const SbxConfig *c);
+
+/* Across a restart of sandboxd: the token as a sealed memfd in systemd's fd
+ * store (secret-<id>-gate-token; a service name holds no '-', so none is
+ * another's), the settings in the worker-state file. */
+int worker_gate_persist(Worker *w);
+void worker_gate_forget(Worker *w);
+/* After a restart: W's endpoint from the saved settings CONFIG (taken over;
+ * NULL: none) and PORT, its token taken back from FDS. -ENOKEY when the token
+ * is missing or not what sandboxd stored, which leaves W unaccounted for. */
+int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds);
+
+/* The gate pair's aux entries in W's StartTransientUnit, if it has one. */
+int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env);

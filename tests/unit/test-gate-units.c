@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A worker's gate pair as StartTransientUnit's aux units: where it listens,
+ * whose namespace it joins, how its credentials arrive (never by value),
+ * and the hardening systemd-analyze security counts (the score itself is
+ * held by tests/attacks/endpoint.sh). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gate-units.h"
+#include "util.h"
+#include "test-bus.h"
+
+static char *dump(const GateUnitParams *p) {
+        int peer = -1;
+        sd_bus *bus = test_bus_new_offline(&peer);
+        sd_bus_message *m = NULL;
+        char *d;
+
+        assert_non_null(bus);
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
+        assert_int_equal(worker_gate_append_aux_entries(m, p), 0);
+        assert_true(sd_bus_message_close_container(m) >= 0);
+        d = test_message_dump(m);
+        assert_non_null(d);
+        sd_bus_message_unref(m);
+        close(peer);
+        sd_bus_close_unref(bus);
+        return d;
+}
+
+static const GateUnitParams params = {
+        .id = "0123456789ab",
+        .worker_unit = "sandbox-0123456789ab.service",
+        .gate_path = "/usr/libexec/sandboxd/sandbox-gate",
+        .credential_socket = "/run/sandboxd/credentials.sock",
+        .socket_path = "/run/sandboxd-endpoints/0123456789ab.sock",
+        .socket_dir = "/run/sandboxd-endpoints",
+        .socket_group = "www-data",
+        .tcp_port = 20100,
+        .token = true,
+};
+
+static void test_pair(void **state) {
+        _cleanup_free_ char *d = dump(&params);
+        static const char *const present[] = {
+                "\"sandbox-0123456789ab-gate.socket\"", "\"sandbox-0123456789ab-gate.service\"",
+                "\"/run/sandboxd-endpoints/0123456789ab.sock\"", "\"127.0.0.1:20100\"",
+                "\"SocketGroup\"", "\"www-data\"", "\"SocketMode\"", "\"RemoveOnStop\"",
+                /* PID 1 makes the directory: sandboxd has no CAP_CHOWN. */
+                "\"/usr/bin/install\"", "\"--mode=0750\"", "\"--group=www-data\"",
+                /* The gate runs in the worker's network namespace. */
+                "\"PrivateNetwork\"", "\"JoinsNamespaceOf\"", "\"PrivateIPC\"",
+                /* Its settings and the token from sandboxd's socket. */
+                "\"gate-config\"", "\"gate-token\"", "\"/run/sandboxd/credentials.sock\"",
+                "\"/usr/libexec/sandboxd/sandbox-gate\"", "\"NotifyAccess\"", "\"PartOf\"",
+                /* No bus, not the worker's /tmp, the second wall. */
+                "\"-/run/dbus\"", "\"-/run/systemd/private\"", "\"/tmp\"", "\"IPAddressDeny\"", "\"IPAddressAllow\"",
+                "\"DynamicUser\"", "\"NoNewPrivileges\"", "\"CapabilityBoundingSet\"", "\"ProtectSystem\"",
+                "\"ProtectHome\"", "\"PrivateDevices\"", "\"PrivateMounts\"", "\"ProtectProc\"", "\"ProcSubset\"",
+                "\"ProtectKernelTunables\"", "\"ProtectKernelModules\"", "\"ProtectKernelLogs\"",
+                "\"ProtectControlGroups\"", "\"ProtectClock\"", "\"ProtectHostname\"", "\"RestrictNamespaces\"",
+                "\"RestrictAddressFamilies\"", "\"MemoryDenyWriteExecute\"", "\"LockPersonality\"",
+                "\"RestrictRealtime\"", "\"RestrictSUIDSGID\"", "\"RemoveIPC\"", "\"SystemCallFilter\"",
+                "\"@system-service\"", "\"SystemCallArchitectures\"", "\"MemoryMax\"", "\"TasksMax\"",
+        };
+        for (size_t i = 0; i < sizeof(present) / sizeof(present[0]); i++)
+                if (!strstr(d, present[i]))
+                        fail_msg("the gate pair lacks %s", present[i]);
+        /* Never a credential by value, never a network family it does not need. */
+        assert_null(strstr(d, "SetCredential"));
+        assert_null(strstr(d, "AF_NETLINK"));
+        assert_null(strstr(d, "AF_INET6"));
+}
+
+static void test_public_unix_only(void **state) {
+        GateUnitParams p = params;
+        _cleanup_free_ char *d = NULL;
+
+        p.tcp_port = 0;
+        p.token = false;
+        d = dump(&p);
+        assert_null(strstr(d, "127.0.0.1:"));
+        assert_null(strstr(d, "\"gate-token\""));
+        assert_non_null(strstr(d, "\"gate-config\""));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pair),
+                cmocka_unit_test(test_public_unix_only),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
