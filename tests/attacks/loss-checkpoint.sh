@@ -60,6 +60,16 @@ resumed_ok() {
 log_jumps() {
     log_of "$WID" | awk 'NR > 1 && ($1 < prev - 3 || $1 > prev + 3) { print prev " -> " $1; exit } { prev = $1 }'
 }
+# The worker unit's memory cgroup after a cycle, for the benchmark (a save
+# needs room on top of the workload): MEMORY.CURRENT ANON FILE SHMEM PEAK
+# (bytes) and the last checkpoint image's size.
+memory_of() {
+    ct sh -c 'cg=/sys/fs/cgroup$(systemctl show -P ControlGroup "sandbox-$1.service")
+        s=$(awk '"'"'$1 == "anon" || $1 == "file" || $1 == "shmem" { v[$1] = $2 } END { print v["anon"] + 0, v["file"] + 0, v["shmem"] + 0 }'"'"' "$cg/memory.stat")
+        echo "$(cat "$cg/memory.current") $s $(cat "$cg/memory.peak" 2>/dev/null || echo 0)"' sh "$1" 2>/dev/null
+    ct journalctl -q -o cat --output-fields=SANDBOXD_IMAGE_BYTES SANDBOXD_WORKER_ID="$1" \
+        SANDBOXD_EVENT=suspended -n 1 2>/dev/null | tail -n1
+}
 retries() {
     ct journalctl -q -o cat SANDBOXD_WORKER_ID="$WID" SANDBOXD_EVENT=suspend-retry 2>/dev/null | wc -l
 }
@@ -78,7 +88,7 @@ fi
 diag "before: $(log_of "$WID" | tail -n1)"
 
 failed=0 lost=0 done_cycles=0 why=
-[ -n "${RESULT_FILE:-}" ] && : > "$RESULT_FILE"
+[ -n "${RESULT_FILE:-}" ] && : > "$RESULT_FILE" && : > "$RESULT_FILE.memory"
 for ((c = 1; c <= CYCLES; c++)); do
     t0=$(date +%s.%N)
     r0=$(retries)
@@ -117,6 +127,8 @@ for ((c = 1; c <= CYCLES; c++)); do
     r1=$(retries)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     [ -n "${RESULT_FILE:-}" ] && echo "$c $result $secs $((r1 - r0))" >> "$RESULT_FILE"
+    [ -n "${RESULT_FILE:-}" ] && echo "$c $(memory_of "$WID" | tr '\n' ' ')" >> "$RESULT_FILE.memory"
+    [ -n "${MEMORY_DIAG:-}" ] && diag "cycle $c memory: $(memory_of "$WID" | tr '\n' ' ')"
     # Every 10th cycle and every trouble, for the log.
     if [ "$result" != ok ] || [ $((c % 10)) = 0 ]; then
         diag "cycle $c: $result in ${secs}s, $((r1 - r0)) retries; $(log_of "$WID" | tail -n1)"
