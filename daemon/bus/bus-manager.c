@@ -81,7 +81,10 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = manager_create_worker(m, &spec, owner, msg, &e);
+        r = bus_quota_exempt(m, msg, owner, ret_error);
+        if (r <= 0 && !bus_quota_exempt_decided(r))
+                return r < 0 ? r : 1;
+        r = manager_create_worker(m, &spec, owner, r > 0, msg, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The reply is sent when systemd's start job has finished. */

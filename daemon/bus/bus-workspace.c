@@ -108,7 +108,10 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = manager_create_workspace(m, name, size_max, class, owner, on_workspace_created,
+        r = bus_quota_exempt(m, msg, owner, ret_error);
+        if (r <= 0 && !bus_quota_exempt_decided(r))
+                return r < 0 ? r : 1;
+        r = manager_create_workspace(m, name, size_max, class, owner, r > 0, on_workspace_created,
                                      sd_bus_message_ref(msg), &e);
         if (r < 0) {
                 sd_bus_message_unref(msg);

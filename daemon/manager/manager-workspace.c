@@ -161,7 +161,7 @@ static int workspace_creation_admit(Manager *m, uid_t owner, SbxError *error) {
 }
 
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             workspace_created_t done, void *userdata, SbxError *error) {
+                             bool quota_exempt, workspace_created_t done, void *userdata, SbxError *error) {
         _cleanup_(workspace_freep) Workspace *ws = NULL;
         _cleanup_free_ char *img = NULL;
         struct WorkspaceCreation *c;
@@ -183,7 +183,8 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
         if (manager_n_workspaces(m) >= SBX_WORKSPACES_MAX)
                 return sbx_error_set(error, -E2BIG, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "This host has %d workspaces, the maximum", SBX_WORKSPACES_MAX);
-        r = manager_quota_admit(m, owner, &(QuotaRequest) { .workspaces = 1, .workspace_bytes = size_max }, error);
+        r = manager_quota_admit(m, owner, &(QuotaRequest) { .exempt = quota_exempt, .workspaces = 1,
+                                                           .workspace_bytes = size_max }, error);
         if (r < 0)
                 return r;
         r = workspace_creation_admit(m, owner, error);

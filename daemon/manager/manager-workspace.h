@@ -20,7 +20,7 @@ typedef void (*workspace_created_t)(Manager *m, Workspace *ws, int r, const SbxE
  * there. Meanwhile the name is taken and counts against OWNER's quota, and
  * the creation against the caps on creations under way (TooManyRequests). */
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             workspace_created_t done, void *userdata, SbxError *error);
+                             bool quota_exempt, workspace_created_t done, void *userdata, SbxError *error);
 /* Ends the creations still running (their images removed, DONE not called). */
 void manager_workspaces_abort_creations(Manager *m);
 /* Wipes WS (its image and metadata) and forgets it; refused while in use. */

@@ -191,6 +191,7 @@ static const ConfigKey config_keys[] = {
         K("Quota:Reserve", KEY_SIZE, quota.reserve_bytes),
         K("Quota:Overcommit", KEY_BOOL, quota.overcommit),
         K("Quota:ExemptRoot", KEY_BOOL, quota.exempt_root),
+        K("Quota:ExemptManagers", KEY_BOOL, quota.exempt_managers),
         K("Bus:AuthorizationsPerUser", KEY_UNSIGNED, bus_authorizations_per_user),
         K("Bus:AuthorizationsMax", KEY_UNSIGNED, bus_authorizations_max),
         K("Bus:InteractiveAuthorizationTimeoutSec", KEY_TIMESPAN, bus_interactive_authorization_timeout_usec),

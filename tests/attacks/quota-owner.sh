@@ -21,6 +21,7 @@ quota-workspaces|-|tester creates workspaces past [Quota] WorkspacesPerOwner=2|Q
 quota-workspace-bytes|-|tester asks for 40 MiB more of SizeMax than [Quota] WorkspaceBytesPerOwner=48M leaves|QuotaExceeded, no image on disk; the 32 MiB that fit are granted
 quota-checkpoint-floor|standard|tester suspends a worker with [Quota] CheckpointBytesPerOwner=8M (below the 16 MiB a checkpoint needs)|QuotaExceeded, the worker runs on, no image
 quota-checkpoint-budget|standard|tester suspends a worker holding 64 MiB with [Quota] CheckpointBytesPerOwner=32M|SuspendFailed, the worker runs on, no image or staging file system left; with 1G it suspends and resumes
+quota-checkpoint-copy|standard|tester suspends that worker (its image B bytes) with CheckpointBytesPerOwner=1.5 B: the image fits once, but while it is made it takes its room twice (runsc writes it into the launcher'"'"'s file system, which is then copied out)|SuspendFailed, the worker runs on, no image; with 2.5 B it suspends and resumes
 '
 atk_load_table "$QUOTA_ATTACKS"
 # Each quota attack runs in its one class.
@@ -245,6 +246,38 @@ else
     fi
 fi
 qa_result quota-checkpoint-budget "$p1" "$p2" "$p3" "$p4" "$p5"
+
+# quota-checkpoint-copy: B, the image the 1G control just made.
+image_bytes() {
+    ct journalctl -q -o cat --output-fields=SANDBOXD_IMAGE_BYTES SANDBOXD_WORKER_ID="$1" SANDBOXD_EVENT=suspended \
+        -n 1 2>/dev/null | tail -n1
+}
+p1= p2= p3= p4= p5=
+B=$(image_bytes "$HWID")
+if ! [[ $B =~ ^[0-9]+$ ]] || [ "$(state_of "$HWID")" != running ]; then
+    p1="no image size of the control's checkpoint ('$B') or the worker is $(state_of "$HWID")"
+else
+    diag "the worker's image: $((B / MIB)) MiB"
+    quota CheckpointBytesPerOwner=$(( (B * 3 / 2 + MIB - 1) / MIB ))M
+    bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID"
+    p2=$(expect_error "$E.SuspendFailed")
+    wait_until 60 running_holding "$HWID" || p3="after the refused checkpoint the worker is $(state_of "$HWID"), not running"
+    if [ -z "$p2" ]; then
+        no_ckpt_files "$HWID" || p4="files of it in $IMAGES: $(ct ls -A $IMAGES)"
+    else
+        # The old build suspended it: resumed for the control.
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$HWID"
+    fi
+    quota CheckpointBytesPerOwner=$(( (B * 5 / 2 + MIB - 1) / MIB ))M
+    if bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID" &&
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$HWID" &&
+        [ "$(state_of "$HWID")" = running ]; then
+        :
+    else
+        p5="with 2.5 times its image (control) suspend and resume failed: ${BUS_ERROR:-} $BUS_ERRMSG (state $(state_of "$HWID"))"
+    fi
+fi
+qa_result quota-checkpoint-copy "$p1" "$p2" "$p3" "$p4" "$p5"
 [[ $HWID =~ ^[0-9a-f]{12}$ ]] && stop_all "$HWID"
 
 # ---- every attack ran ---------------------------------------------------------

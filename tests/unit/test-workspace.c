@@ -205,7 +205,7 @@ static void test_create_failure_leaves_nothing(void **state) {
                 Manager m;
 
                 test_manager(&m, e, mkfs[i]);
-                assert_int_equal(manager_create_workspace(&m, "fails", 32 << 20, SBX_CLASS_STANDARD, 1000,
+                assert_int_equal(manager_create_workspace(&m, "fails", 32 << 20, SBX_CLASS_STANDARD, 1000, false,
                                                           on_created, &c, &err), 0);
                 assert_false(c.called);
                 /* Being made: the name is taken, and nothing may use it yet. */
@@ -231,7 +231,7 @@ static void test_create_aborted(void **state) {
 
         /* The loop never runs: the creation is still pending when it is aborted. */
         test_manager(&m, e, "/bin/false");
-        assert_int_equal(manager_create_workspace(&m, "cut", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "cut", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
         assert_int_equal(n_entries(root), 1);
         test_manager_done(&m);
@@ -253,25 +253,25 @@ static void test_create_quota(void **state) {
         test_manager(&m, e, "/bin/false");
         m.config.quota.workspaces_per_owner = 1;
         m.config.quota.workspace_bytes_per_owner = 48 << 20;
-        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
-        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
         assert_non_null(strstr(err.message, "WorkspacesPerOwner=1"));
         m.config.quota.workspaces_per_owner = 2;
-        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
         assert_non_null(strstr(err.message, "WorkspaceBytesPerOwner"));
         assert_null(manager_find_workspace(&m, "second"));
-        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created, &c,
                                                   &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, false, on_created, &c,
                                                   &err), 0);
         /* Without overcommit, 1 TiB does not fit this test's file system. */
         m.config.quota.overcommit = false;
-        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, on_created, &c,
+        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_INSUFFICIENT_SPACE);
         assert_null(manager_find_workspace(&m, "huge"));
@@ -298,33 +298,33 @@ static void test_create_concurrency_caps(void **state) {
         caller_quota_done(&m.workspace_creation_quota);
         caller_quota_init(&m.workspace_creation_quota, 2, 3);
         /* Control: within the caps, each creation starts. */
-        assert_int_equal(manager_create_workspace(&m, "a1", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a1", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used++], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "a2", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a2", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used++], &err), 0);
         /* The owner's third at once: refused, nothing of it exists. */
-        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_non_null(strstr(err.message, "WorkspaceCreationsPerUser=2"));
         assert_null(manager_find_workspace(&m, "a3"));
         assert_int_equal(n_entries(root), 2);
         /* Another owner fills the total; a third owner is refused by it. */
-        assert_int_equal(manager_create_workspace(&m, "b1", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created,
+        assert_int_equal(manager_create_workspace(&m, "b1", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created,
                                                   &c[used++], &err), 0);
         err = (SbxError) {};
-        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_non_null(strstr(err.message, "WorkspaceCreationsMax=3"));
         assert_null(manager_find_workspace(&m, "c1"));
         /* Root past the total, up to its own cap only. */
-        assert_int_equal(manager_create_workspace(&m, "r1", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r1", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used++], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "r2", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r2", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used++], &err), 0);
         err = (SbxError) {};
-        assert_int_equal(manager_create_workspace(&m, "r3", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r3", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_int_equal(n_entries(root), 5);
@@ -332,9 +332,9 @@ static void test_create_concurrency_caps(void **state) {
         for (size_t i = 0; i < used; i++)
                 run_until(e, &c[i].called);
         assert_int_equal(m.workspace_creation_quota.total, 0);
-        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, false, on_created,
                                                   &c[used + 1], &err), 0);
         test_manager_done(&m);
         assert_int_equal(n_entries(root), 0);
@@ -363,10 +363,10 @@ static void test_create_and_remove(void **state) {
                 skip();
         e = event_with_sigchld();
         test_manager(&m, e, mkfs);
-        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
         /* Never over one being made. */
-        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), -EEXIST);
         assert_string_equal(err.name, SBX_ERROR_WORKSPACE_EXISTS);
         run_until(e, &c.called);
