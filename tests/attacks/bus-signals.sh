@@ -21,7 +21,7 @@ bus-get-property-tester|trusted,standard|tester runs busctl get-property Owner, 
 bus-introspect-tester|trusted,standard|tester runs busctl introspect on root'"'"'s worker and on /org/sandboxd1/worker|UnknownObject; the parent lists no such child
 bus-managed-objects-tester|trusted,standard|tester calls GetManagedObjects and busctl tree org.sandboxd1|root'"'"'s worker in neither
 bus-workspace-tester|-|tester listens (dbus-monitor, eavesdropper, subscription) while root creates and deletes a workspace|no signal names the workspace
-bus-probe-id-tester|-|tester calls GetWorker, StopWorker, SuspendWorker, ResumeWorker, OpenChannel and Worker.Stop with root'"'"'s worker'"'"'s ID and with an unused one, busctl --allow-interactive-authorization=no and =yes, without manage-workers and with a rule that asks it for a password|the same answer for both IDs (NoSuchWorker, UnknownObject on the object), no prompt; tester'"'"'s own worker answers, and with manage-workers granted tester stops root'"'"'s worker
+bus-probe-id-tester|-|tester reads root'"'"'s worker'"'"'s ID from systemctl list-units (unit names are public) and calls GetWorker, StopWorker, SuspendWorker, ResumeWorker, OpenChannel, ReadWorkerLog, Worker.Stop, Suspend, Resume, OpenChannel, Properties.GetAll and Introspect with it and with an unused ID, busctl --allow-interactive-authorization=no and =yes, without manage-workers and with a rule that asks it for a password|the same answer for both IDs (NoSuchWorker, UnknownObject on the object), no prompt; tester'"'"'s own worker answers, and with manage-workers granted tester stops root'"'"'s worker
 bus-subscribe-flood|-|tester holds 140 connections that each call Subscribe|TooManySubscribers past 128; root still subscribes; once they close tester subscribes again
 '
 atk_load_table
@@ -162,14 +162,33 @@ probe() {
         --allow-interactive-authorization="$flag" -- call "$SBX_DEST" "$path" "$iface" "$method" "${arg[@]}" 2>&1 |
         grep -v 'error-name=n/a' | sed -n 's/.*\(error-name=.*\)/\1/p; /^[a-z(]* /p' | sed "s/$word/ID/g"
 }
-# probe_all ID: every way tester can name worker ID, both flags.
+# probe_with FLAG PATH IFACE METHOD WORD [SIG ARGS...]: as probe, with WORD
+# (the ID) written as ID and the call's own arguments.
+probe_with() {
+    local flag=$1 path=$2 iface=$3 method=$4 word=$5
+    shift 5
+    ct runuser -u tester -- env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 \
+        --allow-interactive-authorization="$flag" -- call "$SBX_DEST" "$path" "$iface" "$method" "$@" 2>&1 |
+        grep -v 'error-name=n/a' | sed -n 's/.*\(error-name=.*\)/\1/p; /^[a-z(]* /p' | sed "s/$word/ID/g"
+}
+# probe_all ID: every way tester can name worker ID, both flags: each
+# Manager method that takes an ID, each method of the Worker object, its
+# properties and its introspection.
 probe_all() {
     local id=$1 flag m
     for flag in no yes; do
         for m in GetWorker StopWorker SuspendWorker ResumeWorker OpenChannel; do
             echo "$flag $m: $(probe "$flag" "$SBX_PATH" "$SBX_MGR" "$m" "$id" | tr '\n' ' ')"
         done
-        echo "$flag Worker.Stop: $(probe "$flag" "$SBX_PATH/worker/$id" "$SBX_WORKER_IFACE" Stop | tr '\n' ' ')"
+        echo "$flag ReadWorkerLog: $(probe_with "$flag" "$SBX_PATH" "$SBX_MGR" ReadWorkerLog "$id" \
+            ssbu "$id" "" false 10 | tr '\n' ' ')"
+        for m in Stop Suspend Resume OpenChannel; do
+            echo "$flag Worker.$m: $(probe "$flag" "$SBX_PATH/worker/$id" "$SBX_WORKER_IFACE" "$m" | tr '\n' ' ')"
+        done
+        echo "$flag GetAll: $(probe_with "$flag" "$SBX_PATH/worker/$id" org.freedesktop.DBus.Properties GetAll "$id" \
+            s "$SBX_WORKER_IFACE" | tr '\n' ' ')"
+        echo "$flag Introspect: $(probe_with "$flag" "$SBX_PATH/worker/$id" org.freedesktop.DBus.Introspectable \
+            Introspect "$id" | tr '\n' ' ')"
     done
 }
 probe_rule() {
@@ -184,6 +203,11 @@ PROBE_UNUSED=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 probe_failed=()
 if sbx_create 2 "${SLEEP[@]}" Class s trusted; then
     pv=$WID
+    # Unit names are public (systemd lets every user list units): tester
+    # reads root's worker's ID there, which is all a forged call needs.
+    if ! ct runuser -u tester -- systemctl list-units --all --no-legend 'sandbox-*' | grep -q "sandbox-$pv\.service"; then
+        probe_failed+=("tester did not find root's worker in systemctl list-units (the attack's premise)")
+    fi
     # Without the right, then with a rule that wants a password for it (an
     # interactive check would prompt; busctl has no agent, polkit answers).
     for phase in refused AUTH_ADMIN; do

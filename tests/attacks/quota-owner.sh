@@ -17,6 +17,7 @@ QUOTA_ATTACKS='
 quota-overcommit|-|tester asks for a workspace whose SizeMax is the free space plus 1 GiB|InsufficientSpace, no image on disk; with [Quota] Overcommit=yes the same call succeeds
 quota-mkfs-stall|-|a workspace is made with an mkfs that takes 20 s while ListWorkers and ListWorkspaces are called|both answered within 10 s while the creation is pending, which then completes
 quota-workers|trusted|tester creates workers past [Quota] WorkersPerOwner=2|QuotaExceeded, no unit made; tester2 and root still create workers
+quota-exempt-managers|trusted|tester, granted org.sandboxd1.manage-workers, creates a third worker past [Quota] WorkersPerOwner=2 with ExemptManagers=yes, and with the default (no)|yes: created, while tester2 (not granted) is refused with QuotaExceeded; no: QuotaExceeded for tester too
 quota-workspaces|-|tester creates workspaces past [Quota] WorkspacesPerOwner=2|QuotaExceeded, no image on disk; tester2 still creates a workspace
 quota-workspace-bytes|-|tester asks for 40 MiB more of SizeMax than [Quota] WorkspaceBytesPerOwner=48M leaves|QuotaExceeded, no image on disk; the 32 MiB that fit are granted
 quota-checkpoint-floor|standard|tester suspends a worker with [Quota] CheckpointBytesPerOwner=8M (below the 16 MiB a checkpoint needs)|QuotaExceeded, the worker runs on, no image
@@ -43,6 +44,7 @@ WS=/var/lib/sandboxd/workspaces
 IMAGES=/var/lib/sandboxd/suspend
 W=/etc/sbx-quota
 RULES=/etc/polkit-1/rules.d/50-sbx-quota.rules
+MGR_RULES=/etc/polkit-1/rules.d/50-sbx-quota-managers.rules
 DROPIN=/etc/systemd/system/sandboxd.service.d/50-sbx-quota.conf
 SLEEP=(Argv as 2 /bin/sleep 1000)
 # Holds MiB of touched memory (argument 1) and sleeps.
@@ -52,7 +54,7 @@ for i in range(0, len(buf), 4096): buf[i] = 1
 time.sleep(100000)'
 
 cleanup() {
-    ct sh -c "rm -f $RULES $DROPIN /run/sbx-quota-*; [ -f $CONF.sbx-quota ] && mv $CONF.sbx-quota $CONF
+    ct sh -c "rm -f $RULES $MGR_RULES $DROPIN /run/sbx-quota-*; [ -f $CONF.sbx-quota ] && mv $CONF.sbx-quota $CONF
               rm -rf $W; systemctl daemon-reload" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -183,6 +185,38 @@ qa_result quota-workers "$p1" "$p2" "$p3" "$p4"
 stop_all "${mine[@]}" "${others[@]}"
 check "once tester's workers are gone, tester creates one again" create_as tester trusted
 stop_all "$WID"
+
+# quota-exempt-managers: tester holds manage-workers, tester2 does not.
+ct sh -c "cat >$MGR_RULES" <<'JS'
+polkit.addRule(function(action, subject) {
+    if (subject.user == "tester" && action.id == "org.sandboxd1.manage-workers")
+        return polkit.Result.YES;
+});
+JS
+sleep 3   # polkit rereads its rules on inotify
+p1= p2= p3= p4= p5=
+mine=() others=()
+quota WorkersPerOwner=2 ExemptManagers=yes
+ct systemctl is-active --quiet sandboxd.service || p1="sandboxd does not run with [Quota] ExemptManagers=yes"
+for i in 1 2 3; do
+    if create_as tester trusted; then mine+=("$WID"); else p2="tester's worker $i (exempt) was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+done
+for i in 1 2; do
+    if create_as tester2 trusted; then others+=("$WID"); else p3="tester2's worker $i was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+done
+create_as tester2 trusted && others+=("$WID")
+p4=$(expect_error "$E.QuotaExceeded")
+stop_all "${mine[@]}" "${others[@]}"
+mine=()
+quota WorkersPerOwner=2
+for i in 1 2; do create_as tester trusted && mine+=("$WID"); done
+create_as tester trusted && mine+=("$WID")
+p5=$(expect_error "$E.QuotaExceeded")
+[ -n "$p5" ] && p5="with ExemptManagers=no (the default): $p5"
+qa_result quota-exempt-managers "$p1" "$p2" "$p3" "$p4" "$p5"
+stop_all "${mine[@]}"
+ct rm -f "$MGR_RULES"
+quota WorkersPerOwner=2 WorkspacesPerOwner=2 WorkspaceBytesPerOwner=48M
 
 # quota-workspaces
 p1= p2= p3= p4=
