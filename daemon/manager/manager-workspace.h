@@ -8,7 +8,11 @@
  * m->workspace_root; which worker holds each is known only while it runs. */
 
 int manager_load_workspaces(Manager *m);
-Workspace *manager_find_workspace(Manager *m, const char *name);
+/* By key (workspace-name.h): what sandboxd itself keeps (a spec's resolved
+ * Workspace, records, files). */
+Workspace *manager_find_workspace(Manager *m, const char *key);
+/* OWNER's workspace of that NAME: what a caller other than root can name. */
+Workspace *manager_find_own_workspace(Manager *m, uid_t owner, const char *name);
 
 /* Called once when a creation ends: WS made (R 0), or not (WS NULL, R and
  * ERROR say why, and nothing of it is on disk). */

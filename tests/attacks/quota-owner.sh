@@ -74,8 +74,12 @@ create_as() {
     [[ $BUS_OUT =~ ^so\ \"([^\"]*)\" ]] && WID=${BASH_REMATCH[1]}
 }
 ws_create_as() { bus_call "$1" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorkspace 'sa{sv}' "$2" 1 SizeMax t "$3"; }
-ws_delete() { sbx_call DeleteWorkspace s "$1" >/dev/null; }
-no_image() { ! ct test -e "$WS/$1.img" && ! ct test -e "$WS/$1.meta"; }
+# Names are per owner (tester's t1 is t1.UID to root): every owner's NAME.
+ws_delete() {
+    local k
+    for k in "$1" "$1.$(ct id -u tester)" "$1.$(ct id -u tester2)"; do sbx_call DeleteWorkspace s "$k" >/dev/null; done
+}
+no_image() { ct sh -c "for f in $WS/$1.img $WS/$1.meta $WS/$1.[0-9]*; do [ -e \"\$f\" ] && exit 1; done; exit 0"; }
 # expect_error WANT: the last bus_call failed with error WANT (an empty
 # string when so), else a line saying what happened.
 expect_error() {
