@@ -110,11 +110,11 @@ bool worker_image_complete(const Worker *w) {
 /* ---- suspend ------------------------------------------------------------ */
 
 /* runsc 0.0~20240729 saves a sandbox by building gVisor's whole state in
- * the sentry's Go heap, which is charged to the worker's unit: with a state
- * that grows with every restore (gVisor's network stack keeps every TCP
- * endpoint a save saw, docs/benchmarks.md), the save went past MemoryMax
- * after about 90 cycles and the kernel's OOM killer took the sentry: the
- * worker was lost. So while its checkpoint runs, the unit may use
+ * the sentry's Go heap, which is charged to the worker's unit, and that
+ * state grows with every suspend and resume of a worker that keeps opening
+ * connections (docs/benchmarks.md, checkpoint): the save went past
+ * MemoryMax after about 90 cycles and the kernel's OOM killer took the
+ * sentry: the worker was lost. So while its checkpoint runs, the unit may use
  * [Suspend] CheckpointExtraMemory= beyond MemoryMax; the sandbox is paused
  * meanwhile (launch-suspend.c), so that room is the save's. A failed
  * checkpoint takes it back; a saved sandbox's unit ends, and the resumed one
