@@ -97,12 +97,18 @@ static PolkitQuery *polkit_query_free(PolkitQuery *q) {
         sd_bus_slot_unref(q->call);
         sd_bus_track_unref(q->track);
         sd_event_source_disable_unref(q->defer);
-        /* An answer kept for this call's next dispatch (on_polkit_defer())
-         * that will not come now (a caller gone): it goes on its own. */
-        if (!q->done)
+        /* Answers kept for this call's next dispatch (on_polkit_defer())
+         * that no pending check of it will bring now (a caller gone, a
+         * failed dispatch): they go on their own. */
+        {
+                bool pending = false;
                 for (PolkitQuery *o = q->manager->bus_state->polkit_queries; o; o = o->next)
+                        if (o->request == q->request && !o->done)
+                                pending = true;
+                for (PolkitQuery *o = q->manager->bus_state->polkit_queries; o && !pending; o = o->next)
                         if (o->request == q->request && o->done && o->defer)
                                 (void) sd_event_source_set_enabled(o->defer, SD_EVENT_ONESHOT);
+        }
         sd_bus_message_unref(q->request);
         sd_bus_error_free(&q->error);
         free(q);
