@@ -110,6 +110,10 @@ def at(c):
 memory = None
 if mem:
     memory = {"checkpoint_peak_max_mib": round(max(x["checkpoint_peak"] for x in mem) / MiB, 1),
+              # Checkpoints whose unit went past its MemoryMax: each was an
+              # OOM kill, the worker lost, before CheckpointExtraMemory.
+              "checkpoints_over_running_limit": sum(x["checkpoint_peak"] > x["running_limit"] > 0 for x in mem),
+              "per_cycle": mem,
               "checkpoint_limit_mib": round(max(x["checkpoint_limit"] for x in mem) / MiB, 1),
               "running_limit_mib": round(mem[-1]["running_limit"] / MiB, 1),
               "by_cycle": [{"cycle": x["cycle"], "checkpoint_peak_mib": round(x["checkpoint_peak"] / MiB, 1),
