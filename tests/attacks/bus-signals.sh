@@ -246,11 +246,11 @@ else
 fi
 
 # ---------------------------------------------------------------- a workspace name root holds
-# ws_probe NAME: tester's answers naming workspace NAME, the name written as WS.
+# ws_probe NAME: tester's answers naming workspace NAME, the name written as ID.
 ws_probe() {
     echo "CreateWorker: $(probe_with no "$SBX_PATH" "$SBX_MGR" CreateWorker "$1" 'a{sv}' 3 Argv as 1 /bin/true \
-        Class s trusted Workspace s "$1" | sed 's/ID/WS/g' | tr '\n' ' ')"
-    echo "DeleteWorkspace: $(probe_with no "$SBX_PATH" "$SBX_MGR" DeleteWorkspace "$1" s "$1" | sed 's/ID/WS/g' | tr '\n' ' ')"
+        Class s trusted Workspace s "$1" | tr '\n' ' ')"
+    echo "DeleteWorkspace: $(probe_with no "$SBX_PATH" "$SBX_MGR" DeleteWorkspace "$1" s "$1" | tr '\n' ' ')"
 }
 wsn_failed=()
 TAKEN=sbxtaken$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
