@@ -7,7 +7,7 @@
 # warm-up and once ended workers have left the bus, the warm pool at rest
 # both times; RSS: after the warm-up and right after the last cycle), and
 # what was left behind (tests/reliability/leaks.sh); prints a table and
-# writes bench/results/churn.json. JOBS drivers run side by side against the
+# writes churn.json in BENCH_OUT (default bench/results). JOBS drivers run side by side against the
 # one sandboxd (seeds SEED, SEED+1, ...; COUNT split between them): more
 # cycles per second on an idle host, and concurrent clients as a bonus.
 #   sudo bash bench/churn.sh [COUNT] [SEED] [JOBS]   (default 10000, a random seed, 1)
@@ -17,7 +17,7 @@ COUNT=${1:-10000}
 SEED=${2:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 JOBS=${3:-1}
 CLASSES=trusted,standard,untrusted
-OUT=$SRC/bench/results
+OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
 BUILD=$SRC/build-bench
 [ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var >/dev/null

@@ -10,7 +10,7 @@
 # it at that count. Then the same with egress: workers with --allow whose
 # first act is one CONNECT through their proxy (so the socket-activated proxy
 # runs; before a first connection a worker's egress costs no process), up to
-# EGRESS_N. Prints a table and writes bench/results/density.json.
+# EGRESS_N. Prints a table and writes density.json in BENCH_OUT (default bench/results).
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/density.sh [N] [--egress EGRESS_N] [--points "1 10 50 100"] [--samples S] [--out FILE]
 #                              [--platform systrap|ptrace] [--timer-slack SPAN]
@@ -29,7 +29,7 @@ POINTS="1 10 50 100 200 300"
 SAMPLES=3
 PLATFORM=
 SLACK=
-OUT=$SRC/bench/results/density.json
+OUT=${BENCH_OUT:-$SRC/bench/results}/density.json
 while [ $# -gt 0 ]; do
     case $1 in
         --egress) EGRESS_N=$2; shift 2 ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark in one run, each beside its baselines, one after another
 # (never two at once: they would measure each other), then the figures and
-# one summary table. Writes bench/results/*.json and bench/results/*.png.
+# one summary table. Benchmarks measure; they assert nothing about times.
 #   start latency  bench/start-latency.sh: CreateWorker to first byte, trusted
 #                  and gVisor (cold, and pooled where the script measures it),
 #                  beside bare systemd-run and bare runsc of the same bundle
@@ -11,31 +11,41 @@
 #   density        bench/density.sh: memory per idle gVisor worker and
 #                  sandboxd's RSS up to N workers, list/create/stop times
 #   churn          bench/churn.sh: the reliability churn at length
-#   checkpoint     bench/checkpoint-handshakes.sh: 200 suspend/resume cycles of a
-#                  worker opening connections (20 with --quick)
-#   broker         bench/broker/*.sh, suspend: bench/suspend.sh, where they exist,
-#                  run without arguments (BENCH_QUICK=1 in the environment with --quick)
-# A benchmark whose script is absent is skipped with a line saying so; one
-# that fails is reported and the others still run (exit status 1 at the end).
-# Benchmarks measure; they assert nothing about times.
+#   broker         bench/broker/bench.sh: brokered requests beside direct TLS
+#   suspend        bench/suspend.sh: suspend and resume beside a cold start
+#   checkpoint     bench/checkpoint-handshakes.sh: suspend/resume cycles of a
+#                  worker opening connections (200; 3 with --quick)
+# The table tells the truth about this run only: every figure in it was
+# measured now, from this run's JSON (RUN/results, RUN the directory printed
+# first). A benchmark that fails, or exits 0 without its JSON, has one row,
+# "failed", with its log's path, and the run exits 1; the others still run.
+# A benchmark not asked for (--only) is one row naming the file of its last
+# figures with that run's date and commit, and no figure. A run without
+# --quick then copies the JSON of each benchmark that succeeded, stamped with
+# date and commit, to bench/results/ (the figures the README's benchmark page
+# cites); a --quick run leaves bench/results/ alone.
 #
 #   sudo bash bench/run.sh [--quick] [--churn COUNT] [--density N] [--start N] [--only NAME[,NAME...]]
-#     --quick        small sizes, to try it (a few minutes)
+#     --quick        the smallest sizes: a smoke run of every benchmark in a few
+#                    minutes (what CI runs); its figures are not worth comparing
 #     --churn COUNT  churn cycles (default 300; 10000 for the long run, about 90 min)
 #     --density N    idle workers (default 300)
 #     --density-platform P  runsc platform for density (default: the configured
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint
+#     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=$SRC/bench/results
+PUBLISH=$SRC/bench/results
+ALL="start runtime egress density churn broker suspend checkpoint"
 QUICK=
-CHURN=300
+CHURN=
 DENSITY=300
 DENSITY_PLATFORM=
-START=50
+START=
 ONLY=
+DIR=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1; shift ;;
@@ -44,109 +54,131 @@ while [ $# -gt 0 ]; do
         --density-platform) DENSITY_PLATFORM=$2; shift 2 ;;
         --start) START=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
+        --dir) DIR=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+for n in ${ONLY//,/ }; do
+    [[ " $ALL " == *" $n "* ]] || { echo "run.sh: no benchmark '$n' (one of: $ALL)" >&2; exit 2; }
+done
+# --churn and --start win over either mode's sizes.
 if [ -n "$QUICK" ]; then
-    CHURN=20; START=10
-    DENSITY_ARGS=(20 --egress 10 --points "1 10 20" --samples 1)
-    RUNTIME_N=5
+    CHURN=${CHURN:-10}; START=${START:-5}
+    DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
+    RUNTIME_N=3; SUSPEND_N=1; CHECKPOINT_N=3
 else
+    CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
-    RUNTIME_N=30
+    RUNTIME_N=30; SUSPEND_N=5; CHECKPOINT_N=200
 fi
+[ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (it boots test-bed containers)" >&2; exit 2; }
-mkdir -p "$OUT"
-if ! command -v gnuplot >/dev/null; then
-    echo "run.sh: installing gnuplot-nox for the figures"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox >/dev/null || echo "run.sh: no gnuplot: no figures"
-fi
 
-declare -A status=()
-order=()
+# This run's logs, status and JSON, apart from any earlier run's: the
+# benchmarks write to BENCH_OUT, and the table reads only from there.
+mkdir -p "$DIR"
+RUN=$(mktemp -d "$DIR/sandboxd-bench-run.XXXXXX")
+export BENCH_OUT=$RUN/results
+mkdir -p "$BENCH_OUT"
+COMMIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
+echo "run.sh: logs and this run's results in $RUN (commit $COMMIT)"
+. "$SRC/bench/lib.sh"
+bench_machine > "$BENCH_OUT/machine.json"
+python3 - "$RUN/run.json" "$COMMIT" "$*" "$QUICK" "$ONLY" <<'PY'
+import datetime, json, sys
+json.dump({"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": sys.argv[2], "quick": bool(sys.argv[4]), "only": sys.argv[5] or None}, open(sys.argv[1], "w"))
+PY
+: > "$RUN/status.tsv"
+
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
-# NAME LOG CMD...: runs one benchmark, its output shown and kept in LOG.
+# NAME RC SECONDS LOG: one line of this run's status (a file: the test bed's
+# benchmarks run in a subshell).
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$RUN/status.tsv"; }
+# NAME CMD...: runs one benchmark, its output shown and kept in RUN/NAME.log.
 bench() {
-    local name=$1 log=$2 t0=$SECONDS rc
-    shift 2
-    order+=("$name")
+    local name=$1 log=$RUN/$1.log t0=$SECONDS rc
+    shift
     echo "=== $name: $*"
     "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
-    status[$name]="exit $rc, $((SECONDS - t0)) s"
+    record "$name" "$rc" $((SECONDS - t0)) "$log"
     [ "$rc" = 0 ] || echo "=== $name FAILED (exit $rc; log $log)"
 }
-skip() { order+=("$1"); status[$1]="skipped: $2"; echo "=== $1: skipped: $2"; }
+# NAME... : these benchmarks could not start; LOG says why.
+cannot() {
+    local log=$1 n
+    shift
+    for n in "$@"; do
+        wanted "$n" || continue
+        record "$n" 1 0 "$log"
+        echo "=== $n FAILED (could not start; log $log)"
+    done
+}
 
-LOGS=$(mktemp -d /tmp/sandboxd-bench-run.XXXXXX)
-echo "run.sh: logs in $LOGS"
-. "$SRC/bench/lib.sh"
-bench_machine > "$OUT/machine.json"
+# One build and install of this tree for the benchmarks that take a staged
+# install (bench/lib.sh); the others build their own the same way.
+STAGE=
+if wanted runtime || wanted egress || wanted broker || wanted checkpoint; then
+    echo "=== build: $SRC/build-bench (log $RUN/build.log)"
+    STAGE=$(bench_stage "$SRC" 2> "$RUN/build.log") && [ -d "$STAGE" ] || STAGE=
+    # The integration tests' channel client, for the checkpoint test bed.
+    [ -z "$STAGE" ] || { client=$(bench_sbx_channel "$SRC/build-bench" "$SRC" 2>> "$RUN/build.log") &&
+        install -D -m 0755 "$client" "$STAGE/usr/lib/sandboxd-tests/sbx-channel"; } || STAGE=
+fi
 
-wanted start && bench start "$LOGS/start.log" bash "$SRC/bench/start-latency.sh" "$START"
+wanted start && bench start bash "$SRC/bench/start-latency.sh" "$START"
 
 # runtime and egress run in one test bed of their own.
-if wanted runtime || wanted egress; then
-    STAGE=$(bench_stage "$SRC")
+if [ -z "$STAGE" ]; then
+    cannot "$RUN/build.log" runtime egress
+elif wanted runtime || wanted egress; then
     (
         . "$SRC/tests/testbed/testbed.sh"
         name=bench-run-$$
-        testbed_boot "$name" "$STAGE" || exit 1
+        echo "=== test bed for runtime and egress (log $RUN/testbed.log)"
+        testbed_boot "$name" "$STAGE" > "$RUN/testbed.log" 2>&1 || { cannot "$RUN/testbed.log" runtime egress; exit 0; }
         pid=$(testbed_pid "$name")
-        rc=0
-        if wanted runtime; then
-            bench runtime "$LOGS/runtime.log" bash "$SRC/bench/runtime/bench-start.sh" "$pid" "$RUNTIME_N" \
-                "$OUT/runtime-start.json"
-            echo "${status[runtime]}" > "$LOGS/runtime.status"
-        fi
-        if wanted egress; then
-            bench egress "$LOGS/egress.log" bash "$SRC/bench/egress/bench.sh" "$pid" "$STAGE" "$OUT/egress.json" \
-                ${QUICK:+--quick}
-            echo "${status[egress]}" > "$LOGS/egress.status"
-        fi
-        exit $rc
-    ) || echo "run.sh: the test bed for runtime and egress did not boot"
-    for n in runtime egress; do
-        wanted $n || continue
-        order+=("$n")
-        status[$n]=$(cat "$LOGS/$n.status" 2>/dev/null || echo "not run: the test bed did not boot")
-    done
+        wanted runtime && bench runtime bash "$SRC/bench/runtime/bench-start.sh" "$pid" "$RUNTIME_N" \
+            "$BENCH_OUT/runtime-start.json"
+        wanted egress && bench egress bash "$SRC/bench/egress/bench.sh" "$pid" "$STAGE" "$BENCH_OUT/egress.json" \
+            ${QUICK:+--quick}
+        exit 0
+    )
 fi
 
-[ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
-wanted density && bench density "$LOGS/density.log" bash "$SRC/bench/density.sh" "${DENSITY_ARGS[@]}"
-wanted churn && bench churn "$LOGS/churn.log" bash "$SRC/bench/churn.sh" "$CHURN" 4242
-
+wanted density && bench density bash "$SRC/bench/density.sh" "${DENSITY_ARGS[@]}"
+wanted churn && bench churn bash "$SRC/bench/churn.sh" "$CHURN" 4242
 if wanted broker; then
-    shopt -s nullglob
-    brokers=("$SRC"/bench/broker/*.sh)
-    shopt -u nullglob
-    if [ ${#brokers[@]} = 0 ]; then
-        skip broker "no bench/broker/*.sh in this tree"
+    if [ -z "$STAGE" ]; then
+        cannot "$RUN/build.log" broker
     else
-        for f in "${brokers[@]}"; do
-            bench "broker/$(basename "$f" .sh)" "$LOGS/broker-$(basename "$f" .sh).log" env BENCH_QUICK="$QUICK" bash "$f"
-        done
+        bench broker bash "$SRC/bench/broker/bench.sh" "$STAGE/usr/libexec/sandboxd/sandbox-egress" \
+            "$BENCH_OUT/broker.json" ${QUICK:+--quick}
     fi
 fi
-if wanted suspend; then
-    if [ -f "$SRC/bench/suspend.sh" ]; then
-        bench suspend "$LOGS/suspend.log" env BENCH_QUICK="$QUICK" bash "$SRC/bench/suspend.sh"
-    else
-        skip suspend "no bench/suspend.sh in this tree"
-    fi
-fi
+wanted suspend && bench suspend bash "$SRC/bench/suspend.sh" "$SUSPEND_N"
 if wanted checkpoint; then
-    bench checkpoint "$LOGS/checkpoint.log" bash "$SRC/bench/checkpoint-handshakes.sh" "$([ -n "$QUICK" ] && echo 20 || echo 200)"
+    if [ -z "$STAGE" ]; then
+        cannot "$RUN/build.log" checkpoint
+    else
+        bench checkpoint env BENCH_STAGE="$STAGE" BENCH_JOURNAL="$RUN/checkpoint.journal" \
+            bash "$SRC/bench/checkpoint-handshakes.sh" "$CHECKPOINT_N" new
+    fi
 fi
 
-command -v gnuplot >/dev/null && python3 "$SRC/bench/figures.py" "$OUT"
-python3 "$SRC/bench/summary.py" "$OUT"
-echo "=== runs"
+if [ -z "$QUICK" ] && ! command -v gnuplot >/dev/null; then
+    echo "run.sh: installing gnuplot-nox for the figures"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox >/dev/null || echo "run.sh: no gnuplot: no figures"
+fi
+command -v gnuplot >/dev/null && python3 "$SRC/bench/figures.py" "$BENCH_OUT"
+# The table: this run's rows, failed ones as such; exits 1 when a benchmark
+# failed or left no JSON.
 failed=0
-for n in "${order[@]}"; do
-    printf '%-16s %s\n' "$n" "${status[$n]}"
-    [[ "${status[$n]}" == "exit 0"* || "${status[$n]}" == skipped* ]] || failed=1
-done
+python3 "$SRC/bench/summary.py" --run "$RUN" --earlier "$PUBLISH" ${ONLY:+--only "$ONLY"} || failed=1
+if [ -z "$QUICK" ]; then
+    python3 "$SRC/bench/summary.py" --run "$RUN" --publish "$PUBLISH" >/dev/null &&
+        echo "run.sh: this run's JSON and figures copied to $PUBLISH" || failed=1
+fi
 exit $failed

@@ -2,12 +2,40 @@
 # One table from the JSON the benchmarks left under a results directory:
 # each headline number beside its goal (issue 14, issue 3 for cold starts)
 # and, where a goal is missed, by how much. Prints Markdown (the README's
-# table) and writes summary.json. A benchmark without JSON is a row saying so.
-#   bench/summary.py [RESULTS_DIR]          (default bench/results)
-import json, os, sys
+# table) and writes summary.json beside the JSON.
+#   bench/summary.py [RESULTS_DIR]      every benchmark with JSON there (default
+#                                       bench/results), a row saying so for one without
+#   bench/summary.py --run RUN [--earlier DIR] [--only NAMES]
+#                                       the table of one bench/run.sh run: RUN/status.tsv
+#                                       (NAME RC SECONDS LOG a line), RUN/run.json (date,
+#                                       commit, quick) and RUN/results/*.json. A benchmark
+#                                       that failed, or exited 0 without its JSON, is one
+#                                       row "failed" with its log and no figure; one not
+#                                       run (--only) is one row naming DIR's file of it
+#                                       with its date and commit, no figure. In a --quick
+#                                       run no verdict is given. Exits 1 when a benchmark
+#                                       failed.
+#   bench/summary.py --run RUN --publish DIR
+#                                       copies the JSON (and figures) of each benchmark
+#                                       that succeeded in RUN to DIR, each JSON stamped
+#                                       with "measured": {date, commit}
+import argparse, datetime, json, os, shutil, subprocess, sys
 
-RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+ap = argparse.ArgumentParser()
+ap.add_argument("results", nargs="?")
+ap.add_argument("--run")
+ap.add_argument("--earlier")
+ap.add_argument("--only")
+ap.add_argument("--publish")
+args = ap.parse_args()
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(args.run, "results") if args.run else (args.results or os.path.join(HERE, "results"))
 MiB = 2 ** 20
+# Each benchmark of bench/run.sh and the JSON it writes, in run order.
+BENCHMARKS = {"start": ["start-latency.json"], "runtime": ["runtime-start.json"], "egress": ["egress.json"],
+              "density": ["density.json"], "churn": ["churn.json"], "broker": ["broker.json"],
+              "suspend": ["suspend.json"], "checkpoint": ["checkpoint-handshakes-new.json"]}
+FIGURES = {"start": ["start-latency.png"], "density": ["density.png"], "egress": ["egress-latency.png"]}
 
 
 def load(name):
@@ -18,8 +46,9 @@ def load(name):
 rows = []   # (benchmark, measure, value, goal, verdict)
 
 
-def row(bench, what, value, goal="-", met=None, missed_by=""):
-    verdict = "-" if met is None else ("met" if met else "missed" + (f" by {missed_by}" if missed_by else ""))
+def row(bench, what, value, goal="-", met=None, missed_by="", verdict=None):
+    if verdict is None:
+        verdict = "-" if met is None else ("met" if met else "missed" + (f" by {missed_by}" if missed_by else ""))
     rows.append({"benchmark": bench, "measure": what, "value": value, "goal": goal, "verdict": verdict})
 
 
@@ -35,10 +64,22 @@ def start_latency():
         x = rs[name]
         ratio = x.get("p50_ratio_to_bare")
         goal = r.get("goal_p50_ratio_max", 1.2)
+        if "gvisor" in name:      # issue 27: 1.4x bare runsc, 1.2x the same walls
+            goal = r.get("goal_gvisor_p50_ratio_to_bare_max", goal)
         row("start latency", f"{label}: p50 / p95", f"{x['p50_us'] / 1000:.1f} / {x['p95_us'] / 1000:.1f} ms")
         if ratio is not None:
             row("start latency", f"{label}: p50 over the bare runtime", f"{ratio:.2f}x", f"<= {goal}x",
                 ratio <= goal, f"{ratio - goal:.2f}x")
+        walls = x.get("p50_ratio_to_same_walls")
+        if walls is not None:
+            wgoal = r.get("goal_p50_ratio_to_same_walls_max", 1.2)
+            base = "systemd-run-same-walls" if "trusted" in name else "runsc-same-walls"
+            row("start latency", f"{label}: p50 over the same walls without sandboxd "
+                f"({rs[base]['p50_us'] / 1000:.1f} ms)", f"{walls:.2f}x", f"<= {wgoal}x", walls <= wgoal,
+                f"{walls - wgoal:.2f}x")
+    if r.get("gvisor_cold_phases_p50_ms"):
+        row("start latency", f"gVisor cold, p50 of each step ({r['gvisor_cold_phases_workers']} workers)",
+            "; ".join(f"{k} {v} ms" for k, v in r["gvisor_cold_phases_p50_ms"].items()))
     pooled = {k: v for k, v in rs.items() if "pool" in k}
     pooled.update({k + " pooled": v["pooled"] for k, v in rs.items() if isinstance(v.get("pooled"), dict)})
     bare = rs.get("bare-runsc", {}).get("p50_us")
@@ -61,7 +102,7 @@ def density():
     runs = [load(n) for n in sorted(os.listdir(RESULTS)) if n.startswith("density") and n.endswith(".json")]
     runs = [r for r in runs if r and r.get("series")]
     if not runs:
-        return row(tag, "no density*.json", "-")
+        return row("density", "no density*.json", "-")
     for r in runs:
         density_run(r)
 
@@ -119,6 +160,14 @@ def egress():
         ratio = e["tunnels_per_s"] / t["tunnels_per_s"]
         row("egress", "tunnels/s over tinyproxy", f"{ratio:.2f}x ({e['tunnels_per_s']} / {t['tunnels_per_s']})", ">= 2x",
             ratio >= 2, f"{2 - ratio:.2f}x")
+    egress_cpu(e, t)
+
+
+def egress_cpu(e, t):
+    if "cpu_ms_per_gib" in e:
+        row("egress", "proxy CPU per GiB moved / per 1,000 tunnels: sandbox-egress; tinyproxy",
+            f"{e['cpu_ms_per_gib'] / 1000:.2f} / {e.get('cpu_ms_per_1000_tunnels', 0) / 1000:.2f} s; "
+            f"{t.get('cpu_ms_per_gib', 0) / 1000:.2f} / {t.get('cpu_ms_per_1000_tunnels', 0) / 1000:.2f} s")
 
 
 def churn():
@@ -137,13 +186,131 @@ def runtime():
     if not r:
         return row("runtime", "no runtime-start.json", "-")
     rs = r["rows"]
-    row("runtime", "p50: bare systemd-run / bare runsc / launcher unit",
-        " / ".join(f"{rs[k]['p50_ms']}" for k in ("bare-systemd-run", "bare-runsc", "launcher-unit")) + " ms")
+    keys = [k for k in ("bare-systemd-run", "bare-runsc", "runsc-unit", "launcher-unit") if k in rs]
+    row("runtime", "p50: " + " / ".join(k.replace("-", " ") for k in keys),
+        " / ".join(f"{rs[k]['p50_ms']}" for k in keys) + " ms")
+    if r.get("split_p50_ms"):
+        row("runtime", "a gVisor start without sandboxd, split (p50 differences)",
+            "; ".join(f"{k} {v} ms" for k, v in r["split_p50_ms"].items()))
 
 
-for f in (start_latency, runtime, density, egress, churn):
-    f()
+def broker():
+    r = load("broker.json")
+    if not r:
+        return row("broker", "no broker.json", "-")
+    p50 = r["added_latency_p50_us"]
+    row("broker", "added latency over direct TLS p50 / p99", f"{p50} / {r['added_latency_p99_us']} us",
+        f"p50 < {r.get('goal_added_p50_us', 500)} us", p50 < r.get("goal_added_p50_us", 500),
+        f"{p50 - r.get('goal_added_p50_us', 500):.1f} us")
+    row("broker", "requests/s direct / brokered",
+        f"{r['direct']['rate']['requests_per_s']:.0f} / {r['brokered']['rate']['requests_per_s']:.0f}")
+
+
+def suspend():
+    r = load("suspend.json")
+    if not r:
+        return row("suspend", "no suspend.json", "-")
+    for size, x in r["rows"].items():
+        row("suspend", f"{size}: suspend / resume / cold start p50 (n={x['n']})",
+            f"{x['suspend_p50_us'] / 1000:.0f} / {x['resume_p50_us'] / 1000:.0f} / {x['cold_p50_us'] / 1000:.0f} ms")
+
+
+def checkpoint():
+    r = load("checkpoint-handshakes-new.json")
+    if not r:
+        return row("checkpoint", "no checkpoint-handshakes-new.json", "-")
+    row("checkpoint", f"{r['cycles_asked']} suspend/resume cycles with handshakes in flight: ok / failed / lost",
+        f"{r['ok']} / {r['failed']} / {r['lost']}", "0 failed, 0 lost", r["failed"] == 0 and r["lost"] == 0)
+
+
+ROWS = {"start": start_latency, "runtime": runtime, "egress": egress, "density": density, "churn": churn,
+        "broker": broker, "suspend": suspend, "checkpoint": checkpoint}
+
+
+def stamp_of(path):
+    """Where an earlier figure comes from: its "measured" stamp (a published
+    run's date and commit), else the commit that last changed the file."""
+    try:
+        m = json.load(open(path)).get("measured")
+    except (OSError, ValueError, AttributeError):
+        m = None
+    if m:
+        return f"measured {m['date']} at {m['commit']}"
+    g = subprocess.run(["git", "-C", os.path.dirname(path), "log", "-1", "--format=%cs %h", "--", path],
+                       capture_output=True, text=True).stdout.split()
+    return f"committed {g[0]} in {g[1]}" if len(g) == 2 else "date and commit unknown"
+
+
+def run_table():
+    """This run's rows only: returns whether every benchmark asked for succeeded."""
+    run = json.load(open(os.path.join(args.run, "run.json")))
+    status = {}
+    for line in open(os.path.join(args.run, "status.tsv")):
+        name, rc, secs, log = line.rstrip("\n").split("\t")
+        status[name] = (int(rc), int(secs), log)
+    only = args.only.split(",") if args.only else list(BENCHMARKS)
+    ok = True
+    for name, files in BENCHMARKS.items():
+        if name not in only:
+            if args.earlier:
+                old = [f for f in files if os.path.exists(os.path.join(args.earlier, f))]
+                row(name, "not run in this run", "; ".join(
+                    f"last figures: {os.path.join(args.earlier, f)}, {stamp_of(os.path.join(args.earlier, f))}"
+                    for f in old) or "no earlier figures")
+            continue
+        if name not in status:
+            ok = False
+            row(name, "failed", "failed: the run never reached it", verdict="failed")
+            continue
+        rc, secs, log = status[name]
+        missing = [f for f in files if not os.path.exists(os.path.join(RESULTS, f))]
+        if rc != 0 or missing:
+            ok = False
+            why = f"exit {rc}" if rc != 0 else "exit 0 without " + ", ".join(missing)
+            row(name, "failed", f"failed ({why}; log {log})", verdict="failed")
+            continue
+        n = len(rows)
+        ROWS[name]()
+        for r in rows[n:]:
+            r["measure"] += f" [{secs} s]" if r is rows[n] else ""
+            if run["quick"] and r["verdict"] != "-":
+                r["verdict"] = "- (quick)"
+    return run, ok
+
+
+def publish(dest):
+    run = json.load(open(os.path.join(args.run, "run.json")))
+    os.makedirs(dest, exist_ok=True)
+    for line in open(os.path.join(args.run, "status.tsv")):
+        name, rc = line.split("\t")[:2]
+        if rc != "0" or name not in BENCHMARKS:
+            continue
+        for f in BENCHMARKS[name]:
+            src = os.path.join(RESULTS, f)
+            if not os.path.exists(src):
+                continue
+            d = json.load(open(src))
+            d["measured"] = {"date": run["date"], "commit": run["commit"]}
+            json.dump(d, open(os.path.join(dest, f), "w"), indent=2)
+        for f in FIGURES.get(name, []):
+            if os.path.exists(os.path.join(RESULTS, f)):
+                shutil.copy(os.path.join(RESULTS, f), os.path.join(dest, f))
+
+
+if args.publish:
+    publish(args.publish)
+    sys.exit(0)
+ok = True
+if args.run:
+    run, ok = run_table()
+else:
+    run = None
+    for f in ROWS.values():
+        f()
 machine = load("machine.json")
+if run:
+    print(f"bench/run.sh {'--quick ' if run['quick'] else ''}at {run['commit']}, {run['date']}: every figure below "
+          "was measured in this run" + (" at the smallest sizes, no verdicts" if run["quick"] else ""))
 print("| benchmark | measure | value | goal | verdict |")
 print("|---|---|---|---|---|")
 for r in rows:
@@ -151,4 +318,5 @@ for r in rows:
 if machine:
     print(f"\nmachine: {machine['cpu']}, {machine['cores']} cores, {machine['mem_gib']} GiB, kernel {machine['kernel']}, "
           f"load {' '.join(machine['loadavg'])} at the start")
-json.dump({"machine": machine, "rows": rows}, open(os.path.join(RESULTS, "summary.json"), "w"), indent=2)
+json.dump({"machine": machine, "run": run, "rows": rows}, open(os.path.join(RESULTS, "summary.json"), "w"), indent=2)
+sys.exit(0 if ok else 1)

@@ -6,14 +6,14 @@
 # same workload (`sandboxctl run` until its first answer, the allocation
 # included), and the disk bytes of a suspended worker's image. Runs in a
 # throwaway systemd container (tests/testbed), prints a table, writes
-# bench/results/suspend.json. Mind that the test bed's / is a tmpfs-backed
+# suspend.json in BENCH_OUT (default bench/results). Mind that the test bed's / is a tmpfs-backed
 # overlay: the image is written to memory there, so suspend here measures
 # runsc's checkpoint rather than a disk.
 #   sudo bash bench/suspend.sh [N]        (default N=5 per size)
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-5}
-OUT=$SRC/bench/results
+OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
 BUILD=${BUILD:-$SRC/build-bench}
 [ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null

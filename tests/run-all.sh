@@ -17,8 +17,12 @@
 #                container without the package installed (tests/package).
 #   sanitizers:  the ASan+UBSan build is not a package: its integration pass
 #                copies a meson DESTDIR install of build-asan over / instead
+#   bench smoke: bench/run.sh --quick, every benchmark at its smallest sizes,
+#                one job of the integration queue (not with --only)
 # Installs what it needs with apt when run as root. Integration needs root.
-#   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan] [--long] [--only GLOB]...
+#   usage: tests/run-all.sh [--unit-only] [--integration-only] [--no-asan] [--long] [--jobs N] [--only GLOB]...
+#   --jobs N:    integration containers at a time (default: 2, or
+#                $INTEGRATION_JOBS)
 #   --long:      the long tier: the churn (tests/reliability) and the bus spec
 #                fuzzer (tests/busfuzz) at their full sizes, 300 cycles and
 #                3000 specs, instead of 100 and 1000 (about 5 minutes more)
@@ -41,7 +45,9 @@ while [ $# -gt 0 ]; do
         --integration-only) run_unit=0 ;;
         --no-asan) run_asan=0 ;;
         --long) long_tier=1 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --jobs) [[ ${1:-} =~ ^[1-9][0-9]*$ ]] || { echo "run-all: --jobs needs a positive number" >&2; exit 2; }
+                INTEGRATION_JOBS=$1; shift ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "run-all: unknown option $arg (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -57,6 +63,11 @@ BUILD_ASAN=$SRC/build-asan
 BUILD_DEB=$SRC/build-deb
 LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
+# Two containers at a time: most of a script's time is waiting (boots,
+# systemd jobs, timeouts it provokes), so a second one uses what the first
+# leaves idle. The table at the end gives each script's own time.
+INTEGRATION_JOBS=${INTEGRATION_JOBS:-2}
+declare -a integration_queue=()
 DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev
       systemd-container debootstrap clang libclang-rt-14-dev
@@ -257,13 +268,18 @@ count_tap() {
     fi
 }
 
-run_integration_script() {
-    local script=$1 stage=$2 name machine log rc pid t0=$SECONDS install=1 boot_s
+# One integration script in a container of its own: boots it, runs SCRIPT
+# with STAGE, saves the journal and stops it. Its output goes to LOG (the TAP
+# lines), the exit status to LOG.rc and "SECONDS BOOT_SECONDS" to LOG.time.
+# Run in a subshell of its own, beside others: the test bed's traps and
+# container list start empty there, so a job stops only its own container.
+run_integration_job() {
+    local script=$1 stage=$2 log=$3 machine=$4 name t0=$SECONDS install=1 boot_s rc
+    _testbed_traps_set=
+    _testbed_names=()
     name=${script#"$SRC"/}
     grep -q '^# testbed: install=none' "$script" && install=0
-    machine=sbx-it-$$-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
-    machine=${machine:0:60}
-    log=$LOGDIR/$(echo "$name" | tr / _).log
+    rm -f "$log.rc" "$log.time"
     say "integration: $name (container $machine)"
     # A boot that fails is the host's trouble (a loaded machine, nspawn), not
     # the test's: it gets one more try, said plainly, before it counts.
@@ -271,24 +287,94 @@ run_integration_script() {
         echo "$name: the test container did not boot; booting a fresh one once more"
         machine=${machine:0:58}-2
         if ! TESTBED_INSTALL=$install testbed_boot "$machine" "$stage"; then
-            record_failure "$name: the test container did not boot (twice)"
+            echo "boot" >"$log.rc"
+            echo "$((SECONDS - t0)) $((SECONDS - t0))" >"$log.time"
             return
         fi
     fi
     boot_s=$((SECONDS - t0))
-    pid=$(testbed_pid "$machine")
-    # In the background so a signal to this shell runs its traps at once.
-    { SANDBOXD_SRC=$SRC SANDBOXD_STAGE=$stage TESTBED_MACHINE=$machine \
-          timeout --kill-after=10 "$INTEGRATION_TIMEOUT" bash "$script" "$pid" "$stage"
-      echo $? >"$log.rc"; } 2>&1 | tee "$log" &
-    wait $!
-    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
-    [ "$rc" = 124 ] && echo "$name: timed out after ${INTEGRATION_TIMEOUT}s"
+    SANDBOXD_SRC=$SRC SANDBOXD_STAGE=$stage TESTBED_MACHINE=$machine \
+        timeout --kill-after=10 "$INTEGRATION_TIMEOUT" bash "$script" "$(testbed_pid "$machine")" "$stage" >"$log" 2>&1
+    rc=$?
+    [ "$rc" = 124 ] && echo "$name: timed out after ${INTEGRATION_TIMEOUT}s" >>"$log"
     testbed_journal "$machine" "$log.journal" || true
     testbed_stop "$machine"
-    count_tap "$name" "$log" "$rc"
-    echo "$name: took $((SECONDS - t0)) s (boot and install: $boot_s s)"
-    timed $((SECONDS - t0)) "$name${asan_label:-}"
+    echo "$rc" >"$log.rc"
+    echo "$((SECONDS - t0)) $boot_s" >"$log.time"
+}
+
+# What the parent does once a job has ended: its output in one piece, its
+# TAP lines counted, its time, and for the sanitizer build its journal read.
+finish_integration_job() {
+    local script=$1 log=$2 label=$3 name rc secs boot_s
+    name=${script#"$SRC"/}
+    cat "$log.out" "$log" 2>/dev/null
+    rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+    read -r secs boot_s < <(cat "$log.time" 2>/dev/null || echo "0 0")
+    if [ "$rc" = boot ]; then
+        record_failure "$name$label: the test container did not boot (twice)"
+        timed "$secs" "$name$label"
+        return
+    fi
+    count_tap "$name$label" "$log" "$rc"
+    echo "$name$label: took $secs s (boot and install: $boot_s s)"
+    timed "$secs" "$name$label"
+    [ -n "$label" ] || return 0
+    if grep -E -q 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer' "$log.journal" 2>/dev/null; then
+        grep -E -A20 'ERROR: AddressSanitizer|runtime error:' "$log.journal" | head -40
+        record_failure "$name under ASan+UBSan: sanitizer report in the journal"
+    else
+        passed=$((passed + 1))
+        echo "$name under ASan+UBSan: no sanitizer report"
+    fi
+}
+
+# Runs the queued jobs ("SCRIPT|STAGE|LOGDIR|LABEL" each) INTEGRATION_JOBS
+# at a time, in the order given. The containers share only the host's CPUs
+# and loop devices; each has its own network, file systems and systemd. A
+# check that measures a rate must hold on a loaded machine anyway (its
+# bounds are generous; the figures themselves are bench/'s).
+run_integration_queue() {
+    local -a queue=("$@")
+    local -A job_script=() job_log=() job_label=()
+    local running=0 script stage logdir label log machine pid n=0
+    # shellcheck source=tests/testbed/testbed.sh
+    source "$SRC/tests/testbed/testbed.sh"
+    # Each job's own traps stop its container.
+    trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
+    while [ ${#queue[@]} -gt 0 ] || [ $running -gt 0 ]; do
+        while [ ${#queue[@]} -gt 0 ] && [ $running -lt "$INTEGRATION_JOBS" ]; do
+            IFS='|' read -r script stage logdir label <<<"${queue[0]}"
+            queue=("${queue[@]:1}")
+            n=$((n + 1))
+            mkdir -p "$logdir"
+            if [ "$script" = "$BENCH_SMOKE" ]; then
+                log=$logdir/bench-quick.log
+                bench_smoke_job "$log" >"$log.out" 2>&1 &
+                job_script[$!]=$script job_log[$!]=$log job_label[$!]=
+                running=$((running + 1))
+                continue
+            fi
+            log=$logdir/$(echo "${script#"$SRC"/}" | tr / _).log
+            machine=sbx-it-$$-$n-$(basename "$(dirname "$script")")-$(basename "$script" .sh)
+            run_integration_job "$script" "$stage" "$log" "${machine:0:56}" >"$log.out" 2>&1 &
+            pid=$!
+            job_script[$pid]=$script job_log[$pid]=$log job_label[$pid]=$label
+            running=$((running + 1))
+        done
+        pid=
+        wait -n -p pid
+        [ -n "$pid" ] || { record_failure "integration: $running job(s) lost"; break; }
+        [ -n "${job_script[$pid]:-}" ] || continue
+        if [ "${job_script[$pid]}" = "$BENCH_SMOKE" ]; then
+            finish_bench_smoke "${job_log[$pid]}"
+        else
+            finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}"
+        fi
+        unset "job_script[$pid]" "job_log[$pid]" "job_label[$pid]"
+        running=$((running - 1))
+    done
+    trap - INT TERM
 }
 
 # "SCRIPT: NAME" for every TAP line of the integration logs (ASan passes
@@ -314,18 +400,15 @@ selected() {
     return 1
 }
 
-integration_tests() {
+# Queues tests/integration/*.sh, then each component's own
+# tests/*/integration.sh (egress, runtime, cli, ...), then the attack suite's
+# further sections (bus-*, quota-*, loss-*; lib-*.sh are their helpers).
+queue_integration_tests() {
     local stage=$1 script
-    # shellcheck source=tests/testbed/testbed.sh
-    source "$SRC/tests/testbed/testbed.sh"
-    # tests/integration/*.sh, then each component's own tests/*/integration.sh
-    # (egress, runtime, cli, ...).
     local scripts=("$SRC"/tests/integration/*.sh)
     for script in "$SRC"/tests/*/integration.sh; do
         [ -f "$script" ] && [ "$script" != "$SRC/tests/integration/integration.sh" ] && scripts+=("$script")
     done
-    # The attack suite's further sections (bus-*, quota-*, loss-*), each a
-    # container of its own; lib-*.sh are their shared helpers.
     for script in "$SRC"/tests/attacks/*.sh; do
         case "$(basename "$script")" in integration.sh|lib-*.sh) continue ;; esac
         scripts+=("$script")
@@ -333,7 +416,7 @@ integration_tests() {
     for script in "${scripts[@]}"; do
         [ "$(basename "$script")" = lib.sh ] && continue
         selected "${script#"$SRC"/}" || continue
-        run_integration_script "$script" "$stage"
+        integration_queue+=("$script|$stage|$LOGDIR|")
     done
 }
 
@@ -363,32 +446,46 @@ asan_stage_install() {
         > "$stage/etc/systemd/system.conf.d/sanitizers.conf"
 }
 
-asan_integration_tests() {
-    local stage=$BUILD_ASAN/stage script name log
+queue_asan_integration_tests() {
+    local stage=$BUILD_ASAN/stage script
     say "staging a DESTDIR install of build-asan in $stage"
     if ! asan_stage_install "$stage"; then
         record_failure "asan integration: staging the install"
         return
     fi
-    # shellcheck source=tests/testbed/testbed.sh
-    source "$SRC/tests/testbed/testbed.sh"
-    local saved_logdir=$LOGDIR asan_label=" (ASan)"
-    LOGDIR=$LOGDIR/asan
-    mkdir -p "$LOGDIR"
     for script in $ASAN_SCRIPTS; do
         selected "$script" || continue
-        run_integration_script "$SRC/$script" "$stage"
-        name=$(echo "${script}" | tr / _)
-        log=$LOGDIR/$name.log.journal
-        if grep -E -q 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer' "$log" 2>/dev/null; then
-            grep -E -A20 'ERROR: AddressSanitizer|runtime error:' "$log" | head -40
-            record_failure "$script under ASan+UBSan: sanitizer report in the journal"
-        else
-            passed=$((passed + 1))
-            echo "$script under ASan+UBSan: no sanitizer report"
-        fi
+        integration_queue+=("$SRC/$script|$stage|$LOGDIR/asan| (ASan)")
     done
-    LOGDIR=$saved_logdir
+}
+
+# Every benchmark of bench/run.sh at its smallest sizes (--quick), from this
+# tree, so that none rots unseen: a smoke run that checks no verdicts, so it
+# may run beside an integration job (it builds build-bench and boots its own
+# test beds one after another). One check: run.sh exits 0 only when every
+# benchmark ran and wrote its JSON; otherwise its table's "failed" rows name
+# each one and its log. Output in LOG, like an integration job's.
+BENCH_SMOKE=@bench-smoke
+bench_smoke_job() {
+    local log=$1 t0=$SECONDS
+    say "bench/run.sh --quick (log $log)"
+    bash "$SRC/bench/run.sh" --quick --dir "$LOGDIR/bench" >"$log" 2>&1
+    echo $? >"$log.rc"
+    echo "$((SECONDS - t0)) 0" >"$log.time"
+}
+
+finish_bench_smoke() {
+    local log=$1 secs
+    cat "$log.out"
+    read -r secs _ < <(cat "$log.time" 2>/dev/null || echo "0 0")
+    if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then
+        passed=$((passed + 1))
+        echo "bench/run.sh --quick: every benchmark ran"
+    else
+        grep -F '| failed' "$log"
+        record_failure "bench/run.sh --quick (log: $log)"
+    fi
+    timed "$secs" "bench smoke (bench/run.sh --quick)"
 }
 
 main() {
@@ -437,14 +534,18 @@ main() {
             fi
         fi
         [ $run_unit = 1 ] && unit_tests "$BUILD_CI"
-        [ $run_integration = 1 ] && integration_tests "$stage"
+        # First: the longest job, which leaves the other slot to the scripts.
+        # Not with --only, which asks for some integration scripts alone.
+        [ $run_integration = 1 ] && [ ${#only[@]} -eq 0 ] && integration_queue+=("$BENCH_SMOKE||$LOGDIR|")
+        [ $run_integration = 1 ] && queue_integration_tests "$stage"
     fi
     if [ $run_unit = 1 ] && [ $run_asan = 1 ] &&
         build "$BUILD_ASAN" "${opts[@]}" -Db_sanitize=address,undefined -Db_lundef=false; then
         # A UBSan report fails the test (by default UBSan only prints).
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unit_tests "$BUILD_ASAN" --timeout-multiplier 3
-        [ $run_integration = 1 ] && asan_integration_tests
+        [ $run_integration = 1 ] && queue_asan_integration_tests
     fi
+    [ ${#integration_queue[@]} -gt 0 ] && run_integration_queue "${integration_queue[@]}"
 
     say "done in $((SECONDS - start)) s; $skipped skipped; logs in $LOGDIR"
     echo "  seconds  step (slowest first)"

@@ -14,9 +14,11 @@
 #include "errors.h"
 #include "pager.h"
 #include "sandboxctl-args.h"
+#include "sandboxctl-bus.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
 #include "sandboxctl-logs.h"
+#include "sandboxctl-mcp.h"
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
 #include "sandboxctl-spec.h"
@@ -85,6 +87,7 @@ static void help(void) {
                "  sandboxctl workspace create NAME --size SIZE [--class CLASS]\n"
                "  sandboxctl workspace list [--json] [--no-legend]\n"
                "  sandboxctl workspace delete NAME\n"
+               "  sandboxctl mcp [--listen PATH|127.0.0.1:PORT [--token-file FILE]] [OPTIONS]\n"
                "\n"
                "COMMANDS\n"
                "  run       Create a worker running COMMAND, connect this terminal's\n"
@@ -143,6 +146,10 @@ static void help(void) {
                "            to root and holders of org.sandboxd1.manage-workspaces); delete\n"
                "            wipes one that no worker uses.\n"
                "       --size SIZE        the workspace's cap (create; required)\n"
+               "  mcp       Serve the Model Context Protocol (stdio, or Streamable HTTP with\n"
+               "            --listen) so an agent host can start workers and run commands\n"
+               "            in them, inside ceilings this command's options set; every\n"
+               "            worker is Origin=llm-generated. See sandboxctl mcp --help.\n"
                "\n"
                "OPTIONS FOR run AND create (only given options are sent; sandboxd.conf\n"
                "supplies the rest)\n"
@@ -214,35 +221,14 @@ static void help(void) {
 }
 
 static int bus_connect(sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *address = getenv("SANDBOXCTL_BUS_ADDRESS");
         int r;
 
-        if (isempty(address))
-                r = sd_bus_open_system(&bus);
-        else {
-                r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, true);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-        }
-        if (r < 0) {
+        r = sandboxctl_bus_open(arg.ask_password, ret);
+        if (r < 0)
                 print_error("Failed to connect to %s: %s", isempty(address) ? "the system bus" : address,
                             strerror(-r));
-                return r;
-        }
-        /* Let polkit ask (an agent of the user's session) rather than just
-         * refuse, as systemctl does, unless --no-ask-password. */
-        r = sd_bus_set_allow_interactive_authorization(bus, arg.ask_password);
-        if (r < 0) {
-                print_error("Failed to set the interactive authorization flag: %s", strerror(-r));
-                return r;
-        }
-        *ret = TAKE_PTR(bus);
-        return 0;
+        return r;
 }
 
 enum {
@@ -1071,6 +1057,10 @@ static int verb_export(int argc, char *argv[]) {
         return export_run(argc, argv, apply_global_option, help, SANDBOXCTL_VERSION);
 }
 
+static int verb_mcp(int argc, char *argv[]) {
+        return mcp_verb_run(argc, argv, apply_global_option, SANDBOXCTL_VERSION);
+}
+
 static int verb_logs(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -1217,6 +1207,7 @@ static const Verb verbs[] = {
         { "logs",      verb_logs },
         { "export",    verb_export },
         { "workspace", verb_workspace },
+        { "mcp",       verb_mcp },
 };
 
 int main(int argc, char *argv[]) {

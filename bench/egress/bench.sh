@@ -58,7 +58,9 @@ if [ "${1:-}" != "--inside" ]; then
         ct sh -c 'cat > /usr/libexec/sandboxd/sandbox-egress-base && chmod 755 /usr/libexec/sandboxd/sandbox-egress-base' \
             < "$EGRESS_BENCH_BASE"
     fi
-    for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/../../tests/testbed/upstream-netns.sh" \
+    # egress-client.py imports tls_hello, its neighbour.
+    for f in "$HERE/../../tests/egress/egress-client.py" "$HERE/../../tests/egress/tls_hello.py" \
+             "$HERE/../../tests/testbed/upstream-netns.sh" \
              "$HERE/bench.sh" "$LOAD"; do
         ct sh -c "cat > /run/egress-bench/${f##*/} && chmod 755 /run/egress-bench/${f##*/}" < "$f"
     done
@@ -98,6 +100,8 @@ rows = [
     ("added latency p99 us", "added_latency_p99_us", 1),
     ("tunnels/s", "tunnels_per_s", 1),
     ("tunnels/s ratio vs tinyproxy", "tunnels_ratio_vs_tinyproxy", 1),
+    ("proxy CPU ms per GiB", "cpu_ms_per_gib", 1),
+    ("proxy CPU ms per 1000 tunnels", "cpu_ms_per_1000_tunnels", 1),
 ]
 cols = [c for c in ("direct", "sandbox-egress", "tinyproxy", "sandbox-egress-base") if c in r]
 print(f"{'':28}" + "".join(f"{c:>16}" for c in cols))
@@ -201,17 +205,17 @@ rotated() {   # ROUND: the columns, starting at ROUND mod their number
     for k in "${!c[@]}"; do echo "${c[$(((k + $1) % ${#c[@]}))]}"; done
 }
 
+main_pid() {   # COLUMN: the PID of its proxy (sandbox-egress: started by the first connection)
+    case $1 in
+        sandbox-egress) systemctl show -P MainPID egress-bench-proxy.service ;;
+        sandbox-egress-base) systemctl show -P MainPID egress-bench-base.service ;;
+        tinyproxy) systemctl show -P MainPID egress-bench-tinyproxy.service ;;
+    esac
+}
+# utime + stime in clock ticks: every thread, the exited ones too (0 for direct).
+ticks() { [ "${1:-0}" -gt 0 ] 2>/dev/null && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
 if [ "${2:-}" = --cost ]; then
-    main_pid() {   # COLUMN: the PID of its proxy (started by the warm-up)
-        case $1 in
-            sandbox-egress) systemctl show -P MainPID egress-bench-proxy.service ;;
-            sandbox-egress-base) systemctl show -P MainPID egress-bench-base.service ;;
-            tinyproxy) systemctl show -P MainPID egress-bench-tinyproxy.service ;;
-        esac
-    }
-    # utime + stime in clock ticks: every thread, the exited ones too.
-    ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-    TICK_US=$((1000000 / $(getconf CLK_TCK)))
     JOURNALD=$(systemctl show -P MainPID systemd-journald.service)
     UPSTREAM=$(systemctl show -P MainPID egress-bench-up.service)
     SEQ=3000; STRACED=1000; RATE_S=3
@@ -270,24 +274,59 @@ json.dump(out, sys.stdout)
 PY
     exit 0
 fi
+# EGRESS_BENCH_PIN=1: the proxy (every thread, tinyproxy's too) on CPU 1,
+# the client and the upstream on CPU 0, so that on two cores they do not
+# take turns on one; direct then has one CPU for its two ends as well.
+PIN_CLIENT=()
+if [ -n "${EGRESS_BENCH_PIN:-}" ]; then
+    PIN_CLIENT=(taskset -c 0)
+    taskset -a -c -p 0 "$(systemctl show -P MainPID egress-bench-up.service)" >/dev/null
+fi
+pin_proxy() {   # COLUMN
+    local pid
+    [ -n "${EGRESS_BENCH_PIN:-}" ] || return 0
+    pid=$(main_pid "$1")
+    [ "${pid:-0}" -gt 0 ] && taskset -a -c -p 1 "$pid" >/dev/null
+    return 0
+}
+# Every proxy running before the first measure (sandbox-egress is
+# socket-activated): its PID is known, to pin it and to count its CPU.
+for col in $COLS; do
+    [ "${col%%:*}" = direct ] || $B/egress-load latency "${col#*:}" $TARGET_PING 5 $B/hello.bin > /dev/null
+done
+# The proxy's CPU over each measure (the proxies' own utime + stime, which
+# do not depend on who else runs): per GiB moved and per 1,000 tunnels.
 for round in $(seq "$ROUNDS"); do
     for col in $(rotated "$round"); do
-        tp=$($B/egress-load throughput "${col#*:}" $TARGET_BULK "$BYTES" "$REPEAT" $B/hello.bin)
-        echo "$round ${col%%:*} throughput_bps $tp"
+        name=${col%%:*}
+        pin_proxy "$name"
+        c0=$(ticks "$(main_pid "$name")")
+        tp=$("${PIN_CLIENT[@]}" $B/egress-load throughput "${col#*:}" $TARGET_BULK "$BYTES" "$REPEAT" $B/hello.bin)
+        c1=$(ticks "$(main_pid "$name")")
+        echo "$round $name throughput_bps $tp"
+        # throughput moves BYTES REPEAT times
+        [ "$name" = direct ] || echo "$round $name cpu_ms_per_gib $(((c1 - c0) * TICK_US / 1000 * 1073741824 / (BYTES * REPEAT)))"
     done
     for col in $(rotated "$round"); do
+        pin_proxy "${col%%:*}"
         lat=$(env EGRESS_LOAD_SAMPLES=$B/samples-${col%%:*}-$round \
               ${EGRESS_BENCH_TRACE:+EGRESS_LOAD_TRACE=$B/trace/client-${col%%:*}-$round} \
-              $B/egress-load latency "${col#*:}" $TARGET_PING "$PINGS" $B/hello.bin)
+              "${PIN_CLIENT[@]}" $B/egress-load latency "${col#*:}" $TARGET_PING "$PINGS" $B/hello.bin)
         echo "$round ${col%%:*} latency_p50_us ${lat% *}"
         echo "$round ${col%%:*} latency_p99_us ${lat#* }"
     done
     for col in $(rotated "$round"); do
-        rate=$($B/egress-load rate "${col#*:}" $TARGET_PING "$SECONDS_RATE" "$PROCS" $B/hello.bin)
-        echo "$round ${col%%:*} tunnels_per_s $rate"
+        name=${col%%:*}
+        pin_proxy "$name"
+        c0=$(ticks "$(main_pid "$name")")
+        rate=$("${PIN_CLIENT[@]}" $B/egress-load rate "${col#*:}" $TARGET_PING "$SECONDS_RATE" "$PROCS" $B/hello.bin)
+        c1=$(ticks "$(main_pid "$name")")
+        echo "$round $name tunnels_per_s $rate"
+        n=$((rate * SECONDS_RATE))
+        [ "$name" = direct ] || [ "$n" = 0 ] || echo "$round $name cpu_ms_per_1000_tunnels $(((c1 - c0) * TICK_US * 1000 / 1000 / n))"
     done
 done > $B/samples.txt
-python3 - $B/samples.txt "bytes=$BYTES repeat=$REPEAT pings=$PINGS rate_seconds=$SECONDS_RATE client=egress-load threads=$PROCS rounds=$ROUNDS cpus=$(nproc)" $B <<'PY'
+python3 - $B/samples.txt "bytes=$BYTES repeat=$REPEAT pings=$PINGS rate_seconds=$SECONDS_RATE client=egress-load threads=$PROCS rounds=$ROUNDS cpus=$(nproc) pinned=${EGRESS_BENCH_PIN:-0}" $B <<'PY'
 import json, statistics, sys
 rounds = {}
 for line in open(sys.argv[1]):
@@ -300,8 +339,9 @@ def median(values):
     return m if isinstance(m, int) or m != int(m) else int(m)
 out = {}
 for col in [c for c in ("direct", "sandbox-egress", "tinyproxy", "sandbox-egress-base") if c in rounds[1]]:
-    keys = ("throughput_bps", "latency_p50_us", "latency_p99_us", "tunnels_per_s")
-    x = {k: median(per_round(lambda r: r[col][k])) for k in keys}
+    keys = ("throughput_bps", "latency_p50_us", "latency_p99_us", "tunnels_per_s", "cpu_ms_per_gib",
+            "cpu_ms_per_1000_tunnels")
+    x = {k: median(per_round(lambda r: r[col][k])) for k in keys if k in rounds[1][col]}
     if col != "direct":
         x["throughput_ratio"] = round(median(per_round(
             lambda r: r[col]["throughput_bps"] / r["direct"]["throughput_bps"])), 3)

@@ -4,11 +4,15 @@
 #   bare-systemd-run   systemd-run --wait --pipe of a DynamicUser, PrivateNetwork unit
 #   bare-runsc         runsc run of the exact bundle a worker gets (copied from a
 #                      live worker) with the launcher's flags, outside any unit
+#   runsc-unit         the same unit whose ExecStart=+ is that bare runsc run
+#                      of the same bundle: the unit's set-up without the launcher
 #   launcher-unit      a DynamicUser unit whose ExecStart=+ is sandbox-launch run,
 #                      its stdout a connected socket (stdin empty: the launcher
 #                      refuses stdin and stdout on one socket, see its README)
 # so that the daemon's own share (bench/start-latency.sh) can be told apart
-# from the unit's and the launcher's. Runs inside a booted test-bed container
+# from the unit's and the launcher's: the split printed at the end is the
+# unit's set-up (runsc-unit - bare-runsc) and the launcher's own work, its
+# bundle, checks and the readiness path (launcher-unit - runsc-unit). Runs inside a booted test-bed container
 # with the build installed at /.
 #   bench/runtime/bench-start.sh CONTAINER_LEADER_PID [N] [OUT.json]
 set -euo pipefail
@@ -62,13 +66,35 @@ StandardError=journal
 ExecStart=+$LAUNCH run --id rtbench --runtime runsc --runtime-path $RUNSC --platform $PLATFORM --home /var/lib/sandboxd/workers/rtbench --pids 256 --memory 256M --cpu-percent 100 -- /bin/sh -c "echo ready; exec sleep 60"
 ExecStopPost=+$LAUNCH cleanup --id rtbench --runtime-path $RUNSC
 EOF
+# The launcher's unit with runsc itself as its command (same walls and
+# limits, same bundle once copied, the launcher's runsc flags).
+ct tee /run/systemd/system/sandbox-rtrunsc@.service >/dev/null <<EOF
+[Service]
+DynamicUser=yes
+User=sandbox-rtbench
+StateDirectory=sandboxd/workers/rtbench
+StateDirectoryMode=0700
+PrivateNetwork=yes
+PrivateIPC=yes
+MemoryMax=256M
+TasksMax=256
+StandardInput=null
+StandardOutput=socket
+StandardError=journal
+ExecStart=+$RUNSC --root=$W/runsc-unit --ignore-cgroups --network=none --overlay2=none --platform=$PLATFORM run --bundle $W/bundle rtrunsc-%i
+EOF
+ct tee /run/systemd/system/sandbox-rtrunsc.socket >/dev/null <<EOF
+[Socket]
+ListenStream=$W/runsc.sock
+Accept=yes
+EOF
 ct tee /run/systemd/system/sandbox-rtbundle.socket >/dev/null <<EOF
 [Socket]
 ListenStream=$W/bundle.sock
 Accept=yes
 EOF
 ct systemctl daemon-reload
-ct systemctl start sandbox-rtbench.socket sandbox-rtbundle.socket
+ct systemctl start sandbox-rtbench.socket sandbox-rtbundle.socket sandbox-rtrunsc.socket
 
 ct env N="$N" W="$W" RUNSC="$RUNSC" PLATFORM="$PLATFORM" python3 - > "$OUT.samples" <<'PY'
 import json, os, shutil, socket, subprocess, sys, time
@@ -78,7 +104,7 @@ def idle():
     # the previous instance (and its ExecStopPost) must be gone before the next
     for _ in range(300):
         out = subprocess.run(["systemctl", "list-units", "--no-legend", "--plain", "sandbox-rtbench@*",
-                              "sandbox-rtbundle@*"], capture_output=True, text=True).stdout
+                              "sandbox-rtbundle@*", "sandbox-rtrunsc@*"], capture_output=True, text=True).stdout
         if not out.strip():
             return
         time.sleep(0.05)
@@ -113,23 +139,28 @@ spec["process"]["args"] = ["/bin/echo", "x"]
 json.dump(spec, open(bundle + "/config.json", "w"))
 idle()
 
-series = {"bare-systemd-run": [], "bare-runsc": [], "launcher-unit": []}
+series = {"bare-systemd-run": [], "bare-runsc": [], "runsc-unit": [], "launcher-unit": []}
 for i in range(N + 3):          # the first 3 rounds warm caches and are dropped
     a = first_byte_process(["systemd-run", "--quiet", "--wait", "--pipe", "--collect", "-p", "DynamicUser=yes",
                             "-p", "PrivateNetwork=yes", "/bin/echo", "x"])
     b = first_byte_process([RUNSC, "--root=" + W + "/runsc", "--ignore-cgroups", "--network=none",
                             "--overlay2=none", "--platform=" + PLATFORM, "run", "--bundle", bundle,
                             "bench-%d-%d" % (os.getpid(), i)])
+    idle()
+    u = first_byte_socket(W + "/runsc.sock")
+    idle()
     c = first_byte_socket(W + "/launch.sock")
     idle()
     if i >= 3:
-        series["bare-systemd-run"].append(a); series["bare-runsc"].append(b); series["launcher-unit"].append(c)
+        series["bare-systemd-run"].append(a); series["bare-runsc"].append(b); series["runsc-unit"].append(u)
+        series["launcher-unit"].append(c)
 json.dump(series, sys.stdout)
 PY
-ct systemctl stop sandbox-rtbench.socket sandbox-rtbundle.socket
+ct systemctl stop sandbox-rtbench.socket sandbox-rtbundle.socket sandbox-rtrunsc.socket
 ct rm -rf "$W" /run/systemd/system/sandbox-rtbench.socket \
     /run/systemd/system/sandbox-rtbench@.service /run/systemd/system/sandbox-rtbundle.socket \
-    /run/systemd/system/sandbox-rtbundle@.service /var/lib/private/sandboxd/workers/rtbench \
+    /run/systemd/system/sandbox-rtbundle@.service /run/systemd/system/sandbox-rtrunsc.socket \
+    /run/systemd/system/sandbox-rtrunsc@.service /var/lib/private/sandboxd/workers/rtbench \
     /var/lib/sandboxd/workers/rtbench
 ct systemctl daemon-reload
 
@@ -143,14 +174,19 @@ rows = {k: {"n": len(v), "p50_ms": round(pct(v, 50), 1), "p95_ms": round(pct(v, 
 unit = rows["bare-systemd-run"]["p50_ms"]; runsc = rows["bare-runsc"]["p50_ms"]
 launcher = rows["launcher-unit"]["p50_ms"]
 rows["launcher-unit"]["p50_ratio_to_bare_runsc"] = round(launcher / runsc, 3)
+in_unit = rows["runsc-unit"]["p50_ms"]
+split = {"unit set-up (runsc-unit - bare-runsc)": round(in_unit - runsc, 1),
+         "launcher: bundle, checks, readiness path (launcher-unit - runsc-unit)": round(launcher - in_unit, 1)}
 summary = {"benchmark": "runtime-start", "platform": platform, "unit": "milliseconds", "rows": rows,
            "launcher_and_unit_over_bare_runsc_p50_ms": round(launcher - runsc, 1),
-           "of_which_unit_start_p50_ms (bare systemd-run)": unit}
+           "of_which_unit_start_p50_ms (bare systemd-run)": unit, "split_p50_ms": split}
 json.dump(summary, open(out, "w"), indent=2)
 print(f"{'path':<18} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
 for k, r in rows.items():
     print(f"{k:<18} {r['n']:>4} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['mean_ms']:>8}")
 print(f"launcher-unit / bare-runsc at p50: {launcher / runsc:.2f}  (unit start alone: {unit} ms)")
+for k, v in split.items():
+    print(f"  {v:8.1f} ms  {k}")
 print(f"written: {out}")
 PY
 rm -f "$OUT.samples"

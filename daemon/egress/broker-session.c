@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "broker-response.h"
+#include "event-util.h"
 #include "broker-session.h"
 #include "broker-upstream.h"
 #include "egress-refusal.h"
@@ -171,15 +172,10 @@ static void client_want(BrokerSession *s, uint32_t events) {
         sd_event_source_set_enabled(s->io, SD_EVENT_ON);
 }
 
-/* As the tunnel's: one timer for timeouts and for throttle waits, which must fire on time. */
-static void timer_arm_accurate(BrokerSession *s, uint64_t usec, uint64_t accuracy_usec) {
-        if (sd_event_source_set_time_accuracy(s->timer, accuracy_usec) >= 0 &&
-            sd_event_source_set_time_relative(s->timer, usec) >= 0)
-                sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
-}
-
+/* As the tunnel's: one timer for timeouts (TIMER_WAIT) and for throttle
+ * waits (TIMER_PACE, on time). */
 static void timer_arm(BrokerSession *s, uint64_t usec) {
-        timer_arm_accurate(s, usec, TIMEOUT_TIMER_ACCURACY_USEC);
+        (void) event_timer_arm(s->timer, usec, TIMER_WAIT);
 }
 
 static void session_read_request(BrokerSession *s);
@@ -235,7 +231,7 @@ static bool session_throttle(BrokerSession *s, uint64_t *ret_avail) {
         if (s->conn)
                 (void) broker_conn_want(s->conn, 0);
         client_want(s, 0);
-        timer_arm_accurate(s, token_bucket_wake_usec(b, now), THROTTLE_TIMER_ACCURACY_USEC);
+        (void) event_timer_arm(s->timer, token_bucket_wake_usec(b, now), TIMER_PACE);
         return true;
 }
 
@@ -616,14 +612,13 @@ int broker_session_start(BrokerService *service, int fd) {
         broker_session_link(b, s);
         r = sd_event_add_io(b->proxy->event, &s->io, fd, EPOLLIN, on_client_io, s);
         if (r >= 0)
-                r = sd_event_add_time_relative(b->proxy->event, &s->timer, CLOCK_MONOTONIC,
-                                               b->proxy->policy->request_timeout_usec, 0, on_timer, s);
+                r = event_add_timer(b->proxy->event, &s->timer, b->proxy->policy->request_timeout_usec, TIMER_WAIT,
+                                    on_timer, s, "broker-session-timer");
         if (r < 0) {
                 broker_session_free(s);
                 return r;
         }
         (void) sd_event_source_set_description(s->io, "broker-session");
-        (void) sd_event_source_set_description(s->timer, "broker-session-timer");
         if (b->n_sessions > b->proxy->policy->max_tunnels) {
                 s->start_usec = now_usec(CLOCK_MONOTONIC);
                 session_refuse(s, 503, "too-many-connections");

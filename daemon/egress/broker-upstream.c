@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "addr-class.h"
+#include "event-util.h"
 #include "broker-upstream.h"
 #include "egress-resolve.h"
 #include "host-addrs.h"
@@ -339,12 +340,11 @@ int broker_conn_open(BrokerService *s, uint64_t timeout_usec, broker_conn_ready_
         if (s->opening)
                 s->opening->opening_prev = c;
         s->opening = c;
-        r = sd_event_add_time_relative(p->event, &c->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_conn_timer, c);
+        r = event_add_timer(p->event, &c->timer, timeout_usec, TIMER_WAIT, on_conn_timer, c, "broker-upstream-timer");
         if (r < 0) {
                 broker_conn_free(c);
                 return r;
         }
-        (void) sd_event_source_set_description(c->timer, "broker-upstream-timer");
         /* The handler may run before this returns (hosts file). */
         r = resolver_resolve(p->resolver, s->config->host, s->config->port, on_resolved, c, &c->query);
         if (r < 0) {
@@ -377,8 +377,7 @@ void broker_conn_release(BrokerConn *c, bool reusable) {
         s = c->service;
         if (!reusable || s->n_idle >= BROKER_POOL_MAX || c->state != CONN_READY || SSL_pending(c->ssl) > 0 ||
             broker_conn_want(c, EPOLLIN) < 0 ||
-            sd_event_source_set_time_relative(c->timer, BROKER_POOL_IDLE_USEC) < 0 ||
-            sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT) < 0) {
+            event_timer_arm(c->timer, BROKER_POOL_IDLE_USEC, TIMER_HOUSEKEEPING) < 0) {
                 broker_conn_free(c);
                 return;
         }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "egress-proxy.h"
+#include "event-util.h"
 #include "egress-trace.h"
 #include "egress-tunnel.h"
 #include "util.h"
@@ -117,8 +118,8 @@ static int on_summary_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         pthread_mutex_lock(&p->shared->lock);
         if (log_limit_summary_due(limit, now_usec(CLOCK_MONOTONIC)))
                 proxy_log_refusal_summary(p);
-        else if (limit->suppressed > 0 && sd_event_source_set_time(s, log_limit_window_end(limit)) >= 0)
-                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        else if (limit->suppressed > 0)
+                (void) event_timer_arm_at(s, log_limit_window_end(limit), TIMER_HOUSEKEEPING);
         pthread_mutex_unlock(&p->shared->lock);
         return 0;
 }
@@ -135,15 +136,10 @@ bool proxy_refusal_log_admit(Proxy *p, const char *reason) {
         admit = log_limit_refusal(limit, reason, now);
         if (!admit && limit->suppressed == 1) {
                 /* The first one held back: the summary is due when the window ends. */
-                bool created = !p->summary_timer;
                 int r = p->summary_timer
-                        ? sd_event_source_set_time(p->summary_timer, log_limit_window_end(limit))
-                        : sd_event_add_time(p->event, &p->summary_timer, CLOCK_MONOTONIC,
-                                            log_limit_window_end(limit), 0, on_summary_timer, p);
-                if (r >= 0 && created)
-                        (void) sd_event_source_set_description(p->summary_timer, "refusal-summary-timer");
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(p->summary_timer, SD_EVENT_ONESHOT);
+                        ? event_timer_arm_at(p->summary_timer, log_limit_window_end(limit), TIMER_HOUSEKEEPING)
+                        : event_add_timer_at(p->event, &p->summary_timer, log_limit_window_end(limit),
+                                             TIMER_HOUSEKEEPING, on_summary_timer, p, "refusal-summary-timer");
                 /* Without the timer the summary comes with the next refusal
                  * after the window, or when the proxy stops. */
                 if (r < 0)

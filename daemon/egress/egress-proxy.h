@@ -27,11 +27,6 @@
  * while the many short tunnels stay far below the per-user pipe quota
  * (pipe-user-pages-soft), beyond which new pipes get only two pages. */
 #define PROXY_PIPE_SIZE_BULK (1024 * 1024)
-/* A timeout may fire up to sd-event's default window (250 ms) late: that
- * lets the loop coalesce wake-ups. Throttle waits use
- * THROTTLE_TIMER_ACCURACY_USEC (token-bucket.h) instead. */
-#define TIMEOUT_TIMER_ACCURACY_USEC 0
-
 typedef struct Tunnel Tunnel;
 
 typedef struct DestBucket {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "egress-resolve.h"
+#include "event-util.h"
 #include "util.h"
 
 #define RESOLVER_SOCKETS_MAX 16
@@ -58,9 +59,8 @@ static void resolver_rearm_timer(Resolver *r) {
                 sd_event_source_set_enabled(r->timer, SD_EVENT_OFF);
                 return;
         }
-        uint64_t usec = (uint64_t) t->tv_sec * USEC_PER_SEC + (uint64_t) t->tv_usec;
-        sd_event_source_set_time_relative(r->timer, usec);
-        sd_event_source_set_enabled(r->timer, SD_EVENT_ONESHOT);
+        /* c-ares' next retry or give-up: a connect waits on it. */
+        (void) event_timer_arm(r->timer, (uint64_t) t->tv_sec * USEC_PER_SEC + (uint64_t) t->tv_usec, TIMER_WAIT);
 }
 
 static int on_resolver_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -178,12 +178,11 @@ int resolver_new(sd_event *event, const char *resolv_conf, const char *hosts_fil
                 res->owns_cache = true;
         }
 
-        r = sd_event_add_time_relative(event, &res->timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_resolver_timer, res);
+        r = event_add_timer(event, &res->timer, USEC_PER_SEC, TIMER_WAIT, on_resolver_timer, res, "resolver-timer");
         if (r < 0) {
                 resolver_free(res);
                 return r;
         }
-        (void) sd_event_source_set_description(res->timer, "resolver-timer");
         sd_event_source_set_enabled(res->timer, SD_EVENT_OFF);
         *ret = res;
         return 0;

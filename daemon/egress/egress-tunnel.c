@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "connect-request.h"
+#include "event-util.h"
 #include "egress-refusal.h"
 #include "egress-trace.h"
 #include "egress-tunnel.h"
@@ -262,15 +263,10 @@ static int upstream_io_set(Tunnel *t, uint32_t events) {
         return r;
 }
 
-/* The one timer serves timeouts (any accuracy will do) and throttle waits
- * (which must fire on time), so each arming says which it is. */
-static int timer_arm(Tunnel *t, uint64_t usec_from_now, uint64_t accuracy_usec) {
-        int r = sd_event_source_set_time_accuracy(t->timer, accuracy_usec);
-        if (r >= 0)
-                r = sd_event_source_set_time_relative(t->timer, usec_from_now);
-        if (r < 0)
-                return r;
-        return sd_event_source_set_enabled(t->timer, SD_EVENT_ONESHOT);
+/* The one timer serves timeouts (TIMER_WAIT) and throttle waits
+ * (TIMER_PACE, on time), so each arming says which it is. */
+static int timer_arm(Tunnel *t, uint64_t usec_from_now, TimerKind kind) {
+        return event_timer_arm(t->timer, usec_from_now, kind);
 }
 
 static void timer_disarm(Tunnel *t) {
@@ -290,7 +286,7 @@ static int tunnel_update_events(Tunnel *t) {
 
 static void tunnel_throttle(Tunnel *t, uint64_t now) {
         t->throttled = true;
-        if (timer_arm(t, token_bucket_wake_usec(&t->bucket->bucket, now), THROTTLE_TIMER_ACCURACY_USEC) < 0)
+        if (timer_arm(t, token_bucket_wake_usec(&t->bucket->bucket, now), TIMER_PACE) < 0)
                 t->throttled = false;   /* no timer, no pause: better than a stall */
 }
 
@@ -543,7 +539,7 @@ static void tunnel_connected(Tunnel *t) {
                 return;
         }
         t->state = TUNNEL_READ_HELLO;
-        timer_arm(t, t->proxy->policy->hello_timeout_usec, TIMEOUT_TIMER_ACCURACY_USEC);
+        timer_arm(t, t->proxy->policy->hello_timeout_usec, TIMER_WAIT);
         if (t->hs->hello_len > 0)
                 tunnel_process_hello(t);   /* the client sent it along with the CONNECT */
         else
@@ -699,7 +695,7 @@ static void tunnel_process_request(Tunnel *t) {
          * sends more meanwhile wakes on_client_io once, which turns it off. */
         t->state = TUNNEL_RESOLVING;
         TRACE_MARK(t->trace, TRACE_REQUEST);
-        timer_arm(t, t->proxy->policy->connect_timeout_usec, TIMEOUT_TIMER_ACCURACY_USEC);
+        timer_arm(t, t->proxy->policy->connect_timeout_usec, TIMER_WAIT);
         /* The handler may run before this returns (hosts file). */
         int r = resolver_resolve(t->proxy->resolver, t->host, t->port, on_resolved, t, &t->query);
         if (r < 0)
@@ -840,14 +836,13 @@ int tunnel_start(Proxy *p, int client_fd) {
         }
         r = sd_event_add_io(p->event, &t->client_io, client_fd, EPOLLIN, on_client_io, t);
         if (r >= 0)
-                r = sd_event_add_time_relative(p->event, &t->timer, CLOCK_MONOTONIC,
-                                               p->policy->request_timeout_usec, 0, on_timer, t);
+                r = event_add_timer(p->event, &t->timer, p->policy->request_timeout_usec, TIMER_WAIT, on_timer, t,
+                                    "tunnel-timer");
         if (r < 0) {
                 tunnel_free(t);
                 return r;
         }
         (void) sd_event_source_set_description(t->client_io, "tunnel-client");
-        (void) sd_event_source_set_description(t->timer, "tunnel-timer");
         /* A client writes its CONNECT right after connect(): by the time
          * the proxy has accepted, it has usually arrived, and reading it now
          * saves a trip through the event loop. EAGAIN leaves it to the watch. */

@@ -10,6 +10,7 @@
 #include "env-cred.h"
 #include "pool-job.h"
 #include "sandbox-exec.h"
+#include "util.h"
 
 /* Byte-exact: whatever follows the frame is the workload's stdin. An end
  * of file before N bytes is -EPIPE: the pool let the sandbox go. */
@@ -45,21 +46,10 @@ static int read_job(PoolJob *ret) {
 
 static int write_credential(int dir_fd, const SbxCredential *c) {
         _cleanup_close_ int fd = openat(dir_fd, c->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-        const uint8_t *p = c->data;
-        size_t n = c->size;
 
         if (fd < 0)
                 return -errno;
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
+        return loop_write(fd, c->data, c->size);
 }
 
 /* The launcher mounted an empty tmpfs owned by the worker where a cold

@@ -43,28 +43,13 @@ void manager_save_all(Manager *m) {
 }
 
 bool manager_stop_is_final(Manager *m) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *unit = NULL, *path = NULL, *type = NULL;
-        const char *job_path;
-        uint32_t job_id;
-        int r;
+        _cleanup_free_ char *unit = NULL, *type = NULL;
 
-        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_path(unit, &path) < 0)
-                return false;
-        r = sd_bus_get_property(m->systemd, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", &e, &reply,
-                                "(uo)");
-        if (r < 0 || sd_bus_message_read(reply, "(uo)", &job_id, &job_path) < 0)
+        if (sd_pid_get_unit(0, &unit) < 0 || systemd_unit_job_type(m->systemd, unit, &type) < 0)
                 return false;
         /* No job: a signal from someone else, not systemd's stop; the workers
          * stay, and a start that cannot account for them cleans them up. */
-        if (job_id == 0)
-                return false;
-        r = sd_bus_get_property_string(m->systemd, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType",
-                                       &e, &type);
-        if (r < 0)
-                return false;
-        return streq(type, "stop");
+        return type && streq(type, "stop");
 }
 
 /* ---- start-up ---------------------------------------------------------- */
@@ -146,22 +131,13 @@ static void restore_done(Restore *r) {
 }
 
 static int restore_list_units(Restore *rs) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        const char *name, *active;
         int r;
 
-        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &reply);
+        r = systemd_list_units_by_pattern(rs->m->systemd, "sandbox-*", &e, &rs->units, &rs->states);
         if (r < 0)
                 return log_error_errno(r, "Failed to list sandbox units: %s", e.message ?: strerror(-r));
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL, NULL,
-                                        NULL, NULL)) > 0)
-                if (strv_extend(&rs->units, name) < 0 || strv_extend(&rs->states, active) < 0)
-                        return -ENOMEM;
-        return r;
+        return 0;
 }
 
 static const char *restore_unit_state(const Restore *rs, const char *unit) {
@@ -821,8 +797,8 @@ void manager_restore_announce(Manager *m) {
         if (m->listener.workers_lost)
                 m->listener.workers_lost(m);
         if (!m->restore_removed ||
-            sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, RESTORE_ANNOUNCE_USEC, 0,
-                                       on_restore_announced, m) < 0)
+            event_add_timer(m->event, &s, RESTORE_ANNOUNCE_USEC, TIMER_HOUSEKEEPING, on_restore_announced, m,
+                            "restore-announce-timer") < 0)
                 on_restore_announced(NULL, 0, m);
         else
                 (void) event_source_float(s, "restore-announce-timer");

@@ -446,18 +446,13 @@ static int manager_check_home_space(SbxError *error) {
 }
 
 /* A cold worker's unit is on its way (worker_prepare()): its workspace is
- * taken, and a class raised by its origin's floor is told. */
+ * taken. */
 static void manager_cold_placed(Worker *w, void *userdata) {
         Workspace *ws = userdata;
 
         /* Free was checked before and nothing ran in between: this cannot fail for being busy. */
         if (ws)
                 (void) manager_workspace_attach(w->manager, ws, w, NULL);
-        if (w->spec.class != w->spec.requested_class)
-                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
-                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
-                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
 }
 
 /* What the host and the owner have room for, and what the unit will need
@@ -684,32 +679,15 @@ int manager_stop_units(Manager *m, char **units) {
 }
 
 int manager_wipe_leftovers(Manager *m) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_strv_free_ char **units = calloc(1, sizeof(char *));
-        size_t n = 0;
-        const char *name;
+        _cleanup_strv_free_ char **units = NULL;
+        size_t n;
         int r;
 
-        if (!units)
-                return -ENOMEM;
-        r = systemd_list_units_by_pattern(m->systemd, "sandbox-*", &e, &reply);
+        r = systemd_list_units_by_pattern(m->systemd, "sandbox-*", &e, &units, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover sandbox units: %s", e.message ?: strerror(-r));
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, NULL, NULL, NULL, NULL,
-                                        NULL, NULL, NULL)) > 0) {
-                char **nu = realloc(units, (n + 2) * sizeof(char *));
-                if (!nu)
-                        return -ENOMEM;
-                units = nu;
-                units[n] = strdup(name);
-                units[++n] = NULL;
-                if (!units[n - 1])
-                        return -ENOMEM;
-        }
+        n = strv_length(units);
         r = manager_stop_units(m, units);
         if (r < 0)
                 return r;

@@ -31,12 +31,11 @@ uint64_t token_bucket_wait_usec(TokenBucket *b, uint64_t want, uint64_t now_usec
 /* A paused transfer sleeps until THROTTLE_WAKE_BYTES are available (waking
  * for every byte would cost a system call per byte) but at least
  * THROTTLE_WAKE_MIN_USEC (a shorter timer costs more than it gains). The
- * timer that waits must fire within THROTTLE_TIMER_ACCURACY_USEC of the
- * deadline: sd-event's default accuracy (250 ms) would turn a wait of a few
+ * timer that waits is a TIMER_PACE (shared/event-util.h): on time, where
+ * sd-event's default accuracy (250 ms) would turn a wait of a few
  * milliseconds into a quarter second and the rate into a fraction of itself. */
 #define THROTTLE_WAKE_BYTES 4096
 #define THROTTLE_WAKE_MIN_USEC 1000
-#define THROTTLE_TIMER_ACCURACY_USEC 1
 
 /* Microseconds a paused transfer sleeps before it tries again. */
 uint64_t token_bucket_wake_usec(TokenBucket *b, uint64_t now_usec);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "journal-batch.h"
+#include "event-util.h"
 #include "journal-entry.h"
 #include "util.h"
 
@@ -71,12 +72,10 @@ static int on_batch_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void batch_arm(JournalBatch *b) {
-        bool created = !b->timer;
-        int r = b->timer ? sd_event_source_set_time_relative(b->timer, JOURNAL_BATCH_DELAY_USEC)
-                         : sd_event_add_time_relative(b->event, &b->timer, CLOCK_MONOTONIC, JOURNAL_BATCH_DELAY_USEC,
-                                                      0, on_batch_timer, b);
-        if (r >= 0 && created)
-                (void) sd_event_source_set_description(b->timer, "journal-batch-timer");
+        /* A wait: a decision reaches the journal at most a tenth of the delay late. */
+        int r = b->timer ? event_timer_arm(b->timer, JOURNAL_BATCH_DELAY_USEC, TIMER_WAIT)
+                         : event_add_timer(b->event, &b->timer, JOURNAL_BATCH_DELAY_USEC, TIMER_WAIT, on_batch_timer, b,
+                                           "journal-batch-timer");
         if (r >= 0)
                 r = sd_event_source_set_enabled(b->timer, SD_EVENT_ONESHOT);
         if (r < 0)

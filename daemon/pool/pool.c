@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "egress-units.h"
+#include "event-util.h"
 #include "env-cred.h"
 #include "errors.h"
 #include "gate.h"
@@ -482,15 +483,11 @@ static void pool_schedule(Pool *pool, uint64_t usec) {
                 if (sd_event_source_get_enabled(pool->timer, NULL) > 0 &&
                     sd_event_source_get_time(pool->timer, &next) >= 0 && next <= when)
                         return;
-                r = sd_event_source_set_time(pool->timer, when);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(pool->timer, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time(pool_event(pool), &pool->timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
-                                      on_pool_timer, pool);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(pool->timer, "pool-refill-timer");
-        }
+                r = event_timer_arm_at(pool->timer, when, TIMER_PACE);
+        } else
+                /* A pace (refills per second): late, it would slow the refill. */
+                r = event_add_timer_at(pool_event(pool), &pool->timer, when, TIMER_PACE, on_pool_timer, pool,
+                                       "pool-refill-timer");
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule the pool's refill: %m");
 }
@@ -677,11 +674,8 @@ static int on_runtime_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int pool_arm_runtime_timer(Worker *w, uint64_t usec) {
-        int r = sd_event_add_time_relative(worker_event(w), &w->timers.runtime, CLOCK_MONOTONIC, usec,
-                                           100 * USEC_PER_MSEC, on_runtime_timer, w);
-        if (r >= 0)
-                (void) sd_event_source_set_description(w->timers.runtime, "worker-runtime-timer");
-        return r;
+        return event_add_timer(worker_event(w), &w->timers.runtime, usec, TIMER_WAIT, on_runtime_timer, w,
+                               "worker-runtime-timer");
 }
 
 /* The caps are on the unit: the limit, the job, and the worker runs. */

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "preflight.h"
+#include "event-util.h"
 #include "probe.h"
 #include "unit-props.h"
 #include "util.h"
@@ -233,22 +234,17 @@ int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
 static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Prober *pr = userdata;
         (void) prober_probe_runtimes(pr, NULL);
-        return sd_event_source_set_time_relative(s, PROBE_INTERVAL_USEC) < 0 ? 0 :
-               sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        (void) event_timer_arm(s, PROBE_INTERVAL_USEC, TIMER_HOUSEKEEPING);
+        return 0;
 }
 
 /* A runtime that breaks without its binary going away (an upgrade gone wrong,
  * a kernel change) is found by probing again now and then, besides Preflight()
  * and the re-probe after a sandboxed worker fails to start. */
 int prober_start_reprobe_timer(Prober *pr) {
-        int r;
-
         assert(pr);
-        r = sd_event_add_time_relative(*pr->event, &pr->reprobe_timer, CLOCK_MONOTONIC, PROBE_INTERVAL_USEC,
-                                       USEC_PER_SEC, on_reprobe_timer, pr);
-        if (r >= 0)
-                (void) sd_event_source_set_description(pr->reprobe_timer, "reprobe-timer");
-        return r;
+        return event_add_timer(*pr->event, &pr->reprobe_timer, PROBE_INTERVAL_USEC, TIMER_HOUSEKEEPING,
+                               on_reprobe_timer, pr, "reprobe-timer");
 }
 
 int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {

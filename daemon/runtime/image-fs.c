@@ -135,21 +135,17 @@ static int copy_fd(int in, int out) {
         }
         /* Across file systems of different kinds: plain reads and writes. */
         for (;;) {
-                ssize_t n = read(in, buf, sizeof(buf)), w = 0;
+                ssize_t n = read(in, buf, sizeof(buf));
+                int r;
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return -errno;
                 if (n == 0)
                         return 0;
-                while (w < n) {
-                        ssize_t k = write(out, buf + w, (size_t) (n - w));
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0)
-                                return -errno;
-                        w += k;
-                }
+                r = loop_write(out, buf, (size_t) n);
+                if (r < 0)
+                        return r;
         }
 }
 

@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "oci-bundle.h"
+#include "util.h"
 
 static const char * const profile_names[_OCI_PROFILE_MAX] = {
         [OCI_PROFILE_RUNSC] = "runsc",
@@ -453,7 +454,7 @@ int oci_bundle_write(int dir_fd, const OciBundleSpec *s, SbxError *error) {
         _cleanup_json_ struct json_object *config = NULL;
         _cleanup_close_ int fd = -1;
         const char *text;
-        size_t len, done = 0;
+        size_t len;
         int r;
 
         assert(dir_fd >= 0);
@@ -469,16 +470,9 @@ int oci_bundle_write(int dir_fd, const OciBundleSpec *s, SbxError *error) {
         fd = openat(dir_fd, OCI_BUNDLE_CONFIG_PARTIAL, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        while (done < len) {
-                ssize_t n = write(fd, text + done, len - done);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        goto fail;
-                }
-                done += (size_t) n;
-        }
+        r = loop_write(fd, text, len);
+        if (r < 0)
+                goto fail;
         if (fsync(fd) < 0 || renameat2(dir_fd, OCI_BUNDLE_CONFIG_PARTIAL, dir_fd, OCI_BUNDLE_CONFIG, RENAME_NOREPLACE) < 0) {
                 r = -errno;
                 goto fail;

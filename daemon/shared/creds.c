@@ -45,20 +45,6 @@ int credential_peer_parse(const char *addr, size_t len, char **ret_buf, const ch
         return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static void serve_one(CredentialServer *s, int fd) {
         struct sockaddr_un sa = {};
         socklen_t salen = sizeof(sa);
@@ -91,7 +77,7 @@ static void serve_one(CredentialServer *s, int fd) {
                 return;
         }
         (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        r = write_all(fd, data, size);
+        r = loop_write(fd, data, size);
         if (r < 0)
                 log_struct(LOG_ERR, "Failed to deliver a credential",
                            "SANDBOXD_UNIT", unit, "SANDBOXD_CREDENTIAL", name, "ERRNO", strerror(-r), NULL);

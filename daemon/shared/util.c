@@ -461,3 +461,19 @@ int stat_nearest(const char *path, struct stat *ret) {
 int statvfs_nearest(const char *path, struct statvfs *ret) {
         return call_nearest(path, statvfs_into, ret);
 }
+
+int loop_write(int fd, const void *buf, size_t n) {
+        const uint8_t *p = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}

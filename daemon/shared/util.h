@@ -67,6 +67,10 @@ void strv_free_erase(char **l);
 static inline void strv_free_erasep(char ***l) { strv_free_erase(*l); }
 #define _cleanup_strv_free_erase_ _cleanup_(strv_free_erasep)
 size_t strv_length(char * const *l);
+
+/* Writes all N bytes of BUF to the blocking FD, retrying on EINTR and short
+ * writes; 0 or -errno. */
+int loop_write(int fd, const void *buf, size_t n);
 char **strv_copy(char * const *l);
 /* Appends S itself to the NULL-terminated *L (which then owns it if the
  * caller frees the strings with the list); *L is unchanged on -ENOMEM. */

@@ -129,13 +129,38 @@ int systemd_reset_failed_unit(sd_bus *bus, const char *unit) {
                                   "s", unit);
 }
 
-int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error,
-                                  sd_bus_message **reply) {
+int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error, char ***ret_names,
+                                  char ***ret_active) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **names = NULL, **active = NULL;
+        const char *name, *state;
+        int r;
+
         assert(bus);
         assert(pattern);
-        assert(reply);
-        return sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns",
-                                  ret_error, reply, "asas", 0, 1, pattern);
+        assert(ret_names);
+        r = sd_bus_call_method(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ListUnitsByPatterns", ret_error,
+                               &reply, "asas", 0, 1, pattern);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &state, NULL, NULL, NULL, NULL,
+                                        NULL, NULL)) > 0)
+                if (strv_extend(&names, name) < 0 || (ret_active && strv_extend(&active, state) < 0))
+                        return -ENOMEM;
+        if (r < 0)
+                return r;
+        /* An empty list is an empty vector, not NULL. */
+        if (!names && !(names = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        if (ret_active && !active && !(active = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret_names = TAKE_PTR(names);
+        if (ret_active)
+                *ret_active = TAKE_PTR(active);
+        return 0;
 }
 
 int systemd_subscribe(sd_bus *bus) {
@@ -150,6 +175,33 @@ int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *prop
         assert(ret);
         return sd_bus_get_property_string(bus, SYSTEMD_DEST, unit_path, SYSTEMD_UNIT_IFACE, property, ret_error,
                                           ret);
+}
+
+int systemd_unit_job_type(sd_bus *bus, const char *unit, char **ret_type) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *job_path;
+        uint32_t job_id;
+        int r;
+
+        assert(bus);
+        assert(unit);
+        assert(ret_type);
+        r = systemd_unit_path(unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property(bus, SYSTEMD_DEST, path, SYSTEMD_UNIT_IFACE, "Job", NULL, &reply, "(uo)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "(uo)", &job_id, &job_path);
+        if (r < 0)
+                return r;
+        if (job_id == 0) {
+                *ret_type = NULL;
+                return 0;
+        }
+        return sd_bus_get_property_string(bus, SYSTEMD_DEST, job_path, SYSTEMD_JOB_IFACE, "JobType", NULL,
+                                          ret_type);
 }
 
 int systemd_unit_state_read_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit_path,

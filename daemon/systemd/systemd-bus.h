@@ -67,16 +67,22 @@ int systemd_stop_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *uni
 int systemd_stop_unit(sd_bus *bus, const char *unit, const char *mode);
 /* ResetFailedUnit(UNIT), waiting for the reply (start-up only). */
 int systemd_reset_failed_unit(sd_bus *bus, const char *unit);
-/* ListUnitsByPatterns([], [PATTERN]) into *REPLY, an a(ssssssouso) of every
- * loaded unit whose name matches; waits for the reply (start-up only). */
-int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error,
-                                  sd_bus_message **reply);
+/* The names of every loaded unit that matches PATTERN (ListUnitsByPatterns)
+ * into *RET_NAMES and, when RET_ACTIVE is not NULL, their ActiveState at the
+ * same index; both NULL-terminated, never NULL on success. Waits for the
+ * reply (start-up only). */
+int systemd_list_units_by_pattern(sd_bus *bus, const char *pattern, sd_bus_error *ret_error, char ***ret_names,
+                                  char ***ret_active);
 /* Subscribe(): without it systemd sends no unit's PropertiesChanged. */
 int systemd_subscribe(sd_bus *bus);
 /* Reads the string PROPERTY of the unit at UNIT_PATH into *RET; waits for
  * the reply. */
 int systemd_unit_get_string(sd_bus *bus, const char *unit_path, const char *property, sd_bus_error *ret_error,
                             char **ret);
+
+/* The type of UNIT's pending job ("start", "stop", ...) into *RET_TYPE, or
+ * NULL when it has none; waits for both replies. */
+int systemd_unit_job_type(sd_bus *bus, const char *unit, char **ret_type);
 
 /* InaccessiblePaths= for every unit sandboxd starts that does not get a
  * worker's walls (unit_append_hardening hides all of /run): the egress proxy

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit-drop.h"
+#include "event-util.h"
 #include "unit-stop.h"
 #include "systemd-bus.h"
 #include "util.h"
@@ -163,10 +164,9 @@ int unit_drop_start(sd_bus *bus, sd_event *event, UnitStops *stops, char * const
         d->stop_calls = calloc(n ?: 1, sizeof(sd_bus_slot *));
         if (!d->pending || !d->stop_calls)
                 return -ENOMEM;
-        r = sd_event_add_time_relative(event, &d->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_timer, d);
+        r = event_add_timer(event, &d->timer, timeout_usec, TIMER_WAIT, on_timer, d, "unit-drop-timer");
         if (r < 0)
                 return r;
-        (void) sd_event_source_set_description(d->timer, "unit-drop-timer");
         /* The bus routes this connection's messages in order: the match is
          * in place before systemd sees the first stop. */
         r = systemd_match_manager_signal_async(bus, &d->removed_match, "UnitRemoved", on_unit_removed,

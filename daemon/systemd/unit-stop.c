@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit-stop.h"
+#include "event-util.h"
 #include "systemd-bus.h"
 
 
@@ -218,13 +219,12 @@ static void unit_stop_refused(UnitStop *u, const char *reason) {
         /* Spread by up to a quarter: the stops of one burst, refused
          * together, must not all come back on the same tick. */
         delay += delay / 4 * (uint64_t) (random() % 1024) / 1024;
-        r = sd_event_add_time_relative(s->event, &u->retry, CLOCK_MONOTONIC, delay, 10 * USEC_PER_MSEC, on_retry, u);
+        r = event_add_timer(s->event, &u->retry, delay, TIMER_WAIT, on_retry, u, "unit-stop-retry");
         if (r < 0) {
                 log_struct(LOG_ERR, "Cannot schedule another stop of a unit", "SANDBOXD_UNIT", u->unit,
                            "SANDBOXD_REASON", strerror(-r), "SANDBOXD_EVENT", "stop-gave-up", WORKER_FIELD(u), NULL);
                 unit_stop_free(u);
-        } else
-                (void) sd_event_source_set_description(u->retry, "unit-stop-retry");
+        }
 }
 
 int unit_stops_stop(UnitStops *s, const char *unit, const char *worker_id) {

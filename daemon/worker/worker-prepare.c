@@ -111,5 +111,12 @@ int worker_prepare(Worker *w, const WorkerPrepare *p, SbxError *error) {
         /* A cold start's entry always carries why the pool did not serve it,
          * empty when it had nothing to say (no pool for the runtime). */
         worker_log_starting(w, w->start.mode, p->emit ? NULL : w->start.mode_reason ?: "");
+        /* Cold or claimed alike: an operator searching for raised classes
+         * finds every one. */
+        if (w->spec.class != w->spec.requested_class)
+                log_struct(LOG_NOTICE, "Worker's class raised to its origin's floor",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_ORIGIN", w->spec.origin ?: SBX_ORIGIN_DEFAULT,
+                           "SANDBOXD_REQUESTED_CLASS", sbx_class_to_string(w->spec.requested_class),
+                           "SANDBOXD_CLASS", sbx_class_to_string(w->spec.class), NULL);
         return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "sandbox-exec.h"
+#include "event-util.h"
 #include "worker-disk.h"
 #include "worker-ready.h"
 
@@ -96,8 +97,8 @@ void worker_ready_job_done(Worker *w) {
         if (w->start.job_done)
                 return;
         w->start.job_done = true;
-        r = sd_event_add_time_relative(worker_event(w), &w->start.ready_timer, CLOCK_MONOTONIC,
-                                       WORKER_READY_TIMEOUT_USEC, USEC_PER_SEC, on_ready_timeout, w);
+        r = event_add_timer(worker_event(w), &w->start.ready_timer, WORKER_READY_TIMEOUT_USEC, TIMER_WAIT,
+                            on_ready_timeout, w, "worker-ready-timer");
         if (r < 0) {
                 log_struct(LOG_ERR, "Failed to bound the wait for a worker's readiness",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
@@ -105,7 +106,6 @@ void worker_ready_job_done(Worker *w) {
                 worker_start_failed(w, "cannot bound the wait for its readiness");
                 return;
         }
-        (void) sd_event_source_set_description(w->start.ready_timer, "worker-ready-timer");
         worker_ready_decide(w);
 }
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "uid-keep.h"
+#include "event-util.h"
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
@@ -212,13 +213,10 @@ static void resume_decide(Worker *w, bool start_failed, bool timed_out, const ch
         switch (worker_resume_verdict(&f)) {
         case RESUME_WAIT:
                 if (f.job_done && !w->resume.timer) {
-                        if (sd_event_add_time_relative(worker_event(w), &w->resume.timer, CLOCK_MONOTONIC,
-                                                       WORKER_RESUME_RUN_TIMEOUT_USEC, USEC_PER_SEC,
-                                                       on_resume_timeout, w) < 0)
+                        if (event_add_timer(worker_event(w), &w->resume.timer, WORKER_RESUME_RUN_TIMEOUT_USEC,
+                                            TIMER_WAIT, on_resume_timeout, w, "worker-resume-timer") < 0)
                                 /* Without the timer, do not wait on what may never come. */
                                 resume_decide(w, false, true, NULL);
-                        else
-                                (void) sd_event_source_set_description(w->resume.timer, "worker-resume-timer");
                 }
                 return;
         case RESUME_RUNNING:
@@ -278,12 +276,9 @@ void worker_resume_job_removed(Worker *w, const char *result) {
                 w->resume.job_failed = true;
                 if (w->unit_ended)
                         resume_decide(w, true, false, NULL);
-                else if (sd_event_add_time_relative(worker_event(w), &w->resume.timer, CLOCK_MONOTONIC,
-                                                    RESUME_EXIT_STATUS_WAIT_USEC, USEC_PER_SEC,
-                                                    on_exit_status_wait, w) < 0)
+                else if (event_add_timer(worker_event(w), &w->resume.timer, RESUME_EXIT_STATUS_WAIT_USEC, TIMER_WAIT,
+                                         on_exit_status_wait, w, "worker-exit-status-timer") < 0)
                         resume_decide(w, true, false, "start job failed");
-                else
-                        (void) sd_event_source_set_description(w->resume.timer, "worker-exit-status-timer");
                 return;
         }
         worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));

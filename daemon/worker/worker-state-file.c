@@ -355,20 +355,6 @@ int worker_record_parse(const char *text, size_t size, WorkerRecord *ret, char *
         return 0;
 }
 
-static int write_all_fd(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 int worker_record_save(const char *dir, const WorkerRecord *r) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int dfd = -1, fd = -1;
@@ -387,7 +373,7 @@ int worker_record_save(const char *dir, const WorkerRecord *r) {
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        k = write_all_fd(fd, text, strlen(text));
+        k = loop_write(fd, text, strlen(text));
         if (k >= 0 && fsync(fd) < 0)
                 k = -errno;
         if (k >= 0 && renameat(dfd, tmp, dfd, r->id) < 0)

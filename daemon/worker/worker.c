@@ -6,6 +6,7 @@
 #include <assert.h>
 
 #include "errors.h"
+#include "event-util.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
 #include "unit-drop.h"
@@ -416,15 +417,11 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata);
 int worker_arm_idle_timer(Worker *w) {
         uint64_t deadline = channel_last_activity(w->channel) + w->spec.limits.idle_timeout_usec;
 
+        /* A limit the client set: the reaper acts within a tenth of it. */
         if (w->timers.idle)
-                return sd_event_source_set_time(w->timers.idle, deadline) < 0 ? -EIO :
-                       sd_event_source_set_enabled(w->timers.idle, SD_EVENT_ONESHOT);
-        /* 100 ms accuracy: the reaper must act within a second of the deadline. */
-        int r = sd_event_add_time(worker_event(w), &w->timers.idle, CLOCK_MONOTONIC, deadline,
-                                  100 * USEC_PER_MSEC, on_idle_timer, w);
-        if (r >= 0)
-                (void) sd_event_source_set_description(w->timers.idle, "worker-idle-timer");
-        return r;
+                return event_timer_arm_at(w->timers.idle, deadline, TIMER_WAIT) < 0 ? -EIO : 0;
+        return event_add_timer_at(worker_event(w), &w->timers.idle, deadline, TIMER_WAIT, on_idle_timer, w,
+                                  "worker-idle-timer");
 }
 
 static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -641,11 +638,9 @@ void worker_unit_gone(Worker *w) {
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_RUNTIME", sbx_runtime_to_string(w->runtime), NULL);
                 o->needs_probe(w, WORKER_PROBE_RUNTIMES);
         }
-        if (sd_event_add_time_relative(worker_event(w), &w->timers.linger, CLOCK_MONOTONIC, WORKER_LINGER_USEC,
-                                       USEC_PER_SEC, on_linger_timer, w) < 0)
+        if (event_add_timer(worker_event(w), &w->timers.linger, WORKER_LINGER_USEC, TIMER_HOUSEKEEPING,
+                            on_linger_timer, w, "worker-linger-timer") < 0)
                 on_linger_timer(NULL, 0, w);
-        else
-                (void) sd_event_source_set_description(w->timers.linger, "worker-linger-timer");
 }
 
 static void worker_act_on_unit_end(Worker *w) {

@@ -68,7 +68,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create export list logs preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach create export list logs mcp preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
