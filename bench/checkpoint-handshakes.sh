@@ -38,7 +38,7 @@ if [ -n "${BENCH_CYCLES_FILE:-}" ]; then
     rc=${BENCH_TEST_EXIT:-0}
 else
     cycles=$(mktemp)
-    trap 'rm -f "$cycles" "$cycles.quiesce"' EXIT
+    trap 'rm -f "$cycles" "$cycles.quiesce" "$cycles.memory"' EXIT
     if [ -n "${BENCH_STAGE:-}" ]; then
         # A package staged already (run-all's build-deb/stage, of this tree
         # or of another checkout): one test bed booted here.
@@ -89,6 +89,36 @@ quiesce = {"checkpoints": len(q), "saw_handshakes": sum(x["seen"] > 0 for x in q
            "left_or_unknown": sum(x["left"] != "0" for x in q),
            "wait_ms_p50": waits[len(waits) // 2] if waits else None,
            "wait_ms_max": waits[-1] if waits else None} if q else None
+# The worker unit's memory per cycle (none on a build before it was
+# recorded): CYCLE CHECKPOINT_LIMIT CHECKPOINT_PEAK RUNNING_LIMIT
+# RUNNING_PEAK IMAGE_BYTES; the peaks are the cgroup's high-water marks
+# (during the checkpoint: since the restore, the save included).
+mem = []
+try:
+    for line in open(path + ".memory"):
+        f = line.split()
+        if len(f) >= 5:
+            mem.append({"cycle": int(f[0]), "checkpoint_limit": int(f[1]), "checkpoint_peak": int(f[2]),
+                        "running_limit": int(f[3]), "running_peak": int(f[4]),
+                        "image_bytes": int(f[5]) if len(f) > 5 and f[5].isdigit() else None})
+except FileNotFoundError:
+    pass
+MiB = 1 << 20
+def at(c):
+    m = [x for x in mem if x["cycle"] == c]
+    return m[0] if m else None
+memory = None
+if mem:
+    memory = {"checkpoint_peak_max_mib": round(max(x["checkpoint_peak"] for x in mem) / MiB, 1),
+              # Checkpoints whose unit went past its MemoryMax: each was an
+              # OOM kill, the worker lost, before CheckpointExtraMemory.
+              "checkpoints_over_running_limit": sum(x["checkpoint_peak"] > x["running_limit"] > 0 for x in mem),
+              "per_cycle": mem,
+              "checkpoint_limit_mib": round(max(x["checkpoint_limit"] for x in mem) / MiB, 1),
+              "running_limit_mib": round(mem[-1]["running_limit"] / MiB, 1),
+              "by_cycle": [{"cycle": x["cycle"], "checkpoint_peak_mib": round(x["checkpoint_peak"] / MiB, 1),
+                            "image_mib": round(x["image_bytes"] / MiB, 1) if x["image_bytes"] else None}
+                           for x in mem if x["cycle"] in (1, 10, 50, 90, 100, 150, 200) or x is mem[-1]]}
 t = sorted(r["seconds"] for r in rows if r["result"] == "ok")
 def pct(p):
     return round(t[min(len(t) - 1, int(p / 100 * len(t)))], 2) if t else None
@@ -97,7 +127,7 @@ res = {"label": label, "commit": commit, "cycles_asked": int(asked), "cycles_run
        "cycles_with_retries": sum(r["retries"] > 0 for r in rows),
        "seconds_per_ok_cycle": {"mean": round(statistics.mean(t), 2) if t else None, "p50": pct(50), "p95": pct(95),
                                 "max": t[-1] if t else None},
-       "quiesce": quiesce, "test_exit": int(rc), "wall_seconds": int(wall), "machine": json.loads(machine), "per_cycle": rows}
+       "quiesce": quiesce, "memory": memory, "test_exit": int(rc), "wall_seconds": int(wall), "machine": json.loads(machine), "per_cycle": rows}
 json.dump(res, open(out, "w"), indent=1)
 print("| build | cycles run/asked | ok | failed | lost | retries | s/cycle p50 | p95 |")
 print("|---|---|---|---|---|---|---|---|")
@@ -107,5 +137,10 @@ if quiesce:
     print("launcher's wait: %(checkpoints)d checkpoints, %(saw_handshakes)d saw handshakes in flight, "
           "%(left_or_unknown)d went ahead with some left or unknown; wait p50 %(wait_ms_p50)s ms, max %(wait_ms_max)s ms"
           % quiesce)
+if memory:
+    print("worker unit's memory: checkpoint peak at most %(checkpoint_peak_max_mib)s MiB under a limit of "
+          "%(checkpoint_limit_mib)s MiB during the save, %(running_limit_mib)s MiB running" % memory)
+    for x in memory["by_cycle"]:
+        print("  cycle %(cycle)d: checkpoint peak %(checkpoint_peak_mib)s MiB, image %(image_mib)s MiB" % x)
 print("written:", out)
 PY

@@ -42,6 +42,34 @@ static int redirect_method_to_worker(sd_bus_message *msg, Manager *m, sd_bus_err
         return method(msg, w, ret_error);
 }
 
+/* The spec's Workspace in the caller's names (workspace-name.h): root's
+ * by key, anyone else's only among its own, so that another user's
+ * workspace of that name is NoSuchWorkspace as one never made. The spec
+ * then holds the key, which is what sandboxd keeps. */
+static int resolve_workspace(Manager *m, sd_bus_message *msg, WorkerSpec *spec, Workspace **ret, SbxError *e) {
+        uid_t caller = UID_INVALID;
+        Workspace *ws;
+        char *key;
+
+        *ret = NULL;
+        if (!spec->workspace)
+                return 0;
+        if (bus_caller_uid(msg, &caller) < 0)
+                return sbx_error_set(e, -EPERM, SBX_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        ws = caller == 0 ? manager_find_workspace(m, spec->workspace)
+                         : manager_find_own_workspace(m, caller, spec->workspace);
+        if (!ws)
+                return sbx_error_set(e, -ENOENT, SBX_ERROR_NO_SUCH_WORKSPACE, "No workspace named \"%.64s\"",
+                                     spec->workspace);
+        key = strdup(ws->name);
+        if (!key)
+                return -ENOMEM;
+        free(spec->workspace);
+        spec->workspace = key;
+        *ret = ws;
+        return 0;
+}
+
 static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(worker_spec_done) WorkerSpec spec;
         Manager *m = userdata;
@@ -54,9 +82,9 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = worker_spec_from_bus(&spec, msg, &e);
         if (r >= 0) {
                 worker_spec_apply_defaults(&spec, &m->config);
+                r = resolve_workspace(m, msg, &spec, &ws, &e);
                 /* The workspace's class is a floor like the origin's. */
-                ws = spec.workspace ? manager_find_workspace(m, spec.workspace) : NULL;
-                if (ws)
+                if (r >= 0 && ws)
                         r = workspace_apply_class(ws, &spec, &e);
         }
         if (r >= 0)
@@ -81,7 +109,10 @@ static int method_create_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = manager_create_worker(m, &spec, owner, msg, &e);
+        r = bus_quota_exempt(m, msg, owner, ret_error);
+        if (r <= 0 && !bus_quota_exempt_decided(r))
+                return r < 0 ? r : 1;
+        r = manager_create_worker(m, &spec, owner, r > 0, msg, &e);
         if (r < 0)
                 return bus_reply_sbx_error(ret_error, &e, r);
         /* The reply is sent when systemd's start job has finished. */

@@ -97,6 +97,18 @@ static PolkitQuery *polkit_query_free(PolkitQuery *q) {
         sd_bus_slot_unref(q->call);
         sd_bus_track_unref(q->track);
         sd_event_source_disable_unref(q->defer);
+        /* Answers kept for this call's next dispatch (on_polkit_defer())
+         * that no pending check of it will bring now (a caller gone, a
+         * failed dispatch): they go on their own. */
+        {
+                bool pending = false;
+                for (PolkitQuery *o = q->manager->bus_state->polkit_queries; o; o = o->next)
+                        if (o->request == q->request && !o->done)
+                                pending = true;
+                for (PolkitQuery *o = q->manager->bus_state->polkit_queries; o && !pending; o = o->next)
+                        if (o->request == q->request && o->done && o->defer)
+                                (void) sd_event_source_set_enabled(o->defer, SD_EVENT_ONESHOT);
+        }
         sd_bus_message_unref(q->request);
         sd_bus_error_free(&q->error);
         free(q);
@@ -133,8 +145,28 @@ static PolkitQuery *polkit_query_find_pending(Manager *m, const char *sender, Sb
         return NULL;
 }
 
+/* A check of another action for the same call that polkit has not answered
+ * yet: the call asks for a second action only once the first is allowed
+ * (CreateWorker's quota exemption, bus-manager.c), and both answers must
+ * still be there in the dispatch that the second one brings. */
+static PolkitQuery *polkit_query_find_sibling(PolkitQuery *q, bool done) {
+        for (PolkitQuery *o = q->manager->bus_state->polkit_queries; o; o = o->next)
+                if (o != q && o->request == q->request && o->done == done)
+                        return o;
+        return NULL;
+}
+
 static int on_polkit_defer(sd_event_source *s, void *userdata) {
-        polkit_query_free(userdata);
+        PolkitQuery *q = userdata, *o;
+
+        if (polkit_query_find_sibling(q, false)) {
+                /* Kept, its defer off, until the sibling is answered or gone. */
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return 0;
+        }
+        while ((o = polkit_query_find_sibling(q, true)))
+                polkit_query_free(o);
+        polkit_query_free(q);
         return 0;
 }
 
@@ -451,4 +483,19 @@ bool bus_authorized(Manager *m, sd_bus_message *msg, uid_t caller, SbxAction act
         }
         q = polkit_query_find(m, msg, action);
         return q && q->done && q->allowed;
+}
+
+int bus_quota_exempt(Manager *m, sd_bus_message *msg, uid_t owner, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
+        int r;
+
+        /* Root is exempt by Quota:ExemptRoot (manager-quota.c) or not at all. */
+        if (!m->config.quota.exempt_managers || owner == 0)
+                return QUOTA_NOT_EXEMPT;
+        r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKERS, UID_INVALID, NULL, false, &refused);
+        if (r > 0 || r == 0)
+                return r;
+        if (bus_authorize_is_over_cap(r))
+                return sd_bus_error_copy(ret_error, &refused) < 0 ? -ENOMEM : r;
+        return QUOTA_NOT_EXEMPT;
 }

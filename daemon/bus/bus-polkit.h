@@ -38,6 +38,19 @@ static inline bool bus_authorize_is_over_cap(int r) {
         return r == -EBUSY;
 }
 
+/* Whether a creation by the caller of MSG (OWNER) is exempt from the
+ * per-owner quota: [Quota] ExemptManagers=yes and the caller holds
+ * manage-workers, asked of polkit without a password once the creation
+ * itself is authorized (a second check of the same call). 1: exempt; 0:
+ * polkit has been asked, return 1 and change nothing (as bus_authorize());
+ * QUOTA_NOT_EXEMPT: decided, not exempt; another negative errno: over the
+ * caps on pending authorizations, with RET_ERROR set. */
+#define QUOTA_NOT_EXEMPT (-ENOENT)
+int bus_quota_exempt(Manager *m, sd_bus_message *msg, uid_t owner, sd_bus_error *ret_error);
+static inline bool bus_quota_exempt_decided(int r) {
+        return r > 0 || r == QUOTA_NOT_EXEMPT;
+}
+
 void bus_polkit_queries_free(Manager *m);
 
 /* The filter that frees each answered query once its request has been

@@ -108,7 +108,10 @@ int bus_method_create_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_caller_uid(msg, &owner);
         if (r < 0)
                 return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
-        r = manager_create_workspace(m, name, size_max, class, owner, on_workspace_created,
+        r = bus_quota_exempt(m, msg, owner, ret_error);
+        if (r <= 0 && !bus_quota_exempt_decided(r))
+                return r < 0 ? r : 1;
+        r = manager_create_workspace(m, name, size_max, class, owner, r > 0, on_workspace_created,
                                      sd_bus_message_ref(msg), &e);
         if (r < 0) {
                 sd_bus_message_unref(msg);
@@ -144,7 +147,10 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
         for (Workspace *ws = m->workspaces; r >= 0 && ws; ws = ws->next) {
                 if (ws->creating || (!all && ws->owner != caller))
                         continue;
-                r = sd_bus_message_append(reply, "(susttbo)", ws->name, (uint32_t) ws->owner,
+                /* The owner's name to the owner; to root and managers the
+                 * key, which is how they name another owner's. */
+                r = sd_bus_message_append(reply, "(susttbo)", ws->owner == caller ? ws->label : ws->name,
+                                          (uint32_t) ws->owner,
                                           sbx_class_to_string(ws->class), ws->size_max,
                                           workspace_size_used(m->workspace_root, ws), ws->worker_id != NULL,
                                           ws->object_path);
@@ -157,9 +163,10 @@ int bus_method_list_workspaces(sd_bus_message *msg, void *userdata, sd_bus_error
 }
 
 int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error refused = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL;
         Manager *m = userdata;
-        uid_t owner;
+        uid_t owner, caller = UID_INVALID;
         const char *name;
         Workspace *ws;
         SbxError e = {};
@@ -168,11 +175,27 @@ int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = sd_bus_message_read(msg, "s", &name);
         if (r < 0)
                 return r;
-        if (!workspace_name_is_valid(name))
+        if (!workspace_key_is_valid(name))
                 return sd_bus_error_setf(ret_error, SBX_ERROR_INVALID_WORKSPACE,
                                          "\"%.64s\" is not a workspace name", name);
-        ws = manager_find_workspace(m, name);
-        if (!ws)
+        r = bus_caller_uid(msg, &caller);
+        if (r < 0)
+                return sd_bus_error_set(ret_error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot determine the caller's UID");
+        /* The caller's own, by name; another owner's only by its key, and
+         * only to root and holders of manage-workspaces, asked without a
+         * password before anything is looked up: to everyone else another
+         * user's workspace is no more there than one never made. */
+        ws = caller == 0 ? manager_find_workspace(m, name) : manager_find_own_workspace(m, caller, name);
+        if (!ws && caller != 0 && strchr(name, '.')) {
+                r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKSPACES, UID_INVALID, NULL, false, &refused);
+                if (r == 0)
+                        return 1;
+                if (bus_authorize_is_over_cap(r))
+                        return sd_bus_error_copy(ret_error, &refused);
+                if (r > 0)
+                        ws = manager_find_workspace(m, name);
+        }
+        if (!ws || ws->creating)
                 return sd_bus_error_setf(ret_error, SBX_ERROR_NO_SUCH_WORKSPACE, "No workspace named \"%s\"", name);
         r = bus_authorize(m, msg, SBX_ACTION_MANAGE_WORKSPACES, ws->owner, NULL, true, ret_error);
         if (r <= 0)
@@ -190,11 +213,10 @@ int bus_method_delete_workspace(sd_bus_message *msg, void *userdata, sd_bus_erro
 }
 
 static Workspace *workspace_from_path(Manager *m, const char *path) {
-        _cleanup_free_ char *name = NULL;
-
-        if (sd_bus_path_decode(path, WORKSPACE_PREFIX, &name) <= 0 || !workspace_name_is_valid(name))
-                return NULL;
-        return manager_find_workspace(m, name);
+        for (Workspace *ws = m->workspaces; ws; ws = ws->next)
+                if (streq(ws->object_path, path))
+                        return ws;
+        return NULL;
 }
 
 /* Someone else's workspace does not exist as far as the caller can tell:
@@ -262,7 +284,8 @@ static int property_get_worker(sd_bus *bus, const char *path, const char *interf
 
 static const sd_bus_vtable workspace_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Name", "s", NULL, offsetof(Workspace, name), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Name", "s", NULL, offsetof(Workspace, label), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Key", "s", NULL, offsetof(Workspace, name), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Owner", "u", NULL, offsetof(Workspace, owner), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Class", "s", property_get_class, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SizeMax", "t", NULL, offsetof(Workspace, size_max), SD_BUS_VTABLE_PROPERTY_CONST),

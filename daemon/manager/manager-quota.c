@@ -13,7 +13,11 @@ static bool quota_exempt(const Manager *m, uid_t owner) {
         return owner == 0 && m->config.quota.exempt_root;
 }
 
-/* Bytes W's image holds or, while it is written, may come to hold. */
+/* Bytes W's image holds or, while it is written, may come to hold: runsc
+ * writes it into the launcher's file system of the budget's size, which is
+ * then copied into the image directory, so until the copy is done it may
+ * take its budget twice (quota_checkpoint_budget() hands out half of what
+ * is left for that). */
 static uint64_t worker_checkpoint_bytes(const Worker *w) {
         uint64_t bytes;
 
@@ -21,7 +25,7 @@ static uint64_t worker_checkpoint_bytes(const Worker *w) {
                 return 0;
         bytes = worker_image_bytes(w);
         if (w->state == WORKER_SUSPENDING)
-                bytes = MAX(bytes, w->suspend.budget);
+                bytes = MAX(bytes, w->suspend.budget * QUOTA_CHECKPOINT_COPIES);
         return bytes;
 }
 
@@ -116,7 +120,7 @@ int manager_quota_admit(Manager *m, uid_t owner, const QuotaRequest *req, SbxErr
         QuotaUsage usage;
         int r;
 
-        if (!quota_exempt(m, owner)) {
+        if (!req->exempt && !quota_exempt(m, owner)) {
                 manager_quota_usage(m, owner, &usage);
                 r = quota_check_owner(&m->config.quota, owner, &usage, req, error);
                 if (r < 0)

@@ -70,9 +70,16 @@ int manager_load_workspaces(Manager *m) {
         return 0;
 }
 
-Workspace *manager_find_workspace(Manager *m, const char *name) {
+Workspace *manager_find_workspace(Manager *m, const char *key) {
         for (Workspace *ws = m->workspaces; ws; ws = ws->next)
-                if (streq(ws->name, name))
+                if (streq(ws->name, key))
+                        return ws;
+        return NULL;
+}
+
+Workspace *manager_find_own_workspace(Manager *m, uid_t owner, const char *name) {
+        for (Workspace *ws = m->workspaces; ws; ws = ws->next)
+                if (ws->owner == owner && streq(ws->label, name))
                         return ws;
         return NULL;
 }
@@ -161,9 +168,9 @@ static int workspace_creation_admit(Manager *m, uid_t owner, SbxError *error) {
 }
 
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             workspace_created_t done, void *userdata, SbxError *error) {
+                             bool quota_exempt, workspace_created_t done, void *userdata, SbxError *error) {
         _cleanup_(workspace_freep) Workspace *ws = NULL;
-        _cleanup_free_ char *img = NULL;
+        _cleanup_free_ char *img = NULL, *key = NULL;
         struct WorkspaceCreation *c;
         int r;
 
@@ -178,18 +185,25 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
         if (!workspace_class_is_valid(class))
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
                                      "A workspace's Class must be trusted, standard, devcontainer or untrusted");
-        if (manager_find_workspace(m, name))
+        /* Names are the owner's: only the owner's own can be in the way
+         * (and, for root, one made before names were per owner, which root
+         * sees anyway). Another user's of the same name is neither. */
+        r = workspace_key_make(name, owner, &key);
+        if (r < 0)
+                return r;
+        if (manager_find_own_workspace(m, owner, name) || manager_find_workspace(m, key))
                 return sbx_error_set(error, -EEXIST, SBX_ERROR_WORKSPACE_EXISTS, "Workspace %s exists already", name);
         if (manager_n_workspaces(m) >= SBX_WORKSPACES_MAX)
                 return sbx_error_set(error, -E2BIG, SBX_ERROR_LIMIT_OUT_OF_RANGE,
                                      "This host has %d workspaces, the maximum", SBX_WORKSPACES_MAX);
-        r = manager_quota_admit(m, owner, &(QuotaRequest) { .workspaces = 1, .workspace_bytes = size_max }, error);
+        r = manager_quota_admit(m, owner, &(QuotaRequest) { .exempt = quota_exempt, .workspaces = 1,
+                                                           .workspace_bytes = size_max }, error);
         if (r < 0)
                 return r;
         r = workspace_creation_admit(m, owner, error);
         if (r < 0)
                 return r;
-        r = workspace_new(&ws, name);
+        r = workspace_new(&ws, key);
         if (r < 0)
                 goto fail;
         ws->owner = owner;
@@ -208,9 +222,9 @@ int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, Sb
                 goto fail;
         }
         c = calloc(1, sizeof(*c));
-        if (!c || workspace_image_path(m->workspace_root, name, &img) < 0) {
+        if (!c || workspace_image_path(m->workspace_root, key, &img) < 0) {
                 free(c);
-                (void) workspace_remove(m->workspace_root, name);
+                (void) workspace_remove(m->workspace_root, key);
                 r = -ENOMEM;
                 goto fail;
         }

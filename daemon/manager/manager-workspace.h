@@ -8,7 +8,11 @@
  * m->workspace_root; which worker holds each is known only while it runs. */
 
 int manager_load_workspaces(Manager *m);
-Workspace *manager_find_workspace(Manager *m, const char *name);
+/* By key (workspace-name.h): what sandboxd itself keeps (a spec's resolved
+ * Workspace, records, files). */
+Workspace *manager_find_workspace(Manager *m, const char *key);
+/* OWNER's workspace of that NAME: what a caller other than root can name. */
+Workspace *manager_find_own_workspace(Manager *m, uid_t owner, const char *name);
 
 /* Called once when a creation ends: WS made (R 0), or not (WS NULL, R and
  * ERROR say why, and nothing of it is on disk). */
@@ -20,7 +24,7 @@ typedef void (*workspace_created_t)(Manager *m, Workspace *ws, int r, const SbxE
  * there. Meanwhile the name is taken and counts against OWNER's quota, and
  * the creation against the caps on creations under way (TooManyRequests). */
 int manager_create_workspace(Manager *m, const char *name, uint64_t size_max, SbxClass class, uid_t owner,
-                             workspace_created_t done, void *userdata, SbxError *error);
+                             bool quota_exempt, workspace_created_t done, void *userdata, SbxError *error);
 /* Ends the creations still running (their images removed, DONE not called). */
 void manager_workspaces_abort_creations(Manager *m);
 /* Wipes WS (its image and metadata) and forgets it; refused while in use. */

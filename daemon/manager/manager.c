@@ -461,13 +461,14 @@ static void manager_cold_placed(Worker *w, void *userdata) {
 
 /* What the host and the owner have room for, and what the unit will need
  * of sandboxd. */
-static int manager_admit_request(Manager *m, const WorkerSpec *spec, uid_t owner, SbxError *error) {
+static int manager_admit_request(Manager *m, const WorkerSpec *spec, uid_t owner, bool quota_exempt,
+                                 SbxError *error) {
         int r;
 
         if (m->n_alive >= m->config.max_workers)
                 return sbx_error_set(error, -EBUSY, SBX_ERROR_TOO_MANY_WORKERS,
                                      "This host already runs %u workers, the configured maximum", m->n_alive);
-        r = manager_quota_admit(m, owner, &(QuotaRequest) { .workers = 1 }, error);
+        r = manager_quota_admit(m, owner, &(QuotaRequest) { .exempt = quota_exempt, .workers = 1 }, error);
         if (r < 0)
                 return r;
         r = manager_check_home_space(error);
@@ -561,13 +562,14 @@ static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRunt
 
 /* Admission, top to bottom: each step refuses before anything exists, and
  * what the steps chose places the worker in a waiting sandbox or a new unit. */
-int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error) {
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, bool quota_exempt, sd_bus_message *request,
+                          SbxError *error) {
         const char *cold_reason = NULL;
         SbxRuntime runtime;
         Workspace *ws;
         int r;
 
-        r = manager_admit_request(m, spec, owner, error);
+        r = manager_admit_request(m, spec, owner, quota_exempt, error);
         if (r < 0)
                 return r;
         r = manager_gate(m, spec, &runtime, error);

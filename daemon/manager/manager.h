@@ -82,7 +82,10 @@ Worker *manager_find_worker_by_unit(Manager *m, const char *unit);
 /* Takes ownership of SPEC (validated, defaults applied) for a worker owned
  * by OWNER. On success the reply to REQUEST is sent later, when systemd's
  * start job has finished. */
-int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, sd_bus_message *request, SbxError *error);
+/* QUOTA_EXEMPT: the caller holds manage-workers and [Quota] ExemptManagers=yes
+ * (bus-manager.c decides): the owner's per-owner limits are not applied. */
+int manager_create_worker(Manager *m, WorkerSpec *spec, uid_t owner, bool quota_exempt, sd_bus_message *request,
+                          SbxError *error);
 
 /* Admission of one more worker disk of WANT bytes (worker-disk.h), against
  * every disk held now: live workers' (suspended ones included) and the pool's. */

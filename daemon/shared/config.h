@@ -33,6 +33,8 @@ typedef struct SbxConfig {
         uint64_t ended_workers_max_age_usec;    /* and for how long */
         uint64_t suspend_image_max;             /* a suspended worker's checkpoint image, at most */
         bool suspend_keep_across_reboot;        /* suspended workspace workers survive a boot (suspend-keep.h) */
+        uint64_t checkpoint_extra_memory;       /* a worker's unit may use this beyond its MemoryMax
+                                                 * while runsc saves it (worker-suspend.c) */
         SbxClass default_class;
         SbxQuotaConfig quota;                   /* [Quota]: per owner and in total (quota.h) */
 

@@ -23,6 +23,7 @@ void quota_config_init_defaults(SbxQuotaConfig *q) {
                 .reserve_bytes = 1 * GiB,
                 .overcommit = false,
                 .exempt_root = true,
+                .exempt_managers = false,
         };
 }
 
@@ -89,10 +90,11 @@ uint64_t quota_checkpoint_budget(const SbxQuotaConfig *q, bool exempt, uint64_t 
         assert(q);
 
         if (!exempt && q->checkpoint_bytes_per_owner > 0)
-                budget = MIN(budget, used >= q->checkpoint_bytes_per_owner ? 0 : q->checkpoint_bytes_per_owner - used);
+                budget = MIN(budget, used >= q->checkpoint_bytes_per_owner
+                                             ? 0 : (q->checkpoint_bytes_per_owner - used) / QUOTA_CHECKPOINT_COPIES);
         /* The host's budget holds for everyone: it is what the disk promised. */
         if (q->checkpoint_bytes_total > 0)
-                budget = MIN(budget, total_used >= q->checkpoint_bytes_total ? 0
-                                                                           : q->checkpoint_bytes_total - total_used);
+                budget = MIN(budget, total_used >= q->checkpoint_bytes_total
+                                             ? 0 : (q->checkpoint_bytes_total - total_used) / QUOTA_CHECKPOINT_COPIES);
         return budget;
 }

@@ -19,6 +19,7 @@ typedef struct SbxQuotaConfig {
         uint64_t reserve_bytes;                 /* of the file system, never promised to anyone */
         bool overcommit;                        /* promise workspaces beyond the free space */
         bool exempt_root;                       /* root's workers and workspaces are not counted */
+        bool exempt_managers;                   /* nor those a holder of manage-workers creates */
 } SbxQuotaConfig;
 
 /* Below this a checkpoint is not tried: a gVisor image is tens of MiB at least. */
@@ -34,6 +35,7 @@ typedef struct QuotaUsage {
 
 /* What a call would add. */
 typedef struct QuotaRequest {
+        bool exempt;                    /* the caller holds manage-workers and Quota:ExemptManagers=yes */
         unsigned workers;
         unsigned workspaces;
         uint64_t workspace_bytes;
@@ -58,7 +60,10 @@ typedef struct QuotaDisk {
 int quota_check_disk(const SbxQuotaConfig *q, const QuotaDisk *disk, uint64_t bytes, SbxError *error);
 
 /* The most a new checkpoint image of an owner holding USED may take: the
- * smaller of IMAGE_MAX, the owner's remaining budget and the host's
- * (TOTAL_USED by every image). 0: no room at all. */
+ * smaller of IMAGE_MAX and half the owner's remaining budget and half the
+ * host's (TOTAL_USED by every image). Half: while it is made an image takes
+ * its room twice, in the launcher's file system that runsc writes and in
+ * its copy in the image directory (QUOTA_CHECKPOINT_COPIES). 0: no room. */
+#define QUOTA_CHECKPOINT_COPIES 2
 uint64_t quota_checkpoint_budget(const SbxQuotaConfig *q, bool exempt, uint64_t image_max, uint64_t used,
                                  uint64_t total_used);

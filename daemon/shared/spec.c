@@ -245,7 +245,7 @@ static int validate_workspace(const WorkerSpec *s, SbxError *error) {
                         ? sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
                                         "Class devcontainer needs a Workspace: create one with CreateWorkspace and name it")
                         : 0;
-        if (!workspace_name_is_valid(s->workspace))
+        if (!workspace_key_is_valid(s->workspace))
                 return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_WORKSPACE,
                                      "Workspace \"%.64s\" is not a workspace name: use 1-%d characters of [a-z0-9_-], "
                                      "starting with a letter or digit", s->workspace, SBX_WORKSPACE_NAME_MAX);

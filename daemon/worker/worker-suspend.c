@@ -109,6 +109,46 @@ bool worker_image_complete(const Worker *w) {
 
 /* ---- suspend ------------------------------------------------------------ */
 
+/* runsc 0.0~20240729 saves a sandbox by building gVisor's whole state in
+ * the sentry's Go heap, which is charged to the worker's unit, and that
+ * state grows with every suspend and resume of a worker that keeps opening
+ * connections (docs/benchmarks.md, checkpoint): the save went past
+ * MemoryMax after about 90 cycles and the kernel's OOM killer took the
+ * sentry: the worker was lost. So while its checkpoint runs, the unit may use
+ * [Suspend] CheckpointExtraMemory= beyond MemoryMax; the sandbox is paused
+ * meanwhile (launch-suspend.c), so that room is the save's. A failed
+ * checkpoint takes it back; a saved sandbox's unit ends, and the resumed one
+ * starts with its MemoryMax. */
+static int on_memory_max_set(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e)
+                log_warning("systemd refused to change a worker unit's MemoryMax= for its checkpoint: %s",
+                            e->message ?: e->name);
+        return 0;
+}
+
+static void checkpoint_memory_max(Worker *w, bool saving) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        uint64_t extra = w->owned_by->config->checkpoint_extra_memory, max = w->spec.limits.memory_max;
+        int r;
+
+        if (extra == 0 || !w->unit)
+                return;
+        if (saving)
+                max = max > UINT64_MAX - extra ? UINT64_MAX : max + extra;
+        /* Sent before the checkpoint's start, on the same connection: PID 1
+         * applies it first. No slot: the answer only logs. */
+        r = systemd_set_unit_properties_new(worker_systemd(w), &msg, w->unit, true);
+        if (r >= 0)
+                r = sd_bus_message_append(msg, "a(sv)", 1, "MemoryMax", "t", max);
+        if (r >= 0)
+                r = sd_bus_call_async(worker_systemd(w), NULL, msg, on_memory_max_set, NULL, 0);
+        if (r < 0)
+                log_struct(LOG_WARNING, "Failed to change the worker unit's MemoryMax= for its checkpoint",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+}
+
 static void checkpoint_failed(Worker *w, const char *why) {
         char message[512];
 
@@ -135,6 +175,7 @@ static void checkpoint_failed(Worker *w, const char *why) {
          * holds its user: the reservation is not needed (nor the disk's
          * keep mark, which running again clears). */
         uid_keep_stop(w);
+        checkpoint_memory_max(w, false);
         (void) worker_set_state(w, WORKER_RUNNING);
         /* Recorded as running again: no checkpoint to watch after a restart. */
         if (worker_save_state(w) < 0)
@@ -374,10 +415,12 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to record the checkpoint of %s: "
                                      "%s; it runs on", w->id, strerror(-r));
         }
+        checkpoint_memory_max(w, true);
         /* The slot goes with the worker: no reply finds it freed. */
         w->suspend.call = sd_bus_slot_unref(w->suspend.call);
         r = sd_bus_call_async(*o->systemd, &w->suspend.call, msg, on_checkpoint_start_reply, w, 0);
         if (r < 0) {
+                checkpoint_memory_max(w, false);
                 uid_keep_stop(w);
                 if (w->spec.disk_max > 0)
                         (void) worker_disk_mark_kept(w->id, false);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,17 +11,23 @@
 
 #define META_MAGIC "sandboxd-workspace 1"
 
-int workspace_new(Workspace **ret, const char *name) {
+int workspace_new(Workspace **ret, const char *key) {
         _cleanup_(workspace_freep) Workspace *ws = NULL;
+        const char *dot;
 
-        if (!workspace_name_is_valid(name))
+        if (!workspace_key_is_valid(key))
                 return -EINVAL;
         ws = calloc(1, sizeof(*ws));
         if (!ws)
                 return -ENOMEM;
         *ws = (Workspace) { .owner = (uid_t) -1, .class = SBX_CLASS_TRUSTED };
-        ws->name = strdup(name);
-        if (!ws->name || asprintf(&ws->object_path, "/org/sandboxd1/workspace/%s", name) < 0)
+        dot = strchr(key, '.');
+        ws->name = strdup(key);
+        ws->label = dot ? strndup(key, (size_t) (dot - key)) : strdup(key);
+        /* '.' is no object path character: "_U" (no name has capitals). */
+        if (!ws->name || !ws->label ||
+            asprintf(&ws->object_path, "/org/sandboxd1/workspace/%s%s%s", ws->label, dot ? "_U" : "",
+                     dot ? dot + 1 : "") < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(ws);
         return 0;
@@ -29,6 +37,7 @@ Workspace *workspace_free(Workspace *ws) {
         if (!ws)
                 return NULL;
         free(ws->name);
+        free(ws->label);
         free(ws->object_path);
         free(ws->worker_id);
         free(ws);
@@ -36,7 +45,7 @@ Workspace *workspace_free(Workspace *ws) {
 }
 
 static int workspace_file(const char *root, const char *name, const char *suffix, char **ret) {
-        if (!workspace_name_is_valid(name))
+        if (!workspace_key_is_valid(name))
                 return -EINVAL;
         return asprintf(ret, "%s/%s%s", root, name, suffix) < 0 ? -ENOMEM : 0;
 }
@@ -153,6 +162,10 @@ int workspace_load(const char *root, const char *name, Workspace **ret) {
         /* A file cut short by a crash is not a workspace we can vouch for. */
         if (!end || ws->owner == (uid_t) -1 || ws->size_max < SBX_WORKSPACE_SIZE_MIN ||
             ws->size_max > SBX_WORKSPACE_SIZE_MAX)
+                return -EINVAL;
+        /* A key's UID is its owner's (root's key has none; one made before
+         * names were per owner has none either, whoever owns it). */
+        if (strchr(name, '.') && strtoul(strchr(name, '.') + 1, NULL, 10) != (unsigned long) ws->owner)
                 return -EINVAL;
         *ret = TAKE_PTR(ws);
         return 0;

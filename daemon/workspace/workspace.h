@@ -9,8 +9,8 @@
 #include "util.h"
 #include "workspace-name.h"
 
-/* A workspace is an ext4 image, <root>/<name>.img, with its metadata beside
- * it in <root>/<name>.meta. A worker gets it as its home: the unit loop-mounts
+/* A workspace is an ext4 image, <root>/<key>.img, with its metadata beside
+ * it in <root>/<key>.meta (the key: workspace-name.h). A worker gets it as its home: the unit loop-mounts
  * the image on the state directory before anything of the worker runs
  * (unit-props.c), so the cap is the file system's own size, whatever the class. */
 #define SBX_WORKSPACE_ROOT "/var/lib/sandboxd/workspaces"
@@ -22,8 +22,9 @@
 typedef struct Workspace Workspace;
 struct Workspace {
         Workspace *next;
-        char *name;
-        char *object_path;              /* /org/sandboxd1/workspace/<name> */
+        char *name;                     /* its key (workspace-name.h): NAME or NAME.UID */
+        char *label;                    /* its owner's name for it: the key up to the dot */
+        char *object_path;              /* /org/sandboxd1/workspace/<label>[_U<uid>] */
         uid_t owner;
         uint64_t size_max;
         SbxClass class;                 /* the least class a worker on it runs as */
@@ -34,7 +35,7 @@ struct Workspace {
 };
 
 
-int workspace_new(Workspace **ret, const char *name);
+int workspace_new(Workspace **ret, const char *key);
 Workspace *workspace_free(Workspace *ws);
 static inline void workspace_freep(Workspace **ws) { workspace_free(*ws); }
 

@@ -21,7 +21,8 @@ bus-get-property-tester|trusted,standard|tester runs busctl get-property Owner, 
 bus-introspect-tester|trusted,standard|tester runs busctl introspect on root'"'"'s worker and on /org/sandboxd1/worker|UnknownObject; the parent lists no such child
 bus-managed-objects-tester|trusted,standard|tester calls GetManagedObjects and busctl tree org.sandboxd1|root'"'"'s worker in neither
 bus-workspace-tester|-|tester listens (dbus-monitor, eavesdropper, subscription) while root creates and deletes a workspace|no signal names the workspace
-bus-probe-id-tester|-|tester calls GetWorker, StopWorker, SuspendWorker, ResumeWorker, OpenChannel and Worker.Stop with root'"'"'s worker'"'"'s ID and with an unused one, busctl --allow-interactive-authorization=no and =yes, without manage-workers and with a rule that asks it for a password|the same answer for both IDs (NoSuchWorker, UnknownObject on the object), no prompt; tester'"'"'s own worker answers, and with manage-workers granted tester stops root'"'"'s worker
+bus-probe-id-tester|-|tester reads root'"'"'s worker'"'"'s ID from systemctl list-units (unit names are public) and calls GetWorker, StopWorker, SuspendWorker, ResumeWorker, OpenChannel, ReadWorkerLog, Worker.Stop, Suspend, Resume, OpenChannel, Properties.GetAll and Introspect with it and with an unused ID, busctl --allow-interactive-authorization=no and =yes, without manage-workers and with a rule that asks it for a password|the same answer for both IDs (NoSuchWorker, UnknownObject on the object), no prompt; tester'"'"'s own worker answers, and with manage-workers granted tester stops root'"'"'s worker
+bus-workspace-name-tester|-|root holds a workspace; tester names it in CreateWorker (Workspace=) and DeleteWorkspace, beside a name nobody holds, and then creates a workspace of that name|the same answers for both names (NoSuchWorkspace), and tester'"'"'s CreateWorkspace succeeds: names are per owner, a taken one is neither refused nor revealed; tester'"'"'s second CreateWorkspace of it is WorkspaceExists (its own), its worker runs on its own, root'"'"'s stays root'"'"'s
 bus-subscribe-flood|-|tester holds 140 connections that each call Subscribe|TooManySubscribers past 128; root still subscribes; once they close tester subscribes again
 '
 atk_load_table
@@ -162,14 +163,33 @@ probe() {
         --allow-interactive-authorization="$flag" -- call "$SBX_DEST" "$path" "$iface" "$method" "${arg[@]}" 2>&1 |
         grep -v 'error-name=n/a' | sed -n 's/.*\(error-name=.*\)/\1/p; /^[a-z(]* /p' | sed "s/$word/ID/g"
 }
-# probe_all ID: every way tester can name worker ID, both flags.
+# probe_with FLAG PATH IFACE METHOD WORD [SIG ARGS...]: as probe, with WORD
+# (the ID) written as ID and the call's own arguments.
+probe_with() {
+    local flag=$1 path=$2 iface=$3 method=$4 word=$5
+    shift 5
+    ct runuser -u tester -- env SYSTEMD_LOG_LEVEL=debug busctl --system --timeout=60 \
+        --allow-interactive-authorization="$flag" -- call "$SBX_DEST" "$path" "$iface" "$method" "$@" 2>&1 |
+        grep -v 'error-name=n/a' | sed -n 's/.*\(error-name=.*\)/\1/p; /^[a-z(]* /p' | sed "s/$word/ID/g"
+}
+# probe_all ID: every way tester can name worker ID, both flags: each
+# Manager method that takes an ID, each method of the Worker object, its
+# properties and its introspection.
 probe_all() {
     local id=$1 flag m
     for flag in no yes; do
         for m in GetWorker StopWorker SuspendWorker ResumeWorker OpenChannel; do
             echo "$flag $m: $(probe "$flag" "$SBX_PATH" "$SBX_MGR" "$m" "$id" | tr '\n' ' ')"
         done
-        echo "$flag Worker.Stop: $(probe "$flag" "$SBX_PATH/worker/$id" "$SBX_WORKER_IFACE" Stop | tr '\n' ' ')"
+        echo "$flag ReadWorkerLog: $(probe_with "$flag" "$SBX_PATH" "$SBX_MGR" ReadWorkerLog "$id" \
+            ssbu "$id" "" false 10 | tr '\n' ' ')"
+        for m in Stop Suspend Resume OpenChannel; do
+            echo "$flag Worker.$m: $(probe "$flag" "$SBX_PATH/worker/$id" "$SBX_WORKER_IFACE" "$m" | tr '\n' ' ')"
+        done
+        echo "$flag GetAll: $(probe_with "$flag" "$SBX_PATH/worker/$id" org.freedesktop.DBus.Properties GetAll "$id" \
+            s "$SBX_WORKER_IFACE" | tr '\n' ' ')"
+        echo "$flag Introspect: $(probe_with "$flag" "$SBX_PATH/worker/$id" org.freedesktop.DBus.Introspectable \
+            Introspect "$id" | tr '\n' ' ')"
     done
 }
 probe_rule() {
@@ -184,6 +204,11 @@ PROBE_UNUSED=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 probe_failed=()
 if sbx_create 2 "${SLEEP[@]}" Class s trusted; then
     pv=$WID
+    # Unit names are public (systemd lets every user list units): tester
+    # reads root's worker's ID there, which is all a forged call needs.
+    if ! ct runuser -u tester -- systemctl list-units --all --no-legend 'sandbox-*' | grep -q "sandbox-$pv\.service"; then
+        probe_failed+=("tester did not find root's worker in systemctl list-units (the attack's premise)")
+    fi
     # Without the right, then with a rule that wants a password for it (an
     # interactive check would prompt; busctl has no agent, polkit answers).
     for phase in refused AUTH_ADMIN; do
@@ -218,6 +243,49 @@ if [ ${#probe_failed[@]} -eq 0 ]; then
     atk_ok bus-probe-id-tester -
 else
     atk_not_ok bus-probe-id-tester - "${probe_failed[@]}"
+fi
+
+# ---------------------------------------------------------------- a workspace name root holds
+# ws_probe NAME: tester's answers naming workspace NAME, the name written as ID.
+ws_probe() {
+    echo "CreateWorker: $(probe_with no "$SBX_PATH" "$SBX_MGR" CreateWorker "$1" 'a{sv}' 3 Argv as 1 /bin/true \
+        Class s trusted Workspace s "$1" | tr '\n' ' ')"
+    echo "DeleteWorkspace: $(probe_with no "$SBX_PATH" "$SBX_MGR" DeleteWorkspace "$1" s "$1" | tr '\n' ' ')"
+}
+wsn_failed=()
+TAKEN=sbxtaken$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+UNUSED=sbxunused$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+TUID=$(ct id -u tester)
+if root_call CreateWorkspace 'sa{sv}' "$TAKEN" 1 SizeMax t $((16 * 1024 * 1024)); then
+    a=$(ws_probe "$TAKEN")
+    b=$(ws_probe "$UNUSED")
+    if [ "$a" != "$b" ] || ! grep -q 'error-name=org.sandboxd1.Error.NoSuchWorkspace' <<<"$b"; then
+        wsn_failed+=("root's name:" "$a" "a name nobody holds:" "$b")
+    fi
+    if ! bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorkspace 'sa{sv}' "$TAKEN" 1 SizeMax t $((16 * 1024 * 1024)); then
+        wsn_failed+=("tester's CreateWorkspace $TAKEN (root holds that name): $BUS_ERROR $BUS_ERRMSG")
+    else
+        # Controls: tester's own is in tester's way; its worker gets it; root's is untouched.
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorkspace 'sa{sv}' "$TAKEN" 1 SizeMax t $((16 * 1024 * 1024))
+        check_eq "control: tester's second CreateWorkspace $TAKEN is WorkspaceExists" \
+            org.sandboxd1.Error.WorkspaceExists "$BUS_ERROR"
+        check_output "control: tester's worker runs on tester's own $TAKEN" '^ok$' \
+            ct runuser -u tester -- timeout 60 sandboxctl --no-ask-password run --class trusted --workspace "$TAKEN" \
+            -- /bin/sh -c 'echo x >f && echo ok'
+        check_eq "control: root's $TAKEN is still root's" 0 "$(ws_prop "$TAKEN" Owner)"
+        check_eq "control: tester's is tester's, key $TAKEN.$TUID" "$TUID $TAKEN.$TUID" \
+            "$(ws_prop "${TAKEN}_U$TUID" Owner) $(ws_prop "${TAKEN}_U$TUID" Key)"
+        check "control: tester deletes its own $TAKEN" \
+            bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" DeleteWorkspace s "$TAKEN"
+    fi
+    check "root deletes its $TAKEN" root_call DeleteWorkspace s "$TAKEN"
+else
+    wsn_failed+=("root could not create $TAKEN: $BUS_ERROR $BUS_ERRMSG")
+fi
+if [ ${#wsn_failed[@]} -eq 0 ]; then
+    atk_ok bus-workspace-name-tester -
+else
+    atk_not_ok bus-workspace-name-tester - "${wsn_failed[@]}"
 fi
 
 # The standard victim sleeps and wakes: more PropertiesChanged to overhear.

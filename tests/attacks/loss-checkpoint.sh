@@ -25,6 +25,7 @@ HOST=api.ckpt-it.test
 ATTACKS='
 loss-checkpoint-control|standard|(control) a gVisor worker with egress opens connections to its proxy and to itself, over and over|both succeed, thousands of times: the handshakes the attack needs are in flight
 loss-checkpoint-handshakes|standard|suspend and resume that worker '"$CYCLES"' times while it keeps opening connections|no worker lost, no suspend fails, the counter counts on after every resume and its connections work again
+loss-checkpoint-memory|standard|the save'"'"'s memory: runsc builds the sandbox'"'"'s whole state in the sentry'"'"'s heap, charged to the worker'"'"'s unit, and that state grows with every cycle (the 200-cycle run was OOM-killed at its 87th)|while each checkpoint runs the unit may use [Suspend] CheckpointExtraMemory (1G) beyond its MemoryMax; the resumed unit has its MemoryMax again
 '
 atk_load_table
 
@@ -60,6 +61,43 @@ resumed_ok() {
 log_jumps() {
     log_of "$WID" | awk 'NR > 1 && ($1 < prev - 3 || $1 > prev + 3) { print prev " -> " $1; exit } { prev = $1 }'
 }
+# The worker unit's memory cgroup (v1, as in the test bed, or v2), read
+# from the host through the container's root: DIR, LIMIT and PEAK files.
+cg_files() {
+    local v1=/proc/$CT_PID/root/sys/fs/cgroup/memory/sandbox.slice/sandbox-$1.service
+    local v2=/proc/$CT_PID/root/sys/fs/cgroup/sandbox.slice/sandbox-$1.service
+    if [ -e "$v1/memory.limit_in_bytes" ] || [ -d "/proc/$CT_PID/root/sys/fs/cgroup/memory" ]; then
+        echo "$v1 $v1/memory.limit_in_bytes $v1/memory.max_usage_in_bytes"
+    else
+        echo "$v2 $v2/memory.max $v2/memory.peak"
+    fi
+}
+# While a suspend runs: the unit's highest limit and peak until its cgroup
+# goes (the save's memory is the sentry's, charged to the unit), into FILE
+# as "LIMIT PEAK".
+sample_checkpoint_memory() {
+    local f
+    read -r -a f <<<"$(cg_files "$1")"
+    local lim=0 peak=0 l p
+    while :; do
+        l=$(cat "${f[1]}" 2>/dev/null) || l=
+        p=$(cat "${f[2]}" 2>/dev/null) || p=
+        [[ $l =~ ^[0-9]+$ ]] && [ "$l" -gt "$lim" ] && lim=$l
+        [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt "$peak" ] && peak=$p
+        echo "$lim $peak" > "$2.new" && mv "$2.new" "$2"
+        [ -d "${f[0]}" ] || break
+        sleep 0.1
+    done
+}
+# After a cycle: the running unit's limit and peak since its restore, and
+# the last checkpoint image's size.
+memory_of() {
+    local f
+    read -r -a f <<<"$(cg_files "$1")"
+    echo "$(cat "${f[1]}" 2>/dev/null || echo 0) $(cat "${f[2]}" 2>/dev/null || echo 0)" \
+        "$(ct journalctl -q -o cat --output-fields=SANDBOXD_IMAGE_BYTES SANDBOXD_WORKER_ID="$1" \
+            SANDBOXD_EVENT=suspended -n 1 2>/dev/null | tail -n1)"
+}
 retries() {
     ct journalctl -q -o cat SANDBOXD_WORKER_ID="$WID" SANDBOXD_EVENT=suspend-retry 2>/dev/null | wc -l
 }
@@ -77,8 +115,8 @@ else
 fi
 diag "before: $(log_of "$WID" | tail -n1)"
 
-failed=0 lost=0 done_cycles=0 why=
-[ -n "${RESULT_FILE:-}" ] && : > "$RESULT_FILE"
+failed=0 lost=0 done_cycles=0 why= most_limit=0
+[ -n "${RESULT_FILE:-}" ] && : > "$RESULT_FILE" && : > "$RESULT_FILE.memory"
 for ((c = 1; c <= CYCLES; c++)); do
     t0=$(date +%s.%N)
     r0=$(retries)
@@ -87,7 +125,18 @@ for ((c = 1; c <= CYCLES; c++)); do
     # sleeps. What it writes until the checkpoint comes on top.
     read -r -a f <<<"$(last_fields "$WID")"
     last=${f[0]:-0} out_ok=${f[1]:-0}
-    if ! sbx_call SuspendWorker s "$WID"; then
+    ckpt_mem=$(mktemp)
+    sample_checkpoint_memory "$WID" "$ckpt_mem" &
+    sampler=$!
+    sbx_call SuspendWorker s "$WID"
+    suspended=$?
+    # Done once the call is answered (the cgroup is gone, or runs on).
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+    read -r ck_limit ck_peak < "$ckpt_mem" || true
+    rm -f "$ckpt_mem" "$ckpt_mem.new"
+    # The most the unit was allowed while the checkpoint ran.
+    [ "${ck_limit:-0}" -gt "$most_limit" ] && most_limit=$ck_limit
+    if [ "$suspended" != 0 ]; then
         ct journalctl --sync
         st=$(state_of "$WID")
         if [ "$st" = running ]; then
@@ -117,6 +166,13 @@ for ((c = 1; c <= CYCLES; c++)); do
     r1=$(retries)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     [ -n "${RESULT_FILE:-}" ] && echo "$c $result $secs $((r1 - r0))" >> "$RESULT_FILE"
+    # CYCLE CHECKPOINT_LIMIT CHECKPOINT_PEAK RUNNING_LIMIT RUNNING_PEAK IMAGE_BYTES
+    # (for the benchmark only: CI's run need not wait for the journal).
+    if [ -n "${RESULT_FILE:-}${MEMORY_DIAG:-}" ]; then
+        mem="$c ${ck_limit:-0} ${ck_peak:-0} $(memory_of "$WID")"
+        [ -n "${RESULT_FILE:-}" ] && echo "$mem" >> "$RESULT_FILE.memory"
+        [ -n "${MEMORY_DIAG:-}" ] && diag "memory: $mem"
+    fi
     # Every 10th cycle and every trouble, for the log.
     if [ "$result" != ok ] || [ $((c % 10)) = 0 ]; then
         diag "cycle $c: $result in ${secs}s, $((r1 - r0)) retries; $(log_of "$WID" | tail -n1)"
@@ -149,6 +205,13 @@ else
     atk_not_ok loss-checkpoint-handshakes standard "$done_cycles cycles: $lost lost, $failed failed" "$why"
 fi
 check_eq "the worker is running at the end" running "$(state_of "$WID")"
+# 256 MiB (the default MemoryMax) and 1 GiB (CheckpointExtraMemory).
+read -r now_limit _ <<<"$(memory_of "$WID")"
+if [ "$most_limit" = $(((256 + 1024) << 20)) ] && [ "$now_limit" = $((256 << 20)) ]; then
+    atk_ok loss-checkpoint-memory standard
+else
+    atk_not_ok loss-checkpoint-memory standard "the unit's limit: at most $most_limit during the checkpoints, $now_limit now"
+fi
 
 atk_coverage
 ct sandboxctl stop "$WID" >/dev/null 2>&1

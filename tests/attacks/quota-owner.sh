@@ -17,10 +17,12 @@ QUOTA_ATTACKS='
 quota-overcommit|-|tester asks for a workspace whose SizeMax is the free space plus 1 GiB|InsufficientSpace, no image on disk; with [Quota] Overcommit=yes the same call succeeds
 quota-mkfs-stall|-|a workspace is made with an mkfs that takes 20 s while ListWorkers and ListWorkspaces are called|both answered within 10 s while the creation is pending, which then completes
 quota-workers|trusted|tester creates workers past [Quota] WorkersPerOwner=2|QuotaExceeded, no unit made; tester2 and root still create workers
+quota-exempt-managers|trusted|tester, granted org.sandboxd1.manage-workers, creates a third worker past [Quota] WorkersPerOwner=2 with ExemptManagers=yes, and with the default (no)|yes: created, while tester2 (not granted) is refused with QuotaExceeded; no: QuotaExceeded for tester too
 quota-workspaces|-|tester creates workspaces past [Quota] WorkspacesPerOwner=2|QuotaExceeded, no image on disk; tester2 still creates a workspace
 quota-workspace-bytes|-|tester asks for 40 MiB more of SizeMax than [Quota] WorkspaceBytesPerOwner=48M leaves|QuotaExceeded, no image on disk; the 32 MiB that fit are granted
 quota-checkpoint-floor|standard|tester suspends a worker with [Quota] CheckpointBytesPerOwner=8M (below the 16 MiB a checkpoint needs)|QuotaExceeded, the worker runs on, no image
 quota-checkpoint-budget|standard|tester suspends a worker holding 64 MiB with [Quota] CheckpointBytesPerOwner=32M|SuspendFailed, the worker runs on, no image or staging file system left; with 1G it suspends and resumes
+quota-checkpoint-copy|standard|tester suspends that worker (its image B bytes) with CheckpointBytesPerOwner=1.5 B: the image fits once, but while it is made it takes its room twice (runsc writes it into the launcher'"'"'s file system, which is then copied out)|SuspendFailed, the worker runs on, no image; with 2.5 B it suspends and resumes
 '
 atk_load_table "$QUOTA_ATTACKS"
 # Each quota attack runs in its one class.
@@ -42,6 +44,7 @@ WS=/var/lib/sandboxd/workspaces
 IMAGES=/var/lib/sandboxd/suspend
 W=/etc/sbx-quota
 RULES=/etc/polkit-1/rules.d/50-sbx-quota.rules
+MGR_RULES=/etc/polkit-1/rules.d/50-sbx-quota-managers.rules
 DROPIN=/etc/systemd/system/sandboxd.service.d/50-sbx-quota.conf
 SLEEP=(Argv as 2 /bin/sleep 1000)
 # Holds MiB of touched memory (argument 1) and sleeps.
@@ -51,7 +54,7 @@ for i in range(0, len(buf), 4096): buf[i] = 1
 time.sleep(100000)'
 
 cleanup() {
-    ct sh -c "rm -f $RULES $DROPIN /run/sbx-quota-*; [ -f $CONF.sbx-quota ] && mv $CONF.sbx-quota $CONF
+    ct sh -c "rm -f $RULES $MGR_RULES $DROPIN /run/sbx-quota-*; [ -f $CONF.sbx-quota ] && mv $CONF.sbx-quota $CONF
               rm -rf $W; systemctl daemon-reload" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -71,8 +74,12 @@ create_as() {
     [[ $BUS_OUT =~ ^so\ \"([^\"]*)\" ]] && WID=${BASH_REMATCH[1]}
 }
 ws_create_as() { bus_call "$1" "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" CreateWorkspace 'sa{sv}' "$2" 1 SizeMax t "$3"; }
-ws_delete() { sbx_call DeleteWorkspace s "$1" >/dev/null; }
-no_image() { ! ct test -e "$WS/$1.img" && ! ct test -e "$WS/$1.meta"; }
+# Names are per owner (tester's t1 is t1.UID to root): every owner's NAME.
+ws_delete() {
+    local k
+    for k in "$1" "$1.$(ct id -u tester)" "$1.$(ct id -u tester2)"; do sbx_call DeleteWorkspace s "$k" >/dev/null; done
+}
+no_image() { ct sh -c "for f in $WS/$1.img $WS/$1.meta $WS/$1.[0-9]*; do [ -e \"\$f\" ] && exit 1; done; exit 0"; }
 # expect_error WANT: the last bus_call failed with error WANT (an empty
 # string when so), else a line saying what happened.
 expect_error() {
@@ -183,6 +190,38 @@ stop_all "${mine[@]}" "${others[@]}"
 check "once tester's workers are gone, tester creates one again" create_as tester trusted
 stop_all "$WID"
 
+# quota-exempt-managers: tester holds manage-workers, tester2 does not.
+ct sh -c "cat >$MGR_RULES" <<'JS'
+polkit.addRule(function(action, subject) {
+    if (subject.user == "tester" && action.id == "org.sandboxd1.manage-workers")
+        return polkit.Result.YES;
+});
+JS
+sleep 3   # polkit rereads its rules on inotify
+p1= p2= p3= p4= p5=
+mine=() others=()
+quota WorkersPerOwner=2 ExemptManagers=yes
+ct systemctl is-active --quiet sandboxd.service || p1="sandboxd does not run with [Quota] ExemptManagers=yes"
+for i in 1 2 3; do
+    if create_as tester trusted; then mine+=("$WID"); else p2="tester's worker $i (exempt) was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+done
+for i in 1 2; do
+    if create_as tester2 trusted; then others+=("$WID"); else p3="tester2's worker $i was refused: $BUS_ERROR $BUS_ERRMSG"; fi
+done
+create_as tester2 trusted && others+=("$WID")
+p4=$(expect_error "$E.QuotaExceeded")
+stop_all "${mine[@]}" "${others[@]}"
+mine=()
+quota WorkersPerOwner=2
+for i in 1 2; do create_as tester trusted && mine+=("$WID"); done
+create_as tester trusted && mine+=("$WID")
+p5=$(expect_error "$E.QuotaExceeded")
+[ -n "$p5" ] && p5="with ExemptManagers=no (the default): $p5"
+qa_result quota-exempt-managers "$p1" "$p2" "$p3" "$p4" "$p5"
+stop_all "${mine[@]}"
+ct rm -f "$MGR_RULES"
+quota WorkersPerOwner=2 WorkspacesPerOwner=2 WorkspaceBytesPerOwner=48M
+
 # quota-workspaces
 p1= p2= p3= p4=
 ws_create_as tester t1 $((16 * MIB)) || p1="t1: $BUS_ERROR $BUS_ERRMSG"
@@ -245,6 +284,38 @@ else
     fi
 fi
 qa_result quota-checkpoint-budget "$p1" "$p2" "$p3" "$p4" "$p5"
+
+# quota-checkpoint-copy: B, the image the 1G control just made.
+image_bytes() {
+    ct journalctl -q -o cat --output-fields=SANDBOXD_IMAGE_BYTES SANDBOXD_WORKER_ID="$1" SANDBOXD_EVENT=suspended \
+        -n 1 2>/dev/null | tail -n1
+}
+p1= p2= p3= p4= p5=
+B=$(image_bytes "$HWID")
+if ! [[ $B =~ ^[0-9]+$ ]] || [ "$(state_of "$HWID")" != running ]; then
+    p1="no image size of the control's checkpoint ('$B') or the worker is $(state_of "$HWID")"
+else
+    diag "the worker's image: $((B / MIB)) MiB"
+    quota CheckpointBytesPerOwner=$(( (B * 3 / 2 + MIB - 1) / MIB ))M
+    bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID"
+    p2=$(expect_error "$E.SuspendFailed")
+    wait_until 60 running_holding "$HWID" || p3="after the refused checkpoint the worker is $(state_of "$HWID"), not running"
+    if [ -z "$p2" ]; then
+        no_ckpt_files "$HWID" || p4="files of it in $IMAGES: $(ct ls -A $IMAGES)"
+    else
+        # The old build suspended it: resumed for the control.
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$HWID"
+    fi
+    quota CheckpointBytesPerOwner=$(( (B * 5 / 2 + MIB - 1) / MIB ))M
+    if bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$HWID" &&
+        bus_call tester "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" ResumeWorker s "$HWID" &&
+        [ "$(state_of "$HWID")" = running ]; then
+        :
+    else
+        p5="with 2.5 times its image (control) suspend and resume failed: ${BUS_ERROR:-} $BUS_ERRMSG (state $(state_of "$HWID"))"
+    fi
+fi
+qa_result quota-checkpoint-copy "$p1" "$p2" "$p3" "$p4" "$p5"
 [[ $HWID =~ ^[0-9a-f]{12}$ ]] && stop_all "$HWID"
 
 # ---- every attack ran ---------------------------------------------------------

@@ -37,6 +37,7 @@ static void test_missing_file_keeps_defaults(void **state) {
         assert_int_equal(c.suspend_image_max, UINT64_C(1) << 30);
         /* A reboot loses suspended workers unless the operator says otherwise. */
         assert_false(c.suspend_keep_across_reboot);
+        assert_int_equal(c.checkpoint_extra_memory, UINT64_C(1) << 30);
         assert_int_equal(c.runsc_timer_slack_usec, 20 * USEC_PER_MSEC);
         sbx_config_done(&c);
 }
@@ -47,7 +48,7 @@ static void test_values(void **state) {
         assert_int_equal(load("[Defaults]\nMemoryMax=512M\nTasksMax=100\nCPUQuotaPercent=150\n"
                               "IdleTimeoutSec=5min\nRuntimeMaxSec=2h\nClass=untrusted\n"
                               "[Limits]\nMaxWorkers=7\nEndedWorkersMax=9\nEndedWorkersMaxAgeSec=10min\nSuspendImageMax=3G\n"
-                              "[Suspend]\nKeepAcrossReboot=yes\n"
+                              "[Suspend]\nKeepAcrossReboot=yes\nCheckpointExtraMemory=0\n"
                               "[Isolation]\nAllowSharedKernelForStandard=yes\nRunscPlatform=ptrace\nRunscTimerSlackSec=5ms\n"
                               "[Egress]\nFloor=*.github.com github.com\nRateBps=1M\nRequireTLS=no\n", &c, &e), 0);
         assert_int_equal(c.defaults.memory_max, 512u << 20);
@@ -61,6 +62,7 @@ static void test_values(void **state) {
         assert_int_equal(c.ended_workers_max_age_usec, 600 * USEC_PER_SEC);
         assert_int_equal(c.suspend_image_max, UINT64_C(3) << 30);
         assert_true(c.suspend_keep_across_reboot);
+        assert_int_equal(c.checkpoint_extra_memory, 0);
         assert_true(c.allow_shared_kernel_for_standard);
         assert_string_equal(c.runsc_platform, "ptrace");
         assert_int_equal(c.runsc_timer_slack_usec, 5 * USEC_PER_MSEC);

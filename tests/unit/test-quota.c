@@ -96,14 +96,16 @@ static void test_disk(void **state) {
         assert_int_equal(quota_check_disk(&q, &d, 1024 * GiB, &e), 0);
 }
 
-/* A checkpoint gets the smallest of the image cap, the owner's room and the host's. */
+/* A checkpoint gets the smallest of the image cap, half the owner's room and
+ * half the host's: it takes its room twice until its copy is done. */
 static void test_checkpoint_budget(void **state) {
         SbxQuotaConfig q = small();
 
-        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 0, 0), 1 * GiB);
-        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 700 * MiB, 0), 324 * MiB);
+        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 0, 0), 512 * MiB);
+        assert_int_equal(quota_checkpoint_budget(&q, false, 256 * MiB, 0, 0), 256 * MiB);
+        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 700 * MiB, 0), 162 * MiB);
         assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 2 * GiB, 0), 0);
-        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 0, 2 * GiB - 10 * MiB), 10 * MiB);
+        assert_int_equal(quota_checkpoint_budget(&q, false, 1 * GiB, 0, 2 * GiB - 10 * MiB), 5 * MiB);
         /* Exempt from the owner's quota, never from the host's. */
         assert_int_equal(quota_checkpoint_budget(&q, true, 1 * GiB, 2 * GiB, 0), 1 * GiB);
         assert_int_equal(quota_checkpoint_budget(&q, true, 1 * GiB, 2 * GiB, 2 * GiB), 0);
@@ -124,10 +126,11 @@ static void test_config_keys(void **state) {
         assert_true(fd >= 0);
         f = fdopen(fd, "w");
         fputs("[Quota]\nWorkersPerOwner=3\nWorkspacesPerOwner=4\nWorkspaceBytesPerOwner=5G\n"
-              "CheckpointBytesPerOwner=6G\nCheckpointBytesTotal=7G\nReserve=512M\nOvercommit=yes\nExemptRoot=no\n", f);
+              "CheckpointBytesPerOwner=6G\nCheckpointBytesTotal=7G\nReserve=512M\nOvercommit=yes\nExemptRoot=no\nExemptManagers=yes\n", f);
         fclose(f);
         sbx_config_init_defaults(&c);
         assert_true(c.quota.exempt_root);
+        assert_false(c.quota.exempt_managers);
         assert_false(c.quota.overcommit);
         assert_int_equal(sbx_config_load(&c, path, &e), 0);
         assert_int_equal(c.quota.workers_per_owner, 3);
@@ -138,6 +141,7 @@ static void test_config_keys(void **state) {
         assert_int_equal(c.quota.reserve_bytes, 512 * MiB);
         assert_true(c.quota.overcommit);
         assert_false(c.quota.exempt_root);
+        assert_true(c.quota.exempt_managers);
         sbx_config_done(&c);
 
         f = fopen(path, "w");

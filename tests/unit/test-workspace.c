@@ -137,6 +137,14 @@ static void test_load_refuses(void **state) {
         assert_int_equal(workspace_load(root, "bad", &ws), -ENOENT);
 }
 
+/* Whoever's it is: these tests name each workspace once. */
+static Workspace *by_name(Manager *m, const char *name) {
+        for (Workspace *ws = m->workspaces; ws; ws = ws->next)
+                if (streq(ws->label, name))
+                        return ws;
+        return NULL;
+}
+
 /* A Manager with only what manager_create_workspace() reads. */
 static void test_manager(Manager *m, sd_event *e, const char *mkfs) {
         *m = (Manager) { .event = e, .workspace_root = root, .mkfs_path = (char *) mkfs };
@@ -205,17 +213,17 @@ static void test_create_failure_leaves_nothing(void **state) {
                 Manager m;
 
                 test_manager(&m, e, mkfs[i]);
-                assert_int_equal(manager_create_workspace(&m, "fails", 32 << 20, SBX_CLASS_STANDARD, 1000,
+                assert_int_equal(manager_create_workspace(&m, "fails", 32 << 20, SBX_CLASS_STANDARD, 1000, false,
                                                           on_created, &c, &err), 0);
                 assert_false(c.called);
                 /* Being made: the name is taken, and nothing may use it yet. */
-                assert_non_null(manager_find_workspace(&m, "fails"));
-                assert_non_null(manager_find_workspace(&m, "fails")->creating);
+                assert_non_null(by_name(&m, "fails"));
+                assert_non_null(by_name(&m, "fails")->creating);
                 run_until(e, &c.called);
                 assert_int_equal(c.r, -EIO);
                 assert_null(c.ws);
                 assert_string_equal(c.e.name, SBX_ERROR_INVALID_WORKSPACE);
-                assert_null(manager_find_workspace(&m, "fails"));
+                assert_null(by_name(&m, "fails"));
                 assert_int_equal(n_entries(root), 0);
                 test_manager_done(&m);
         }
@@ -231,7 +239,7 @@ static void test_create_aborted(void **state) {
 
         /* The loop never runs: the creation is still pending when it is aborted. */
         test_manager(&m, e, "/bin/false");
-        assert_int_equal(manager_create_workspace(&m, "cut", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "cut", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
         assert_int_equal(n_entries(root), 1);
         test_manager_done(&m);
@@ -253,28 +261,28 @@ static void test_create_quota(void **state) {
         test_manager(&m, e, "/bin/false");
         m.config.quota.workspaces_per_owner = 1;
         m.config.quota.workspace_bytes_per_owner = 48 << 20;
-        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "first", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
-        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_true(manager_create_workspace(&m, "second", 16 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
         assert_non_null(strstr(err.message, "WorkspacesPerOwner=1"));
         m.config.quota.workspaces_per_owner = 2;
-        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_true(manager_create_workspace(&m, "second", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_QUOTA_EXCEEDED);
         assert_non_null(strstr(err.message, "WorkspaceBytesPerOwner"));
-        assert_null(manager_find_workspace(&m, "second"));
-        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created, &c,
+        assert_null(by_name(&m, "second"));
+        assert_int_equal(manager_create_workspace(&m, "theirs", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created, &c,
                                                   &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "roots", 1024 << 20, SBX_CLASS_STANDARD, 0, false, on_created, &c,
                                                   &err), 0);
         /* Without overcommit, 1 TiB does not fit this test's file system. */
         m.config.quota.overcommit = false;
-        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, on_created, &c,
+        assert_true(manager_create_workspace(&m, "huge", UINT64_C(1) << 40, SBX_CLASS_STANDARD, 0, false, on_created, &c,
                                              &err) < 0);
         assert_string_equal(err.name, SBX_ERROR_INSUFFICIENT_SPACE);
-        assert_null(manager_find_workspace(&m, "huge"));
+        assert_null(by_name(&m, "huge"));
         test_manager_done(&m);
         assert_int_equal(n_entries(root), 0);
         assert_false(c.called);
@@ -298,33 +306,33 @@ static void test_create_concurrency_caps(void **state) {
         caller_quota_done(&m.workspace_creation_quota);
         caller_quota_init(&m.workspace_creation_quota, 2, 3);
         /* Control: within the caps, each creation starts. */
-        assert_int_equal(manager_create_workspace(&m, "a1", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a1", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used++], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "a2", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a2", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used++], &err), 0);
         /* The owner's third at once: refused, nothing of it exists. */
-        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_non_null(strstr(err.message, "WorkspaceCreationsPerUser=2"));
-        assert_null(manager_find_workspace(&m, "a3"));
+        assert_null(by_name(&m, "a3"));
         assert_int_equal(n_entries(root), 2);
         /* Another owner fills the total; a third owner is refused by it. */
-        assert_int_equal(manager_create_workspace(&m, "b1", 32 << 20, SBX_CLASS_STANDARD, 1001, on_created,
+        assert_int_equal(manager_create_workspace(&m, "b1", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created,
                                                   &c[used++], &err), 0);
         err = (SbxError) {};
-        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_non_null(strstr(err.message, "WorkspaceCreationsMax=3"));
-        assert_null(manager_find_workspace(&m, "c1"));
+        assert_null(by_name(&m, "c1"));
         /* Root past the total, up to its own cap only. */
-        assert_int_equal(manager_create_workspace(&m, "r1", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r1", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used++], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "r2", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r2", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used++], &err), 0);
         err = (SbxError) {};
-        assert_int_equal(manager_create_workspace(&m, "r3", 32 << 20, SBX_CLASS_STANDARD, 0, on_created,
+        assert_int_equal(manager_create_workspace(&m, "r3", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
                                                   &c[used], &err), -EBUSY);
         assert_string_equal(err.name, SBX_ERROR_TOO_MANY_REQUESTS);
         assert_int_equal(n_entries(root), 5);
@@ -332,9 +340,9 @@ static void test_create_concurrency_caps(void **state) {
         for (size_t i = 0; i < used; i++)
                 run_until(e, &c[i].called);
         assert_int_equal(m.workspace_creation_quota.total, 0);
-        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created,
+        assert_int_equal(manager_create_workspace(&m, "a3", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
                                                   &c[used], &err), 0);
-        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, on_created,
+        assert_int_equal(manager_create_workspace(&m, "c1", 32 << 20, SBX_CLASS_STANDARD, 1002, false, on_created,
                                                   &c[used + 1], &err), 0);
         test_manager_done(&m);
         assert_int_equal(n_entries(root), 0);
@@ -363,10 +371,10 @@ static void test_create_and_remove(void **state) {
                 skip();
         e = event_with_sigchld();
         test_manager(&m, e, mkfs);
-        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), 0);
         /* Never over one being made. */
-        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, on_created, &c,
+        assert_int_equal(manager_create_workspace(&m, "real", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created, &c,
                                                   &err), -EEXIST);
         assert_string_equal(err.name, SBX_ERROR_WORKSPACE_EXISTS);
         run_until(e, &c.called);
@@ -374,7 +382,7 @@ static void test_create_and_remove(void **state) {
         ws = c.ws;
         assert_non_null(ws);
         assert_null(ws->creating);
-        assert_int_equal(workspace_image_path(root, "real", &img), 0);
+        assert_int_equal(workspace_image_path(root, "real.1000", &img), 0);
         assert_int_equal(stat(img, &st), 0);
         /* The cap is the image's size; it is sparse, and only root reads it. */
         assert_int_equal((uint64_t) st.st_size, ws->size_max);
@@ -384,12 +392,72 @@ static void test_create_and_remove(void **state) {
         assert_int_equal(n_entries(root), 2);
         /* Never over an existing one, even one the manager does not know. */
         assert_int_equal(workspace_image_create(root, ws), -EEXIST);
-        assert_int_equal(workspace_load(root, "real", &again), 0);
+        assert_int_equal(workspace_load(root, "real.1000", &again), 0);
         workspace_free(again);
         assert_int_equal(manager_delete_workspace(&m, ws, &err), 0);
         assert_int_equal(n_entries(root), 0);
         test_manager_done(&m);
         sd_event_unref(e);
+}
+
+/* Names are per owner: another user's "proj" neither stops a user's "proj"
+ * nor is found by it; each is its own key, file and object. */
+static void test_names_per_owner(void **state) {
+        sd_event *e = event_with_sigchld();
+        Created c = {};
+        SbxError err = {};
+        Manager m;
+        Workspace *a, *b, *r;
+
+        test_manager(&m, e, "/bin/false");
+        assert_int_equal(manager_create_workspace(&m, "proj", 32 << 20, SBX_CLASS_STANDARD, 1000, false, on_created,
+                                                  &c, &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "proj", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created,
+                                                  &c, &err), 0);
+        assert_int_equal(manager_create_workspace(&m, "proj", 32 << 20, SBX_CLASS_STANDARD, 0, false, on_created,
+                                                  &c, &err), 0);
+        /* The owner's own is in the way. */
+        assert_int_equal(manager_create_workspace(&m, "proj", 32 << 20, SBX_CLASS_STANDARD, 1001, false, on_created,
+                                                  &c, &err), -EEXIST);
+        assert_string_equal(err.name, SBX_ERROR_WORKSPACE_EXISTS);
+        a = manager_find_own_workspace(&m, 1000, "proj");
+        b = manager_find_own_workspace(&m, 1001, "proj");
+        r = manager_find_own_workspace(&m, 0, "proj");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(r);
+        assert_string_equal(a->name, "proj.1000");
+        assert_string_equal(b->name, "proj.1001");
+        assert_string_equal(r->name, "proj");
+        assert_string_equal(a->label, "proj");
+        assert_string_equal(a->object_path, "/org/sandboxd1/workspace/proj_U1000");
+        assert_string_equal(r->object_path, "/org/sandboxd1/workspace/proj");
+        assert_ptr_equal(manager_find_workspace(&m, "proj.1001"), b);
+        assert_null(manager_find_own_workspace(&m, 1002, "proj"));
+        assert_int_equal(n_entries(root), 3);
+        test_manager_done(&m);
+        assert_int_equal(n_entries(root), 0);
+        sd_event_unref(e);
+}
+
+/* Keys: a name, or a name and a UID other than root's, one spelling each. */
+static void test_keys(void **state) {
+        static const char * const good[] = { "proj", "proj.1000", "a.1", "a-b_c.4294967294" };
+        static const char * const bad[] = { "proj.", ".1000", "proj.0", "proj.01", "proj.1000.1", "proj.x",
+                                            "proj.4294967295", "proj.99999999999", "Proj.1000" };
+        char *k = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                assert_true(workspace_key_is_valid(good[i]));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_false(workspace_key_is_valid(bad[i]));
+        assert_int_equal(workspace_key_make("proj", 0, &k), 0);
+        assert_string_equal(k, "proj");
+        free(k);
+        assert_int_equal(workspace_key_make("proj", 1000, &k), 0);
+        assert_string_equal(k, "proj.1000");
+        free(k);
+        assert_int_equal(workspace_key_make("proj.1000", 1000, &k), -EINVAL);
 }
 
 /* An image without metadata is a creation cut short: start-up removes it. */
@@ -555,6 +623,8 @@ int main(void) {
                 cmocka_unit_test(test_create_and_remove),
                 cmocka_unit_test(test_create_aborted),
                 cmocka_unit_test(test_create_quota),
+                cmocka_unit_test(test_names_per_owner),
+                cmocka_unit_test(test_keys),
                 cmocka_unit_test(test_create_concurrency_caps),
                 cmocka_unit_test(test_load_drops_orphan_image),
                 cmocka_unit_test(test_apply_class),
