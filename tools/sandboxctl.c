@@ -118,7 +118,7 @@ static void help(void) {
                "            worker's user, walls and limits, and exit with its status (128+N\n"
                "            for signal N). COMMAND as for run. Like docker exec:\n"
                "    -t --tty              give it a terminal (this one's size, kept in step)\n"
-               "    -i --interactive      pass this terminal's input (-it for a shell); without\n"
+               "    -i --interactive      pass this terminal's input (with -t: a shell); without\n"
                "                          it the process's stdin is empty\n"
                "       --setenv NAME=VALUE  add to its environment (repeatable)\n"
                "       --workdir DIR      start it in DIR, inside the worker's home\n"
