@@ -13,6 +13,7 @@
 #include "event-util.h"
 #include "manager.h"
 #include "spec.h"
+#include "unit-props.h"
 #include "worker-spawn.h"
 #include "worker-view.h"
 
@@ -350,18 +351,29 @@ static void exec_options_done(ExecOptions *o) {
         free(o->working_directory);
 }
 
-/* Inside the home: relative to it, or an absolute path below it, with no
- * "." or ".." step (the worker resolves it, as itself, in its own view). */
+/* Inside the home: relative to it, or an absolute path below it (as the
+ * host names it, or as the worker sees it), with no "." or ".." step (the
+ * worker resolves it, as itself, in its own view). The result names it as
+ * the worker sees it: under gVisor the home's real path (runsc binds it
+ * there; /var/lib/sandboxd is not in the sandbox). */
 static int working_directory(const Worker *w, const char *dir, char **ret, SbxError *error) {
+        _cleanup_free_ char *view = NULL;
         const char *rel = dir;
 
+        if (asprintf(&view, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
+                return -ENOMEM;
         if (dir[0] == '/') {
-                size_t n = strlen(w->home);
-                if (strncmp(dir, w->home, n) != 0 || (dir[n] != '/' && dir[n] != 0))
+                const char *bases[] = { w->home, view };
+                rel = NULL;
+                for (size_t i = 0; i < ELEMENTSOF(bases) && !rel; i++) {
+                        size_t n = strlen(bases[i]);
+                        if (strncmp(dir, bases[i], n) == 0 && (dir[n] == '/' || dir[n] == 0))
+                                rel = dir + n;
+                }
+                if (!rel)
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_ARGUMENT,
                                              "WorkingDirectory \"%.255s\" is not inside the worker's home %s", dir,
                                              w->home);
-                rel = dir + n;
         }
         for (const char *s = rel; *s;) {
                 size_t k = strcspn(s, "/");
@@ -373,7 +385,8 @@ static int working_directory(const Worker *w, const char *dir, char **ret, SbxEr
         }
         if (strlen(rel) >= PATH_MAX / 2)
                 return sbx_error_set(error, -ENAMETOOLONG, SBX_ERROR_INVALID_ARGUMENT, "WorkingDirectory is too long");
-        if (asprintf(ret, "%s/%s", w->home, rel[0] == '/' ? rel + 1 : rel) < 0)
+        rel += strspn(rel, "/");
+        if (asprintf(ret, "%s%s%s", w->runtime == SBX_RUNTIME_RUNSC ? view : w->home, *rel ? "/" : "", rel) < 0)
                 return -ENOMEM;
         return 0;
 }

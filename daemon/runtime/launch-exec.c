@@ -43,6 +43,14 @@ static void send_simple(int conn, SbxExecType type, int value, int status, const
         (void) sbx_exec_send(conn, &h, NULL, 0, fds, n_fds);
 }
 
+static bool strv_env_has(char * const *env, const char *key) {
+        size_t n = strlen(key);
+        for (char * const *e = env; e && *e; e++)
+                if (strncmp(*e, key, n) == 0 && (*e)[n] == '=')
+                        return true;
+        return false;
+}
+
 static int json_add(struct json_object *obj, const char *key, struct json_object *val) {
         if (!val)
                 return -ENOMEM;
@@ -59,11 +67,15 @@ static struct json_object *strv_to_json(char * const *v) {
         return a;
 }
 
-/* The bundle's process with S's command, environment and directory: a
- * memfd runsc reads as --process. */
+/* The bundle's process with S's command, directory and environment: a
+ * memfd runsc reads as --process. Its environment is the bundle's HOME (else
+ * runsc would make one up) and the request's entries; the worker's own comes
+ * from its first process inside (sandbox-exec --init-env reads
+ * /proc/1/environ, as the worker), since a pooled sandbox's bundle holds the
+ * pool's environment and not the claimed job's. */
 static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxExecSpawn *s, int *ret) {
         char path[PATH_MAX], nproc[48];
-        struct json_object *config, *process, *env, *args, *cwd;
+        struct json_object *config, *process, *env, *args, *cwd, *new_env;
         _cleanup_strv_free_ char **argv = NULL;
         const char *text;
         int fd, r = 0;
@@ -78,19 +90,21 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
                 json_object_put(config);
                 return -EBADMSG;
         }
-        /* The request's entries over the sandbox's own (same key: the request's). */
-        for (char **e = s->env; e && *e && r >= 0; e++) {
-                size_t klen = strcspn(*e, "=") + 1;
-                for (size_t i = json_object_array_length(env); i > 0; i--) {
-                        const char *old = json_object_get_string(json_object_array_get_idx(env, i - 1));
-                        if (old && strncmp(old, *e, klen) == 0)
-                                json_object_array_del_idx(env, i - 1, 1);
-                }
-                r = json_object_array_add(env, json_object_new_string(*e)) < 0 ? -ENOMEM : 0;
+        new_env = json_object_new_array();
+        for (size_t i = 0; new_env && i < json_object_array_length(env); i++) {
+                const char *e = json_object_get_string(json_object_array_get_idx(env, i));
+                if (e && startswith(e, "HOME=") && !strv_env_has(s->env, "HOME"))
+                        r = json_object_array_add(new_env, json_object_new_string(e)) < 0 ? -ENOMEM : 0;
         }
+        for (char **e = s->env; new_env && r >= 0 && e && *e; e++)
+                r = json_object_array_add(new_env, json_object_new_string(*e)) < 0 ? -ENOMEM : 0;
+        if (!new_env)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = json_add(process, "env", new_env);
         snprintf(nproc, sizeof(nproc), "--exec-limits=%" PRIu64, a->pids);
         if (r >= 0 && (strv_extend(&argv, EXEC_WRAPPER) < 0 || strv_extend(&argv, nproc) < 0 ||
-                       strv_extend(&argv, "--") < 0))
+                       strv_extend(&argv, "--init-env") < 0 || strv_extend(&argv, "--") < 0))
                 r = -ENOMEM;
         for (char **v = s->argv; r >= 0 && *v; v++)
                 r = strv_extend(&argv, *v);

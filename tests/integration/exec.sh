@@ -53,20 +53,25 @@ def read_until(token, timeout=30):
 def say(s):
     os.write(fd, s.encode())
 time.sleep(1)
-say("stty size; echo SIZE1-DONE\n"); read_until(b"SIZE1-DONE\r\n")
+# The markers are computed by the shell, so that the echo of the typed line
+# does not match them.
+say("stty size; echo SIZE1-$((40+2))\n"); read_until(b"SIZE1-42")
 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 132, 0, 0))
 os.kill(pid, 28)  # SIGWINCH: a terminal emulator sends it to its child
 time.sleep(1)
-say("stty size; echo SIZE2-DONE\n"); read_until(b"SIZE2-DONE\r\n")
-say("tty; echo TTY-DONE\n"); read_until(b"TTY-DONE\r\n")
-say("sleep 100; echo after-sleep=$?\n"); time.sleep(2)
-say("\x03"); read_until(b"after-sleep=")
-read_until(b"\n", 5)
+say("stty size; echo SIZE2-$((40+2))\n"); read_until(b"SIZE2-42")
+say("test -t 0 && echo TTY-$((40+2))\n"); read_until(b"TTY-42")
+# A non-interactive shell in the foreground that reports its SIGINT.
+say("sh -c \"trap \\\"echo GOT-INT-\\$((40+2)); exit 130\\\" INT; echo READY-\\$((40+2)); sleep 100 & wait\"\n")
+read_until(b"READY-42")
+time.sleep(0.5)
+say("\x03"); read_until(b"GOT-INT-42")
+time.sleep(0.5)
 say("exit 3\n")
 _, status = os.waitpid(pid, 0)
 read_until(b"@@never@@", 1)
 sys.stdout.write(out.decode(errors="replace"))
-print("EXIT=%d" % os.waitstatus_to_exitcode(status))
+print("\nEXIT=%d" % os.waitstatus_to_exitcode(status))
 '
 
 for class in trusted standard; do
@@ -123,17 +128,33 @@ line two" "$out"
     else
         main=1          # the workload is PID 1 of the sandbox's PID namespace
     fi
-    exec_out "$id" /bin/sh -c "$FIELDS"'; fields $$ >/tmp/exec-fields; fields '"$main"' >/tmp/main-fields
-        diff /tmp/main-fields /tmp/exec-fields && echo SAME; wc -l </tmp/exec-fields'
-    check_match "$class: UID/GID, Seccomp, NoNewPrivs, Cap*, every ns and the cgroup equal the main process's" \
-        "SAME"$'\n'"[0-9]+" "$EXEC_OUT"
+    # gVisor (runsc 0.0~20240729) shows a new user-namespace inode for
+    # every process, even for a fork of the same one (checked below): that
+    # line identifies nothing there and is left out of its comparison.
+    skip_re='^$'
+    [ "$class" = standard ] && skip_re='^ns user '
+    exec_out "$id" /bin/sh -c "$FIELDS"'; fields $$ | grep -Ev "'"$skip_re"'" >/tmp/exec-fields
+        fields '"$main"' | grep -Ev "'"$skip_re"'" >/tmp/main-fields
+        diff /tmp/main-fields /tmp/exec-fields && echo SAME; cat /tmp/exec-fields'
+    check_output "$class: UID/GID, Seccomp, NoNewPrivs, Cap*, every ns and the cgroup equal the main process's" \
+        '^SAME$' printf '%s\n' "$EXEC_OUT"
     [[ $EXEC_OUT == *SAME* ]] || diag "$EXEC_OUT" "$EXEC_ERR"
-    exec_out "$id" /bin/sh -c "$FIELDS"'; fields $$'
-    check_output "$class: the compared fields include the seccomp mode, NoNewPrivs, CapBnd, mnt, pid, net, user and cgroup" \
-        'Seccomp:' printf '%s\n' "$EXEC_OUT"
-    for f in NoNewPrivs CapBnd CapAmb 'ns mnt' 'ns pid' 'ns net' 'ns ipc' 'ns uts' 'ns user' 'ns cgroup' '^cgroup '; do
-        [[ $EXEC_OUT =~ $f ]] || not_ok "$class: field $f is compared" "$EXEC_OUT"
-    done
+    # What each class's /proc shows, and so was compared (gVisor has no
+    # NoNewPrivs, CapAmb or cgroup namespace lines).
+    if [ "$class" = trusted ]; then
+        fields_re='Uid Gid Seccomp NoNewPrivs CapInh CapPrm CapEff CapBnd CapAmb ns.cgroup ns.ipc ns.mnt ns.net ns.pid ns.user ns.uts ^cgroup.'
+    else
+        fields_re='Uid Gid Seccomp CapInh CapPrm CapEff CapBnd ns.ipc ns.mnt ns.net ns.pid ns.uts ^cgroup.'
+    fi
+    missing=
+    for f in $fields_re; do grep -Eq -- "$f" <<<"$EXEC_OUT" || missing+=" $f"; done
+    check_eq "$class: the comparison covered$(tr -d '^' <<<" $fields_re" | tr '.' ' ')" "" "$missing"
+    if [ "$class" = standard ]; then
+        exec_out "$id" /bin/sh -c 'a=$(readlink /proc/$$/ns/user); b=$(sh -c "readlink /proc/\$\$/ns/user"); [ "$a" != "$b" ] && echo differs'
+        check_eq "standard: (why the user-ns line is left out) a fork of the same process shows another inode" differs "$EXEC_OUT"
+        exec_out "$id" /usr/bin/python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'
+        check_eq "standard: NoNewPrivs is set (prctl PR_GET_NO_NEW_PRIVS; gVisor's status has no such line)" 1 "$EXEC_OUT"
+    fi
     if [ "$class" = trusted ]; then
         check_output "$class: the process is in the worker's unit (cgroup)" "sandbox-$id.service" \
             printf '%s\n' "$EXEC_OUT"
@@ -143,17 +164,20 @@ line two" "$out"
 
     # ---- a terminal --------------------------------------------------------------
     out=$(ct timeout 60 script -qec "stty rows 33 cols 101; sandboxctl exec -t $id -- /bin/sh -c 'tty; stty size; test -t 0 && echo stdin-is-a-tty'" /dev/null | tr -d '\r')
-    check_output "$class: exec -t under script: the process's stdin is a terminal" '^/dev/pts/[0-9]+$' \
-        printf '%s\n' "$out"
+    # gVisor imports the terminal as a host fd, which ttyname() cannot name.
+    tty_re='^/dev/pts/[0-9]+$'
+    [ "$class" = standard ] && tty_re='^(/dev/pts/[0-9]+|not a tty)$'
+    check_output "$class: exec -t under script: tty answers (gVisor: its imported host terminal has no name)" \
+        "$tty_re" printf '%s\n' "$out"
     check_output "$class: exec -t: the terminal has the caller's size" '^33 101$' printf '%s\n' "$out"
     check_output "$class: exec -t: stdin is a tty" '^stdin-is-a-tty$' printf '%s\n' "$out"
     out=$(ct timeout 120 python3 -c "$PTY_DRIVER" "$id")
     check_output "$class: exec -it: stty size says 24 80 first" '^24 80' printf '%s\n' "$out"
     check_output "$class: exec -it: after a resize stty size says 40 132" '^40 132' printf '%s\n' "$out"
-    check_output "$class: exec -it: Ctrl-C reaches the process (sleep ends with 130)" 'after-sleep=130' \
+    check_output "$class: exec -it: Ctrl-C reaches the foreground process as SIGINT" 'GOT-INT-42' \
         printf '%s\n' "$out"
     check_output "$class: exec -it: sandboxctl exits with the shell's status" '^EXIT=3$' printf '%s\n' "$out"
-    [[ $out == *"40 132"* && $out == *after-sleep=130* ]] || diag "$out"
+    [[ $out == *"40 132"* && $out == *GOT-INT-42* ]] || diag "$out"
 
     # ---- the process object over the bus -----------------------------------------
     sbx_monitor_start
