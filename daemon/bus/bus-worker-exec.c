@@ -430,6 +430,8 @@ static int read_options(sd_bus_message *msg, const Worker *w, ExecOptions *o, Sb
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_UNKNOWN_KEY,
                                              "Unknown Exec option \"%.64s\": Environment, WorkingDirectory, Tty, "
                                              "TtySize and TimeoutUSec are known", key);
+                if (r < 0 && error->name)
+                        return r;
                 if (r == -ENXIO || r == -EINVAL)
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_WRONG_TYPE, "Exec option %s has the wrong type",
                                              key);

@@ -81,6 +81,21 @@ static int apply_init_environment(void) {
         return apply_environment(own);
 }
 
+/* The soft RLIMIT_NPROC of the worker's first process (/proc/1/limits), or
+ * 0 when it cannot be read: a claimed warm-pool sandbox's job lowered it
+ * below what the launcher was told. */
+static uint64_t init_nproc(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/1/limits", "re");
+        char line[256];
+        unsigned long long soft;
+
+        while (f && fgets(line, sizeof(line), f))
+                if (startswith(line, "Max processes") &&
+                    sscanf(line + strlen("Max processes"), " %llu", &soft) == 1)
+                        return soft;
+        return 0;
+}
+
 static int exec_with_limits(const char *nproc, bool init_env, char **cmd) {
         uint64_t n;
         int r;
@@ -90,6 +105,9 @@ static int exec_with_limits(const char *nproc, bool init_env, char **cmd) {
                 return SBX_EXEC_EXIT_USAGE;
         }
         if (init_env) {
+                uint64_t k = init_nproc();
+                if (k > 0 && k < n)
+                        n = k;
                 r = apply_init_environment();
                 if (r < 0) {
                         fprintf(stderr, "sandbox-exec: cannot read the worker's environment: %s\n", strerror(-r));

@@ -287,17 +287,36 @@ static _Noreturn void handle(const LaunchArgs *a, int conn) {
                 _exit(EXIT_FAILURE);
         }
         snprintf(pid_file, sizeof(pid_file), LAUNCH_BUNDLES_DIR "/%s/exec-%d.pid", a->id, (int) getpid());
-        runsc = fork();
-        if (runsc == 0)
-                exec_runsc(a, process_fd, pid_file, fds, master >= 0 ? pts : NULL);
+        /* An Exec right behind CreateWorker can come before runsc has made
+         * the sandbox (the unit's start job is done when the launcher
+         * runs): runsc exec then fails at once, and is tried again for a
+         * while. Nothing of the request was read by then. */
+        uint64_t give_up = now_usec(CLOCK_MONOTONIC) + PID_WAIT_USEC;
+        char state[PATH_MAX];
+        snprintf(state, sizeof(state), LAUNCH_RUNSC_ROOT "/" LAUNCH_CONTAINER_PREFIX "%s_sandbox:"
+                 LAUNCH_CONTAINER_PREFIX "%s.state", a->id, a->id);
+        /* First until runsc has written the container's state: before that
+         * every try only says so on the process's stderr. */
+        while (access(state, F_OK) < 0 && now_usec(CLOCK_MONOTONIC) < give_up)
+                usleep(20 * 1000);
+        for (;;) {
+                runsc = fork();
+                if (runsc == 0)
+                        exec_runsc(a, process_fd, pid_file, fds, master >= 0 ? pts : NULL);
+                if (runsc < 0) {
+                        send_simple(conn, SBX_EXEC_FAILED, errno, 0, NULL, 0);
+                        _exit(EXIT_FAILURE);
+                }
+                inside = wait_internal_pid(pid_file, runsc, &status);
+                (void) unlink(pid_file);
+                if (inside > 0 || now_usec(CLOCK_MONOTONIC) >= give_up)
+                        break;
+                (void) kill(runsc, SIGKILL);
+                (void) waitpid(runsc, NULL, 0);
+                usleep(100 * 1000);
+        }
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
-        if (runsc < 0) {
-                send_simple(conn, SBX_EXEC_FAILED, errno, 0, NULL, 0);
-                _exit(EXIT_FAILURE);
-        }
-        inside = wait_internal_pid(pid_file, runsc, &status);
-        (void) unlink(pid_file);
         if (inside <= 0) {
                 /* runsc ended (or never said) before the process ran. */
                 (void) kill(runsc, SIGKILL);

@@ -30,8 +30,18 @@ check "tests/attacks/README.md's exec table is what --list prints" \
     diff <(bash "$0" --list) <(sed -n '/^| attack (exec.sh) |/,/^$/p' "$HERE/README.md" | sed '/^$/d')
 
 ct systemctl start sandboxd.service
+# tester may create workers of its own (the owner's control), as an
+# administrator's rule would let it.
+ct sh -c 'cat >/etc/polkit-1/rules.d/50-sbx-exec-tester.rules' <<'JS'
+polkit.addRule(function(action, subject) {
+    if (subject.user == "tester" &&
+        (action.id == "org.sandboxd1.create-worker" || action.id == "org.sandboxd1.create-trusted-worker"))
+        return polkit.Result.YES;
+});
+JS
 cleanup() {
-    ct sh -c "sandboxctl list --no-legend 2>/dev/null | awk '{print \$1}' | xargs -r -n1 sandboxctl stop" >/dev/null 2>&1
+    ct sh -c "sandboxctl list --no-legend 2>/dev/null | awk '{print \$1}' | xargs -r -n1 sandboxctl stop
+              rm -f /etc/polkit-1/rules.d/50-sbx-exec-tester.rules" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
 
@@ -144,9 +154,9 @@ for class in trusted standard; do
     # ---- a fork bomb inside an exec ------------------------------------------------------
     bomb=$(create --class "$class" --tasks 32 -- /bin/sleep 1000)
     if valid_id "$bomb"; then
-        # Shell builtins only after the loop: a fork may be what fails.
-        ct timeout 120 sandboxctl exec "$bomb" -- /bin/sh -c 'i=0; while [ $i -lt 100 ]; do sleep 120 & i=$((i+1)); done 2>/dev/null
-            set -- /proc/[0-9]*; echo "$#" >"$HOME/count"' >/dev/null 2>&1
+        # A shell forks until it cannot (dash then gives up on its script).
+        ct timeout 120 sandboxctl exec "$bomb" -- /bin/sh -c 'i=0; while [ $i -lt 100 ]; do sleep 120 & i=$((i+1)); done' \
+            >/dev/null 2>&1
         problems=()
         if [ "$class" = trusted ]; then
             tasks=$(ct systemctl show -p TasksCurrent --value "sandbox-$bomb.service")
@@ -156,7 +166,8 @@ for class in trusted standard; do
             [ "$procs" -ge 20 ] || problems+=("only $procs processes: did the bomb run at all?")
             diag "trusted: TasksCurrent $tasks, $procs processes of the UID"
         else
-            n=$(ct cat "$(home "$bomb")/count" 2>/dev/null)
+            # Counted by another Exec, with shell builtins only (no fork).
+            n=$(ct timeout 60 sandboxctl exec "$bomb" -- /bin/sh -c 'set -- /proc/[0-9]*; echo "$#"' 2>&1)
             [ -n "$n" ] && [ "$n" -le 33 ] || problems+=("${n:-no count of} processes in the sandbox")
             [ -n "$n" ] && [ "$n" -ge 10 ] || problems+=("only ${n:-no} processes: did the bomb run at all?")
             diag "standard: $n processes in the sandbox"
