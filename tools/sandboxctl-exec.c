@@ -186,7 +186,7 @@ int exec_relay(sd_bus *bus, const char *process_path, int *fds, size_t n_fds, bo
         _cleanup_free_ Pump *pumps = calloc(3, sizeof(Pump));
         _cleanup_close_ int sfd = -1;
         ExecState s = { .path = process_path, .status = -1 };
-        uint64_t exited_at = 0;
+        uint64_t exited_at = 0, checked_at = now_usec(CLOCK_MONOTONIC);
         size_t n_pumps;
         int r;
 
@@ -223,6 +223,13 @@ int exec_relay(sd_bus *bus, const char *process_path, int *fds, size_t n_fds, bo
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 int timeout = -1;
 
+                /* The signal is what ends the wait; its state read back once
+                 * a second covers one that never came (a daemon restarted,
+                 * a subscription that raced with it). */
+                if (!s.exited && now - checked_at >= USEC_PER_SEC) {
+                        checked_at = now;
+                        read_exit_status(bus, &s);
+                }
                 if (s.exited && !exited_at)
                         exited_at = now;
                 if (s.exited && (outputs_done || now - exited_at >= DRAIN_USEC))
@@ -250,7 +257,7 @@ int exec_relay(sd_bus *bus, const char *process_path, int *fds, size_t n_fds, bo
                 pfd[k++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
                 if (s.exited)
                         timeout = (int) ((DRAIN_USEC - (now - exited_at)) / USEC_PER_MSEC) + 1;
-                else if (outputs_done)
+                else
                         timeout = 1000;
                 r = poll(pfd, k, timeout);
                 if (r < 0 && errno != EINTR)

@@ -102,7 +102,12 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
                 r = -ENOMEM;
         if (r >= 0)
                 r = json_add(process, "env", new_env);
-        snprintf(nproc, sizeof(nproc), "--exec-limits=%" PRIu64, a->pids);
+        /* The lower of the launcher's --pids and the worker's TasksMax from
+         * the request: a claimed pool sandbox's launcher has the pool's. */
+        uint64_t pids = a->pids;
+        if (h->value > 0 && (uint64_t) h->value < pids)
+                pids = (uint64_t) h->value;
+        snprintf(nproc, sizeof(nproc), "--exec-limits=%" PRIu64, pids);
         if (r >= 0 && (strv_extend(&argv, EXEC_WRAPPER) < 0 || strv_extend(&argv, nproc) < 0 ||
                        strv_extend(&argv, "--init-env") < 0 || strv_extend(&argv, "--") < 0))
                 r = -ENOMEM;

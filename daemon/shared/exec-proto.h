@@ -37,7 +37,8 @@
 #define SBX_EXEC_STRINGS_MAX (128 * 1024)
 
 typedef enum SbxExecType {
-        SBX_EXEC_SPAWN = 1,     /* sandboxd: start it (flags, rows, cols, n_argv, n_env; fds) */
+        SBX_EXEC_SPAWN = 1,     /* sandboxd: start it (flags, rows, cols, n_argv, n_env; value = the
+                                 * worker's TasksMax, 0 unknown; fds) */
         SBX_EXEC_SIGNAL,        /* sandboxd: value = the signal */
         SBX_EXEC_STARTED,       /* supervisor: value = its pid; a tty's master fd */
         SBX_EXEC_FAILED,        /* supervisor: value = the errno; it never ran */

@@ -169,6 +169,10 @@ int worker_spawn_inside(Worker *w, const WorkerSpawn *req, const WorkerSpawnCall
         SbxExecHeader h = {
                 .type = SBX_EXEC_SPAWN,
                 .flags = req->tty ? SBX_EXEC_TTY : 0,
+                /* The worker's TasksMax, for a runtime that holds it as
+                 * RLIMIT_NPROC (gVisor); a pool sandbox's launcher knows
+                 * only the pool's. */
+                .value = (int32_t) MIN(w->spec.limits.tasks_max, (uint64_t) INT32_MAX),
                 .n_argv = (uint32_t) strv_length(req->argv),
                 .n_env = (uint32_t) strv_length(req->environment),
                 .rows = req->tty_rows,
