@@ -68,7 +68,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create endpoints export list logs mcp preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach create endpoints exec export list logs mcp preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
@@ -135,6 +135,12 @@ expect "nothing for --size" "sandboxctl workspace create proj --size "
 expect "only one id" "sandboxctl stop 0123456789ab "
 expect "no ids for list" "sandboxctl list "
 
+expect "exec's options" "sandboxctl exec -" -t --tty -i --interactive --setenv --workdir --help --no-ask-password --no-pager
+expect "exec: live worker ids" "sandboxctl exec -it " 0123456789ab aaaabbbbcccc
+expect "exec: nothing for --workdir" "sandboxctl exec --workdir "
+expect "exec: -- after the id" "sandboxctl exec 0123456789ab -" --
+expect "exec: the command after the id and --" "sandboxctl exec -t 0123456789ab -- sandboxct" sandboxctl
+expect "exec: the command after the id" "sandboxctl exec 0123456789ab sandboxct" sandboxctl
 expect "the command after --" "sandboxctl run --class trusted -- sandboxct" sandboxctl
 expect "the command without --" "sandboxctl create --memory 1G sandboxct" sandboxctl
 
