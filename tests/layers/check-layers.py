@@ -35,6 +35,7 @@ PROGRAMS = {
     'daemon/egress': ['layer:netcore', 'layer:shared', 'layer:netio'],
     'daemon/runtime': ['layer:netcore', 'layer:shared'],
     'daemon/exec': ['layer:netcore', 'layer:shared'],
+    'daemon/files': ['layer:netcore', 'layer:shared'],
     'tools': ['layer:netcore', 'layer:shared', 'layer:systemd'],
     'daemon': ['layer:' + name for name in layers],     # sandboxd.c, the main
 }
