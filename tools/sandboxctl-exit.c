@@ -26,6 +26,7 @@ static const struct {
         { SBX_ERROR_CHANNEL_BUSY,                               EXIT_FAILED },
         { SBX_ERROR_NOT_RUNNING,                                EXIT_FAILED },
         { SBX_ERROR_TOO_MANY_WORKERS,                           EXIT_REFUSED },
+        { SBX_ERROR_TOO_MANY_PROCESSES,                         EXIT_REFUSED },
         { SBX_ERROR_ACCESS_DENIED,                              EXIT_REFUSED },
         { SBX_ERROR_NOT_SUPPORTED,                              EXIT_REFUSED },
         { SBX_ERROR_TOO_MANY_SUBSCRIBERS,                       EXIT_REFUSED },

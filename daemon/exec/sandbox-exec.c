@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "env-cred.h"
+#include "exec-proto.h"
+#include "exec-supervisor.h"
 #include "ns-ident.h"
 #include "sandbox-exec.h"
 #include "util.h"
@@ -126,6 +128,7 @@ int main(int argc, char *argv[]) {
         bool environment = false;
         NsIdSet host = {};
         char **cmd = NULL;
+        int listen_fd;
         const char *id;
         int r;
 
@@ -167,6 +170,11 @@ int main(int argc, char *argv[]) {
                 return r;
         if (environment && load_environment(dir) < 0)
                 return SBX_EXEC_EXIT_ENVIRONMENT;
+        /* The exec supervisor, with the environment the workload gets, and
+         * before the token: a running worker always has it. */
+        listen_fd = sbx_exec_take_listen_fd();
+        if (listen_fd >= 0 && exec_supervisor_start(listen_fd) < 0)
+                fputs("sandbox-exec: cannot start the exec supervisor; Exec will fail for this worker\n", stderr);
         if (write_ready_token() < 0)
                 return SBX_EXEC_EXIT_READY;
         execv(cmd[0], cmd);

@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "worker-disk.h"
 #include "worker-prepare.h"
+#include "worker-spawn.h"
 #include "rmrf.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
@@ -388,6 +389,8 @@ static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_egress_append_aux_entries(msg, e->id, e->unit, &proxy_spec, SBX_RUNTIME_RUNSC,
                                                      egress ? *pool->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0)
+                r = worker_exec_append_aux_unit(msg, e->id, e->unit);
         if (r >= 0)
                 r = worker_disk_append_aux_unit(msg, e->id, home_private, p.disk_bytes, *pool->mkfs_path);
         if (r >= 0)

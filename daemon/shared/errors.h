@@ -18,6 +18,8 @@
 #define SBX_ERROR_START_FAILED          "org.sandboxd1.Error.StartFailed"
 #define SBX_ERROR_CHANNEL_BUSY          "org.sandboxd1.Error.ChannelBusy"
 #define SBX_ERROR_NOT_RUNNING           "org.sandboxd1.Error.NotRunning"
+/* A worker runs as many processes started by Exec as it may (worker-spawn.h). */
+#define SBX_ERROR_TOO_MANY_PROCESSES    "org.sandboxd1.Error.TooManyProcesses"
 #define SBX_ERROR_TOO_MANY_WORKERS      "org.sandboxd1.Error.TooManyWorkers"
 /* The caller's UID, or all callers together, already have as many calls
  * waiting for polkit or reading the journal as sandboxd.conf's [Bus] allows. */

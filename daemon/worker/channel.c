@@ -86,7 +86,7 @@ static bool channel_worker_eof(const Channel *c) {
         return c->out[WORKER_STDOUT].eof && c->out[WORKER_STDERR].eof;
 }
 
-static void channel_touch(Channel *c) {
+void channel_touch(Channel *c) {
         c->last_activity = now_usec(CLOCK_MONOTONIC);
         if (c->on_activity)
                 c->on_activity(c, c->userdata);

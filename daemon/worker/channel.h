@@ -83,6 +83,9 @@ void channel_read_token(Channel *c, bool gone);
 
 /* CLOCK_MONOTONIC time of the last byte in either direction (or creation). */
 uint64_t channel_last_activity(const Channel *c);
+/* Something other than the channel's bytes counts as activity now (a
+ * process Exec started or ended, worker-spawn.h): the idle clock restarts. */
+void channel_touch(Channel *c);
 /* The worker's processes are gone: collect what it wrote, then pass EOF on. */
 void channel_worker_ended(Channel *c);
 /* Whether the worker's side may still have something for a client: bytes

@@ -9,6 +9,7 @@
 #include "uid-keep.h"
 #include "systemd-bus.h"
 #include "unit-props.h"
+#include "worker-spawn.h"
 #include "worker-disk.h"
 
 /* Seccomp for shared-kernel workers: what a normal service needs, minus the
@@ -641,6 +642,9 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "StandardOutputFileDescriptor", "h", p->stdio->stdout_fd));
         CHECK(sd_bus_message_append(m, "(sv)", "StandardErrorFileDescriptor", "h", p->stdio->stderr_fd));
         CHECK(append_workspace_dependency(m, p));
+        /* The exec channel (worker-spawn.h), for every runtime that has one. */
+        if (p->runtime != SBX_RUNTIME_KATA)
+                CHECK(worker_exec_append_dependency(m, p->id));
         /* gVisor and Kata give /tmp a tmpfs in the sandbox's memory; the
          * others would have systemd's PrivateTmp= on the host's /tmp. */
         if (p->disk_bytes > 0)

@@ -4,6 +4,7 @@
 #include "unit-props.h"
 #include "worker-disk.h"
 #include "worker-resume.h"
+#include "worker-spawn.h"
 #include "worker-unit.h"
 #include "workspace.h"
 
@@ -64,6 +65,8 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         if (r >= 0)
                 r = worker_egress_append_aux_entries(msg, w->id, w->unit, &w->spec, w->runtime,
                                                      w->egress.service ? env->egress_path : NULL, SBX_CREDENTIAL_SOCKET);
+        if (r >= 0 && w->runtime != SBX_RUNTIME_KATA)
+                r = worker_exec_append_aux_unit(msg, w->id, w->unit);
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
         if (r >= 0)

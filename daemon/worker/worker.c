@@ -16,6 +16,7 @@
 #include "worker-ready.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
+#include "worker-spawn.h"
 #include "worker-suspend.h"
 #include "worker.h"
 
@@ -90,6 +91,8 @@ int worker_new_with_id(Worker **ret, const WorkerOwner *owner, WorkerSpec *spec,
 Worker *worker_free(Worker *w) {
         if (!w)
                 return NULL;
+        /* Its processes' owners hear the end before the worker goes. */
+        worker_processes_end(w);
         channel_free(w->channel);
         sd_bus_message_unref(w->start.request);
         sd_bus_slot_unref(w->unit_match);
@@ -433,6 +436,11 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (w->state != WORKER_RUNNING)
                 return 0;
+        /* A process Exec started is activity for as long as it runs. */
+        if (w->processes.n > 0) {
+                channel_touch(w->channel);
+                return worker_arm_idle_timer(w), 0;
+        }
         if (now_usec(CLOCK_MONOTONIC) < deadline)
                 return worker_arm_idle_timer(w), 0;
         if (w->spec.idle_suspend) {

@@ -18,6 +18,7 @@ typedef struct Manager Manager;
 typedef struct UnitDrop UnitDrop;
 typedef struct Worker Worker;
 typedef struct WorkerLogJob WorkerLogJob;
+typedef struct WorkerProcess WorkerProcess;
 typedef struct WorkerUnitEnv WorkerUnitEnv;
 
 typedef enum WorkerState {
@@ -185,6 +186,11 @@ struct Worker {
                 bool keep;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */
                 bool stored;            /* and are in systemd's fd store */
         } secrets;
+        /* Processes started inside it (worker-spawn.h), started or starting. */
+        struct {
+                WorkerProcess *list;
+                unsigned n;
+        } processes;
         sd_bus_message **waiters;       /* Suspend/Resume/OpenChannel calls answered at the end of the move */
         size_t n_waiters;
         bool unexported;                /* its object left the bus, after lingering */

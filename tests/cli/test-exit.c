@@ -35,6 +35,7 @@ static const struct {
         { SBX_ERROR_CHANNEL_BUSY, 70 },
         { SBX_ERROR_NOT_RUNNING, 70 },
         { SBX_ERROR_TOO_MANY_WORKERS, 77 },
+        { SBX_ERROR_TOO_MANY_PROCESSES, 77 },
         { SBX_ERROR_ACCESS_DENIED, 77 },
         { SBX_ERROR_NOT_SUPPORTED, 77 },
         { SBX_ERROR_TOO_MANY_SUBSCRIBERS, 77 },
