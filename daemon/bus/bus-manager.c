@@ -6,6 +6,7 @@
 #include "pool.h"
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
+#include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "manager-workspace.h"
@@ -544,6 +545,7 @@ void bus_manager_free(Manager *m) {
         if (!m || !m->bus_state)
                 return;
         bus_polkit_queries_free(m);
+        bus_worker_files_free_all(m);
         caller_quota_done(&m->bus_state->polkit_quota);
         sd_bus_slot_unref(m->bus_state->worker_filter);
         sd_bus_slot_unref(m->bus_state->polkit_filter);

@@ -19,6 +19,7 @@ typedef struct BusState {
         sd_bus_slot *name_lost_match;
         CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
         uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
+        struct FileJob *file_jobs;      /* the Worker's file methods' helpers and transfers (bus-worker-files.h) */
 } BusState;
 
 /* Right after manager_new(), before any worker exists: what the manager

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
+#include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -214,7 +215,7 @@ static int property_get_idle_timeout(sd_bus *bus, const char *path, const char *
 
 /* bus_worker_filter() has decided already; this repeats its answer, from
  * what it left, so that no path to a handler skips the check. */
-static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
+int bus_worker_check_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
         uid_t caller = UID_INVALID;
 
         (void) bus_caller_uid(msg, &caller);
@@ -228,7 +229,7 @@ static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret
 int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         r = worker_stop(w, "stopped", &e);
@@ -240,7 +241,7 @@ int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *re
 int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* Answered once the image is written and the unit is gone. */
@@ -253,7 +254,7 @@ int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error 
 int bus_worker_method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         r = worker_resume(w, msg, &e);
@@ -304,7 +305,7 @@ int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_e
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* The next request wakes a suspended worker: answered once it runs. */
@@ -345,6 +346,7 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
                                 bus_worker_method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+        BUS_WORKER_FILES_VTABLE,
         SD_BUS_VTABLE_END
 };
 
@@ -414,6 +416,7 @@ void bus_worker_emit_ended(Worker *w) {
 }
 
 void bus_worker_emit_gone(Worker *w) {
+        bus_worker_files_drop(w);
         if (w->exported)
                 bus_emit_interfaces_removed(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE);
         w->exported = false;
