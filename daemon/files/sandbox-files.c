@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "fd-copy.h"
 #include "file-frame.h"
 #include "files-resolve.h"
 #include "rmrf.h"
@@ -29,7 +30,6 @@ static const char usage[] =
         "  mkdir PATH [--perm=MODE] [--parents] | remove PATH [--recursive] | rename FROM TO\n";
 
 #define EXIT_USAGE 2
-#define COPY_CHUNK (1U << 20)
 
 /* Prints the one status line of a failure (the message on one line: a
  * path may hold any byte) and returns the exit status. */
@@ -97,46 +97,6 @@ static int open_final(int dirfd, const char *name, int flags, mode_t perm, struc
         return TAKE_FD(fd);
 }
 
-/* IN to OUT until IN ends: splice where one side is a pipe, read and write
- * where neither can (a file given in a test). */
-static int copy_fd(int in, int out, uint64_t *moved) {
-        static char buf[128 * 1024];
-        bool use_splice = true;
-
-        *moved = 0;
-        for (;;) {
-                ssize_t n;
-                if (use_splice) {
-                        n = splice(in, NULL, out, NULL, COPY_CHUNK, SPLICE_F_MOVE);
-                        if (n < 0 && (errno == EINVAL || errno == ENOSYS) && *moved == 0) {
-                                use_splice = false;
-                                continue;
-                        }
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -errno;
-                } else {
-                        n = read(in, buf, sizeof(buf));
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -errno;
-                        for (ssize_t done = 0; done < n; ) {
-                                ssize_t w = write(out, buf + done, (size_t) (n - done));
-                                if (w < 0 && errno == EINTR)
-                                        continue;
-                                if (w < 0)
-                                        return -errno;
-                                done += w;
-                        }
-                }
-                if (n == 0)
-                        return 0;
-                *moved += (uint64_t) n;
-        }
-}
-
 static int verb_read(FilesRoot *root, char *rel, const char *path) {
         _cleanup_close_ int dirfd = -1, fd = -1;
         const char *name;
@@ -155,7 +115,7 @@ static int verb_read(FilesRoot *root, char *rel, const char *path) {
         if (S_ISDIR(st.st_mode))
                 return fail(EISDIR, path, NULL);
         status_open((uint64_t) st.st_size, NULL);
-        r = copy_fd(fd, STDOUT_FILENO, &n);
+        r = fd_copy_all(fd, STDOUT_FILENO, &n);
         if (r < 0)
                 return fail(-r, path, r == -EPIPE ? "the reader closed its end after %" PRIu64 " bytes" : NULL, n);
         return status_done(n);
@@ -171,7 +131,7 @@ static int apply_perm(int fd, const struct stat *st, long perm) {
 /* stdin into FD; a file system that is full is DiskFull (file-frame.c). */
 static int fill(int fd, const char *path, bool sync) {
         uint64_t n;
-        int r = copy_fd(STDIN_FILENO, fd, &n);
+        int r = fd_copy_all(STDIN_FILENO, fd, &n);
         if (r == 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (r < 0)
