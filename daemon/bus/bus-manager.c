@@ -6,6 +6,7 @@
 #include "pool.h"
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
+#include "bus-worker-exec.h"
 #include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
@@ -544,6 +545,7 @@ int bus_manager_listen(Manager *m) {
 void bus_manager_free(Manager *m) {
         if (!m || !m->bus_state)
                 return;
+        bus_worker_exec_free_all(m);
         bus_polkit_queries_free(m);
         bus_worker_files_free_all(m);
         caller_quota_done(&m->bus_state->polkit_quota);
@@ -575,6 +577,12 @@ int bus_manager_install(Manager *m) {
         r = sd_bus_add_node_enumerator(m->bus, NULL, "/org/sandboxd1/worker", bus_worker_enumerate, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the worker enumerator: %m");
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, "/org/sandboxd1/worker", "org.sandboxd1.Process",
+                                       process_vtable, bus_process_find, m);
+        if (r >= 0)
+                r = sd_bus_add_node_enumerator(m->bus, NULL, "/org/sandboxd1/worker", bus_process_enumerate, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the process objects: %m");
         r = bus_workspace_install(m);
         if (r < 0)
                 return r;

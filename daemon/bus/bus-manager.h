@@ -19,6 +19,8 @@ typedef struct BusState {
         sd_bus_slot *name_lost_match;
         CallerQuota polkit_quota;       /* ... counted per caller UID and in total */
         uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
+        struct BusProcess *processes;   /* Exec's process objects (bus-worker-exec.h) */
+        uint64_t process_serial;        /* the last process object's number */
         struct FileJob *file_jobs;      /* the Worker's file methods' helpers and transfers (bus-worker-files.h) */
 } BusState;
 

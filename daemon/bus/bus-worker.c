@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
+#include "bus-worker-exec.h"
 #include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "errors.h"
@@ -118,7 +119,8 @@ int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
         /* Peer answers on any path alike and says nothing of a worker. */
         if (streq_ptr(sd_bus_message_get_interface(msg), "org.freedesktop.DBus.Peer"))
                 return 0;
-        if (sd_bus_path_decode(path, WORKER_PREFIX, &id) <= 0)
+        /* A worker's process objects are checked as the worker's own. */
+        if (sd_bus_path_decode(path, WORKER_PREFIX, &id) <= 0 && bus_process_path_worker_id(path, &id) <= 0)
                 return 0;
         /* 0: polkit decides; the call comes back here with the answer. */
         return bus_worker_access(m, msg, id, &w) == 0;
@@ -346,6 +348,9 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
                                 bus_worker_method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Exec", SD_BUS_ARGS("as", argv, "a{sv}", options),
+                                SD_BUS_RESULT("o", process, "ah", stdio), bus_worker_method_exec,
+                                SD_BUS_VTABLE_UNPRIVILEGED | SD_BUS_VTABLE_SENSITIVE),
         BUS_WORKER_FILES_VTABLE,
         SD_BUS_VTABLE_END
 };
@@ -416,6 +421,7 @@ void bus_worker_emit_ended(Worker *w) {
 }
 
 void bus_worker_emit_gone(Worker *w) {
+        bus_worker_exec_forget(w);
         bus_worker_files_drop(w);
         if (w->exported)
                 bus_emit_interfaces_removed(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE);

@@ -7,18 +7,44 @@
  * ...), writes the readiness token to stdout and execs the command verbatim:
  * argv[0] is the path, nothing is expanded or searched. Its stderr is the
  * worker's, which the client reads, so that is where its messages go. */
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "env-cred.h"
 #include "exec-proto.h"
 #include "exec-supervisor.h"
 #include "ns-ident.h"
+#include "parse-util.h"
 #include "sandbox-exec.h"
 #include "util.h"
 
 static const char usage[] =
         "Usage: sandbox-exec --id=ID [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO] [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
-        "       sandbox-exec --id=ID --pool-wait\n";
+        "       sandbox-exec --id=ID --pool-wait\n"
+        "       sandbox-exec --exec-limits=NPROC -- /ABSOLUTE/PATH [ARG...]\n";
+
+/* --exec-limits: what runsc exec does not carry over from the sandbox's own
+ * process to one Exec starts inside it (launch-exec.c): RLIMIT_NPROC (the
+ * worker's TasksMax under gVisor) and NoNewPrivs. Then the command, as is. */
+static int exec_with_limits(const char *nproc, char **cmd) {
+        uint64_t n;
+        int r;
+
+        if (parse_uint64(nproc, &n) < 0 || n == 0 || !cmd[0] || cmd[0][0] != '/') {
+                fputs("sandbox-exec: bad command line\n", stderr);
+                return SBX_EXEC_EXIT_USAGE;
+        }
+        struct rlimit rl = { .rlim_cur = n, .rlim_max = n };
+        if (setrlimit(RLIMIT_NPROC, &rl) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+                fprintf(stderr, "sandbox-exec: cannot set the worker's limits: %s\n", strerror(errno));
+                return SBX_EXEC_EXIT_SHARED;
+        }
+        execv(cmd[0], cmd);
+        r = errno;
+        fprintf(stderr, "sandbox-exec: cannot execute %s: %s\n", cmd[0], strerror(r));
+        return r == ENOENT ? SBX_EXEC_EXIT_NOT_FOUND : SBX_EXEC_EXIT_CANNOT_EXEC;
+}
 
 static int apply_environment(char **env) {
         for (char **e = env; e && *e; e++) {
@@ -132,6 +158,8 @@ int main(int argc, char *argv[]) {
         const char *id;
         int r;
 
+        if (argc >= 4 && startswith(argv[1], "--exec-limits=") && streq(argv[2], "--"))
+                return exec_with_limits(argv[1] + strlen("--exec-limits="), argv + 3);
         if (argc == 3 && startswith(argv[1], "--id=") && streq(argv[2], "--pool-wait")) {
                 if (env_credential_dir(argv[1] + strlen("--id="), &dir) < 0) {
                         fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));

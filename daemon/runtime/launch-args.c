@@ -268,6 +268,7 @@ int launch_args_parse(int argc, char * const *argv, LaunchArgs *ret, SbxError *e
         LaunchArgs a = {
                 .runtime = LAUNCH_RUNTIME_RUNSC,
                 .timeout_sec = LAUNCH_DEFAULT_PROBE_TIMEOUT_SEC,
+                .exec_fd = -1,
         };
         int r;
 

@@ -61,6 +61,7 @@ typedef struct LaunchArgs {
         uint64_t nofile;
         uint64_t timeout_sec;
         uint64_t image_max;     /* checkpoint: the cap on the image directory's bytes */
+        int exec_fd;            /* run: the exec channel systemd passed (exec-proto.h), or -1 */
         uint64_t timer_slack_usec; /* run, runsc: the runtime's timer slack (launch-run.c); 0: the kernel's */
         bool restore;           /* run: restore the sandbox from its checkpoint image */
         char **setenv;          /* NULL-terminated, strings borrowed */

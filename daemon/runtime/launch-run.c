@@ -11,6 +11,7 @@
 #include "launch-caps.h"
 #include "launch-cgroup.h"
 #include "launch-env.h"
+#include "launch-exec.h"
 #include "launch-guard.h"
 #include "launch-veth.h"
 #include "launch.h"
@@ -468,6 +469,9 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
                 (void) dup2(null_fd, STDOUT_FILENO);
                 safe_close(null_fd);
         }
+        /* The exec channel: runsc exec into this sandbox (launch-exec.c). */
+        if (launch_exec_start(a, a->exec_fd) < 0)
+                log_warning("Cannot serve worker %s's exec channel: Exec will fail for it.", a->id);
         if (a->pool)
                 snprintf(limit_path, sizeof(limit_path), LAUNCH_BUNDLES_DIR "/%s/" LAUNCH_POOL_LIMIT_FILE, a->id);
         if (a->restore)

@@ -2,6 +2,9 @@
 /* sandbox-launch: runs one sandboxd worker under an OCI runtime (gVisor's
  * runsc, or Kata) from inside the worker's own systemd unit, cleans up after
  * it, and probes whether a runtime works on this host. */
+#include <fcntl.h>
+
+#include "exec-proto.h"
 #include "launch-env.h"
 #include "launch.h"
 
@@ -22,8 +25,12 @@ static bool launched_by_systemd(void) {
 int main(int argc, char *argv[]) {
         LaunchArgs args;
         SbxError error = {};
-        int r;
+        int exec_fd, r;
 
+        /* The exec channel, before the environment that names it goes. */
+        exec_fd = sbx_exec_take_listen_fd();
+        if (exec_fd >= 0)
+                (void) fcntl(exec_fd, F_SETFD, FD_CLOEXEC);
         /* First, before anything could read or pass on what it was given. */
         r = launch_env_reset();
         if (r < 0) {
@@ -55,6 +62,7 @@ int main(int argc, char *argv[]) {
         if ((args.verb == LAUNCH_RUN || args.verb == LAUNCH_CLEANUP || args.verb == LAUNCH_CHECKPOINT) &&
             launched_by_systemd())
                 log_copy_to_journal(args.id);
+        args.exec_fd = args.verb == LAUNCH_RUN ? exec_fd : safe_close(exec_fd);
         switch (args.verb) {
         case LAUNCH_RUN:
                 r = launch_run(&args);

@@ -119,7 +119,7 @@ static int check_limit(const char *key, uint64_t v, uint64_t min, uint64_t max, 
         return 0;
 }
 
-static int validate_argv(char * const *argv, SbxError *error) {
+int spec_validate_argv(char * const *argv, SbxError *error) {
         size_t n = strv_length(argv), bytes = 0;
 
         if (n == 0)
@@ -149,7 +149,7 @@ static int validate_argv(char * const *argv, SbxError *error) {
         return 0;
 }
 
-static int validate_environment(char * const *env, SbxError *error) {
+int spec_validate_environment(char * const *env, SbxError *error) {
         size_t n = strv_length(env), bytes = 0;
 
         if (n > SBX_ENV_MAX)
@@ -257,10 +257,10 @@ static int validate_workspace(const WorkerSpec *s, SbxError *error) {
 int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *error) {
         int r;
 
-        r = validate_argv(s->argv, error);
+        r = spec_validate_argv(s->argv, error);
         if (r < 0)
                 return r;
-        r = validate_environment(s->environment, error);
+        r = spec_validate_environment(s->environment, error);
         if (r < 0)
                 return r;
         if (s->class < 0 || s->class >= _SBX_CLASS_MAX)

@@ -92,4 +92,8 @@ int worker_spec_validate(const WorkerSpec *s, const SbxConfig *c, SbxError *erro
 
 bool credential_name_is_valid(const char *name);
 bool environment_assignment_is_valid(const char *e);
+/* The checks of a spec's Argv and Environment, for other callers that take
+ * the same (Worker.Exec): 0, or a negative errno with ERROR set. */
+int spec_validate_argv(char * const *argv, SbxError *error);
+int spec_validate_environment(char * const *env, SbxError *error);
 bool egress_pattern_is_valid(const char *p);
