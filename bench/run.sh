@@ -13,6 +13,8 @@
 #   churn          bench/churn.sh: the reliability churn at length
 #   checkpoint     bench/checkpoint-handshakes.sh: 200 suspend/resume cycles of a
 #                  worker opening connections (20 with --quick)
+#   files          bench/files-copy.sh: 1 GiB copied into and out of a trusted and
+#                  a gVisor worker beside host cp, and sandboxd's RSS meanwhile
 #   broker         bench/broker/*.sh, suspend: bench/suspend.sh, where they exist,
 #                  run without arguments (BENCH_QUICK=1 in the environment with --quick)
 # A benchmark whose script is absent is skipped with a line saying so; one
@@ -26,7 +28,7 @@
 #     --density-platform P  runsc platform for density (default: the configured
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
-#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint
+#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint files
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$SRC/bench/results
@@ -136,6 +138,9 @@ if wanted suspend; then
     else
         skip suspend "no bench/suspend.sh in this tree"
     fi
+fi
+if wanted files; then
+    bench files "$LOGS/files.log" bash "$SRC/bench/files-copy.sh" "$([ -n "$QUICK" ] && echo 64 || echo 1024)"
 fi
 if wanted checkpoint; then
     bench checkpoint "$LOGS/checkpoint.log" bash "$SRC/bench/checkpoint-handshakes.sh" "$([ -n "$QUICK" ] && echo 20 || echo 200)"

@@ -110,7 +110,9 @@ int files_resolve_parent(FilesRoot *root, char *rel, int *ret_dirfd, const char 
         r = -ENOSYS;
         if (root->how != RESOLVE_HOW_WALK)
                 r = resolve_openat2(root->fd, dir, ret_dirfd);
-        if (r == -ENOSYS && root->how == RESOLVE_HOW_AUTO) {
+        /* ENOSYS: no openat2 (gVisor 20240729); EPERM: a seccomp filter
+         * that predates it (openat2 itself never says EPERM). */
+        if ((r == -ENOSYS || r == -EPERM) && root->how == RESOLVE_HOW_AUTO) {
                 root->how = RESOLVE_HOW_WALK;
                 r = resolve_walk(root->fd, (char *) dir, ret_dirfd);
         } else if (root->how == RESOLVE_HOW_WALK)

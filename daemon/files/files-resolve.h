@@ -13,7 +13,7 @@
  * component: the same answer either way. */
 
 typedef enum ResolveHow {
-        RESOLVE_HOW_AUTO,       /* openat2, the walk where it is ENOSYS */
+        RESOLVE_HOW_AUTO,       /* openat2, the walk where it is ENOSYS (or EPERM: a seccomp filter) */
         RESOLVE_HOW_OPENAT2,
         RESOLVE_HOW_WALK,
 } ResolveHow;
