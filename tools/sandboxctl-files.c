@@ -282,15 +282,26 @@ int files_copy_in(const FilesCopy *c, const char *local, const char *remote) {
         return copy_in_fd(c, fd, target, st.st_mode & 07777);
 }
 
-static int copy_out_fd(const FilesCopy *c, const char *remote, int out) {
+/* REMOTE into OUT, or when OUT is -1 into LOCAL, made (MODE) only once
+ * the worker's side has opened REMOTE: a refused copy leaves no file. */
+static int copy_out(const FilesCopy *c, const char *remote, int out, const char *local, uint32_t mode) {
         _cleanup_free_ char *handle = NULL;
-        _cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -1, made = -1;
         uint64_t got, sent;
         int r;
 
         r = open_file(c, remote, "read", -1, &fd, &handle);
         if (r < 0)
                 return r;
+        if (out < 0) {
+                made = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, mode & 0777);
+                if (made < 0) {
+                        r = -errno;
+                        abort_file(c, handle);
+                        return r;
+                }
+                out = made;
+        }
         r = fd_copy_all(fd, out, &got);
         fd = safe_close(fd);
         if (r < 0) {
@@ -305,13 +316,6 @@ static int copy_out_fd(const FilesCopy *c, const char *remote, int out) {
                 return sd_bus_error_setf(c->error, SBX_ERROR_FILE_ERROR, "%s: %" PRIu64 " bytes sent, %" PRIu64 " received",
                                          remote, sent, got);
         return 0;
-}
-
-static int copy_out_file(const FilesCopy *c, const char *remote, const char *local, uint32_t mode) {
-        _cleanup_close_ int fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, mode & 0777);
-        if (fd < 0)
-                return -errno;
-        return copy_out_fd(c, remote, fd);
 }
 
 static int copy_out_tree(const FilesCopy *c, const char *remote, const char *local, uint32_t mode) {
@@ -337,7 +341,7 @@ static int copy_out_tree(const FilesCopy *c, const char *remote, const char *loc
                 if (streq(type, "directory"))
                         r = copy_out_tree(c, rp, l, emode);
                 else if (streq(type, "file"))
-                        r = copy_out_file(c, rp, l, emode);
+                        r = copy_out(c, rp, -1, l, emode);
                 else {
                         fprintf(c->err, "sandboxctl: skipping %s: a %s\n", rp, type);
                         r = 0;
@@ -363,11 +367,13 @@ int files_copy_out(const FilesCopy *c, const char *remote, const char *local) {
         if (streq(type, "directory") && !c->recursive)
                 return sd_bus_error_setf(c->error, SBX_ERROR_INVALID_ARGUMENT,
                                          "%s is a directory: copying it needs -r.", remote);
+        /* Anything but a directory goes to OpenFile, whose refusal names
+         * what is there (a symlink, a FIFO). */
         if (streq(local, "-")) {
-                if (!streq(type, "file"))
-                        return sd_bus_error_setf(c->error, SBX_ERROR_INVALID_ARGUMENT,
-                                                 "Only a file can be copied to stdout.");
-                return copy_out_fd(c, remote, STDOUT_FILENO);
+                if (streq(type, "directory"))
+                        return sd_bus_error_setf(c->error, SBX_ERROR_IS_A_DIRECTORY,
+                                                 "%s is a directory: only a file can be copied to stdout.", remote);
+                return copy_out(c, remote, STDOUT_FILENO, NULL, 0);
         }
         /* Into a local directory that is there: under the source's own name
          * (the home, which has none: into it). */
@@ -380,9 +386,7 @@ int files_copy_out(const FilesCopy *c, const char *remote, const char *local) {
                 return -ENOMEM;
         if (streq(type, "directory"))
                 return copy_out_tree(c, remote, target, mode);
-        if (!streq(type, "file"))
-                return sd_bus_error_setf(c->error, SBX_ERROR_NOT_REGULAR_FILE, "%s is a %s.", remote, type);
-        return copy_out_file(c, remote, target, mode);
+        return copy_out(c, remote, -1, target, mode);
 }
 
 typedef struct ListEntry {

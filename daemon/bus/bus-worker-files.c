@@ -18,6 +18,7 @@
 #include "event-util.h"
 #include "file-frame.h"
 #include "manager.h"
+#include "unit-props.h"
 #include "worker-spawn.h"
 
 #define SANDBOX_FILES SANDBOXD_LIBEXECDIR "/sandbox-files"
@@ -449,15 +450,25 @@ static void close_pair(int (*p)[2]) {
 static int job_start(FileJob *j, char **args, int in, int out, SbxError *e) {
         _cleanup_(close_pair) int err_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 };
         _cleanup_close_ int null_fd = -1;
-        _cleanup_free_ char *root = NULL;
+        _cleanup_free_ char *root = NULL, *alias = NULL;
         char *argv[16];
         size_t n = 0;
         int r;
 
-        if (asprintf(&root, "--root=%s", j->worker->home) < 0)
+        /* The home as the worker sees it: a gVisor sandbox has it at its
+         * real path (sandbox-launch binds the realpath; the link beside it is
+         * the host's, not the sandbox's), a trusted unit at the Home
+         * property's. Both names are accepted in an absolute path. */
+        if (j->worker->runtime == SBX_RUNTIME_RUNSC) {
+                if (asprintf(&root, "--root=" SBX_PRIVATE_STATE_ROOT "/%s", j->worker->id) < 0 ||
+                    asprintf(&alias, "--alias=%s", j->worker->home) < 0)
+                        return -ENOMEM;
+        } else if (asprintf(&root, "--root=%s", j->worker->home) < 0)
                 return -ENOMEM;
         argv[n++] = (char *) SANDBOX_FILES;
         argv[n++] = root;
+        if (alias)
+                argv[n++] = alias;
         for (char **a = args; *a && n < ELEMENTSOF(argv) - 1; a++)
                 argv[n++] = *a;
         argv[n] = NULL;

@@ -8,19 +8,32 @@
 #include "files-resolve.h"
 #include "util.h"
 
-int files_path_relative(const char *root_path, const char *path, char **ret) {
+/* The length of PREFIX when PATH is PREFIX itself or below it, else 0. */
+static size_t below(const char *path, const char *prefix) {
+        size_t n;
+
+        if (!prefix)
+                return 0;
+        n = strlen(prefix);
+        while (n > 1 && prefix[n - 1] == '/')
+                n--;
+        if (strncmp(path, prefix, n) != 0 || (path[n] != 0 && path[n] != '/'))
+                return 0;
+        return n;
+}
+
+int files_path_relative(const char *root_path, const char *alias, const char *path, char **ret) {
         _cleanup_free_ char *out = NULL;
-        size_t n = 0, rl = strlen(root_path);
+        size_t n = 0;
 
         if (strlen(path) >= PATH_MAX)
                 return -EINVAL;
         if (path[0] == '/') {
                 /* As the worker sees it: the home itself or below it. */
-                while (rl > 1 && root_path[rl - 1] == '/')
-                        rl--;
-                if (strncmp(path, root_path, rl) != 0 || (path[rl] != 0 && path[rl] != '/'))
+                size_t skip = below(path, root_path) ?: below(path, alias);
+                if (skip == 0)
                         return -EXDEV;
-                path += rl;
+                path += skip;
         }
         out = malloc(strlen(path) + 1);
         if (!out)

@@ -20,15 +20,16 @@ typedef enum ResolveHow {
 
 typedef struct FilesRoot {
         const char *path;       /* the home as the worker sees it */
+        const char *alias;      /* another absolute name of it (the Home property's), or NULL */
         int fd;                 /* the home, O_PATH|O_DIRECTORY */
         ResolveHow how;
 } FilesRoot;
 
-/* PATH relative to the home (or absolute, inside ROOT_PATH) as
+/* PATH relative to the home (or absolute, inside ROOT_PATH or ALIAS) as
  * "a/b/c" with "." and empty components dropped; "" is the home itself.
  * -EXDEV for a ".." or an absolute path outside the home, -EINVAL for a
- * path that is too long. */
-int files_path_relative(const char *root_path, const char *path, char **ret);
+ * path that is too long. ALIAS may be NULL. */
+int files_path_relative(const char *root_path, const char *alias, const char *path, char **ret);
 
 /* Resolves all but the last component of the relative REL: *RET_DIRFD is
  * that directory (O_PATH), *RET_NAME points into REL at the last component,

@@ -20,7 +20,7 @@
 #include "util.h"
 
 static const char usage[] =
-        "Usage: sandbox-files --root=HOME [--resolve=auto|openat2|walk] VERB ARGS...\n"
+        "Usage: sandbox-files --root=HOME [--alias=PATH] [--resolve=auto|openat2|walk] VERB ARGS...\n"
         "  read PATH                          the file to stdout\n"
         "  write PATH [--how=write|create|append] [--perm=MODE]\n"
         "                                     stdin to the file (truncated, new only, appended)\n"
@@ -409,14 +409,15 @@ static int parse_perm(const char *s, long *ret) {
 }
 
 static int relative(const FilesRoot *root, const char *path, char **ret) {
-        int r = files_path_relative(root->path, path, ret);
+        int r = files_path_relative(root->path, root->alias, path, ret);
         return r < 0 ? fail(-r, path, NULL) : EXIT_SUCCESS;
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_ROOT = 0x100, ARG_RESOLVE, ARG_HOW, ARG_PERM, ARG_PARENTS, ARG_RECURSIVE, ARG_MAX_ENTRIES };
+        enum { ARG_ROOT = 0x100, ARG_ALIAS, ARG_RESOLVE, ARG_HOW, ARG_PERM, ARG_PARENTS, ARG_RECURSIVE, ARG_MAX_ENTRIES };
         static const struct option options[] = {
                 { "root", required_argument, NULL, ARG_ROOT },
+                { "alias", required_argument, NULL, ARG_ALIAS },
                 { "resolve", required_argument, NULL, ARG_RESOLVE },
                 { "how", required_argument, NULL, ARG_HOW },
                 { "perm", required_argument, NULL, ARG_PERM },
@@ -441,6 +442,9 @@ int main(int argc, char *argv[]) {
                 switch (c) {
                 case ARG_ROOT:
                         root.path = optarg;
+                        break;
+                case ARG_ALIAS:
+                        root.alias = optarg;
                         break;
                 case ARG_RESOLVE:
                         if (streq(optarg, "auto"))
@@ -474,7 +478,7 @@ int main(int argc, char *argv[]) {
                         goto bad;
                 }
         }
-        if (!root.path || root.path[0] != '/' || optind >= argc)
+        if (!root.path || root.path[0] != '/' || (root.alias && root.alias[0] != '/') || optind >= argc)
                 goto bad;
         const char *verb = argv[optind], *a1 = argv[optind + 1], *a2 = a1 ? argv[optind + 2] : NULL;
         int nargs = argc - optind - 1;

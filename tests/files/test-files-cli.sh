@@ -159,6 +159,12 @@ for how in openat2 walk; do
     out=$(F list --max-entries=20 many 2>/dev/null | wc -l); rc=$?
     check_exit "$t control: one that fits" 0 '^20$' "$rc" "$out"
 done
+out=$("$FILES" --root="$H" --alias=/some/link read /some/link/d/g 2>/dev/null); rc=$?
+check_exit "control: an absolute path under --alias (the Home property's name) is the home's" 0 '^inside$' "$rc" "$out"
+out=$("$FILES" --root="$H" --alias=/some/link read /some/linkx/d/g 2>&1); rc=$?
+check_exit "a sibling of the alias sharing its prefix: PathOutsideHome" 1 'error PathOutsideHome' "$rc" "$out"
+out=$("$FILES" --root="$H" --alias=relative read d/g 2>&1); rc=$?
+check_exit "a relative --alias: 2" 2 'Usage' "$rc" "$out"
 out=$("$FILES" --root="$H" --resolve=openat2 stat d 2>&1); rc=$?
 check_exit "openat2 is there on this kernel (else the walk alone was tested)" 0 'done 1' "$rc" "$out"
 tap_done
