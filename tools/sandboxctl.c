@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "pager.h"
 #include "sandboxctl-args.h"
+#include "sandboxctl-exec.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
 #include "sandboxctl-files.h"
@@ -80,6 +81,7 @@ static void help(void) {
                "  sandboxctl suspend ID\n"
                "  sandboxctl resume ID\n"
                "  sandboxctl attach ID\n"
+               "  sandboxctl exec [-t] [-i] [--setenv NAME=VALUE]... [--workdir DIR] ID [--] COMMAND...\n"
                "  sandboxctl preflight [--json] [--no-legend]\n"
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
                "  sandboxctl export --format=kubernetes --image=IMAGE [OPTIONS] [--] COMMAND...\n"
@@ -115,6 +117,14 @@ static void help(void) {
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
                "            interrupting attach only detaches, the worker keeps running.\n"
                "            A suspended worker is resumed first.\n"
+               "  exec      Run COMMAND as another process in running worker ID, with the\n"
+               "            worker's user, walls and limits, and exit with its status (128+N\n"
+               "            for signal N). COMMAND as for run. Like docker exec:\n"
+               "    -t --tty              give it a terminal (this one's size, kept in step)\n"
+               "    -i --interactive      pass this terminal's input (with -t: a shell); without\n"
+               "                          it the process's stdin is empty\n"
+               "       --setenv NAME=VALUE  add to its environment (repeatable)\n"
+               "       --workdir DIR      start it in DIR, inside the worker's home\n"
                "  cp        Copy a file (-r: a directory) into or out of worker ID's home; ID:PATH\n"
                "            is relative to the home (or absolute inside it). A file is replaced\n"
                "            atomically; symlinks are never followed, and skipped in a tree.\n"
@@ -1212,6 +1222,148 @@ static int verb_workspace(int argc, char *argv[]) {
         return r < 0 ? print_failure("Failed to create the workspace", &error, r) : EXIT_OK;
 }
 
+typedef struct ExecArgs {
+        bool tty;
+        bool interactive;
+        char **environment;
+        const char *workdir;
+} ExecArgs;
+
+enum { ARG_SETENV = 0x180, ARG_WORKDIR };
+
+static int exec_option(int c, const char *value, void *userdata) {
+        ExecArgs *a = userdata;
+
+        switch (c) {
+        case 't':
+                a->tty = true;
+                return 0;
+        case 'i':
+                a->interactive = true;
+                return 0;
+        case ARG_SETENV:
+                if (!strchr(value, '=') || value[0] == '=') {
+                        print_error("exec: --setenv wants NAME=VALUE, not '%s'", value);
+                        return -EINVAL;
+                }
+                return strv_extend(&a->environment, value) < 0 ? -ENOMEM : 0;
+        case ARG_WORKDIR:
+                a->workdir = value;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+static int append_exec_options(sd_bus_message *m, const ExecArgs *a) {
+        uint16_t rows, cols;
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && a->environment) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "Environment");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, a->environment);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && a->workdir)
+                r = sd_bus_message_append(m, "{sv}", "WorkingDirectory", "s", a->workdir);
+        if (r >= 0 && a->tty)
+                r = sd_bus_message_append(m, "{sv}", "Tty", "b", 1);
+        if (r >= 0 && a->tty && exec_terminal_size(STDOUT_FILENO, &rows, &cols) >= 0)
+                r = sd_bus_message_append(m, "{sv}", "TtySize", "(qq)", rows, cols);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* Like docker exec and ssh HOST CMD: no terminal unless -t, no input
+ * unless -i; exits with the process's status (128+N for signal N). */
+static int verb_exec(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",        no_argument,       NULL, 'h' },
+                { "tty",         no_argument,       NULL, 't' },
+                { "interactive", no_argument,       NULL, 'i' },
+                { "setenv",      required_argument, NULL, ARG_SETENV },
+                { "workdir",     required_argument, NULL, ARG_WORKDIR },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *m = NULL;
+        _cleanup_strv_free_ char **environment = NULL;
+        ExecArgs a = {};
+        const char *worker_path, *process_path;
+        char **cmd;
+        int fds[3] = { -1, -1, -1 };
+        size_t n_fds = 0;
+        int r;
+
+        /* '+': the options end at the worker ID; what follows is the command's. */
+        r = parse_verb_options(argc, argv, "+:hit", options, exec_option, &a);
+        environment = a.environment;
+        PARSE_OR_RETURN(r);
+        PARSE_OR_RETURN(refuse_json("exec"));
+        if (argc - optind < 2 || (streq(argv[optind + 1], "--") && argc - optind < 3)) {
+                print_error("exec: expected a worker ID and a command");
+                return EXIT_USAGE;
+        }
+        cmd = argv + optind + 1;
+        if (streq(cmd[0], "--"))
+                cmd++;
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = call_manager(bus, "GetWorker", &error, &reply, "s", argv[optind]);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "o", &worker_path);
+        if (r < 0)
+                return print_failure("Failed to find the worker", &error, r);
+        r = subscribe(bus, &error);
+        if (r < 0)
+                return print_failure("Failed to subscribe to sandboxd's signals", &error, r);
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, worker_path, WORKER_INTERFACE, "Exec");
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, cmd);
+        if (r >= 0)
+                r = append_exec_options(m, &a);
+        if (r < 0)
+                return print_failure("Failed to build the request", NULL, r);
+        reply = sd_bus_message_unref(reply);
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        if (r < 0)
+                return print_failure("Failed to start the process", &error, r);
+        r = sd_bus_message_read(reply, "o", &process_path);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "h");
+        while (r >= 0 && n_fds < 3) {
+                int fd;
+                r = sd_bus_message_read(reply, "h", &fd);
+                if (r <= 0)
+                        break;
+                /* The fds belong to the reply: keep copies that outlive it. */
+                fds[n_fds] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (fds[n_fds++] < 0)
+                        r = -errno;
+        }
+        if (r < 0 || n_fds != (a.tty ? 1u : 3u)) {
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                return print_failure("Unexpected reply to Exec", NULL, r < 0 ? r : -EBADMSG);
+        }
+        r = exec_relay(bus, process_path, fds, n_fds, a.tty, a.interactive);
+        if (r < 0)
+                return print_failure("Lost the process", NULL, r);
+        return r;
+}
+
 typedef struct CpArgs {
         bool recursive;
 } CpArgs;
@@ -1324,6 +1476,7 @@ static const Verb verbs[] = {
         { "suspend",   verb_suspend },
         { "resume",    verb_resume },
         { "attach",    verb_attach },
+        { "exec",      verb_exec },
         { "preflight", verb_preflight },
         { "logs",      verb_logs },
         { "export",    verb_export },

@@ -12,6 +12,7 @@
 #include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
+#include "worker-spawn.h"
 #include "worker-suspend.h"
 #include "worker-unit.h"
 
@@ -206,8 +207,8 @@ static void on_old_units_dropped(UnitDrop *d, bool all_gone, void *userdata) {
 }
 
 int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret) {
-        _cleanup_free_ char *workspace_unit = NULL, *disk_unit = NULL;
-        char *units[6] = {};
+        _cleanup_free_ char *workspace_unit = NULL, *disk_unit = NULL, *exec_socket = NULL;
+        char *units[7] = {};
         size_t n = 0;
         int r;
 
@@ -220,6 +221,9 @@ int worker_drop_units(Worker *w, uint64_t timeout_usec, unit_drop_done_t done, U
                 units[n++] = workspace_unit;
         if (w->spec.disk_max > 0 && worker_disk_unit_name(w->id, &disk_unit) >= 0)
                 units[n++] = disk_unit;
+        /* Its exec channel is made again under the same name too. */
+        if (w->runtime != SBX_RUNTIME_KATA && worker_exec_socket_unit_name(w->id, &exec_socket) >= 0)
+                units[n++] = exec_socket;
         r = unit_drop_start(worker_systemd(w), worker_event(w), worker_unit_stops(w), units, timeout_usec,
                             done, w, ret);
         if (r >= 0)

@@ -68,7 +68,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach cp create export list logs ls preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach cp create exec export list logs ls preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
@@ -143,6 +143,12 @@ expect "ls: only one place" "sandboxctl ls 0123456789ab: "
 expect "only one id" "sandboxctl stop 0123456789ab "
 expect "no ids for list" "sandboxctl list "
 
+expect "exec's options" "sandboxctl exec -" -t --tty -i --interactive --setenv --workdir --help --no-ask-password --no-pager
+expect "exec: live worker ids" "sandboxctl exec -it " 0123456789ab aaaabbbbcccc
+expect "exec: nothing for --workdir" "sandboxctl exec --workdir "
+expect "exec: -- after the id" "sandboxctl exec 0123456789ab -" --
+expect "exec: the command after the id and --" "sandboxctl exec -t 0123456789ab -- sandboxct" sandboxctl
+expect "exec: the command after the id" "sandboxctl exec 0123456789ab sandboxct" sandboxctl
 expect "the command after --" "sandboxctl run --class trusted -- sandboxct" sandboxctl
 expect "the command without --" "sandboxctl create --memory 1G sandboxct" sandboxctl
 
