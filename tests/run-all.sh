@@ -194,7 +194,8 @@ integration_client() {
 # The other test clients meson builds (tests/busfuzz's spec fuzzer), where
 # the scripts that run them expect them; a tree without them stages none.
 stage_test_clients() {
-    local f clients=("$BUILD_CI/tests/busfuzz/sbx-busfuzz" "$BUILD_CI/tests/integration/sbx-watch")
+    local f clients=("$BUILD_CI/tests/busfuzz/sbx-busfuzz" "$BUILD_CI/tests/integration/sbx-watch"
+                     "$BUILD_CI/tests/files/sbx-file")
     for f in "${clients[@]}"; do
         [ -x "$f" ] && install -D -m 0755 "$f" "$1/usr/lib/sandboxd-tests/$(basename "$f")"
     done

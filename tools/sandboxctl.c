@@ -19,6 +19,7 @@
 #include "sandboxctl-exec.h"
 #include "sandboxctl-exit.h"
 #include "sandboxctl-export.h"
+#include "sandboxctl-files.h"
 #include "sandboxctl-logs.h"
 #include "sandboxctl-mcp.h"
 #include "sandboxctl-output.h"
@@ -90,6 +91,8 @@ static void help(void) {
                "  sandboxctl workspace create NAME --size SIZE [--class CLASS]\n"
                "  sandboxctl workspace list [--json] [--no-legend]\n"
                "  sandboxctl workspace delete NAME\n"
+               "  sandboxctl cp [-r] SRC DST            (SRC or DST: ID:PATH; \"-\": stdin/stdout)\n"
+               "  sandboxctl ls [--json] [--no-legend] ID:PATH\n"
                "  sandboxctl mcp [--listen PATH|127.0.0.1:PORT [--token-file FILE]] [OPTIONS]\n"
                "\n"
                "COMMANDS\n"
@@ -126,6 +129,11 @@ static void help(void) {
                "                          it the process's stdin is empty\n"
                "       --setenv NAME=VALUE  add to its environment (repeatable)\n"
                "       --workdir DIR      start it in DIR, inside the worker's home\n"
+               "  cp        Copy a file (-r: a directory) into or out of worker ID's home; ID:PATH\n"
+               "            is relative to the home (or absolute inside it). A file is replaced\n"
+               "            atomically; symlinks are never followed, and skipped in a tree.\n"
+               "  ls        List ID:PATH, a directory (or one entry) of worker ID's home:\n"
+               "            MODE UID GID SIZE MODIFIED NAME.\n"
                "  preflight Re-probe the isolation runtimes and the walls (namespaces, IP firewall)\n"
                "            and show which classes are usable.\n"
                "  logs      Show worker ID's journal entries: sandboxd's about it and its\n"
@@ -1383,6 +1391,109 @@ static int verb_exec(int argc, char *argv[]) {
         return r;
 }
 
+typedef struct CpArgs {
+        bool recursive;
+} CpArgs;
+
+static int cp_option(int c, const char *value, void *userdata) {
+        CpArgs *a = userdata;
+        if (c != 'r')
+                return -EINVAL;
+        a->recursive = true;
+        return 0;
+}
+
+/* GetWorker: the object path of ID, or the daemon's error. */
+static int worker_path(sd_bus *bus, const char *id, sd_bus_error *error, char **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = call_manager(bus, "GetWorker", error, &reply, "s", id);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "o", &path);
+        if (r >= 0 && !(*ret = strdup(path)))
+                r = -ENOMEM;
+        return r;
+}
+
+static int verb_cp(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",      no_argument, NULL, 'h' },
+                { "recursive", no_argument, NULL, 'r' },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *src_id = NULL, *src_path = NULL, *dst_id = NULL, *dst_path = NULL, *path = NULL;
+        CpArgs a = {};
+        int src_remote, dst_remote, r;
+
+        PARSE_OR_RETURN(parse_verb_options(argc, argv, ":hr", options, cp_option, &a));
+        PARSE_OR_RETURN(refuse_json("cp"));
+        if (argc - optind != 2) {
+                print_error("cp: expected SRC and DST, got %d argument%s", argc - optind, argc - optind == 1 ? "" : "s");
+                return EXIT_USAGE;
+        }
+        src_remote = files_split_remote(argv[optind], &src_id, &src_path);
+        dst_remote = files_split_remote(argv[optind + 1], &dst_id, &dst_path);
+        if (src_remote < 0 || dst_remote < 0)
+                return print_failure("Failed to parse the arguments", NULL, -ENOMEM);
+        if (src_remote == dst_remote) {
+                print_error("cp: exactly one of SRC and DST is ID:PATH, a place in a worker");
+                return EXIT_USAGE;
+        }
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = worker_path(bus, src_remote ? src_id : dst_id, &error, &path);
+        if (r < 0)
+                return print_failure("Failed to look up the worker", &error, r);
+        FilesCopy c = { .bus = bus, .worker = path, .recursive = a.recursive, .err = stderr, .error = &error };
+        r = src_remote ? files_copy_out(&c, src_path, argv[optind + 1]) : files_copy_in(&c, argv[optind], dst_path);
+        if (r < 0)
+                return print_failure("Failed to copy", &error, r);
+        return EXIT_OK;
+}
+
+static int verb_ls(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *id = NULL, *path = NULL, *object = NULL;
+        char **positional;
+        int r;
+
+        PARSE_OR_RETURN(parse_verb_args(argc, argv, 1, &positional));
+        r = files_split_remote(positional[0], &id, &path);
+        if (r < 0)
+                return print_failure("Failed to parse the arguments", NULL, r);
+        if (r == 0) {
+                /* A bare ID lists the home. */
+                id = strdup(positional[0]);
+                path = strdup("");
+                if (!id || !path)
+                        return print_failure("Failed to parse the arguments", NULL, -ENOMEM);
+        }
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = worker_path(bus, id, &error, &object);
+        if (r < 0)
+                return print_failure("Failed to look up the worker", &error, r);
+        r = sd_bus_call_method(bus, BUS_NAME, object, WORKER_INTERFACE, "ListDirectory", &error, &reply, "s", path);
+        if (r < 0 && sd_bus_error_has_name(&error, SBX_ERROR_NOT_A_DIRECTORY)) {
+                /* A file: its one entry, as ls does. */
+                sd_bus_error_free(&error);
+                r = sd_bus_call_method(bus, BUS_NAME, object, WORKER_INTERFACE, "Stat", &error, &reply, "s", path);
+                if (r >= 0)
+                        r = files_stat_print(reply, arg.json, arg.legend, stdout);
+        } else if (r >= 0)
+                r = files_list_print(reply, arg.json, arg.legend, stdout);
+        if (r < 0)
+                return print_failure("Failed to list", &error, r);
+        return EXIT_OK;
+}
+
 static const Verb verbs[] = {
         { "run",       verb_run },
         { "create",    verb_create },
@@ -1399,6 +1510,8 @@ static const Verb verbs[] = {
         { "workspace", verb_workspace },
         { "mcp",       verb_mcp },
         { "endpoints", verb_endpoints },
+        { "cp",        verb_cp },
+        { "ls",        verb_ls },
 };
 
 int main(int argc, char *argv[]) {

@@ -7,6 +7,7 @@
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
 #include "bus-worker-exec.h"
+#include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "manager-workspace.h"
@@ -577,6 +578,7 @@ void bus_manager_free(Manager *m) {
                 return;
         bus_worker_exec_free_all(m);
         bus_polkit_queries_free(m);
+        bus_worker_files_free_all(m);
         caller_quota_done(&m->bus_state->polkit_quota);
         sd_bus_slot_unref(m->bus_state->worker_filter);
         sd_bus_slot_unref(m->bus_state->polkit_filter);

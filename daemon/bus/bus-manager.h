@@ -21,6 +21,7 @@ typedef struct BusState {
         uint64_t polkit_cap_logged_usec;  /* the last refusal past that cap that was logged */
         struct BusProcess *processes;   /* Exec's process objects (bus-worker-exec.h) */
         uint64_t process_serial;        /* the last process object's number */
+        struct FileJob *file_jobs;      /* the Worker's file methods' helpers and transfers (bus-worker-files.h) */
 } BusState;
 
 /* Right after manager_new(), before any worker exists: what the manager

@@ -2,6 +2,7 @@
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
 #include "bus-worker-exec.h"
+#include "bus-worker-files.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -216,7 +217,7 @@ static int property_get_idle_timeout(sd_bus *bus, const char *path, const char *
 
 /* bus_worker_filter() has decided already; this repeats its answer, from
  * what it left, so that no path to a handler skips the check. */
-static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
+int bus_worker_check_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error) {
         uid_t caller = UID_INVALID;
 
         (void) bus_caller_uid(msg, &caller);
@@ -230,7 +231,7 @@ static int check_worker_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret
 int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         r = worker_stop(w, "stopped", &e);
@@ -242,7 +243,7 @@ int bus_worker_method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *re
 int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* Answered once the image is written and the unit is gone. */
@@ -255,7 +256,7 @@ int bus_worker_method_suspend(sd_bus_message *msg, void *userdata, sd_bus_error 
 int bus_worker_method_resume(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         r = worker_resume(w, msg, &e);
@@ -306,7 +307,7 @@ int bus_worker_method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_e
         Worker *w = userdata;
         _cleanup_close_ int fd = -1;
         SbxError e = {};
-        int r = check_worker_access(msg, w, ret_error);
+        int r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
         /* The next request wakes a suspended worker: answered once it runs. */
@@ -350,6 +351,7 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Exec", SD_BUS_ARGS("as", argv, "a{sv}", options),
                                 SD_BUS_RESULT("o", process, "ah", stdio), bus_worker_method_exec,
                                 SD_BUS_VTABLE_UNPRIVILEGED | SD_BUS_VTABLE_SENSITIVE),
+        BUS_WORKER_FILES_VTABLE,
         SD_BUS_VTABLE_END
 };
 
@@ -420,6 +422,7 @@ void bus_worker_emit_ended(Worker *w) {
 
 void bus_worker_emit_gone(Worker *w) {
         bus_worker_exec_forget(w);
+        bus_worker_files_drop(w);
         if (w->exported)
                 bus_emit_interfaces_removed(w->manager, AUDIENCE_WORKER, w->owner, w->object_path, WORKER_IFACE);
         w->exported = false;

@@ -17,6 +17,9 @@ int bus_worker_find(sd_bus *bus, const char *path, const char *interface, void *
  * this caller, there is no such worker: none has ID, or it is another
  * user's and the caller may not manage it (or is past its polkit cap). */
 int bus_worker_access(Manager *m, sd_bus_message *msg, const char *id, Worker **ret);
+/* The filter's answer again in a handler of W's object (so that no path to
+ * a handler skips it): 0 when the caller may act on W, else AccessDenied. */
+int bus_worker_check_access(sd_bus_message *msg, Worker *w, sd_bus_error *ret_error);
 /* An sd-bus filter: the access check of every call on a worker's object. */
 int bus_worker_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 /* The Worker object's handlers, USERDATA the worker; the Manager's methods

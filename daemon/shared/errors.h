@@ -50,3 +50,24 @@
 #define SBX_ERROR_TOO_MANY_SUBSCRIBERS  "org.sandboxd1.Error.TooManySubscribers"
 /* Unsubscribe from a client that has no subscription. */
 #define SBX_ERROR_NOT_SUBSCRIBED        "org.sandboxd1.Error.NotSubscribed"
+/* The Worker's file methods (sandbox-files, file-frame.h): each names what
+ * the worker's own kernel said about a path in its home. */
+#define SBX_ERROR_FILE_NOT_FOUND        "org.sandboxd1.Error.FileNotFound"
+#define SBX_ERROR_FILE_EXISTS           "org.sandboxd1.Error.FileExists"
+#define SBX_ERROR_NOT_A_DIRECTORY       "org.sandboxd1.Error.NotADirectory"
+#define SBX_ERROR_IS_A_DIRECTORY        "org.sandboxd1.Error.IsADirectory"
+/* A FIFO, socket or device node at the path: never opened, never waited on. */
+#define SBX_ERROR_NOT_REGULAR_FILE      "org.sandboxd1.Error.NotRegularFile"
+/* A "..", an absolute path outside the home, or a symlink on the way (never followed). */
+#define SBX_ERROR_PATH_OUTSIDE_HOME     "org.sandboxd1.Error.PathOutsideHome"
+/* The worker's own permission checks refused it. */
+#define SBX_ERROR_PERMISSION_DENIED     "org.sandboxd1.Error.PermissionDenied"
+/* The worker's disk cap (DiskMax, a workspace's size) is reached. */
+#define SBX_ERROR_DISK_FULL             "org.sandboxd1.Error.DiskFull"
+#define SBX_ERROR_DIRECTORY_NOT_EMPTY   "org.sandboxd1.Error.DirectoryNotEmpty"
+/* A listing longer than ListDirectory returns (file-frame.h, SBX_FILES_LIST_MAX). */
+#define SBX_ERROR_TOO_MANY_ENTRIES      "org.sandboxd1.Error.TooManyEntries"
+/* A transfer handle the caller does not hold (CommitFile, AbortFile). */
+#define SBX_ERROR_NO_SUCH_TRANSFER      "org.sandboxd1.Error.NoSuchTransfer"
+/* Any other failure of a file operation; the message says what. */
+#define SBX_ERROR_FILE_ERROR            "org.sandboxd1.Error.FileError"

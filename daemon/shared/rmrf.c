@@ -101,3 +101,11 @@ int rm_rf(const char *path) {
         close(dfd);
         return r;
 }
+
+int rm_rf_at_fd(int dfd, const char *name) {
+        struct stat parent;
+
+        if (fstat(dfd, &parent) < 0)
+                return -errno;
+        return rm_rf_at(dfd, name, parent.st_dev, 0);
+}

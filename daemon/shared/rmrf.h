@@ -8,3 +8,8 @@ int rm_rf(const char *path);
 
 /* Removes every entry inside DIR (not DIR itself). */
 int rm_rf_children(const char *dir);
+
+/* Removes NAME in the directory DFD (an O_PATH fd will do) and everything
+ * below it, as rm_rf() does, within DFD's file system. A missing NAME is
+ * success. */
+int rm_rf_at_fd(int dfd, const char *name);

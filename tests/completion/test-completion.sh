@@ -68,7 +68,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach create endpoints exec export list logs mcp preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach cp create endpoints exec export list logs ls mcp preflight resume run status stop suspend workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
@@ -132,6 +132,15 @@ expect "workspace delete: only one name" "sandboxctl workspace delete proj "
 expect "nothing for workspace create's name" "sandboxctl workspace create "
 expect "run --workspace: the names workspace list shows" "sandboxctl run --workspace n" notes
 expect "nothing for --size" "sandboxctl workspace create proj --size "
+expect "cp's options" "sandboxctl cp -" -r --recursive --help --no-ask-password --no-pager
+expect "ls's options" "sandboxctl ls -" --json --no-legend --help --no-ask-password --no-pager
+expect "cp: live worker ids with their colon, and local files" "sandboxctl cp $tmp/files/t" \
+    "$tmp/files/tls.pem" "$tmp/files/token"
+expect "cp: an id by prefix gets its colon" "sandboxctl cp 01" 0123456789ab:
+expect "cp: the destination too" "sandboxctl cp -r $tmp/files/sub aa" aaaabbbbcccc:
+expect "cp: nothing inside a worker (no helper on every TAB)" "sandboxctl cp 0123456789ab:sr"
+expect "ls: live worker ids with their colon" "sandboxctl ls " 0123456789ab: aaaabbbbcccc:
+expect "ls: only one place" "sandboxctl ls 0123456789ab: "
 expect "only one id" "sandboxctl stop 0123456789ab "
 expect "no ids for list" "sandboxctl list "
 

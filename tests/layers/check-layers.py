@@ -37,6 +37,7 @@ PROGRAMS = {
     'daemon/gate': ['layer:netcore', 'layer:shared', 'layer:netio', 'daemon/egress/egress-sandbox.h'],
     'daemon/runtime': ['layer:netcore', 'layer:shared'],
     'daemon/exec': ['layer:netcore', 'layer:shared'],
+    'daemon/files': ['layer:netcore', 'layer:shared'],
     'tools': ['layer:netcore', 'layer:shared', 'layer:systemd'],
     'daemon': ['layer:' + name for name in layers],     # sandboxd.c, the main
 }
