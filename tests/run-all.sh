@@ -14,7 +14,8 @@
 #                holds the .deb and its files extracted (debs/extracted);
 #                counted from their TAP lines ("ok N" / "not ok N").
 #                A script with a line "# testbed: install=none" gets the
-#                container without the package installed (tests/package).
+#                container without the package installed (tests/package);
+#                one with "# testbed: long" is queued first.
 #   sanitizers:  the ASan+UBSan build is not a package: its integration pass
 #                copies a meson DESTDIR install of build-asan over / instead
 #   bench smoke: bench/run.sh --quick, every benchmark at its smallest sizes,
@@ -404,8 +405,11 @@ selected() {
 # Queues tests/integration/*.sh, then each component's own
 # tests/*/integration.sh (egress, runtime, cli, ...), then the attack suite's
 # further sections (bus-*, quota-*, loss-*; lib-*.sh are their helpers).
+# Scripts with a line "# testbed: long" (several minutes) go first, so the
+# queue does not end with one of them running alone.
 queue_integration_tests() {
     local stage=$1 script
+    local -a long=() rest=()
     local scripts=("$SRC"/tests/integration/*.sh)
     for script in "$SRC"/tests/*/integration.sh; do
         [ -f "$script" ] && [ "$script" != "$SRC/tests/integration/integration.sh" ] && scripts+=("$script")
@@ -417,8 +421,13 @@ queue_integration_tests() {
     for script in "${scripts[@]}"; do
         [ "$(basename "$script")" = lib.sh ] && continue
         selected "${script#"$SRC"/}" || continue
-        integration_queue+=("$script|$stage|$LOGDIR|")
+        if grep -q '^# testbed: long' "$script"; then
+            long+=("$script|$stage|$LOGDIR|")
+        else
+            rest+=("$script|$stage|$LOGDIR|")
+        fi
     done
+    integration_queue+=("${long[@]}" "${rest[@]}")
 }
 
 # The ASan+UBSan build, installed into a container and driven by the

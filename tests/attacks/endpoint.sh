@@ -1,4 +1,5 @@
 #!/bin/bash
+# testbed: long
 # The attack suite, section endpoint (issue 25): a worker serving HTTP behind
 # its gate, sandbox-gate, with a Python http.server handler in a trusted and
 # a gVisor (standard) worker. Real clients over the gate's UNIX socket (curl

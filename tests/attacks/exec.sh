@@ -1,4 +1,5 @@
 #!/bin/bash
+# testbed: long
 # The attack suite, section exec (issue 24, item 1): what Worker.Exec and
 # `sandboxctl exec` must refuse, each with the control beside it that shows
 # the same path working where it is allowed.

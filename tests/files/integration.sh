@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# testbed: long
 # The Worker's file methods (issue 24, item 2) against the real systemd and
 # runsc, for a trusted worker and a gVisor one (standard): files both ways,
 # binary-identical by checksum (what the workload writes is read out, what

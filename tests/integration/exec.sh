@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# testbed: long
 # Issue 24, item 1: Worker.Exec and `sandboxctl exec` against the real
 # systemd and runsc, for a trusted and a standard (gVisor) worker: stdin,
 # stdout, stderr and the exit status, a signal, the environment and working

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# testbed: long
 # shellcheck disable=SC2317  # helpers are called through wait_until and check
 # The reliability suite (issue 11, "Churn and faults"), in one fresh test bed.
 #
