@@ -126,6 +126,7 @@ static void test_pool_refill(void **state) {
         sbx_config_init_defaults(&c);
         uint64_t span = USEC_PER_SEC / c.pool_refill_per_second;
 
+        sbx_config_done(&c);
         assert_true(median_lateness(span, TIMER_PACE, false, 3) <= SCHED_MARGIN_USEC);
 }
 
