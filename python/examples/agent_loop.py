@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import sandboxd
 
@@ -51,8 +51,9 @@ class ScriptedModel:
         return self.ANSWERS[min(len(history), len(self.ANSWERS) - 1)]
 
 
-def solve(worker: sandboxd.Worker, model: ScriptedModel, attempts: int) -> List[Turn]:
-    """The loop: propose, write, run, read, retry. Returns every turn."""
+def solve(worker: sandboxd.Worker, model: ScriptedModel, attempts: int) -> Tuple[List[Turn], bool]:
+    """The loop: propose, write, run, read, retry. Returns every turn and
+    whether the last one solved the task."""
     history: List[Turn] = []
     for n in range(1, attempts + 1):
         turn = Turn(model.propose(TASK, history))
@@ -62,10 +63,10 @@ def solve(worker: sandboxd.Worker, model: ScriptedModel, attempts: int) -> List[
         out = turn.result.stdout.decode(errors="replace").strip()
         print(f"attempt {n}: exit {turn.result.exit_code}, stdout {out!r}")
         if turn.result.exit_code == 0 and out == EXPECTED:
-            return history
+            return history, True
         print("  error: " + turn.result.stderr.decode(errors="replace").strip().splitlines()[-1]
               if turn.result.stderr else "  wrong answer")
-    return history
+    return history, False
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -76,12 +77,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         with sandboxd.Worker(cls=args.cls, memory="256M", idle=120) as w:
             print(f"worker {w.id} ({w.cls})")
-            history = solve(w, ScriptedModel(), args.attempts)
+            history, solved = solve(w, ScriptedModel(), args.attempts)
             check = w.files.read("solution.py").decode()
     except sandboxd.errors.SandboxdError as e:
         print(f"agent_loop: {e}", file=sys.stderr)
         return 2
-    solved = history[-1].result is not None and history[-1].result.exit_code == 0
     print(f"{'solved' if solved else 'not solved'} after {len(history)} attempt(s); "
           f"final program:\n{check}", end="")
     return 0 if solved else 1

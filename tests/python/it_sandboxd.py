@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +28,7 @@ from sandboxd import errors
 
 RESULTS: List[bool] = []
 ID_RE = re.compile(r"^[0-9a-f]{12}$")
+EXAMPLE = "/usr/share/doc/python3-sandboxd/examples/agent_loop.py"
 
 
 def check(name: str, fn: Callable[[], Any]) -> Any:
@@ -263,6 +265,20 @@ def root_phase() -> None:
         raises(errors.NotRunning, w.channel)
         w.close()
     check("stop() ends the worker; its channel then raises errors.NotRunning", stop_explicit)
+
+    def example_loop() -> None:
+        with sandboxd.Worker(cls="trusted") as probe:
+            full = has(probe, "Exec") and has(probe, "OpenFile")
+        r = subprocess.run([sys.executable, EXAMPLE, "--class", "standard"], capture_output=True,
+                           text=True, timeout=300)
+        out = r.stdout + r.stderr
+        if full:
+            assert r.returncode == 0 and "solved after 2 attempt(s)" in out, out
+            assert "attempt 1: exit 1" in out and "NameError" in out, out
+        else:
+            assert r.returncode == 2 and "NotSupported" in out, out
+    check("the example agent loop, end to end (or NotSupported naming the missing method)",
+          example_loop)
 
     async def aio_twin() -> None:
         async with sandboxd.aio.Worker(cls="trusted", argv=["cat"]) as w:
