@@ -143,7 +143,7 @@ class Worker:
         """As :meth:`sandboxd.Worker.logs`."""
         return await _thread(self.sync.logs, **kw)
 
-    async def metrics(self) -> Dict[str, int]:
+    async def metrics(self) -> Dict[str, Optional[int]]:
         """As :meth:`sandboxd.Worker.metrics`."""
         return await _thread(self.sync.metrics)
 

@@ -14,6 +14,8 @@ from ._spec import Command, Duration, Size, build_spec, egress_policy
 
 #: The states of a worker that are over: nothing more happens to it.
 ENDED = "ended"
+#: A metric sandboxd cannot read on this host.
+_UNKNOWN = 0xFFFFFFFFFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -349,16 +351,18 @@ class Worker:
         with self.exec(cmd, env=env, cwd=cwd, timeout=timeout) as p:
             return p.communicate(input, timeout=timeout)
 
-    def metrics(self) -> Dict[str, int]:
-        """The worker's live metrics: CPU, memory, tasks, IO, egress bytes
-        and connections, OOM kills (org.sandboxd1(5) says what each counts)."""
+    def metrics(self) -> Dict[str, Optional[int]]:
+        """The worker's live metrics, by property name: ``CPUUsageNSec``,
+        ``MemoryCurrent``, ``MemoryPeak``, ``TasksCurrent``, ``IOReadBytes``,
+        ``IOWriteBytes``, ``OOMKills``, ``EgressBytesSent``,
+        ``EgressBytesReceived``, ``EgressConnections`` (org.sandboxd1(5)
+        says what each counts; a gVisor worker's include its sentry). None
+        where this host cannot tell (sandboxd's UINT64_MAX)."""
         from .process import METRIC_PROPERTIES
-        props = self._bus.members(self.path, WORKER_IFACE)
-        missing = [m for m in METRIC_PROPERTIES if m not in props]
-        if len(missing) == len(METRIC_PROPERTIES):
-            raise errors.missing_method(WORKER_IFACE, METRIC_PROPERTIES[0])
+        self._require(METRIC_PROPERTIES[0])
         allp = self.info()
-        return {m: int(allp[m]) for m in METRIC_PROPERTIES if m in allp}
+        return {m: (None if int(allp[m]) == _UNKNOWN else int(allp[m]))
+                for m in METRIC_PROPERTIES if m in allp}
 
     def set_egress(self, allow: Optional[Iterable[str]] = None, *, rate: Optional[Size] = None,
                    mode: Optional[str] = None) -> None:

@@ -206,6 +206,92 @@ class UIDTaken(SandboxdError):
     dbus_name = ERROR_PREFIX + "UIDTaken"
 
 
+# Processes (Worker.Exec) and files (OpenFile, ListDirectory, ...).
+class TooManyProcesses(SandboxdError):
+    """The worker runs as many processes started by Exec as it may."""
+
+    dbus_name = ERROR_PREFIX + "TooManyProcesses"
+
+
+class FileError(SandboxdError):
+    """A file operation in the worker failed (the message says what)."""
+
+    dbus_name = ERROR_PREFIX + "FileError"
+
+
+class FileNotFound(FileError):
+    """No such file or directory in the worker's home."""
+
+    dbus_name = ERROR_PREFIX + "FileNotFound"
+
+
+class FileExists(FileError):
+    """The path exists already."""
+
+    dbus_name = ERROR_PREFIX + "FileExists"
+
+
+class NotADirectory(FileError):
+    """A component of the path, or the path, is not a directory."""
+
+    dbus_name = ERROR_PREFIX + "NotADirectory"
+
+
+class IsADirectory(FileError):
+    """The path is a directory where a file was meant."""
+
+    dbus_name = ERROR_PREFIX + "IsADirectory"
+
+
+class NotRegularFile(FileError):
+    """A FIFO, socket or device node at the path: never opened."""
+
+    dbus_name = ERROR_PREFIX + "NotRegularFile"
+
+
+class PathOutsideHome(FileError):
+    """A "..", an absolute path outside the home, or a symlink on the way."""
+
+    dbus_name = ERROR_PREFIX + "PathOutsideHome"
+
+
+class PermissionDenied(FileError):
+    """The worker's own permission checks refused it."""
+
+    dbus_name = ERROR_PREFIX + "PermissionDenied"
+
+
+class DiskFull(FileError):
+    """The worker's disk cap (DiskMax, a workspace's size) is reached."""
+
+    dbus_name = ERROR_PREFIX + "DiskFull"
+
+
+class DirectoryNotEmpty(FileError):
+    """Remove of a directory that is not empty (without recursion)."""
+
+    dbus_name = ERROR_PREFIX + "DirectoryNotEmpty"
+
+
+class TooManyEntries(FileError):
+    """A directory longer than ListDirectory returns."""
+
+    dbus_name = ERROR_PREFIX + "TooManyEntries"
+
+
+class NoSuchTransfer(FileError):
+    """A file transfer handle the caller does not hold."""
+
+    dbus_name = ERROR_PREFIX + "NoSuchTransfer"
+
+
+# Egress changed while the worker runs (SetEgress).
+class EgressOutsideFloor(SandboxdError):
+    """An allow-list entry reaches past the operator's egress floor."""
+
+    dbus_name = ERROR_PREFIX + "EgressOutsideFloor"
+
+
 # Workspaces.
 class InvalidWorkspace(SandboxdError):
     """A bad workspace name or setting."""
@@ -281,17 +367,30 @@ _OTHER: Dict[str, Type[SandboxdError]] = {
 }
 
 
+_NEWER: Dict[str, Type[SandboxdError]] = {}
+
+
 def from_dbus(name: str, message: str = "") -> SandboxdError:
-    """The exception for a D-Bus error reply of ``name`` with ``message``."""
-    cls = BY_NAME.get(name) or _OTHER.get(name) or SandboxdError
-    return cls(message, name=name)
+    """The exception for a D-Bus error reply of ``name`` with ``message``.
+
+    An ``org.sandboxd1.Error.NAME`` this library does not know (a newer
+    sandboxd's) still gets a class named NAME, made once, derived from
+    :class:`SandboxdError`.
+    """
+    cls = BY_NAME.get(name) or _OTHER.get(name) or _NEWER.get(name)
+    if cls is None and name.startswith(ERROR_PREFIX) and name[len(ERROR_PREFIX):].isidentifier():
+        short = name[len(ERROR_PREFIX):]
+        cls = type(short, (SandboxdError,), {"dbus_name": name, "__module__": __name__,
+                                             "__doc__": f"{name} (a newer sandboxd's error)."})
+        _NEWER[name] = cls
+    return (cls or SandboxdError)(message, name=name)
 
 
 def missing_method(interface: str, member: str) -> SandboxdError:
     """NotSupported for a method this sandboxd does not offer (found by introspection)."""
     return NotSupported(
-        f"this sandboxd has no method {interface}.{member} (an older version): "
-        f"the library's call that needs it is not available",
+        f"this sandboxd has no {interface}.{member} (an older version than the library's): "
+        f"the call that needs it is not available",
         name=ERROR_PREFIX + "NotSupported")
 
 

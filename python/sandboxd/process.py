@@ -56,14 +56,13 @@ def exec_options(*, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] 
 
 
 def start_process(worker: "Worker", cmd: Command, **kw: Any) -> "Process":
-    """Worker.Exec: starts ``cmd`` and returns its :class:`Process`."""
+    """``Worker.Exec(as argv, a{sv} options) -> (o process, ah stdio)``:
+    starts ``cmd`` and returns its :class:`Process` once it runs."""
     argv = command_argv(cmd)
     opts = exec_options(**kw)
     worker._require("Exec")
-    reply = worker._call("Exec", "asa{sv}", (argv, opts))
-    path = next(str(x) for x in reply if isinstance(x, str))
-    fds = [_raw(x) for x in reply if not isinstance(x, str)]
-    return Process(worker, path, fds, tty=bool(kw.get("tty")))
+    path, stdio = worker._call("Exec", "asa{sv}", (argv, opts))
+    return Process(worker, str(path), [_raw(x) for x in stdio], tty=bool(kw.get("tty")))
 
 
 class Process:
@@ -234,10 +233,8 @@ class Process:
 
 
 def _exit_code(props: Mapping[str, Any]) -> Optional[int]:
-    """The exit code from a process object's properties, None while it runs."""
-    state = props.get("State")
-    if state not in ("exited", "ended", "failed", "killed"):
+    """The exit code from an org.sandboxd1.Process's properties (its
+    ExitStatus is 128 + N for signal N already), None until it exited."""
+    if props.get("State") != "exited":
         return None
-    if props.get("Signal"):
-        return 128 + int(props["Signal"])
     return int(props.get("ExitStatus", -1))
