@@ -60,16 +60,16 @@ class Worker:
         self._sync: Optional[client.Worker] = None
 
     @classmethod
-    async def create(cls, *args: Any, **kw: Any) -> "Worker":
+    async def create(klass, *args: Any, **kw: Any) -> "Worker":  # noqa: N804 (cls= is an argument)
         """Creates the worker; returns once it runs."""
-        self = cls(*args, **kw)
+        self = klass(*args, **kw)
         self._sync = await _thread(client.Worker, *args, **kw)
         return self
 
     @classmethod
-    async def attach(cls, worker_id: str, **kw: Any) -> "Worker":
+    async def attach(klass, worker_id: str, **kw: Any) -> "Worker":  # noqa: N804
         """As :meth:`sandboxd.Worker.attach`."""
-        self = cls()
+        self = klass()
         self._sync = await _thread(client.Worker.attach, worker_id, **kw)
         return self
 

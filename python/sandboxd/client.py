@@ -189,7 +189,7 @@ class Worker:
         self.files: Files = Files(self)
 
     @classmethod
-    def attach(cls, worker_id: str, *, bus: Optional[Bus] = None,
+    def attach(klass, worker_id: str, *, bus: Optional[Bus] = None,  # noqa: N804 (cls= is an argument)
                stop_on_exit: bool = False, interactive: bool = False) -> "Worker":
         """A worker that exists already, by its ID.
 
@@ -197,7 +197,7 @@ class Worker:
         :class:`~sandboxd.errors.NoSuchWorker` when there is none the caller
         may see.
         """
-        self = cls.__new__(cls)
+        self = klass.__new__(klass)
         self._own_bus = bus is None
         self._bus = bus or Bus(interactive=interactive)
         try:

@@ -27,7 +27,8 @@ ct install -d -m 0755 /run/sbx-python
 ct sh -c 'cat > /run/sbx-python/it_sandboxd.py' < "$HERE/it_sandboxd.py"
 
 # py_phase USER ARGS...: runs one phase of it_sandboxd.py as USER; its
-# PYOK/PYFAIL lines become checks, its other output diagnostics.
+# PYOK/PYFAIL lines become checks, its other output diagnostics (a failure's
+# traceback comes before its PYFAIL line, and is shown with it).
 py_phase() {
     local user=$1 line
     shift
@@ -39,7 +40,9 @@ py_phase() {
     local diagnostics=()
     while IFS= read -r line; do
         case "$line" in
-            "PYOK "*)   ok "python ($user): ${line#PYOK }" ;;
+            "PYOK "*)   [ ${#diagnostics[@]} -gt 0 ] && diag "${diagnostics[@]}"
+                        diagnostics=()
+                        ok "python ($user): ${line#PYOK }" ;;
             "PYFAIL "*) not_ok "python ($user): ${line#PYFAIL }" "${diagnostics[@]}"; diagnostics=() ;;
             *)          diagnostics+=("$line") ;;
         esac

@@ -37,8 +37,8 @@ def check(name: str, fn: Callable[[], Any]) -> Any:
         value = fn()
     except Exception as e:  # noqa: BLE001 - a check reports any failure
         why = f"{type(e).__name__}: {e}".replace("\n", " ")
-        print(f"PYFAIL {name}: {why}", flush=True)
         traceback.print_exc(file=sys.stdout)
+        print(f"PYFAIL {name}: {why}", flush=True)
         RESULTS.append(False)
         return None
     print(f"PYOK {name}", flush=True)
