@@ -297,6 +297,16 @@ def root_phase() -> None:
             if has(w.sync, "Exec"):
                 r = await w.run(["python3", "-c", "print(6*7)"])
                 assert r.stdout == b"42\n", r
+                async with await w.exec(["cat"]) as p:
+                    await p.write(b"async stdin\n")
+                    await p.close_stdin()
+                    got = b"".join([d async for s, d in p if s == "stdout"])
+                    assert got == b"async stdin\n", got
+                    assert await p.wait(30) == 0
+            if has(w.sync, "OpenFile"):
+                await w.files.write("a.txt", b"async file")
+                assert await w.files.read("a.txt") == b"async file"
+                assert "a.txt" in [e.name for e in await w.files.list(".")]
             both = await asyncio.gather(sandboxd.aio.workers(), w.info())
             assert both[1]["Id"] == w.id
         try:
@@ -327,6 +337,12 @@ def tester_phase(root_worker: str) -> None:
             assert w.get("Owner") == os.getuid(), w.get("Owner")
             echo_over_channel(w)
             assert [i.id for i in sandboxd.workers()] == [w.id]
+            if has(w, "Exec"):
+                r = w.run(["id", "-u"])
+                assert r.stdout.decode().strip() == str(w.get("UID")), (r, w.get("UID"))
+            if has(w, "OpenFile"):
+                w.files.write("mine.txt", "tester's")
+                assert w.files.read("mine.txt") == b"tester's"
     check("tester with create-worker: Worker(cls='standard') runs it as tester's", create)
     check("tester: attach() to root's worker raises errors.NoSuchWorker",
           lambda: raises(errors.NoSuchWorker, lambda: sandboxd.Worker.attach(root_worker)))
