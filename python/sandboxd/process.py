@@ -144,19 +144,41 @@ class Process:
 
     def communicate(self, input: Optional[bytes] = None,
                     timeout: Optional[Duration] = None) -> "Result":
-        """Writes ``input`` (then end of file), reads all output, waits.
+        """Writes ``input`` (then end of file) while reading all output, and
+        waits for the end; a process that stops reading its input early
+        only loses the rest of it.
 
         Past ``timeout`` seconds the process is killed and ProcessTimeout
         raised.
         """
         from .client import Result
         start = time.monotonic()
-        if input:
-            self.write(input)
-        self.close_stdin()
         bufs: Dict[str, List[bytes]] = {"stdout": [], "stderr": []}
+        pending = memoryview(input or b"")
         try:
-            for stream, data in self.output(timeout=timeout):
+            if self._stdin is not None and not self.tty:
+                os.set_blocking(self._stdin, False)
+            while pending and self._stdin is not None:
+                left = None if timeout is None else timeout - (time.monotonic() - start)
+                if left is not None and left <= 0:
+                    raise errors.ProcessTimeout(f"the process did not end within {timeout} s")
+                with selectors.DefaultSelector() as sel:
+                    sel.register(self._stdin, selectors.EVENT_WRITE, None)
+                    for fd, stream in self._out.items():
+                        sel.register(fd, selectors.EVENT_READ, stream)
+                    for key, _ in sel.select(left):
+                        if key.data is None:
+                            try:
+                                pending = pending[os.write(self._stdin, pending[:_CHUNK]):]
+                            except BlockingIOError:
+                                pass
+                            except BrokenPipeError:
+                                pending = pending[:0]
+                        else:
+                            self._read_one(int(key.fd), bufs)
+            self.close_stdin()
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+            for stream, data in self.output(timeout=left):
                 bufs[stream].append(data)
             left = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
             code = self.wait(timeout=left)
@@ -164,6 +186,17 @@ class Process:
             self.kill()
             raise
         return Result(b"".join(bufs["stdout"]), b"".join(bufs["stderr"]), code)
+
+    def _read_one(self, fd: int, bufs: Dict[str, List[bytes]]) -> None:
+        try:
+            data = os.read(fd, _CHUNK)
+        except OSError:
+            data = b""
+        if data:
+            bufs[self._out[fd]].append(data)
+        else:
+            os.close(fd)
+            del self._out[fd]
 
     # ---- its life -----------------------------------------------------
 

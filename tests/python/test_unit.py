@@ -6,6 +6,7 @@ unittest), and by pytest alike."""
 
 import os
 import re
+import subprocess
 import unittest
 from pathlib import Path
 
@@ -126,6 +127,67 @@ class FilesTest(unittest.TestCase):
         info = FileInfo(*row)
         self.assertEqual((info.name, info.size, info.mode, info.is_dir), ("a.txt", 14, 0o644, False))
         self.assertTrue(FileInfo("d", "directory", 0, 0o755, 0, 0, 0).is_dir)
+
+
+class _FakeBus:
+    """Answers a process object's properties from a local child process."""
+
+    def __init__(self, child: "subprocess.Popen[bytes]") -> None:
+        self.child = child
+
+    def get_all(self, path: str, interface: str) -> dict:
+        code = self.child.poll()
+        return {"State": "running" if code is None else "exited",
+                "ExitStatus": -1 if code is None else (code if code >= 0 else 128 - code)}
+
+
+class _FakeWorker:
+    def __init__(self, child: "subprocess.Popen[bytes]") -> None:
+        self.bus = _FakeBus(child)
+
+
+class ProcessIOTest(unittest.TestCase):
+    """A Process's I/O over local pipes, with a local child in the worker's
+    place: what communicate() and iteration do with the fds Exec hands over."""
+
+    def start(self, argv: list) -> "tuple":
+        from sandboxd.process import Process
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        fds = [os.dup(child.stdin.fileno()), os.dup(child.stdout.fileno()),
+               os.dup(child.stderr.fileno())]
+        for f in (child.stdin, child.stdout, child.stderr):
+            f.close()
+        return child, Process(_FakeWorker(child), "/org/sandboxd1/worker/x/process/1", fds, tty=False)
+
+    def test_communicate_feeds_and_reads_at_once(self) -> None:
+        # 4 MiB each way: more than any pipe holds, so writing all of the
+        # input before reading would deadlock.
+        data = os.urandom(4 << 20)
+        child, p = self.start(["sh", "-c", "cat; echo done >&2; exit 5"])
+        r = p.communicate(data, timeout=60)
+        self.assertEqual((r.stdout == data, r.stderr, r.exit_code), (True, b"done\n", 5))
+        child.wait()
+
+    def test_input_the_process_never_reads(self) -> None:
+        child, p = self.start(["sh", "-c", "exec 0<&-; echo early"])
+        r = p.communicate(b"x" * (1 << 20), timeout=60)
+        self.assertEqual((r.stdout, r.exit_code), (b"early\n", 0))
+        child.wait()
+
+    def test_iteration_and_timeout(self) -> None:
+        child, p = self.start(["sh", "-c", "echo a; echo b >&2"])
+        p.close_stdin()
+        got = sorted(p)
+        self.assertEqual(got, [("stderr", b"b\n"), ("stdout", b"a\n")])
+        self.assertEqual(p.wait(timeout=30), 0)
+        child.wait()
+        child, p = self.start(["sleep", "30"])
+        with self.assertRaises(errors.ProcessTimeout):
+            list(p.output(timeout=0.2))
+        child.kill()
+        child.wait()
+        p.close()
 
 
 class ExecOptionsTest(unittest.TestCase):
