@@ -152,15 +152,22 @@ def process_and_files(w: sandboxd.Worker, label: str) -> None:
     else:
         def metrics() -> None:
             m = w.metrics()
-            assert m.get("MemoryCurrent", 0) > 0 and "CPUUsageNSec" in m, m
+            assert (m.get("MemoryCurrent") or 0) > 0 and "CPUUsageNSec" in m, m
         check(f"{label}: metrics report memory and CPU", metrics)
     if not has(w, "SetEgress"):
         check(f"{label}: set_egress without Worker.SetEgress is NotSupported naming it",
               lambda: raises(errors.NotSupported, lambda: w.set_egress(["example.org"]),
                              contains="org.sandboxd1.Worker.SetEgress"))
     else:
-        check(f"{label}: set_egress replaces the allow-list",
-              lambda: w.set_egress(["example.org"]))
+        # The test bed's operator floor is empty (sandboxd.conf's default):
+        # no pattern is inside it, and an empty list always is.
+        check(f"{label}: set_egress past the operator's floor raises errors.EgressOutsideFloor",
+              lambda: raises(errors.EgressOutsideFloor, lambda: w.set_egress(["example.org"])))
+
+        def set_egress() -> None:
+            w.set_egress([], rate="1M")
+            assert w.get("EgressAllow") == [] and w.get("EgressRateBps") == 1 << 20, w.info()
+        check(f"{label}: set_egress within the floor replaces the policy (the control)", set_egress)
 
 
 def _run_env_input(w: sandboxd.Worker) -> None:
@@ -243,7 +250,7 @@ def root_phase() -> None:
                 assert w.get("IdleTimeoutUSec") == 300_000_000, w.get("IdleTimeoutUSec")
         check(f"{label}: credentials, env and an allow-list reach the worker", with_spec)
 
-        with sandboxd.Worker(cls=cls, idle=300) as w:
+        with sandboxd.Worker(cls=cls, idle=300, allow=["pypi.org"]) as w:
             process_and_files(w, label)
 
     def suspend_resume() -> None:
