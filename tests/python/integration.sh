@@ -51,7 +51,13 @@ py_phase() {
     check_eq "python ($user, $1): the run exited 0" 0 "$(cat "$TAP_TMP/py.rc")"
 }
 
+# An operator floor for set_egress's refusal and its control (the default
+# floor is empty, and an empty allow-list is refused).
+CONF=/etc/sandboxd/sandboxd.conf
+ct sh -ec "cp $CONF $CONF.orig; printf '[Egress]\nFloor=pypi.org *.example.org\n' > $CONF
+    systemctl restart sandboxd"
 py_phase root root
+ct sh -ec "mv $CONF.orig $CONF; systemctl restart sandboxd"
 
 # tester: refused while polkit grants nothing, then with create-worker only.
 ct rm -f "$RULE"

@@ -159,14 +159,14 @@ def process_and_files(w: sandboxd.Worker, label: str) -> None:
               lambda: raises(errors.NotSupported, lambda: w.set_egress(["example.org"]),
                              contains="org.sandboxd1.Worker.SetEgress"))
     else:
-        # The test bed's operator floor is empty (sandboxd.conf's default):
-        # no pattern is inside it, and an empty list always is.
+        # integration.sh sets the operator floor to "pypi.org *.example.org".
         check(f"{label}: set_egress past the operator's floor raises errors.EgressOutsideFloor",
-              lambda: raises(errors.EgressOutsideFloor, lambda: w.set_egress(["example.org"])))
+              lambda: raises(errors.EgressOutsideFloor, lambda: w.set_egress(["example.net"])))
 
         def set_egress() -> None:
-            w.set_egress([], rate="1M")
-            assert w.get("EgressAllow") == [] and w.get("EgressRateBps") == 1 << 20, w.info()
+            w.set_egress(["pypi.org", "api.example.org"], rate="1M")
+            assert w.get("EgressAllow") == ["pypi.org", "api.example.org"], w.info()
+            assert w.get("EgressRateBps") == 1 << 20, w.info()
         check(f"{label}: set_egress within the floor replaces the policy (the control)", set_egress)
 
 
