@@ -73,7 +73,7 @@ DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev
       systemd-container debootstrap clang libclang-rt-14-dev
       build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion
-      python3-jsonschema python3-yaml"
+      python3-jsonschema python3-yaml dh-python python3-jeepney"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
@@ -231,7 +231,7 @@ stage_install() {
     local stage=$1 client deb
     rm -rf "$stage"
     mkdir -p "$stage/debs/extracted"
-    for deb in "$BUILD_DEB"/sandboxd_*.deb; do
+    for deb in "$BUILD_DEB"/sandboxd_*.deb "$BUILD_DEB"/python3-sandboxd_*.deb; do
         [ -f "$deb" ] || return 1
         cp "$deb" "$stage/debs/" && dpkg-deb -x "$deb" "$stage/debs/extracted" || return 1
     done

@@ -3,7 +3,7 @@
 # -uc -b), from a copy of this tree (its tracked and untracked files, no build
 # directories) in OUTDIR/src, so neither the tree nor its parent directory
 # collects build products. The .debs land in OUTDIR; prints the path of the
-# sandboxd one. Needs the Build-Depends of debian/control.
+# sandboxd one (python3-sandboxd_*.deb lies beside it). Needs the Build-Depends of debian/control.
 #
 #   tools/build-deb.sh OUTDIR     (DEB_BUILD_OPTIONS passes through, e.g. nocheck;
 #                                  the build's output goes to OUTDIR/build.log)
@@ -13,7 +13,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:?usage: tools/build-deb.sh OUTDIR}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$OUT/src" "$OUT"/sandboxd*_*.deb "$OUT"/sandboxd_*.changes "$OUT"/sandboxd_*.buildinfo "$OUT/build.log"
+rm -rf "$OUT/src" "$OUT"/sandboxd*_*.deb "$OUT"/python3-sandboxd_*.deb "$OUT"/sandboxd_*.changes "$OUT"/sandboxd_*.buildinfo "$OUT/build.log"
 mkdir "$OUT/src"
 
 if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then

@@ -5,8 +5,9 @@
 set -euo pipefail
 
 CACHE=${SANDBOXD_TESTBED_CACHE:-/var/cache/sandboxd-testbed}
-# man-db and bash-completion: the package's man pages and completion are tested inside.
-PACKAGES=systemd,systemd-sysv,dbus,man-db,bash-completion,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,libhttp-parser2.9,libssl3,tinyproxy-bin,strace
+# man-db and bash-completion: the package's man pages and completion are tested inside;
+# python3-jeepney: python3-sandboxd's dependency, for apt to install it offline.
+PACKAGES=systemd,systemd-sysv,dbus,man-db,bash-completion,libpam-systemd,libnss-systemd,polkitd,iproute2,curl,python3,openssl,ca-certificates,procps,util-linux,passwd,libseccomp2,libcap2,libiniparser1,libjson-c5,libc-ares2,libhttp-parser2.9,libssl3,tinyproxy-bin,strace,python3-jeepney
 BACKPORTS_PACKAGES="runsc"
 # The clients of the client matrix (tests/clients): apt inside the rootfs,
 # since debootstrap's resolver cannot configure npm's dependency tree.
