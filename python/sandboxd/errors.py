@@ -108,6 +108,12 @@ class InvalidService(InvalidSpec):
     dbus_name = ERROR_PREFIX + "InvalidService"
 
 
+class InvalidEndpoint(InvalidSpec):
+    """A bad Endpoint or NoExec: a port, a size over the operator's maximum, a token, Public where not allowed."""
+
+    dbus_name = ERROR_PREFIX + "InvalidEndpoint"
+
+
 class ExecutableNotFound(SandboxdError):
     """A bare command name was found nowhere on the worker's search path."""
 
