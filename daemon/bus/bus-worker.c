@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-polkit.h"
 #include "bus-subscribe.h"
+#include "bus-worker-egress.h"
+#include "bus-worker-metrics.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -340,11 +342,13 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("ExitStatus", "i", NULL, offsetof(Worker, exit_status), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        BUS_WORKER_METRICS_PROPERTIES,
         SD_BUS_METHOD("Stop", NULL, NULL, bus_worker_method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Suspend", NULL, NULL, bus_worker_method_suspend, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenChannel", SD_BUS_NO_ARGS, SD_BUS_RESULT("h", channel),
                                 bus_worker_method_open_channel, SD_BUS_VTABLE_UNPRIVILEGED),
+        BUS_WORKER_EGRESS_METHODS,
         SD_BUS_VTABLE_END
 };
 

@@ -47,3 +47,5 @@
 #define SBX_ERROR_TOO_MANY_SUBSCRIBERS  "org.sandboxd1.Error.TooManySubscribers"
 /* Unsubscribe from a client that has no subscription. */
 #define SBX_ERROR_NOT_SUBSCRIBED        "org.sandboxd1.Error.NotSubscribed"
+/* Worker.SetEgress: an EgressAllow entry reaches past the operator's Egress:Floor. */
+#define SBX_ERROR_EGRESS_OUTSIDE_FLOOR  "org.sandboxd1.Error.EgressOutsideFloor"
