@@ -9,6 +9,17 @@
 #include "manager.h"
 #include "worker-egress.h"
 
+int bus_worker_property_get_egress(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Worker *w = userdata;
+
+        if (streq(property, "EgressAllow"))
+                return sd_bus_message_append_strv(reply, w->spec.egress_allow);
+        if (streq(property, "EgressRateBps"))
+                return sd_bus_message_append(reply, "t", w->spec.egress_rate_bps);
+        return sd_bus_message_append(reply, "s", w->spec.egress_report_only ? "report" : "enforce");
+}
+
 static void change_done(WorkerEgressChange *c) {
         strv_free(c->allow);
         c->allow = NULL;

@@ -343,6 +343,7 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         BUS_WORKER_METRICS_PROPERTIES,
+        BUS_WORKER_EGRESS_PROPERTIES,
         SD_BUS_METHOD("Stop", NULL, NULL, bus_worker_method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Suspend", NULL, NULL, bus_worker_method_suspend, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
