@@ -137,7 +137,10 @@ static WorkerEgressApplied push(Worker *w) {
         char reply[64];
         int n, r;
 
-        if (w->state != WORKER_RUNNING)
+        /* A proxy that does not run loads the new policy when it starts
+         * (the credential is the new one already); once its process exists
+         * (its cgroup does) it may hold the old one, so it is told. */
+        if (w->state != WORKER_RUNNING || !worker_proxy_running(w))
                 return WORKER_EGRESS_APPLIED_LATER;
         if (asprintf(&req, "policy\n%s", (const char *) w->egress.policy.data) >= 0) {
                 n = worker_egress_ctl_call(w, req, strlen(req), SET_EGRESS_TIMEOUT_MSEC, reply, sizeof(reply));

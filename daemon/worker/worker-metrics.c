@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "worker-metrics.h"
 
@@ -71,14 +72,35 @@ int worker_egress_ctl_call(const Worker *w, const char *req, size_t len, int tim
         return (int) n;
 }
 
+bool worker_proxy_running(const Worker *w) {
+        /* Where systemd puts a transient service on each layout: v2, the
+         * hybrid's unified tree, the legacy name=systemd tree. */
+        static const char *const roots[] = {
+                CGROUP_ROOT, CGROUP_ROOT "/unified", CGROUP_ROOT "/systemd",
+        };
+        static const char *const slices[] = { "system.slice", WORKER_SLICE };
+        char path[512];
+
+        if (!w->egress.service)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++)
+                for (size_t j = 0; j < ELEMENTSOF(slices); j++) {
+                        snprintf(path, sizeof(path), "%s/%s/%s", roots[i], slices[j], w->egress.service);
+                        if (access(path, F_OK) == 0)
+                                return true;
+                }
+        return false;
+}
+
 void worker_metrics_egress(Worker *w, EgressCounters *ret) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         char reply[128];
         int n;
 
         *ret = w->egress.counters;
-        /* A stopped worker's proxy is not started again to be asked. */
-        if (!w->egress.service || w->state != WORKER_RUNNING)
+        /* A proxy that does not run is not started to be asked: asking
+         * connects to its socket, which would activate it. */
+        if (!w->egress.service || w->state != WORKER_RUNNING || !worker_proxy_running(w))
                 return;
         if (w->egress.counters_usec > 0 && now - w->egress.counters_usec < WORKER_EGRESS_CACHE_USEC)
                 return;

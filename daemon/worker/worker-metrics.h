@@ -36,6 +36,10 @@ void worker_metrics_cgroup(Worker *w, CgroupStats *ret);
  * whose proxy does not answer (the last answer, if any, is kept). */
 void worker_metrics_egress(Worker *w, EgressCounters *ret);
 
+/* Whether W's proxy service runs now (its cgroup exists): a socket-activated
+ * proxy starts on the first connection, and asking it would be one. */
+bool worker_proxy_running(const Worker *w);
+
 /* One request to W's proxy over its control channel and its answer:
  * connects (a proxy not running is started by socket activation), sends
  * REQ, waits at most TIMEOUT_MSEC. Returns the answer's length, -ENOENT
