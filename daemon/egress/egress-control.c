@@ -102,7 +102,10 @@ static void answer(EgressControl *c, int fd, char *buf, size_t len) {
 }
 
 static void connection_close(sd_event_source *s) {
-        /* Floating: take the loop's reference back to drop it (the fd goes with it). */
+        /* Floating, the loop holds the only reference: take one of our own
+         * first (making it non-floating drops the loop's), then drop it
+         * (the fd goes with it). */
+        sd_event_source_ref(s);
         (void) sd_event_source_set_floating(s, false);
         sd_event_source_disable_unref(s);
 }
@@ -121,7 +124,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                 free(buf);
                 return 0;
         }
-        if (n <= 0 || (revents & (EPOLLHUP | EPOLLERR) && n == 0)) {
+        if (n <= 0) {
                 free(buf);
                 connection_close(s);
                 return 0;

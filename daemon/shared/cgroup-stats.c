@@ -185,9 +185,19 @@ static int read_v1(const char *root, const char *path, CgroupStats *s, char *buf
         any |= cgroup_exists(root, cpuacct, path);
         any |= cgroup_exists(root, "memory", path);
         any |= cgroup_exists(root, "pids", path);
+        any |= cgroup_exists(root, "unified", path);
         if (!any)
                 return -ENOENT;
         read_u64(root, cpuacct, path, "cpuacct.usage", &s->cpu_usage_nsec);
+        /* On the hybrid layout the unified tree's cpu.stat has the time too
+         * (Linux 4.15+), where the unit has no cpuacct cgroup of its own
+         * (a container whose v1 controllers are not delegated). */
+        if (s->cpu_usage_nsec == CGROUP_STAT_UNKNOWN) {
+                uint64_t usec;
+                read_keyed(root, "unified", path, "cpu.stat", "usage_usec", &usec, buf, size);
+                if (usec != CGROUP_STAT_UNKNOWN && usec <= UINT64_MAX / 1000)
+                        s->cpu_usage_nsec = usec * 1000;
+        }
         read_u64(root, "memory", path, "memory.usage_in_bytes", &s->memory_current);
         read_u64(root, "memory", path, "memory.max_usage_in_bytes", &s->memory_peak);
         read_u64(root, "pids", path, "pids.current", &s->tasks_current);

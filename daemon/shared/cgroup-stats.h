@@ -6,7 +6,8 @@
  * no peak, so sandboxd reads what it needs on both layouts.
  *
  *                  v1 (legacy, hybrid)                   v2 (unified)
- *   CPU            cpuacct/cpuacct.usage (ns)            cpu.stat usage_usec
+ *   CPU            cpuacct/cpuacct.usage (ns), else      cpu.stat usage_usec
+ *                  unified/cpu.stat usage_usec (hybrid)
  *   memory         memory/memory.usage_in_bytes          memory.current
  *   peak           memory/memory.max_usage_in_bytes      memory.peak (5.19+)
  *   tasks          pids/pids.current                     pids.current

@@ -99,7 +99,10 @@ for class in trusted standard; do
     check "$class: TasksCurrent counts its processes" at_least "$id" TasksCurrent 1
     check_output "$class: OOMKills is 0 (memory.oom_control's oom_kill)" '^0$' metric "$id" OOMKills
     diag "$class: IOReadBytes $(metric "$id" IOReadBytes) IOWriteBytes $(metric "$id" IOWriteBytes) (blkio; 18446744073709551615 = unknown)"
-    check_output "$class: IOReadBytes reads from blkio (a number)" '^[0-9]+$' metric "$id" IOReadBytes
+    # The test bed's container does not delegate blkio: UINT64_MAX there, read
+    # where it exists (the parsers: tests/unit/test-cgroup-stats.c).
+    check_output "$class: IOReadBytes answers (a count, or UINT64_MAX without a blkio cgroup)" '^[0-9]+$' \
+        metric "$id" IOReadBytes
     check_output "$class: without a proxy the egress counters are 0" '^0$' metric "$id" EgressConnections
     check_output "$class: status --json carries the metrics" '"CPUUsageNSec" *: *[0-9]+' \
         ct sandboxctl status --json "$id"
@@ -216,7 +219,7 @@ if sbx_call_as tester CreateWorker 'a{sv}' 3 Argv as 2 /bin/sleep 300 Class s st
     check_output "control: ... and reads it back" "^Allow: $API\$" as_tester sandboxctl egress "$tid"
     check "control: ... journaled with the owner's UID" journal_has "SANDBOXD_CALLER_UID=$(ct id -u tester)" \
         -o verbose SANDBOXD_WORKER_ID="$tid"
-    check_output "control: the owner sees its worker in top --json" "\"id\": \"$tid\"" as_tester sandboxctl top --json -d 0.2
+    check_output "control: the owner sees its worker in top --json" "\"id\": ?\"$tid\"" as_tester sandboxctl top --json -d 0.2
     ct sandboxctl stop "$tid" >/dev/null 2>&1
 else
     not_ok "control: tester creates a worker with egress" "$BUS_ERROR $BUS_ERRMSG"

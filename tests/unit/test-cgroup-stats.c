@@ -93,12 +93,14 @@ static void test_read_v1(void **state) {
         /* oom_kill, not failcnt (7), which counts hits of the limit */
         assert_int_equal(s.oom_kills, 2);
 
-        /* A kernel before oom_kill, no blkio, no cpuacct or pids for it: unknown, not 0. */
+        /* A kernel before oom_kill, no blkio or pids for it: unknown, not 0;
+         * no cpuacct cgroup (v1 controllers not delegated): the hybrid's
+         * unified cpu.stat has the time. */
         assert_int_equal(cgroup_stats_read(CGROUP_FIXTURES "/v1", "sandbox.slice/sandbox-old.service", &s), 0);
         assert_int_equal(s.memory_current, 4096);
         assert_int_equal(s.memory_peak, 8192);
         assert_true(s.oom_kills == CGROUP_STAT_UNKNOWN);
-        assert_true(s.cpu_usage_nsec == CGROUP_STAT_UNKNOWN);
+        assert_int_equal(s.cpu_usage_nsec, 4242000);
         assert_true(s.tasks_current == CGROUP_STAT_UNKNOWN);
         assert_true(s.io_read_bytes == CGROUP_STAT_UNKNOWN);
         assert_true(s.io_write_bytes == CGROUP_STAT_UNKNOWN);
