@@ -10,6 +10,10 @@
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/top.sh [N] [--egress EGRESS] [--samples S] [--out FILE]
 # Defaults: N=300, EGRESS=N/2, 20 samples, bench/results/top.json.
+# Each worker holds a loop device (its disk, DiskMax): N is bounded by the
+# host's free loop devices (64 in the shared CI machine, most held by other
+# test beds on 3 December: bench/results/top-20.json was N=20, 10 proxies,
+# sandboxd's CPU from /proc in 10 ms ticks over 10 calls).
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=300
