@@ -32,6 +32,7 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED,                              EXIT_REFUSED },
         { SBX_ERROR_TOO_MANY_SUBSCRIBERS,                       EXIT_REFUSED },
         { SBX_ERROR_NOT_SUBSCRIBED,                             EXIT_REFUSED },
+        { SBX_ERROR_EGRESS_OUTSIDE_FLOOR,                       EXIT_REFUSED },
         { SBX_ERROR_SUSPENDED,                                  EXIT_FAILED },
         { SBX_ERROR_SUSPEND_FAILED,                             EXIT_FAILED },
         { SBX_ERROR_UID_TAKEN,                                  EXIT_FAILED },

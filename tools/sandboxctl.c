@@ -25,6 +25,7 @@
 #include "sandboxctl-output.h"
 #include "sandboxctl-relay.h"
 #include "sandboxctl-spec.h"
+#include "sandboxctl-top.h"
 #include "sandboxctl-workspace.h"
 #include "util.h"
 
@@ -84,6 +85,9 @@ static void help(void) {
                "  sandboxctl suspend ID\n"
                "  sandboxctl resume ID\n"
                "  sandboxctl attach ID\n"
+               "  sandboxctl top [-d SECONDS] [-n N] [--json] [--no-legend]\n"
+               "  sandboxctl egress ID [--allow PATTERN]... [--deny PATTERN]... [--rate BYTES]\n"
+               "                       [--mode enforce|report] [--json]\n"
                "  sandboxctl exec [-t] [-i] [--setenv NAME=VALUE]... [--workdir DIR] ID [--] COMMAND...\n"
                "  sandboxctl preflight [--json] [--no-legend]\n"
                "  sandboxctl logs ID [-f] [--egress] [-n N] [--json] [--no-legend] [--no-pager]\n"
@@ -121,6 +125,15 @@ static void help(void) {
                "  attach    Connect this terminal to worker ID's channel until it closes;\n"
                "            interrupting attach only detaches, the worker keeps running.\n"
                "            A suspended worker is resumed first.\n"
+               "  top       The workers' use, refreshed every -d/--delay SECONDS (default 1):\n"
+               "            ID CLASS STATE CPU%% MEMORY PEAK TASKS OOM IO-READ IO-WRITE NET-OUT\n"
+               "            NET-IN CONNS; CPU%% of one CPU over the delay, the busiest first;\n"
+               "            '-' where this host cannot tell. -n/--iterations N: N tables,\n"
+               "            then exit. --json: one sample, after one delay.\n"
+               "  egress    Change worker ID's egress policy while it runs: --allow adds a\n"
+               "            pattern to its list, --deny takes one out, --rate sets the bytes\n"
+               "            per second per destination, --mode enforce or report. Tunnels to\n"
+               "            hosts no longer allowed are closed. Without options, show it.\n"
                "  exec      Run COMMAND as another process in running worker ID, with the\n"
                "            worker's user, walls and limits, and exit with its status (128+N\n"
                "            for signal N). COMMAND as for run. Like docker exec:\n"
@@ -265,6 +278,10 @@ enum {
         ARG_STATE,
         ARG_SIZE,
         ARG_CLASS,
+        ARG_ALLOW,
+        ARG_DENY,
+        ARG_RATE,
+        ARG_MODE,
 };
 
 /* Applies a global option found before or after the verb: 0, or 1 when it
@@ -1494,6 +1511,268 @@ static int verb_ls(int argc, char *argv[]) {
         return EXIT_OK;
 }
 
+typedef struct TopArgs {
+        uint64_t delay_usec;
+        uint64_t iterations;    /* 0: until interrupted */
+} TopArgs;
+
+static int top_option(int c, const char *value, void *userdata) {
+        TopArgs *a = userdata;
+
+        if (c == 'd') {
+                if (parse_duration_usec(value, &a->delay_usec) < 0 || a->delay_usec < USEC_PER_MSEC * 100) {
+                        print_error("top: --delay '%s' is not a duration of at least 0.1s", value);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        if (c == 'n') {
+                if (parse_uint64(value, &a->iterations) < 0 || a->iterations == 0) {
+                        print_error("top: --iterations '%s' is not a positive number", value);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* Every worker the caller may see, with its metrics, in one call. */
+static int top_read(sd_bus *bus, TopSample *ret, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
+                               "GetManagedObjects", error, &reply, NULL);
+        if (r < 0)
+                return r;
+        r = top_sample_read(reply, now_usec(CLOCK_MONOTONIC), ret);
+        if (r < 0)
+                return r;
+        /* An ended worker lingers a moment on the bus: it uses nothing. */
+        size_t k = 0;
+        for (size_t i = 0; i < ret->n; i++) {
+                if (streq(ret->rows[i].state, "ended")) {
+                        free(ret->rows[i].id);
+                        free(ret->rows[i].class);
+                        free(ret->rows[i].state);
+                } else
+                        ret->rows[k++] = ret->rows[i];
+        }
+        ret->n = k;
+        return 0;
+}
+
+static int verb_top(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",       no_argument,       NULL, 'h' },
+                { "delay",      required_argument, NULL, 'd' },
+                { "iterations", required_argument, NULL, 'n' },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        TopArgs args = { .delay_usec = USEC_PER_SEC };
+        TopSample before = {}, now = {};
+        bool tty = isatty(STDOUT_FILENO);
+        int r;
+
+        PARSE_OR_RETURN(parse_verb_options(argc, argv, ":hd:n:", options, top_option, &args));
+        PARSE_OR_RETURN(check_positional(argc, argv, 0));
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = top_read(bus, &before, &error);
+        if (r < 0)
+                return print_failure("Failed to read the workers", &error, r);
+        for (uint64_t i = 0; args.iterations == 0 || i < args.iterations; i++) {
+                struct timespec ts = { .tv_sec = (time_t) (args.delay_usec / USEC_PER_SEC),
+                                       .tv_nsec = (long) (args.delay_usec % USEC_PER_SEC) * 1000 };
+                (void) nanosleep(&ts, NULL);
+                r = top_read(bus, &now, &error);
+                if (r < 0) {
+                        top_sample_done(&before);
+                        return print_failure("Failed to read the workers", &error, r);
+                }
+                top_sample_compare(&now, &before);
+                if (arg.json) {
+                        _cleanup_(json_object_putp) json_object *o = top_to_json(&now);
+                        r = o ? json_print(o, stdout) : -ENOMEM;
+                } else {
+                        _cleanup_(table_freep) Table *t = top_to_table(&now);
+                        if (tty)
+                                fputs("\033[H\033[2J", stdout);
+                        r = t ? table_print(t, stdout, arg.legend) : -ENOMEM;
+                        if (r >= 0 && !tty && arg.legend)
+                                putchar('\n');
+                }
+                fflush(stdout);
+                top_sample_done(&before);
+                before = now;
+                now = (TopSample) {};
+                if (r < 0 || arg.json)
+                        break;
+        }
+        top_sample_done(&before);
+        if (r < 0)
+                return print_failure("Failed to print the workers", NULL, r);
+        return EXIT_OK;
+}
+
+typedef struct EgressArgs {
+        char **allow, **deny;
+        uint64_t rate;
+        bool has_rate;
+        const char *mode;
+} EgressArgs;
+
+static int egress_option(int c, const char *value, void *userdata) {
+        EgressArgs *a = userdata;
+
+        switch (c) {
+        case ARG_ALLOW:
+                return strv_extend(&a->allow, value);
+        case ARG_DENY:
+                return strv_extend(&a->deny, value);
+        case ARG_RATE:
+                if (parse_size(value, &a->rate) < 0 || a->rate == 0) {
+                        print_error("egress: --rate '%s' is not a positive size in bytes (K, M, G allowed)", value);
+                        return -EINVAL;
+                }
+                a->has_rate = true;
+                return 0;
+        case ARG_MODE:
+                if (!streq(value, "enforce") && !streq(value, "report")) {
+                        print_error("egress: --mode '%s' is neither enforce nor report", value);
+                        return -EINVAL;
+                }
+                a->mode = value;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+static int egress_show(sd_bus *bus, const char *path, sd_bus_error *error) {
+        _cleanup_strv_free_ char **allow = NULL;
+        _cleanup_free_ char *mode = NULL;
+        uint64_t rate = 0;
+        int r;
+
+        r = sd_bus_get_property_strv(bus, BUS_NAME, path, WORKER_INTERFACE, "EgressAllow", error, &allow);
+        if (r >= 0)
+                r = sd_bus_get_property_trivial(bus, BUS_NAME, path, WORKER_INTERFACE, "EgressRateBps", error, 't',
+                                                &rate);
+        if (r >= 0)
+                r = sd_bus_get_property_string(bus, BUS_NAME, path, WORKER_INTERFACE, "EgressMode", error, &mode);
+        if (r < 0)
+                return r;
+        if (arg.json) {
+                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+                json_object *a = json_object_new_array();
+                if (!o || !a) {
+                        json_object_put(a);
+                        return -ENOMEM;
+                }
+                for (char **i = allow; i && *i; i++)
+                        json_object_array_add(a, json_object_new_string(*i));
+                json_object_object_add(o, "allow", a);
+                json_object_object_add(o, "rate_bps", json_object_new_uint64(rate));
+                json_object_object_add(o, "mode", json_object_new_string(mode));
+                return json_print(o, stdout);
+        }
+        printf("Allow:");
+        for (char **i = allow; i && *i; i++)
+                printf(" %s", *i);
+        printf("\nRateBps: %" PRIu64 "%s\nMode: %s\n", rate, rate ? "" : " (unlimited)", mode);
+        return ferror(stdout) ? -EIO : 0;
+}
+
+static int verb_egress(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",  no_argument,       NULL, 'h' },
+                { "allow", required_argument, NULL, ARG_ALLOW },
+                { "deny",  required_argument, NULL, ARG_DENY },
+                { "rate",  required_argument, NULL, ARG_RATE },
+                { "mode",  required_argument, NULL, ARG_MODE },
+                SANDBOXCTL_GLOBAL_OPTIONS,
+                {}
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_strv_free_ char **current = NULL, **allow = NULL;
+        EgressArgs args = {};
+        const char *path, *id, *missing = NULL;
+        int r;
+
+        r = parse_verb_options(argc, argv, ":h", options, egress_option, &args);
+        if (r == 0)
+                r = check_positional(argc, argv, 1);
+        if (r != 0) {
+                strv_free(args.allow);
+                strv_free(args.deny);
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        }
+        _cleanup_strv_free_ char **add = args.allow, **remove = args.deny;
+        id = argv[optind];
+        if (bus_connect(&bus) < 0)
+                return EXIT_UNAVAILABLE;
+        r = call_manager(bus, "GetWorker", &error, &reply, "s", id);
+        if (r < 0)
+                return print_failure("Failed to look up the worker", &error, r);
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return print_failure("Failed to parse the GetWorker reply", NULL, r);
+        if (!add && !remove && !args.has_rate && !args.mode) {
+                r = egress_show(bus, path, &error);
+                return r < 0 ? print_failure("Failed to read the worker's egress policy", &error, r) : EXIT_OK;
+        }
+        /* SetEgress replaces the whole list: this edits the one it has now.
+         * Two clients editing at once: the last one's list wins. */
+        if (add || remove) {
+                r = sd_bus_get_property_strv(bus, BUS_NAME, path, WORKER_INTERFACE, "EgressAllow", &error, &current);
+                if (r < 0)
+                        return print_failure("Failed to read the worker's egress policy", &error, r);
+                r = egress_allow_edit(current, add, remove, &allow, &missing);
+                if (r == -ENOENT) {
+                        print_error("egress: '%s' is not in worker %s's list", missing, id);
+                        return EXIT_USAGE;
+                }
+                if (r < 0)
+                        return print_failure("Failed to edit the list", NULL, r);
+        }
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_INTERFACE, "SetWorkerEgress");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", id);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && allow) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "EgressAllow");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, allow);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && args.has_rate)
+                r = sd_bus_message_append(m, "{sv}", "EgressRateBps", "t", args.rate);
+        if (r >= 0 && args.mode)
+                r = sd_bus_message_append(m, "{sv}", "EgressMode", "s", args.mode);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return print_failure("Failed to build the request", NULL, r);
+        r = sd_bus_call(bus, m, 0, &error, NULL);
+        if (r < 0)
+                return print_failure("Failed to change the worker's egress", &error, r);
+        return EXIT_OK;
+}
+
 static const Verb verbs[] = {
         { "run",       verb_run },
         { "create",    verb_create },
@@ -1503,6 +1782,8 @@ static const Verb verbs[] = {
         { "suspend",   verb_suspend },
         { "resume",    verb_resume },
         { "attach",    verb_attach },
+        { "top",       verb_top },
+        { "egress",    verb_egress },
         { "exec",      verb_exec },
         { "preflight", verb_preflight },
         { "logs",      verb_logs },

@@ -8,6 +8,7 @@
 #include "bus-subscribe.h"
 #include "bus-worker-exec.h"
 #include "bus-worker-files.h"
+#include "bus-worker-egress.h"
 #include "bus-worker.h"
 #include "bus-workspace.h"
 #include "manager-workspace.h"
@@ -371,6 +372,10 @@ static int method_resume_worker(sd_bus_message *msg, void *userdata, sd_bus_erro
         return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_resume);
 }
 
+static int method_set_worker_egress(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_set_egress);
+}
+
 static int method_open_channel(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         return redirect_method_to_worker(msg, userdata, ret_error, bus_worker_method_open_channel);
 }
@@ -521,6 +526,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResumeWorker", SD_BUS_ARGS("s", id), SD_BUS_NO_RESULT, method_resume_worker,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetWorkerEgress", SD_BUS_ARGS("s", id, "a{sv}", policy), SD_BUS_NO_RESULT,
+                                method_set_worker_egress, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ReadWorkerLog",
                                 SD_BUS_ARGS("s", id, "s", after_cursor, "b", egress, "u", max_entries),
                                 SD_BUS_RESULT("a(tsuss)", entries, "s", next_cursor),

@@ -3,6 +3,8 @@
 #include "bus-subscribe.h"
 #include "bus-worker-exec.h"
 #include "bus-worker-files.h"
+#include "bus-worker-egress.h"
+#include "bus-worker-metrics.h"
 #include "bus-worker.h"
 #include "errors.h"
 #include "manager.h"
@@ -343,6 +345,8 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("ExitStatus", "i", NULL, offsetof(Worker, exit_status), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Result", "s", property_get_result, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EndedUSec", "t", NULL, offsetof(Worker, ended_realtime), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        BUS_WORKER_METRICS_PROPERTIES,
+        BUS_WORKER_EGRESS_PROPERTIES,
         SD_BUS_METHOD("Stop", NULL, NULL, bus_worker_method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Suspend", NULL, NULL, bus_worker_method_suspend, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Resume", NULL, NULL, bus_worker_method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -352,6 +356,7 @@ const sd_bus_vtable worker_vtable[] = {
                                 SD_BUS_RESULT("o", process, "ah", stdio), bus_worker_method_exec,
                                 SD_BUS_VTABLE_UNPRIVILEGED | SD_BUS_VTABLE_SENSITIVE),
         BUS_WORKER_FILES_VTABLE,
+        BUS_WORKER_EGRESS_METHODS,
         SD_BUS_VTABLE_END
 };
 

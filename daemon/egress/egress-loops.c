@@ -26,6 +26,8 @@ typedef struct Loop {
         bool ready;
         int handoff[HANDOFF_MAX];
         unsigned n_handoff;
+        int policy_fd;        /* eventfd: a new policy waits in new_policy */
+        EgressPolicy *new_policy;   /* under lock; NULL once this loop took it */
 } Loop;
 
 struct ProxyLoops {
@@ -69,6 +71,25 @@ static int on_handoff(sd_event_source *s, int fd, uint32_t revents, void *userda
                 if (r < 0)
                         log_warning_errno(r, "Failed to start tunnel: %m");
         }
+        return 0;
+}
+
+/* Runs on the loop's own thread: only it reads its Proxy's policy. */
+static int on_policy(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Loop *l = userdata;
+        EgressPolicy *policy;
+        eventfd_t value;
+
+        (void) eventfd_read(fd, &value);
+        pthread_mutex_lock(&l->lock);
+        policy = l->new_policy;
+        pthread_mutex_unlock(&l->lock);
+        if (policy)
+                proxy_set_policy(l->proxy, policy);
+        pthread_mutex_lock(&l->lock);
+        l->new_policy = NULL;
+        pthread_cond_broadcast(&l->cond);
+        pthread_mutex_unlock(&l->lock);
         return 0;
 }
 
@@ -123,6 +144,9 @@ static void loop_clear(Loop *l) {
                 safe_close(l->handoff[i]);
         l->n_handoff = 0;
         l->handoff_fd = safe_close(l->handoff_fd);
+        l->policy_fd = safe_close(l->policy_fd);
+        egress_policy_free(l->new_policy);
+        l->new_policy = NULL;
         proxy_free(l->proxy);
         l->proxy = NULL;
         l->event = sd_event_unref(l->event);
@@ -138,7 +162,7 @@ static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const ch
         sd_event_source *s;
         int r;
 
-        *l = (Loop) { .stop_fd = -1, .handoff_fd = -1 };
+        *l = (Loop) { .stop_fd = -1, .handoff_fd = -1, .policy_fd = -1 };
         pthread_mutex_init(&l->lock, NULL);
         pthread_cond_init(&l->cond, NULL);
         r = sd_event_new(&l->event);
@@ -149,7 +173,8 @@ static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const ch
                 return r;
         l->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         l->handoff_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (l->stop_fd < 0 || l->handoff_fd < 0)
+        l->policy_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (l->stop_fd < 0 || l->handoff_fd < 0 || l->policy_fd < 0)
                 return -errno;
         r = sd_event_add_io(l->event, &s, l->stop_fd, EPOLLIN, on_stop, NULL);
         if (r < 0)
@@ -159,6 +184,10 @@ static int loop_prepare(Loop *l, Proxy *first, const char *resolv_conf, const ch
         if (r < 0)
                 return r;
         (void) event_source_float(s, "loop-handoff");
+        r = sd_event_add_io(l->event, &s, l->policy_fd, EPOLLIN, on_policy, l);
+        if (r < 0)
+                return r;
+        (void) event_source_float(s, "loop-policy");
         return 0;
 }
 
@@ -222,4 +251,26 @@ ProxyLoops *proxy_loops_stop(ProxyLoops *loops) {
         }
         free(loops);
         return NULL;
+}
+
+void proxy_loops_set_policy(ProxyLoops *loops, EgressPolicy **policies) {
+        if (!loops)
+                return;
+        for (unsigned i = 0; i < loops->n; i++) {
+                Loop *l = &loops->loops[i];
+                pthread_mutex_lock(&l->lock);
+                l->new_policy = policies[i];
+                policies[i] = NULL;
+                pthread_mutex_unlock(&l->lock);
+                (void) eventfd_write(l->policy_fd, 1);
+        }
+        /* Each loop drops its pointer to the first loop's policy before that
+         * one may go: the loops never wait on the first, so this ends. */
+        for (unsigned i = 0; i < loops->n; i++) {
+                Loop *l = &loops->loops[i];
+                pthread_mutex_lock(&l->lock);
+                while (l->new_policy)
+                        pthread_cond_wait(&l->cond, &l->lock);
+                pthread_mutex_unlock(&l->lock);
+        }
 }

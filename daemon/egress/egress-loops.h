@@ -27,5 +27,10 @@ unsigned proxy_loops_wanted(const Proxy *first);
 int proxy_loops_start(Proxy *first, unsigned n, const char *resolv_conf, const char *hosts_file, ProxyLoops **ret);
 /* The loops started beside the first (0 for NULL). */
 unsigned proxy_loops_count(const ProxyLoops *loops);
+/* Hands POLICIES[i] (owned; set to NULL) to the i-th loop started beside
+ * the first (proxy_loops_count() of them) and returns once each has taken it
+ * on its own thread (proxy_set_policy()). The first loop's own comes after,
+ * from its caller, so that no loop still reads it when it goes. */
+void proxy_loops_set_policy(ProxyLoops *loops, EgressPolicy **policies);
 /* Ends each loop (its tunnels get their close entries) and joins it. */
 ProxyLoops *proxy_loops_stop(ProxyLoops *loops);

@@ -20,6 +20,7 @@
 #include <systemd/sd-event.h>
 
 #include "broker.h"
+#include "egress-control.h"
 #include "egress-policy.h"
 #include "egress-loops.h"
 #include "egress-proxy.h"
@@ -189,7 +190,15 @@ static int socket_port(int fd) {
  * CONNECT listener. A socket unit and a policy that disagree thus fail
  * closed either way: a service port taken for CONNECT answers nothing but
  * CONNECT, which the allow-list still governs. */
-static int add_listener(Proxy *proxy, Broker *broker, int fd) {
+static int add_listener(Proxy *proxy, Broker *broker, ProxyLoops *const *loops, EgressControl **control, int fd) {
+        /* sandboxd's control channel: an AF_UNIX listener only root reaches. */
+        if (egress_control_is_listener(fd)) {
+                if (*control) {
+                        safe_close(fd);
+                        return log_error_errno(-EEXIST, "More than one control listener: %m");
+                }
+                return egress_control_new(proxy, loops, fd, control);
+        }
         int port = socket_port(fd);
         if (port < 0) {
                 safe_close(fd);
@@ -209,6 +218,7 @@ static int run(int argc, char **argv) {
         Proxy *proxy = NULL;
         Broker *broker = NULL;
         ProxyLoops *loops = NULL;
+        EgressControl *control = NULL;
         int r, n_fds;
 
         r = parse_args(argc, argv, &args);
@@ -271,7 +281,7 @@ static int run(int argc, char **argv) {
                 goto finish;
         }
         for (int i = 0; i < n_fds; i++) {
-                r = add_listener(proxy, broker, SD_LISTEN_FDS_START + i);
+                r = add_listener(proxy, broker, &loops, &control, SD_LISTEN_FDS_START + i);
                 if (r < 0) {
                         log_error_errno(r, "Failed to watch activated socket: %m");
                         goto finish;
@@ -283,7 +293,7 @@ static int run(int argc, char **argv) {
                         r = log_error_errno(fd, "Failed to listen on %s: %m", args.listen[i]);
                         goto finish;
                 }
-                r = add_listener(proxy, broker, fd);
+                r = add_listener(proxy, broker, &loops, &control, fd);
                 if (r < 0)
                         goto finish;
         }
@@ -330,6 +340,7 @@ static int run(int argc, char **argv) {
                 log_error_errno(r, "Event loop failed: %m");
 finish:
         /* The secrets are wiped here, before the proxy's memory is released. */
+        egress_control_free(control);
         proxy_loops_stop(loops);
         broker_free(broker);
         proxy_free(proxy);

@@ -70,6 +70,9 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
         pthread_mutex_init(&shared->lock, NULL);
         log_limit_init(&shared->refusal_log, policy->refusal_log_burst, policy->refusal_log_window_usec);
         atomic_init(&shared->n_tunnels, 0);
+        atomic_init(&shared->bytes_sent, 0);
+        atomic_init(&shared->bytes_received, 0);
+        atomic_init(&shared->connections, 0);
         (*ret)->shared = shared;
         (*ret)->is_first = true;
         return 0;
@@ -173,8 +176,10 @@ Proxy *proxy_free(Proxy *p) {
                 p->buckets = b->next;
                 free(b);
         }
-        if (p->is_first) {
+        if (p->is_first || p->owns_policy)
                 egress_policy_free(p->policy);
+        egress_policy_free(p->initial_policy);
+        if (p->is_first) {
                 pthread_mutex_destroy(&p->shared->lock);
                 free(p->shared);
         }
@@ -281,4 +286,28 @@ void proxy_release_bucket(Proxy *p, DestBucket *b) {
         b->users--;
         if (p->n_buckets > PROXY_BUCKETS_MAX)
                 proxy_gc_buckets(p, now_usec(CLOCK_MONOTONIC));
+}
+
+void proxy_set_policy(Proxy *p, EgressPolicy *policy) {
+        EgressPolicy *old = p->policy;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        assert(p);
+        assert(policy);
+        p->policy = policy;
+        if (p->owns_policy)
+                egress_policy_free(old);
+        else if (p->is_first)
+                p->initial_policy = old;
+        /* A sibling's first policy was the first loop's: that one frees it. */
+        p->owns_policy = true;
+        /* Buckets start over at the new rate; with no rate the tunnels let go of them. */
+        if (policy->rate_bps > 0)
+                for (DestBucket *b = p->buckets; b; b = b->next)
+                        token_bucket_init(&b->bucket, policy->rate_bps, policy->rate_burst, now);
+        for (Tunnel *t = p->tunnels, *next; t; t = next) {
+                next = tunnel_next(t);
+                tunnel_policy_changed(t);
+        }
+        proxy_gc_buckets(p, now);
 }

@@ -43,13 +43,21 @@ typedef struct ProxyShared {
         pthread_mutex_t lock;        /* refusal_log */
         LogLimit refusal_log;        /* bounds the deny entries this worker can cause */
         atomic_uint n_tunnels;       /* every loop's tunnels, against max_tunnels */
+        /* What sandboxd reads over the control channel (egress-control.h):
+         * every loop's bytes through established tunnels and their number. */
+        atomic_uint_fast64_t bytes_sent;
+        atomic_uint_fast64_t bytes_received;
+        atomic_uint_fast64_t connections;
 } ProxyShared;
 
 typedef struct Proxy {
         sd_event *event;
-        EgressPolicy *policy;        /* the first loop's, which frees it */
+        EgressPolicy *policy;        /* the first loop's, which frees it; each loop's own once replaced */
+        EgressPolicy *initial_policy;/* the first loop's policy as it started, once replaced: the
+                                      * broker's services point into it, so it lives as long as the loop */
         ProxyShared *shared;
         bool is_first;               /* owns policy and shared */
+        bool owns_policy;            /* policy came from proxy_set_policy() */
         Resolver *resolver;
         HostAddrSet host_addrs;      /* refused as destinations: the proxy runs in the host's namespace */
         HostAddrWatch *host_watch;
@@ -77,6 +85,11 @@ int proxy_new(sd_event *event, EgressPolicy *policy, const char *resolv_conf, co
  * first's policy, refusal bound and tunnel count. first must outlive it. */
 int proxy_new_sibling(Proxy *first, sd_event *event, const char *resolv_conf, const char *hosts_file, Proxy **ret);
 Proxy *proxy_free(Proxy *p);
+/* Replaces this loop's policy (takes ownership) on its own thread: the
+ * per-destination buckets take the new rate, and every tunnel whose host the
+ * new policy refuses is ended (journaled as EGRESS_DECISION=revoke once
+ * established, as a deny before). New tunnels follow the new list. */
+void proxy_set_policy(Proxy *p, EgressPolicy *policy);
 /* Takes ownership of a listening socket fd (made non-blocking here). */
 int proxy_add_listener(Proxy *p, int fd);
 

@@ -231,6 +231,41 @@ static bool tunnel_policy_refuse(Tunnel *t, const char *reason) {
         return true;
 }
 
+Tunnel *tunnel_next(const Tunnel *t) {
+        return t->next;
+}
+
+void tunnel_policy_changed(Tunnel *t) {
+        const EgressPolicy *p = t->proxy->policy;
+        char host[EGRESS_HOST_MAX + 1];
+
+        /* Before the request is parsed there is no host: the new list decides it. */
+        if (t->state != TUNNEL_READ_REQUEST && t->host[0]) {
+                const char *reason = egress_policy_check_host(p, t->host, false, t->port, host, sizeof(host));
+                if (reason && p->mode == EGRESS_MODE_ENFORCE) {
+                        if (!t->established) {
+                                tunnel_deny(t, 403, reason);
+                                return;
+                        }
+                        /* Never held back by the refusal bound: the operator must
+                         * see every tunnel a policy change cut. */
+                        tunnel_log_decision(t, "revoke", reason);
+                        tunnel_log_close(t);
+                        tunnel_free(t);
+                        return;
+                }
+        }
+        if (t->state == TUNNEL_FORWARDING) {
+                proxy_release_bucket(t->proxy, t->bucket);
+                t->bucket = proxy_acquire_bucket(t->proxy, t->host);
+                if (p->rate_bps > 0 && !t->bucket) {
+                        /* never unthrottled when a rate is set */
+                        tunnel_log_close(t);
+                        tunnel_free(t);
+                }
+        }
+}
+
 /* ---- event plumbing ---- */
 
 static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
@@ -358,6 +393,9 @@ static int direction_pump(Tunnel *t, Direction *d) {
                 if (d == &t->down)
                         TRACE_MARK_ONCE(t->trace, TRACE_FIRST_DOWN);
                 d->bytes += (uint64_t) n;
+                atomic_fetch_add_explicit(d == &t->up ? &t->proxy->shared->bytes_sent
+                                                      : &t->proxy->shared->bytes_received,
+                                          (uint64_t) n, memory_order_relaxed);
                 d->in_pipe += (size_t) n;
                 if (d->in_pipe >= d->pipe_size && !d->pipe_grow_tried)
                         direction_grow_pipe(d);
@@ -412,6 +450,7 @@ static int tunnel_start_forwarding(Tunnel *t) {
 static void tunnel_established(Tunnel *t) {
         t->established = true;
         t->proxy->n_established++;
+        atomic_fetch_add_explicit(&t->proxy->shared->connections, 1, memory_order_relaxed);
         if (t->report_reason)
                 tunnel_log_decision(t, "report", t->report_reason);
         else

@@ -16,3 +16,7 @@ Tunnel *tunnel_free(Tunnel *t);
 /* Ends a tunnel because the proxy itself stops (its worker ended): one that
  * was established still gets its close entry with the bytes it moved. */
 void tunnel_end_at_shutdown(Tunnel *t);
+/* The loop's policy was replaced (proxy_set_policy()): a tunnel whose host
+ * it now refuses ends (may free T), one that forwards takes its bucket anew. */
+void tunnel_policy_changed(Tunnel *t);
+Tunnel *tunnel_next(const Tunnel *t);

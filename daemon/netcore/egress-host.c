@@ -187,3 +187,24 @@ bool egress_pattern_match(const EgressPattern *p, const char *host, uint16_t por
                 return port == p->port;
         return default_port == 0 || port == default_port;
 }
+
+bool egress_pattern_within(const EgressPattern *inner, uint16_t inner_default_port, const EgressPattern *outer) {
+        uint16_t port = inner->port ?: inner_default_port;
+        bool host;
+
+        assert(inner);
+        assert(outer);
+        if (outer->port && port != outer->port)
+                return false;   /* inner with no port and no default names every port */
+        if (outer->any_host)
+                host = true;
+        else if (inner->any_host)
+                host = false;
+        else if (!inner->subdomains)
+                host = egress_pattern_match_host(outer, inner->domain);
+        else
+                /* "*.a.b" is within "*.b" and "*.a.b"; never within an exact name. */
+                host = outer->subdomains && (strcmp(inner->domain, outer->domain) == 0 ||
+                                             egress_pattern_match_host(outer, inner->domain));
+        return host;
+}

@@ -48,3 +48,9 @@ bool egress_pattern_match_host(const EgressPattern *p, const char *host);
 /* Host and port: a pattern without a port matches only default_port, or
  * any port when default_port is 0 (deny rules and the operator floor). */
 bool egress_pattern_match(const EgressPattern *p, const char *host, uint16_t port, uint16_t default_port);
+
+/* Whether every destination INNER matches (a pattern without a port meaning
+ * INNER_DEFAULT_PORT, or every port when that is 0) is matched by OUTER too
+ * (a port-less OUTER bounds the host only): an allow-list entry inside an
+ * operator floor entry. */
+bool egress_pattern_within(const EgressPattern *inner, uint16_t inner_default_port, const EgressPattern *outer);

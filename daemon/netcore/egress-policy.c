@@ -887,3 +887,15 @@ int egress_policy_from_json_file(const char *path, EgressPolicy **ret) {
         free(text);
         return r;
 }
+
+const EgressPattern *egress_policy_allow_outside_floor(const EgressPolicy *p) {
+        assert(p);
+        for (size_t i = 0; i < p->n_allow; i++) {
+                bool within = false;
+                for (size_t j = 0; j < p->n_floor && !within; j++)
+                        within = egress_pattern_within(&p->allow[i], EGRESS_DEFAULT_PORT, &p->floor[j]);
+                if (!within)
+                        return &p->allow[i];
+        }
+        return NULL;
+}

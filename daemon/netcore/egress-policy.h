@@ -126,6 +126,11 @@ const char *egress_policy_check_host(const EgressPolicy *p, const char *raw_host
  * "outside-operator-floor". HOST is normalised already. */
 const char *egress_policy_check_operator(const EgressPolicy *p, const char *host, uint16_t port);
 
+/* The first allow entry that reaches past the operator floor (some
+ * destination it names no floor entry covers), or NULL when every one is
+ * inside it: what Worker.SetEgress refuses (EgressOutsideFloor). */
+const EgressPattern *egress_policy_allow_outside_floor(const EgressPolicy *p);
+
 /* Serialisation. Unknown keys, wrong types and bad entries are refused
  * with -EINVAL, so a policy never loads half understood. */
 int egress_policy_to_json(const EgressPolicy *p, char **ret);

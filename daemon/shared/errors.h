@@ -71,3 +71,5 @@
 #define SBX_ERROR_NO_SUCH_TRANSFER      "org.sandboxd1.Error.NoSuchTransfer"
 /* Any other failure of a file operation; the message says what. */
 #define SBX_ERROR_FILE_ERROR            "org.sandboxd1.Error.FileError"
+/* Worker.SetEgress: an EgressAllow entry reaches past the operator's Egress:Floor. */
+#define SBX_ERROR_EGRESS_OUTSIDE_FLOOR  "org.sandboxd1.Error.EgressOutsideFloor"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "egress-ctl.h"
 #include "egress-policy.h"
 #include "egress-units.h"
 #include "errors.h"
@@ -247,10 +248,12 @@ static int append_proxy_hardening(sd_bus_message *m) {
  * else of the unit's namespace: every listener there on that address (or on
  * any) is open to it, so these are the only ones, and no loopback ones, which
  * it could not reach. */
-static int append_listen(sd_bus_message *m, const WorkerSpec *spec, SbxRuntime runtime) {
+static int append_listen(sd_bus_message *m, const char *id, const WorkerSpec *spec, SbxRuntime runtime) {
         const char *host = worker_proxy_host(runtime);
-        char addr[32];
+        char addr[32], ctl[128];
         int r;
+
+        CHECK(egress_ctl_path(id, ctl, sizeof(ctl)));
 
         CHECK(sd_bus_message_open_container(m, 'r', "sv"));
         CHECK(sd_bus_message_append(m, "s", "Listen"));
@@ -266,13 +269,16 @@ static int append_listen(sd_bus_message *m, const WorkerSpec *spec, SbxRuntime r
                 snprintf(addr, sizeof(addr), "%s:%u", host, (unsigned) worker_service_port(i));
                 CHECK(sd_bus_message_append(m, "(ss)", "Stream", addr));
         }
+        /* sandboxd's control channel (egress-ctl.h): a file in the host's
+         * /run, which no worker sees, root's and 0600 (SocketMode= below). */
+        CHECK(sd_bus_message_append(m, "(ss)", "SequentialPacket", ctl));
         CHECK(sd_bus_message_close_container(m));
         CHECK(sd_bus_message_close_container(m));
         return sd_bus_message_close_container(m);
 }
 
-static int append_socket_unit(sd_bus_message *m, const char *socket, const char *worker_unit, const WorkerSpec *spec,
-                              SbxRuntime runtime) {
+static int append_socket_unit(sd_bus_message *m, const char *id, const char *socket, const char *worker_unit,
+                              const WorkerSpec *spec, SbxRuntime runtime) {
         int r;
 
         CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
@@ -281,7 +287,11 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const char 
         CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker egress listener"));
         /* The listeners live in the worker's own network namespace: they are
          * the only things the worker can connect to. */
-        CHECK(append_listen(m, spec, runtime));
+        CHECK(append_listen(m, id, spec, runtime));
+        /* For the control listener, the one file among them: root's alone. */
+        CHECK(sd_bus_message_append(m, "(sv)", "SocketMode", "u", (uint32_t) 0600));
+        CHECK(sd_bus_message_append(m, "(sv)", "DirectoryMode", "u", (uint32_t) 0700));
+        CHECK(sd_bus_message_append(m, "(sv)", "RemoveOnStop", "b", 1));
         /* In a namespace made a moment ago, ::1 is still tentative until the
          * kernel's address work runs (a workqueue: late on a loaded host), and
          * a plain bind() to it fails; the veth's address does not exist until
@@ -373,7 +383,7 @@ int worker_egress_append_aux_entries(sd_bus_message *m, const char *id, const ch
 
         if (egress_path) {
                 CHECK(worker_egress_unit_names(id, &socket, &service));
-                CHECK(append_socket_unit(m, socket, worker_unit, spec, runtime));
+                CHECK(append_socket_unit(m, id, socket, worker_unit, spec, runtime));
                 CHECK(append_proxy_service(m, service, worker_unit, spec, egress_path, credential_socket));
         }
         return 0;

@@ -738,6 +738,9 @@ static int append_caps(sd_bus_message *m, const WorkerUnitParams *p) {
         CHECK(append_bool(m, "CPUAccounting", 1));
         CHECK(append_bool(m, "MemoryAccounting", 1));
         CHECK(append_bool(m, "TasksAccounting", 1));
+        /* A blkio (v1) or io (v2) cgroup of the unit's own, which
+         * IOReadBytes and IOWriteBytes read (worker-metrics.h). */
+        CHECK(append_bool(m, "IOAccounting", 1));
         CHECK(append_u64(m, "MemoryMax", s->limits.memory_max));
         CHECK(append_u64(m, "MemorySwapMax", 0));
         CHECK(append_u64(m, "TasksMax", unit_tasks_max(p)));

@@ -6,9 +6,11 @@
 #include <systemd/sd-event.h>
 
 #include "caller-quota.h"
+#include "cgroup-stats.h"
 #include "channel.h"
 #include "class.h"
 #include "config.h"
+#include "egress-ctl.h"
 #include "errors.h"
 #include "spec.h"
 #include "unit-stop.h"
@@ -121,6 +123,10 @@ struct Worker {
                 SbxCredential policy;   /* served to the proxy as its "egress-policy" credential */
                 char *socket;           /* sandbox-<id>-egress.socket */
                 char *service;          /* NULL: the worker has no way out at all */
+                /* The proxy's counters as last asked (worker-metrics.h). */
+                EgressCounters counters;
+                uint64_t counters_usec;         /* monotonic, when asked; 0: never */
+                uint64_t counters_failed_usec;  /* when the proxy last failed to answer */
         } egress;
         /* The way in (worker-gate.h; NULL socket and service: no endpoint). */
         struct {
@@ -129,6 +135,12 @@ struct Worker {
                 char *service;          /* sandbox-<id>-gate.service */
                 uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
         } gate;
+        /* The cgroup's counters as last read (worker-metrics.h): one read
+         * serves every property of a GetAll. */
+        struct {
+                CgroupStats stats;
+                uint64_t usec;                  /* monotonic; 0: never */
+        } cgroup;
         SbxCredential environment;      /* the spec's Environment, served to the worker unit as
                                          * SBX_ENV_CREDENTIAL (env-cred.h); wiped once it started */
         SbxRuntime runtime;

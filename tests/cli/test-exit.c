@@ -53,6 +53,7 @@ static const struct {
         { SBX_ERROR_NOT_SUPPORTED, 77 },
         { SBX_ERROR_TOO_MANY_SUBSCRIBERS, 77 },
         { SBX_ERROR_NOT_SUBSCRIBED, 77 },
+        { SBX_ERROR_EGRESS_OUTSIDE_FLOOR, 77 },
         { SBX_ERROR_SUSPENDED, 70 },
         { SBX_ERROR_SUSPEND_FAILED, 70 },
         { SBX_ERROR_UID_TAKEN, 70 },

@@ -68,7 +68,7 @@ expect() {
     if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "line:     [$line]" "expected: $want" "got:      $got"; fi
 }
 
-expect "verbs" "sandboxctl " attach cp create endpoints exec export list logs ls mcp preflight resume run status stop suspend workspace
+expect "verbs" "sandboxctl " attach cp create egress endpoints exec export list logs ls mcp preflight resume run status stop suspend top workspace
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
@@ -84,6 +84,9 @@ expect "attach's options" "sandboxctl attach -" --help --no-ask-password --no-pa
 expect "logs' options" "sandboxctl logs -" -f --follow --egress -n --lines --json --no-legend --help --no-ask-password --no-pager
 expect "preflight's options" "sandboxctl preflight -" --json --no-legend --help --no-ask-password --no-pager
 expect "endpoints' options" "sandboxctl endpoints -" --json --no-legend --help --no-ask-password --no-pager
+expect "top's options" "sandboxctl top -" -d --delay -n --iterations --json --no-legend --help --no-ask-password --no-pager
+expect "egress's options" "sandboxctl egress -" --allow --deny --rate --mode --json --help --no-ask-password --no-pager
+expect "egress's --mode values" "sandboxctl egress x --mode " enforce report
 # shellcheck disable=SC2086
 expect "export's options" "sandboxctl export --" --format --image --egress-image --name --namespace --pool --workspace --config $spec --help
 expect "export's --format values" "sandboxctl export --format " kubernetes
