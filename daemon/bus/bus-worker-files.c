@@ -826,42 +826,40 @@ static int start_simple(sd_bus_message *msg, Worker *w, FileJobKind kind, const 
         return 1;
 }
 
-int bus_worker_method_list_directory(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Worker *w = userdata;
-        const char *path;
+/* What every path method does first: the caller may see W (NoSuchWorker
+ * otherwise, as for the log), and its first argument, a path, is read. */
+static int read_path_call(sd_bus_message *msg, Worker *w, const char **ret_path, sd_bus_error *ret_error) {
         int r;
 
         r = bus_worker_check_access(msg, w, ret_error);
         if (r < 0)
                 return r;
-        r = sd_bus_message_read(msg, "s", &path);
+        return sd_bus_message_read(msg, "s", ret_path);
+}
+
+/* A method of one path and no options: the helper's VERB on it. */
+static int method_on_path(sd_bus_message *msg, Worker *w, const char *method, FileJobKind kind, const char *verb,
+                          sd_bus_error *ret_error) {
+        const char *path;
+        int r;
+
+        r = read_path_call(msg, w, &path, ret_error);
         if (r < 0)
                 return r;
         r = check_path(path, ret_error);
         if (r < 0)
                 return r;
-        log_call(msg, w, "ListDirectory", path, NULL);
-        return start_simple(msg, w, FILE_JOB_LIST, "list",
-                            (char *[]) { (char *) "--", (char *) "list", (char *) path, NULL }, ret_error);
+        log_call(msg, w, method, path, NULL);
+        return start_simple(msg, w, kind, verb,
+                            (char *[]) { (char *) "--", (char *) verb, (char *) path, NULL }, ret_error);
+}
+
+int bus_worker_method_list_directory(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        return method_on_path(msg, userdata, "ListDirectory", FILE_JOB_LIST, "list", ret_error);
 }
 
 int bus_worker_method_stat(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        Worker *w = userdata;
-        const char *path;
-        int r;
-
-        r = bus_worker_check_access(msg, w, ret_error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "s", &path);
-        if (r < 0)
-                return r;
-        r = check_path(path, ret_error);
-        if (r < 0)
-                return r;
-        log_call(msg, w, "Stat", path, NULL);
-        return start_simple(msg, w, FILE_JOB_STAT, "stat",
-                            (char *[]) { (char *) "--", (char *) "stat", (char *) path, NULL }, ret_error);
+        return method_on_path(msg, userdata, "Stat", FILE_JOB_STAT, "stat", ret_error);
 }
 
 int bus_worker_method_make_directory(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -872,10 +870,7 @@ int bus_worker_method_make_directory(sd_bus_message *msg, void *userdata, sd_bus
         long perm = -1;
         int r;
 
-        r = bus_worker_check_access(msg, w, ret_error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "s", &path);
+        r = read_path_call(msg, w, &path, ret_error);
         if (r < 0)
                 return r;
         r = read_options(msg, "Mode Parents", &perm, &parents, ret_error);
@@ -907,10 +902,7 @@ int bus_worker_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *
         long unused = -1;
         int r;
 
-        r = bus_worker_check_access(msg, w, ret_error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "s", &path);
+        r = read_path_call(msg, w, &path, ret_error);
         if (r < 0)
                 return r;
         r = read_options(msg, "Recursive", &unused, &recursive, ret_error);
