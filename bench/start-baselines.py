@@ -21,8 +21,9 @@ A sample counts only when the command wrote "x" and exited 0: a baseline that
 fails at once (a property systemd refuses, a missing unit it requires) would
 otherwise be the fastest series of the run. The first failure ends the script
 with status 1 and what the command said.
-Environment: UNITFILE properties that name the worker's own disk unit
-(Requires=/After= sandbox-ID-disk.service, gone with the worker) are left out,
+Environment: UNITFILE properties that name the worker's own companion units
+(Requires=/After=/Sockets= its disk service, its exec channel's and its
+proxy's sockets, gone with the worker) are left out,
 and its /tmp bind gets a fresh directory of the baseline's own."""
 import json, os, shutil, socket, subprocess, sys, tempfile, time
 
@@ -50,6 +51,15 @@ def systemd_run(n):
 SKIP = ("Description", "ExecStart", "Environment", "WorkingDirectory", "StateDirectory", "User", "Type",
         "Slice", "StandardInput", "StandardOutput", "StandardError", "CollectMode", "TimeoutStopSec")
 
+def names_companion(line):
+    """Whether a unit-file line ties the unit to one of the worker's own
+    companion units (its disk, its exec or proxy socket), which the
+    baseline does not have."""
+    if not line.startswith(("Requires=", "After=", "Wants=", "BindsTo=", "Sockets=")):
+        return False
+    return any(u.endswith("-disk.service") or (u.startswith("sandbox-") and u.endswith(".socket"))
+               for u in line.split("=", 1)[1].split())
+
 def same_walls(unitfile):
     """UNITFILE's walls as systemd-run properties (see the docstring)."""
     props = []
@@ -57,7 +67,7 @@ def same_walls(unitfile):
         line = line.strip()
         if not line or line.startswith(("#", "[")) or line.startswith(SKIP) or line.endswith("="):
             continue
-        if line.startswith(("Requires=", "After=")) and line.endswith("-disk.service"):
+        if names_companion(line):
             continue
         if line.startswith("BindPaths=") and ":/tmp:" in line:
             tmp = tempfile.mkdtemp(prefix="bench-tmp-", dir="/var/tmp")
@@ -137,7 +147,7 @@ def runsc_same_walls(unitfile, bundle_json, n):
         line = line.strip()
         if not line or line.startswith("#") or line.startswith(SKIP_GVISOR):
             continue
-        if line.startswith(("Requires=", "After=")) and line.endswith("-disk.service"):
+        if names_companion(line):
             continue
         lines.append(line)
     root = "/run/bench-runsc-walls"
