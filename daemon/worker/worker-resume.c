@@ -270,9 +270,11 @@ void worker_resume_job_removed(Worker *w, const char *result) {
                 return;
         }
         /* The unit is Type=notify: a launcher or runsc restore that gives up
-         * ends it before READY=1 and its job "failed"; the unit's exit status,
-         * which may come just after, is the reason worth giving. */
-        if (streq(result, "failed")) {
+         * ends it before READY=1 and its job "failed", or "canceled" when the
+         * exec channel's socket, which the unit requires and which goes with
+         * it, stopped first; the unit's exit status, which may come just
+         * after, is the reason worth giving. */
+        if (streq(result, "failed") || streq(result, "canceled")) {
                 w->resume.job_failed = true;
                 if (w->unit_ended)
                         resume_decide(w, true, false, NULL);

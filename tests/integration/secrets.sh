@@ -107,7 +107,10 @@ for class in trusted standard; do
     else
         launcher=$(printf '%s\n' "$cmdlines" | awk -v id="--id=$id" '$2 ~ /sandbox-launch$/ && $3 == "run" && index($0, id) {print $1}')
         runsc=$(printf '%s\n' "$cmdlines" | grep -F "sandbox-$id" | grep -c runsc)
-        check_output "standard: sandbox-launch run is running as root" '^ *0$' ct ps -o uid= -p "${launcher:-0}"
+        # The launcher and the child it keeps for Worker.Exec (runsc exec):
+        # every process of it runs as root.
+        launcher_uids=$(ct ps -o uid= -p "$(printf '%s\n' "${launcher:-0}" | paste -sd, -)" | tr -d ' ' | sort -u | tr '\n' ' ')
+        check_eq "standard: sandbox-launch run is running as root" "0 " "$launcher_uids"
         check_output "standard: runsc processes run for the worker" '^[1-9]' echo "$runsc"
         check_eq "standard: no host process carries TOKEN in its environment (the workload lives inside gVisor)" \
             "" "$(pids_with_env "$TOKEN")"
