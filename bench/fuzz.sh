@@ -83,7 +83,7 @@ done
 
 {
     printf '{\n  "date": "%s",\n  "host": "%s",\n  "cpus": %s,\n  "compiler": "%s",\n  "sanitizers": "address,undefined",\n  "runs_per_target": %s,\n  "targets": [\n' \
-        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(uname -srm)" "$(nproc)" "$(clang --version | head -n1)" "$RUNS"
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(uname -srm)" "$(nproc)" "$(clang --version | sed -n 1p)" "$RUNS"
     for i in "${!json_rows[@]}"; do
         printf '%s%s\n' "${json_rows[$i]}" "$([ "$i" -lt $((${#json_rows[@]} - 1)) ] && echo ,)"
     done

@@ -35,7 +35,8 @@ ct python3 /usr/lib/sandboxd-bench/suspend-client.py 8 1 >/dev/null     # warm c
 for size in 50 500; do
     ct python3 /usr/lib/sandboxd-bench/suspend-client.py "$size" "$N" > "$tmp/$size.json"
 done
-runsc_version=$(ct runsc --version | head -n1)
+# Not "| head -n1": runsc may still write when head has gone (SIGPIPE, and pipefail).
+runsc_version=$(ct runsc --version | sed -n 1p)
 
 python3 - "$tmp" "$OUT/suspend.json" "$runsc_version" <<'PY'
 import json, sys, statistics
