@@ -78,7 +78,10 @@ static void worker_ready_decide(Worker *w) {
         if (!w->unit_ended)
                 return;
         w->start.ready_timer = sd_event_source_disable_unref(w->start.ready_timer);
-        worker_ready_failure_reason(w->exec_main_code, w->exec_main_status, why, sizeof(why));
+        if (w->start.job_canceled && w->exec_main_code == 0)
+                snprintf(why, sizeof(why), "start job canceled");
+        else
+                worker_ready_failure_reason(w->exec_main_code, w->exec_main_status, why, sizeof(why));
         worker_start_failed(w, why);
 }
 
@@ -114,6 +117,22 @@ void worker_ready_job_removed(Worker *w, const char *result) {
 
         if (streq(result, "done") || streq(result, "failed")) {
                 worker_ready_job_done(w);
+                return;
+        }
+        /* A command that ends at once can end its unit while the start job
+         * still runs: the exec socket, bound to the unit, stops with it and,
+         * through Requires=, cancels the start job. The token decides, as
+         * for a job that is done: it is in the pipe if the workload ran.
+         * systemd confirmed the unit is not up (manager.c), so its end is
+         * asked for now, started or not: a unit that never ran sends no end
+         * of its own, and one whose end came first has had it dropped. */
+        if (streq(result, "canceled")) {
+                w->start.job_canceled = true;
+                worker_ready_job_done(w);
+                if ((w->state == WORKER_STARTING || w->state == WORKER_RUNNING) && !w->unit_ended) {
+                        w->unit_ended = true;
+                        worker_confirm_unit_end(w);
+                }
                 return;
         }
         worker_disk_start_job_why(w->id, w->spec.disk_max, result, why, sizeof(why));

@@ -165,6 +165,7 @@ struct Worker {
                 /* A shared-kernel worker's start ends at sandbox-exec's token (worker-ready.h). */
                 bool awaits_ready;
                 bool job_done;
+                bool job_canceled;      /* the start job ended "canceled" (worker-ready.c) */
                 int ready_result;       /* 1 while awaited, then the channel's answer */
                 sd_event_source *ready_timer;
         } start;

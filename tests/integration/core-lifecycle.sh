@@ -163,6 +163,19 @@ else
     not_ok "CreateWorker of a trusted /bin/true succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
+# A command that ends at once can end its unit while the start job runs; the
+# exec socket, bound to the unit, then stops with it and cancels the start job.
+# The token in the pipe says the workload ran: every one of these starts.
+quick_failed=0 quick_why=
+for _ in $(seq 20); do
+    sbx_create 2 Argv as 1 /bin/true Class s trusted || { quick_failed=$((quick_failed + 1)); quick_why="$BUS_ERRMSG"; }
+done
+if [ "$quick_failed" = 0 ]; then
+    ok "20 trusted /bin/true workers in a row all start"
+else
+    not_ok "20 trusted /bin/true workers in a row all start" "$quick_failed failed, the last with: $quick_why"
+fi
+
 if sbx_create 2 Argv as 3 /bin/sh -c 'exit 3' Class s trusted; then
     ok "CreateWorker of a trusted 'sh -c exit 3' succeeds"
     expect_removed "a worker that exits 3" "$WID" 'exited|failed' 15

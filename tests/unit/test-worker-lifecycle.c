@@ -40,6 +40,7 @@ typedef struct Fixture {
         char *started_units[8];         /* and records their units */
         size_t n_started_units;
         unsigned n_unit_reads;
+        bool unit_never_ran;            /* no ExecMainCode in the answer */
 } Fixture;
 
 /* The peer plays systemd for the daemon's StopUnit calls and records the rest. */
@@ -74,7 +75,8 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
                 (void) sd_bus_reply_method_return(msg, "a{sv}", 5, "LoadState", "s", f->unit_load_state ?: "loaded",
                                                   "ActiveState", "s",
                                                   f->unit_active_state, "Result", "s", "success", "ExecMainCode",
-                                                  "i", 1, "ExecMainStatus", "i", 7);
+                                                  "i", f->unit_never_ran ? 0 : 1, "ExecMainStatus", "i",
+                                                  f->unit_never_ran ? 0 : 7);
                 return 1;
         }
         return 0;
@@ -1240,6 +1242,43 @@ static void test_ready_job_failed_without_token(void **state) {
         assert_string_equal(last_result(f), "failed: start job dependency");
 }
 
+/* A workload that ended at once ended its unit while the start job ran:
+ * the exec socket, bound to the unit, stopped with it and its stop canceled
+ * the start job (CI, December 2026: "start job canceled" for /bin/true).
+ * The token is in the pipe: it ran, and ended with its own status. */
+static void test_ready_job_canceled_after_token(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        assert_int_equal(write(out, SBX_EXEC_READY_TOKEN "quick\n", SBX_EXEC_READY_TOKEN_LEN + 6),
+                         (ssize_t) SBX_EXEC_READY_TOKEN_LEN + 6);
+        job_removed_signalled(f, w->unit, "canceled", "inactive");
+        for (unsigned i = 0; w->state != WORKER_ENDED && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_string_equal(w->result, "exited 7");
+        assert_true(w->exported);
+        assert_int_equal(channel_bytes_out(w->channel), 6);
+}
+
+/* The control: canceled before anything ran (no token, no exit status) is
+ * a failed start that says so, without waiting for the readiness timeout. */
+static void test_ready_job_canceled_without_token(void **state) {
+        Fixture *f = *state;
+        _cleanup_close_ int out = -1;
+        Worker *w = add_ready_worker(f, &out);
+
+        out = safe_close(out);
+        f->unit_never_ran = true;
+        job_removed_signalled(f, w->unit, "canceled", "inactive");
+        for (unsigned i = 0; w->state == WORKER_STARTING && i < 1000; i++)
+                assert_true(sd_event_run(f->m->event, 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_false(w->exported);
+        assert_string_equal(last_result(f), "failed: start job canceled");
+}
+
 /* Other bytes first: not running, whatever follows; the unit's end then
  * fails the start. */
 static void test_ready_wrong_bytes(void **state) {
@@ -1352,6 +1391,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_ready_check_failed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_job_failed_after_token, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_job_failed_without_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_job_canceled_after_token, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ready_job_canceled_without_token, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_token_then_quick_end, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_wrong_bytes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ready_eof_waits_for_unit, setup, teardown),
