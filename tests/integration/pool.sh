@@ -102,10 +102,7 @@ if wait_until 30 result_is "$timed" timeout; then ok "run time: a pooled worker 
 create --class standard --disk 32M -- /bin/true
 check_eq "DiskMax: StartMode is cold" "cold" "$(sbx_prop "$WID" StartMode)"
 check_output "DiskMax: StartModeReason says why" 'DiskMax' sbx_prop "$WID" StartModeReason
-# A command that runs a while: this check is about the start mode, and a
-# trusted worker whose command exits at once can race its own readiness
-# token (docs/known-issues.md).
-create --class trusted -- /bin/sleep 5
+create --class trusted -- /bin/true
 check_eq "trusted: no pool, StartMode cold" "cold" "$(sbx_prop "$WID" StartMode)"
 
 # ---- egress through a pooled sandbox ------------------------------------------
