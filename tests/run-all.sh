@@ -73,7 +73,7 @@ DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
       libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev
       systemd-container debootstrap clang libclang-rt-14-dev
       build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion
-      python3-jsonschema python3-yaml dh-python python3-jeepney"
+      python3-jsonschema python3-yaml dh-python python3-jeepney python3-pytest"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)

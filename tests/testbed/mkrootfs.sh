@@ -11,7 +11,7 @@ PACKAGES=systemd,systemd-sysv,dbus,man-db,bash-completion,libpam-systemd,libnss-
 BACKPORTS_PACKAGES="runsc"
 # The clients of the client matrix (tests/clients): apt inside the rootfs,
 # since debootstrap's resolver cannot configure npm's dependency tree.
-CLIENT_PACKAGES="wget git python3-pip nodejs npm"
+CLIENT_PACKAGES="wget git python3-pip python3-pytest nodejs npm"
 # A front people run before a worker's endpoint (tests/attacks/endpoint.sh):
 # Debian's nginx, its service disabled (the test starts it with
 # docs/endpoints.md's configuration; no other test sees a web server), and
