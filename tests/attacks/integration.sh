@@ -188,10 +188,19 @@ done
 
 # ---------------------------------------------------------------- from inside a sibling
 declare -A PROBE=()
+# The attacker runs as a worker's command, and once more as a process that
+# Worker.Exec started in a running sibling ("CLASS-exec"): the same walls must
+# hold it, whoever started it.
+EXEC_CLASSES="trusted-exec standard-exec"
 for class in $CLASSES; do
     PROBE[$class]=$(run --class "$class" -- /usr/bin/python3 $W/probe.py "$vt_pid" "$(home_of "$vt")" "$vt" "$NONCE-$class" \
         "${VICTIM[trusted]},${VICTIM[standard]}")
     diag "probe in $class:" "${PROBE[$class]}"
+    exec_host=$(ct timeout 120 sandboxctl create --class "$class" -- /bin/sleep 3600 2>&1)
+    PROBE[$class-exec]=$(ct timeout 180 sandboxctl exec "$exec_host" -- /usr/bin/python3 $W/probe.py "$vt_pid" \
+        "$(home_of "$vt")" "$vt" "$NONCE-$class-exec" "${VICTIM[trusted]},${VICTIM[standard]}" 2>&1)
+    diag "probe through Exec in $class ($exec_host):" "${PROBE[$class-exec]}"
+    stop_worker "$exec_host"
 done
 # secret_facts ID CLASS PROBE: that probe's line holds neither victim's secret, and its hits are none.
 secret_facts() {
@@ -204,7 +213,7 @@ secret_facts() {
     fi
 }
 E='E[A-Z]+'
-for class in $CLASSES; do
+for class in $CLASSES $EXEC_CLASSES; do
     p=${PROBE[$class]}
     secret_facts secret-transient-sibling "$class" transient-files
     secret_facts secret-bus-sibling "$class" unit-properties
@@ -229,7 +238,7 @@ done
 REFUSED='(ENOENT|EACCES|ECONNREFUSED|EPERM|EAFNOSUPPORT)'
 ct journalctl --sync
 jexport=$(ct journalctl -b --no-pager -o export 2>/dev/null)
-for class in $CLASSES; do
+for class in $CLASSES $EXEC_CLASSES; do
     p=${PROBE[$class]}
     f=$(facts_of PROBE journal-socket "$p")
     if [[ $f =~ ^connect=$REFUSED\ send=- ]] && ! grep -aqF "sbx-attack-forged-$NONCE-$class" <<<"$jexport"; then
@@ -256,13 +265,13 @@ for class in $CLASSES; do
     # gVisor implements user namespaces in its own kernel: one may be made
     # there, yet it must give no power (mounting still fails).
     userns='^errno=(EPERM|ENOSYS|EINVAL|EACCES|ENOSPC)$'
-    [ "$class" = trusted ] || userns='^errno=(EPERM|ENOSYS|EINVAL|EACCES|ENOSPC|0/mount=(EPERM|EACCES))$'
+    [ "${class%-exec}" = trusted ] || userns='^errno=(EPERM|ENOSYS|EINVAL|EACCES|ENOSPC|0/mount=(EPERM|EACCES))$'
     atk_facts host-unshare-user "$class" PROBE unshare-user "$userns" "$p"
     atk_facts host-unshare-net "$class" PROBE unshare-net "^errno=(EPERM|ENOSYS|EINVAL|EACCES)$" "$p"
     atk_facts host-mount "$class" PROBE mount "^errno=(EPERM|ENOSYS|EACCES)$" "$p"
     # gVisor's own keyring answers KEYCTL_GET_KEYRING_ID; adding a key is the attack.
     keys='^add_key=(EPERM|ENOSYS|EACCES) keyctl=(EPERM|ENOSYS|EACCES)$'
-    [ "$class" = trusted ] || keys='^add_key=(EPERM|ENOSYS|EACCES) keyctl='
+    [ "${class%-exec}" = trusted ] || keys='^add_key=(EPERM|ENOSYS|EACCES) keyctl='
     atk_facts host-keyctl "$class" PROBE keyctl "$keys" "$p"
     atk_facts host-bpf "$class" PROBE bpf "^errno=(EPERM|ENOSYS|EACCES)$" "$p"
     atk_facts host-perf-event "$class" PROBE perf-event-open "^errno=(EPERM|ENOSYS|EACCES|ENOENT|ENODEV)$" "$p"

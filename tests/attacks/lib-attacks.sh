@@ -18,37 +18,37 @@ secret-journal|trusted,standard|root and tester search journalctl -o export for 
 secret-coredump|trusted,standard|a worker holding a TOKEN crashes with SIGSEGV (ulimit -c unlimited)|killed with status 11, no core dumped, no core file, the secret on no disk
 env-root-processes|trusted,standard|look for the victim'"'"'s Environment TOKEN in /proc/PID/environ of every root process of its unit (launcher, runsc)|absent: privileged helpers run with a fixed, clean environment
 env-privileged-helper|trusted,standard|a spec Environment of LD_DEBUG=libs, LD_DEBUG_OUTPUT=/var/tmp/sbx-attack-ld-CLASS, GLIBC_TUNABLES, TMPDIR for a worker running /bin/true|no file sbx-attack-ld-* written by root anywhere
-secret-transient-sibling|trusted,standard|a sibling worker reads /run/systemd/transient/*|ENOENT/EACCES or no secret
-secret-bus-sibling|trusted,standard|a sibling worker runs systemctl show and busctl get-property Environment on the victim|no bus (ENOENT/ECONNREFUSED) or no secret
-secret-proc-sibling|trusted,standard|a sibling worker reads /proc/*/cmdline and /proc/*/environ|no secret
-secret-ps-sibling|trusted,standard|a sibling worker runs ps -eo args|no secret
-sibling-home|trusted,standard|read and list the victim worker'"'"'s 0700 home|EACCES or ENOENT, no secret
-sibling-proc|trusted,standard|read /proc/VICTIM/environ, cmdline and mem|ENOENT or EACCES each, no secret
-sibling-kill|trusted,standard|kill -9 the victim worker'"'"'s process|EPERM or ESRCH, the victim still runs
-sibling-ptrace|trusted,standard|PTRACE_ATTACH and PTRACE_SEIZE the victim|EPERM or ESRCH
-sibling-dev-shm|trusted,standard|list and read the victim'"'"'s /dev/shm file|not visible (private /dev/shm)
-sibling-sysv-ipc|trusted,standard|shmget the victim'"'"'s SysV segment, look for it in /proc/sysvipc/shm|ENOENT, not listed (private IPC namespace)
-sibling-abstract-socket|trusted,standard|connect to the victim'"'"'s abstract unix socket @sbx-attack-victim|ECONNREFUSED (private network namespace), no secret
-sibling-tmp|trusted,standard|read the victim'"'"'s /tmp file|ENOENT (private /tmp)
-host-journal-forge|trusted,standard|send a native journal entry with another worker'"'"'s SANDBOXD_WORKER_ID and EGRESS_DECISION=allow to /run/systemd/journal/socket|connect fails (ENOENT/EACCES/ECONNREFUSED), no forged entry in the journal
-host-syslog-forge|trusted,standard|send a syslog line posing as sandboxd to /dev/log|connect fails, no forged entry in the journal
-host-journal-stdout|trusted,standard|connect to /run/systemd/journal/stdout|ENOENT, EACCES or ECONNREFUSED
-host-system-bus|trusted,standard|connect to /run/dbus/system_bus_socket|ENOENT, EACCES or ECONNREFUSED
-host-systemd-private|trusted,standard|connect to /run/systemd/private|ENOENT, EACCES or ECONNREFUSED
-host-credentials-socket|trusted,standard|connect to /run/sandboxd/credentials.sock and read|ENOENT, EACCES or ECONNREFUSED, no secret
-host-run-sockets|trusted,standard|connect to every unix socket found under /run|none connects
-host-sandboxd-state|trusted,standard|walk /var/lib/private, sandboxd'"'"'s state (/var/lib/sandboxd, /run/sandboxd) and /run/credentials, reading every file|nothing of another worker opens (EACCES/ENOENT), no secret
-host-setuid|trusted,standard|run setuid su, mount, passwd, newgrp; read /etc/shadow|all fail, euid unchanged, EACCES on /etc/shadow
-host-unshare-user|trusted,standard|unshare(CLONE_NEWUSER) and mount as its root|EPERM; under gVisor a namespace of its own kernel at most, in which mount still fails EPERM
-host-unshare-net|trusted,standard|unshare(CLONE_NEWNET)|EPERM
-host-mount|trusted,standard|mount(2) a tmpfs on /tmp|EPERM
-host-keyctl|trusted,standard|add_key(2) to the session keyring, keyctl(2)|add_key EPERM, EACCES or ENOSYS (trusted: keyctl too)
-host-bpf|trusted,standard|bpf(BPF_MAP_CREATE)|EPERM or ENOSYS
-host-perf-event|trusted,standard|perf_event_open(2) of a cpu-clock counter|EPERM, EACCES, ENODEV or ENOSYS
-host-io-uring|trusted,standard|io_uring_setup(2)|EPERM or ENOSYS
-host-raw-socket|trusted,standard|socket(AF_INET/AF_INET6, SOCK_RAW)|EPERM or EAFNOSUPPORT
-host-packet-socket|trusted,standard|socket(AF_PACKET, SOCK_RAW)|EPERM or EAFNOSUPPORT
-host-netlink|trusted,standard|RTM_NEWADDR over a NETLINK_ROUTE socket|EPERM/EAFNOSUPPORT, no address added
+secret-transient-sibling|trusted,standard,trusted-exec,standard-exec|a sibling worker reads /run/systemd/transient/*|ENOENT/EACCES or no secret
+secret-bus-sibling|trusted,standard,trusted-exec,standard-exec|a sibling worker runs systemctl show and busctl get-property Environment on the victim|no bus (ENOENT/ECONNREFUSED) or no secret
+secret-proc-sibling|trusted,standard,trusted-exec,standard-exec|a sibling worker reads /proc/*/cmdline and /proc/*/environ|no secret
+secret-ps-sibling|trusted,standard,trusted-exec,standard-exec|a sibling worker runs ps -eo args|no secret
+sibling-home|trusted,standard,trusted-exec,standard-exec|read and list the victim worker'"'"'s 0700 home|EACCES or ENOENT, no secret
+sibling-proc|trusted,standard,trusted-exec,standard-exec|read /proc/VICTIM/environ, cmdline and mem|ENOENT or EACCES each, no secret
+sibling-kill|trusted,standard,trusted-exec,standard-exec|kill -9 the victim worker'"'"'s process|EPERM or ESRCH, the victim still runs
+sibling-ptrace|trusted,standard,trusted-exec,standard-exec|PTRACE_ATTACH and PTRACE_SEIZE the victim|EPERM or ESRCH
+sibling-dev-shm|trusted,standard,trusted-exec,standard-exec|list and read the victim'"'"'s /dev/shm file|not visible (private /dev/shm)
+sibling-sysv-ipc|trusted,standard,trusted-exec,standard-exec|shmget the victim'"'"'s SysV segment, look for it in /proc/sysvipc/shm|ENOENT, not listed (private IPC namespace)
+sibling-abstract-socket|trusted,standard,trusted-exec,standard-exec|connect to the victim'"'"'s abstract unix socket @sbx-attack-victim|ECONNREFUSED (private network namespace), no secret
+sibling-tmp|trusted,standard,trusted-exec,standard-exec|read the victim'"'"'s /tmp file|ENOENT (private /tmp)
+host-journal-forge|trusted,standard,trusted-exec,standard-exec|send a native journal entry with another worker'"'"'s SANDBOXD_WORKER_ID and EGRESS_DECISION=allow to /run/systemd/journal/socket|connect fails (ENOENT/EACCES/ECONNREFUSED), no forged entry in the journal
+host-syslog-forge|trusted,standard,trusted-exec,standard-exec|send a syslog line posing as sandboxd to /dev/log|connect fails, no forged entry in the journal
+host-journal-stdout|trusted,standard,trusted-exec,standard-exec|connect to /run/systemd/journal/stdout|ENOENT, EACCES or ECONNREFUSED
+host-system-bus|trusted,standard,trusted-exec,standard-exec|connect to /run/dbus/system_bus_socket|ENOENT, EACCES or ECONNREFUSED
+host-systemd-private|trusted,standard,trusted-exec,standard-exec|connect to /run/systemd/private|ENOENT, EACCES or ECONNREFUSED
+host-credentials-socket|trusted,standard,trusted-exec,standard-exec|connect to /run/sandboxd/credentials.sock and read|ENOENT, EACCES or ECONNREFUSED, no secret
+host-run-sockets|trusted,standard,trusted-exec,standard-exec|connect to every unix socket found under /run|none connects
+host-sandboxd-state|trusted,standard,trusted-exec,standard-exec|walk /var/lib/private, sandboxd'"'"'s state (/var/lib/sandboxd, /run/sandboxd) and /run/credentials, reading every file|nothing of another worker opens (EACCES/ENOENT), no secret
+host-setuid|trusted,standard,trusted-exec,standard-exec|run setuid su, mount, passwd, newgrp; read /etc/shadow|all fail, euid unchanged, EACCES on /etc/shadow
+host-unshare-user|trusted,standard,trusted-exec,standard-exec|unshare(CLONE_NEWUSER) and mount as its root|EPERM; under gVisor a namespace of its own kernel at most, in which mount still fails EPERM
+host-unshare-net|trusted,standard,trusted-exec,standard-exec|unshare(CLONE_NEWNET)|EPERM
+host-mount|trusted,standard,trusted-exec,standard-exec|mount(2) a tmpfs on /tmp|EPERM
+host-keyctl|trusted,standard,trusted-exec,standard-exec|add_key(2) to the session keyring, keyctl(2)|add_key EPERM, EACCES or ENOSYS (trusted: keyctl too)
+host-bpf|trusted,standard,trusted-exec,standard-exec|bpf(BPF_MAP_CREATE)|EPERM or ENOSYS
+host-perf-event|trusted,standard,trusted-exec,standard-exec|perf_event_open(2) of a cpu-clock counter|EPERM, EACCES, ENODEV or ENOSYS
+host-io-uring|trusted,standard,trusted-exec,standard-exec|io_uring_setup(2)|EPERM or ENOSYS
+host-raw-socket|trusted,standard,trusted-exec,standard-exec|socket(AF_INET/AF_INET6, SOCK_RAW)|EPERM or EAFNOSUPPORT
+host-packet-socket|trusted,standard,trusted-exec,standard-exec|socket(AF_PACKET, SOCK_RAW)|EPERM or EAFNOSUPPORT
+host-netlink|trusted,standard,trusted-exec,standard-exec|RTM_NEWADDR over a NETLINK_ROUTE socket|EPERM/EAFNOSUPPORT, no address added
 egress-control|trusted,standard|(control) CONNECT to the allowed host and complete TLS|200 and a TLS answer: the path the attacks go around works
 egress-direct-v4|trusted,standard|dial the upstream 11.0.0.13:443 directly|ENETUNREACH, the upstream saw no connection
 egress-direct-v6|trusted,standard|dial the upstream [2a0b:1100::13]:443 directly|ENETUNREACH, the upstream saw no connection
