@@ -1402,7 +1402,16 @@ static int verb_exec(int argc, char *argv[]) {
                         safe_close(fds[i]);
                 return print_failure("Unexpected reply to Exec", NULL, r < 0 ? r : -EBADMSG);
         }
-        r = exec_relay(bus, process_path, fds, n_fds, a.tty, a.interactive);
+        /* The reply holds the fds it carried: while it lives, the stdin
+         * pipe has a second writer and the process never sees its EOF. */
+        _cleanup_free_ char *process = strdup(process_path);
+        reply = sd_bus_message_unref(reply);
+        if (!process) {
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                return print_failure("Failed to start the process", NULL, -ENOMEM);
+        }
+        r = exec_relay(bus, process, fds, n_fds, a.tty, a.interactive);
         if (r < 0)
                 return print_failure("Lost the process", NULL, r);
         return r;

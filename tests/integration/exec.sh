@@ -95,15 +95,22 @@ for class in trusted standard; do
     check_eq "$class: the process's stderr is sandboxctl's stderr" "to-stderr" "$EXEC_ERR"
     exec_out "$id" /bin/sh -c 'kill -TERM $$'
     check_eq "$class: a process killed by SIGTERM: 128+15" 143 "$EXEC_RC"
-    out=$(printf 'line one\nline two\n' | ct timeout 60 sandboxctl exec -i "$id" -- /bin/cat)
-    check_eq "$class: exec -i passes stdin (and its EOF)" "line one
+    # cat ends only at its stdin's EOF: a bound that is not reached (124 from
+    # timeout) is an EOF that never came (sandboxctl once kept the pipe open).
+    out=$(printf 'line one\nline two\n' | ct timeout 30 sandboxctl exec -i "$id" -- /bin/cat)
+    rc=$?
+    check_eq "$class: exec -i passes stdin" "line one
 line two" "$out"
-    out=$(printf 'ignored\n' | ct timeout 60 sandboxctl exec "$id" -- /bin/cat)
+    check_eq "$class: ... and its EOF: cat ends, exit 0" 0 "$rc"
+    out=$(printf 'ignored\n' | ct timeout 30 sandboxctl exec "$id" -- /bin/cat)
+    rc=$?
     check_eq "$class: without -i the process's stdin is empty" "" "$out"
+    check_eq "$class: ... at its EOF at once: cat ends, exit 0" 0 "$rc"
     head -c 3000000 /dev/urandom >"$TAP_TMP/big"
     want=$(sha256sum <"$TAP_TMP/big")
-    got=$(ct timeout 120 sandboxctl exec -i "$id" -- /bin/cat <"$TAP_TMP/big" | sha256sum)
-    check_eq "$class: 3 MB through stdin and stdout arrive intact" "$want" "$got"
+    got=$(ct timeout 60 sandboxctl exec -i "$id" -- /bin/cat <"$TAP_TMP/big" | sha256sum; echo "rc=${PIPESTATUS[0]}")
+    check_eq "$class: 3 MB through stdin and stdout arrive intact, and cat ends" "$want
+rc=0" "$got"
 
     # ---- environment, directory, identity ------------------------------------
     exec_out "$id" /bin/sh -c 'echo "$SBX_SPEC_VAR $HOME"'
