@@ -6,7 +6,7 @@
 # between the client and sandbox-files inside the worker, never through
 # sandboxd: its RSS must stay where it was). Each copy out is checked
 # against the source by checksum. Runs in a throwaway systemd container
-# (tests/testbed), prints a table, writes bench/results/files-copy.json.
+# (tests/testbed), prints a table, writes files-copy.json in BENCH_OUT (default bench/results).
 # Mind that the test bed's / is a tmpfs-backed overlay: every copy here is
 # memory to memory, which flatters `cp` most.
 #   sudo bash bench/files-copy.sh [SIZE_MIB] [RUNS]     (default 1024 3)
@@ -14,7 +14,7 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SIZE=${1:-1024}
 RUNS=${2:-3}
-OUT=$SRC/bench/results
+OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
 # shellcheck source=bench/lib.sh
 . "$SRC/bench/lib.sh"

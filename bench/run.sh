@@ -15,6 +15,12 @@
 #   suspend        bench/suspend.sh: suspend and resume beside a cold start
 #   checkpoint     bench/checkpoint-handshakes.sh: suspend/resume cycles of a
 #                  worker opening connections (200; 3 with --quick)
+#   exec           bench/exec.sh: sandboxctl exec into a trusted and a gVisor
+#                  worker beside a unit with the same walls and a bare runsc exec
+#   files          bench/files-copy.sh: 1 GiB in and out of both classes
+#                  beside host cp (16 MiB with --quick), sandboxd's RSS
+#   top            bench/top.sh: sandboxctl top at N workers (--top, default
+#                  300; 5 with --quick) beside sandboxctl list
 # The table tells the truth about this run only: every figure in it was
 # measured now, from this run's JSON (RUN/results, RUN the directory printed
 # first). A benchmark that fails, or exits 0 without its JSON, has one row,
@@ -33,15 +39,17 @@
 #     --density-platform P  runsc platform for density (default: the configured
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
-#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint
+#     --top N        workers for top (default 300)
+#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint exec files top
 #     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
-ALL="start runtime egress density churn broker suspend checkpoint"
+ALL="start runtime egress density churn broker suspend checkpoint exec files top"
 QUICK=
 CHURN=
 DENSITY=300
+TOP=300
 DENSITY_PLATFORM=
 START=
 ONLY=
@@ -53,6 +61,7 @@ while [ $# -gt 0 ]; do
         --density) DENSITY=$2; shift 2 ;;
         --density-platform) DENSITY_PLATFORM=$2; shift 2 ;;
         --start) START=$2; shift 2 ;;
+        --top) TOP=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         --dir) DIR=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -67,10 +76,12 @@ if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
     RUNTIME_N=3; SUSPEND_N=1; CHECKPOINT_N=3
+    EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3)
 else
     CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
     RUNTIME_N=30; SUSPEND_N=5; CHECKPOINT_N=200
+    EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP")
 fi
 [ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (it boots test-bed containers)" >&2; exit 2; }
@@ -167,6 +178,10 @@ if wanted checkpoint; then
             bash "$SRC/bench/checkpoint-handshakes.sh" "$CHECKPOINT_N" new
     fi
 fi
+
+wanted exec && bench exec bash "$SRC/bench/exec.sh" "$EXEC_N"
+wanted files && bench files bash "$SRC/bench/files-copy.sh" "${FILES_ARGS[@]}"
+wanted top && bench top bash "$SRC/bench/top.sh" "${TOP_ARGS[@]}"
 
 if [ -z "$QUICK" ] && ! command -v gnuplot >/dev/null; then
     echo "run.sh: installing gnuplot-nox for the figures"

@@ -17,6 +17,8 @@ first byte the command writes.
                                      with its stdout the connection: the gVisor twin of
                                      systemd-run-same, so that what sandboxd and its launcher
                                      add is told apart from what the unit's walls cost
+  start-baselines.py argv N CMD...  CMD itself, N times (bench/exec.sh: sandboxctl exec and
+                                     a bare runsc exec, each running /bin/echo x)
 A sample counts only when the command wrote "x" and exited 0: a baseline that
 fails at once (a property systemd refuses, a missing unit it requires) would
 otherwise be the fastest series of the run. The first failure ends the script
@@ -176,7 +178,10 @@ def runsc_same_walls(unitfile, bundle_json, n):
         shutil.rmtree(d, ignore_errors=True)
 
 if __name__ == "__main__":
-    if sys.argv[1] == "systemd-run-same":
+    if sys.argv[1] == "argv":
+        for _ in range(int(sys.argv[2])):
+            print(first_byte_us(sys.argv[3:]), flush=True)
+    elif sys.argv[1] == "systemd-run-same":
         systemd_run_same(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "runsc-same-walls":
         runsc_same_walls(sys.argv[2], sys.argv[3], int(sys.argv[4]))

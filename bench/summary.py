@@ -34,7 +34,8 @@ MiB = 2 ** 20
 # Each benchmark of bench/run.sh and the JSON it writes, in run order.
 BENCHMARKS = {"start": ["start-latency.json"], "runtime": ["runtime-start.json"], "egress": ["egress.json"],
               "density": ["density.json"], "churn": ["churn.json"], "broker": ["broker.json"],
-              "suspend": ["suspend.json"], "checkpoint": ["checkpoint-handshakes-new.json"]}
+              "suspend": ["suspend.json"], "checkpoint": ["checkpoint-handshakes-new.json"],
+              "exec": ["exec.json"], "files": ["files-copy.json"], "top": ["top.json"]}
 FIGURES = {"start": ["start-latency.png"], "density": ["density.png"], "egress": ["egress-latency.png"]}
 
 
@@ -223,8 +224,47 @@ def checkpoint():
         f"{r['ok']} / {r['failed']} / {r['lost']}", "0 failed, 0 lost", r["failed"] == 0 and r["lost"] == 0)
 
 
+def exec_latency():
+    r = load("exec.json")
+    if not r:
+        return row("exec", "no exec.json", "-")
+    goal = r.get("goal_ratio", 1.2)
+    for cls, label, mine in (("trusted", "trusted, beside a unit with the same walls", "sandboxd-exec-trusted"),
+                             ("gvisor", "gVisor, beside a bare runsc exec into the same sandbox",
+                              "sandboxd-exec-gvisor")):
+        x, base = r["ratios"][cls], r["rows"][r["ratios"][cls]["baseline"]]
+        row("exec", f"{label}: p50 / p95 (baseline p50 / p95)",
+            f"{r['rows'][mine]['p50_us'] / 1000:.1f} / {r['rows'][mine]['p95_us'] / 1000:.1f} ms "
+            f"({base['p50_us'] / 1000:.1f} / {base['p95_us'] / 1000:.1f} ms): {x['p50']:.2f}x / {x['p95']:.2f}x",
+            f"<= {goal}x", x["p50"] <= goal and x["p95"] <= goal, f"{max(x['p50'], x['p95']) - goal:.2f}x")
+
+
+def files_copy():
+    r = load("files-copy.json")
+    if not r:
+        return row("files", "no files-copy.json", "-")
+    c = r["copies"]
+    ratios = [c[k]["ratio_to_cp"] for k in ("trusted-in", "trusted-out", "standard-in", "standard-out")]
+    row("files", f"{r['size_mib']} MiB in / out beside host cp: trusted; gVisor",
+        f"{ratios[0]:.2f}x / {ratios[1]:.2f}x; {ratios[2]:.2f}x / {ratios[3]:.2f}x", ">= 0.9x",
+        min(ratios) >= 0.9, f"{0.9 - min(ratios):.2f}x")
+    m = r["sandboxd_rss"]
+    row("files", "sandboxd RSS before / after / peak", f"{m['start_kib']} / {m['end_kib']} / {m['peak_kib']} KiB")
+
+
+def top():
+    r = load("top.json")
+    if not r:
+        return row("top", "no top.json", "-")
+    t, b = r["top_json_one_sample"], r["baseline_list"]
+    row("top", f"at {r['workers']} workers ({r['with_running_proxy']} proxies): top --json / list p50; "
+        "sandboxd CPU per call", f"{t['wall_ms_p50']:.0f} / {b['wall_ms_p50']:.0f} ms; "
+        f"{t['daemon_cpu_ms_per_run']:.0f} / {b['daemon_cpu_ms_per_run']:.0f} ms")
+
+
 ROWS = {"start": start_latency, "runtime": runtime, "egress": egress, "density": density, "churn": churn,
-        "broker": broker, "suspend": suspend, "checkpoint": checkpoint}
+        "broker": broker, "suspend": suspend, "checkpoint": checkpoint, "exec": exec_latency,
+        "files": files_copy, "top": top}
 
 
 def stamp_of(path):

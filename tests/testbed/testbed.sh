@@ -240,10 +240,11 @@ testbed_boot() {
     # GB of memory would hold only a handful of 1 GiB disks (the pool's
     # alone); this tmpfs is as sparse as the images, only what is written
     # takes memory.
-    python3 - <<'PYEOF' 2>/dev/null || :
-import fcntl, os
+    # SANDBOXD_TESTBED_LOOPS asks for more (bench/top.sh: one disk per worker).
+    python3 - "${SANDBOXD_TESTBED_LOOPS:-64}" <<'PYEOF' 2>/dev/null || :
+import fcntl, os, sys
 fd = os.open('/dev/loop-control', os.O_RDWR)
-for n in range(64):
+for n in range(int(sys.argv[1])):
     if not os.path.exists('/dev/loop%d' % n):
         try:
             fcntl.ioctl(fd, 0x4C80, n)  # LOOP_CTL_ADD
