@@ -38,6 +38,7 @@ static const struct {
         { SBX_ERROR_UID_TAKEN,                                  EXIT_FAILED },
         { SBX_ERROR_INVALID_WORKSPACE,                          EXIT_INVALID },
         { SBX_ERROR_WORKSPACE_EXISTS,                           EXIT_FAILED },
+        { SBX_ERROR_ENDPOINT_NAME_TAKEN,                        EXIT_FAILED },
         { SBX_ERROR_NO_SUCH_WORKSPACE,                          EXIT_NOT_FOUND },
         { SBX_ERROR_WORKSPACE_BUSY,                             EXIT_FAILED },
         { SBX_ERROR_QUOTA_EXCEEDED,                             EXIT_REFUSED },

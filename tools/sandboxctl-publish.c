@@ -9,6 +9,7 @@
 void cli_publish_done(CliPublish *p) {
         if (p->token)
                 erase_and_free(p->token, p->token_size);
+        free(p->name);
         *p = (CliPublish) {};
 }
 
@@ -73,12 +74,16 @@ int cli_publish_apply(CliPublish *p, CliPublishOption option, const char *arg, S
         case CLI_PUBLISH_PUBLIC:
                 p->public = true;
                 return 0;
+        case CLI_PUBLISH_NAME:
+                free(p->name);
+                p->name = strdup(arg);
+                return p->name ? 0 : sbx_error_set(error, ENOMEM, NULL, "Out of memory");
         }
         return sbx_error_set(error, EINVAL, NULL, "Unhandled option");
 }
 
 int cli_publish_check(const CliPublish *p, SbxError *error) {
-        if (!p->set && (p->token || p->public || p->has_max_request || p->has_max_response || p->has_timeout ||
+        if (!p->set && (p->token || p->public || p->name || p->has_max_request || p->has_max_response || p->has_timeout ||
                         p->has_max_concurrent))
                 return sbx_error_set(error, EINVAL, NULL, "--publish-* options need --publish PORT");
         return 0;
@@ -106,6 +111,8 @@ int cli_publish_append(sd_bus_message *m, const CliPublish *p) {
                 CHECK(sd_bus_message_append(m, "{sv}", "MaxConcurrent", "u", p->max_concurrent));
         if (p->public)
                 CHECK(sd_bus_message_append(m, "{sv}", "Public", "b", 1));
+        if (p->name)
+                CHECK(sd_bus_message_append(m, "{sv}", "Name", "s", p->name));
         if (p->token) {
                 CHECK(sd_bus_message_open_container(m, 'e', "sv"));
                 CHECK(sd_bus_message_append(m, "s", "TokenCredential"));

@@ -20,6 +20,7 @@ typedef struct CliPublish {
         bool has_max_request, has_max_response, has_timeout, has_max_concurrent;
         uint64_t max_request_bytes, max_response_bytes, timeout_usec;
         uint32_t max_concurrent;
+        char *name;                     /* --publish-name: the EndpointName, checked by sandboxd */
 } CliPublish;
 
 typedef enum CliPublishOption {
@@ -30,6 +31,7 @@ typedef enum CliPublishOption {
         CLI_PUBLISH_TIMEOUT,
         CLI_PUBLISH_MAX_CONCURRENT,
         CLI_PUBLISH_PUBLIC,
+        CLI_PUBLISH_NAME,
 } CliPublishOption;
 
 void cli_publish_done(CliPublish *p);

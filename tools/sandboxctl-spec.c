@@ -241,6 +241,7 @@ enum {
         ARG_PUBLISH_TIMEOUT,
         ARG_PUBLISH_MAX_CONCURRENT,
         ARG_PUBLISH_PUBLIC,
+        ARG_PUBLISH_NAME,
 };
 
 static const struct option spec_options[] = {
@@ -275,6 +276,7 @@ static const struct option spec_options[] = {
         { "publish-timeout",        required_argument, NULL, ARG_PUBLISH_TIMEOUT },
         { "publish-max-concurrent", required_argument, NULL, ARG_PUBLISH_MAX_CONCURRENT },
         { "publish-public",         no_argument,       NULL, ARG_PUBLISH_PUBLIC },
+        { "publish-name",           required_argument, NULL, ARG_PUBLISH_NAME },
         SANDBOXCTL_GLOBAL_OPTIONS,
         {}
 };
@@ -376,7 +378,7 @@ static int spec_apply_option(CliSpec *spec, int option, const char *arg, SbxErro
                 break;
         case ARG_SERVICE ... ARG_SERVICE_RATE:
                 return spec_apply_service_option(spec, option, arg, error);
-        case ARG_PUBLISH ... ARG_PUBLISH_PUBLIC:
+        case ARG_PUBLISH ... ARG_PUBLISH_NAME:
                 return cli_publish_apply(&spec->publish, (CliPublishOption) (option - ARG_PUBLISH), arg, error);
         default:
                 return sbx_error_set(error, EINVAL, NULL, "Unhandled option");

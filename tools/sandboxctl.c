@@ -234,6 +234,8 @@ static void help(void) {
                "  --publish-timeout DURATION      the handler's answer, at most (default 30s)\n"
                "  --publish-max-concurrent N      requests at the handler at once (default 16)\n"
                "  --publish-public        no token (where sandboxd.conf allows it)\n"
+               "  --publish-name NAME     a second name of the endpoint, unique on the host\n"
+               "                          (NAME.sock beside ID.sock; released with the worker)\n"
                "\n"
                "GLOBAL OPTIONS (before or after the command)\n"
                "  -h --help               show this help\n"

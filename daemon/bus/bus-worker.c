@@ -193,6 +193,12 @@ static int property_get_requested_class(sd_bus *bus, const char *path, const cha
         return sd_bus_message_append(reply, "s", sbx_class_to_string(w->spec.requested_class));
 }
 
+static int property_get_endpoint_name(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Worker *w = userdata;
+        return sd_bus_message_append(reply, "s", w->spec.endpoint.name ?: "");
+}
+
 static int property_get_origin(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Worker *w = userdata;
@@ -331,6 +337,7 @@ const sd_bus_vtable worker_vtable[] = {
         SD_BUS_PROPERTY("Class", "s", property_get_class, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("RequestedClass", "s", property_get_requested_class, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Origin", "s", property_get_origin, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("EndpointName", "s", property_get_endpoint_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Owner", "u", NULL, offsetof(Worker, owner), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Runtime", "s", property_get_runtime, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("StartMode", "s", property_get_start_mode, 0, SD_BUS_VTABLE_PROPERTY_CONST),

@@ -270,7 +270,7 @@ static int restore_adopt(Restore *rs, WorkerRecord *rec) {
         }
         r = restore_egress(w, rec);
         if (r >= 0)
-                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), rec->gate_port, &rs->fds);
+                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), TAKE_PTR(rec->endpoint_name), rec->gate_port, &rs->fds);
         if (r < 0) {
                 daemon_fds_close(&fds);
                 return r;
@@ -361,7 +361,7 @@ static int restore_adopt_suspended(Restore *rs, WorkerRecord *rec) {
         /* A resume hands them to the new unit: without them it could not. */
         r = restore_egress(w, rec);
         if (r >= 0)
-                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), rec->gate_port, &rs->fds);
+                r = worker_gate_restore(w, TAKE_PTR(rec->gate_config), TAKE_PTR(rec->endpoint_name), rec->gate_port, &rs->fds);
         if (r >= 0)
                 r = worker_broker_restore(w, &rs->fds);
         if (r >= 0 && rec->kept_secrets)

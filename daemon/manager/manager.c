@@ -545,6 +545,11 @@ static int manager_start_cold(Manager *m, WorkerSpec *spec, uid_t owner, SbxRunt
         w->owner = owner;
         w->start.mode_reason = cold_reason;
         if (sbx_endpoint_wanted(&w->spec.endpoint)) {
+                /* First come: the host's front maps the name to one socket. */
+                if (w->spec.endpoint.name && worker_gate_name_taken(m->workers, w->spec.endpoint.name))
+                        return sbx_error_set(error, -EADDRINUSE, SBX_ERROR_ENDPOINT_NAME_TAKEN,
+                                             "Endpoint Name %s is held by another live worker; a name is free "
+                                             "again when its worker ends", w->spec.endpoint.name);
                 r = worker_gate_pick_port(m->workers, &m->config);
                 if (r < 0)
                         return sbx_error_set(error, r, SBX_ERROR_TOO_MANY_WORKERS,

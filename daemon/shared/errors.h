@@ -14,6 +14,7 @@
 #define SBX_ERROR_INVALID_EGRESS        "org.sandboxd1.Error.InvalidEgressRule"
 #define SBX_ERROR_INVALID_SERVICE       "org.sandboxd1.Error.InvalidService"
 #define SBX_ERROR_INVALID_ENDPOINT      "org.sandboxd1.Error.InvalidEndpoint"
+#define SBX_ERROR_ENDPOINT_NAME_TAKEN   "org.sandboxd1.Error.EndpointNameTaken"
 #define SBX_ERROR_ISOLATION_UNAVAILABLE "org.sandboxd1.Error.IsolationUnavailable"
 #define SBX_ERROR_NO_SUCH_WORKER        "org.sandboxd1.Error.NoSuchWorker"
 #define SBX_ERROR_START_FAILED          "org.sandboxd1.Error.StartFailed"

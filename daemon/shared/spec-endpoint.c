@@ -17,6 +17,7 @@
 void sbx_endpoint_done(SbxEndpoint *e) {
         if (e->token)
                 erase_and_free(e->token, e->token_size);
+        free(e->name);
         *e = (SbxEndpoint) {};
 }
 
@@ -45,7 +46,22 @@ static const struct {
         { "MaxConcurrent", "u", ENDPOINT_HAS_MAX_CONCURRENT },
         { "TokenCredential", "ay", ENDPOINT_HAS_TOKEN },
         { "Public", "b", ENDPOINT_HAS_PUBLIC },
+        { "Name", "s", ENDPOINT_HAS_NAME },
 };
+
+bool sbx_endpoint_name_valid(const char *name) {
+        size_t n = strlen(name), hex = 0;
+
+        if (n == 0 || n > 63 || name[0] == '-' || name[n - 1] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = name[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+                        return false;
+                hex += (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        }
+        return !(n == 12 && hex == 12);
+}
 
 static int read_value(SbxEndpoint *e, SbxEndpointField flag, sd_bus_message *m) {
         const void *data;
@@ -77,6 +93,14 @@ static int read_value(SbxEndpoint *e, SbxEndpointField flag, sd_bus_message *m) 
                 r = sd_bus_message_read_basic(m, 'b', &b);
                 e->public = b;
                 return r;
+        case ENDPOINT_HAS_NAME: {
+                const char *s;
+                r = sd_bus_message_read_basic(m, 's', &s);
+                if (r < 0)
+                        return r;
+                e->name = strdup(s);
+                return e->name ? 0 : -ENOMEM;
+        }
         }
         return -EINVAL;
 }
@@ -105,7 +129,7 @@ int sbx_endpoint_from_bus(SbxEndpoint *e, sd_bus_message *m, SbxError *error) {
                 if (i == ELEMENTSOF(endpoint_keys))
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_ENDPOINT,
                                              "Endpoint: unknown key \"%.64s\"; use Port, MaxRequestBytes, "
-                                             "MaxResponseBytes, TimeoutUSec, MaxConcurrent, TokenCredential or Public",
+                                             "MaxResponseBytes, TimeoutUSec, MaxConcurrent, TokenCredential, Public or Name",
                                              key);
                 if (e->set & endpoint_keys[i].flag)
                         return sbx_error_set(error, -EINVAL, SBX_ERROR_INVALID_ENDPOINT,
@@ -158,6 +182,9 @@ int sbx_endpoint_validate(const SbxEndpoint *e, SbxClass class, const SbxConfig 
         if (class == SBX_CLASS_HOSTILE || class == SBX_CLASS_WASM)
                 return refuse(error, "Endpoint is served for trusted, standard, devcontainer and untrusted workers, "
                               "not %s", sbx_class_to_string(class));
+        if (e->name && !sbx_endpoint_name_valid(e->name))
+                return refuse(error, "Endpoint Name must be 1 to 63 lowercase letters, digits and inner hyphens, "
+                              "and not 12 hex digits (a worker id)");
         if ((e->set & ENDPOINT_HAS_TOKEN) && e->public)
                 return refuse(error, "Endpoint has a TokenCredential and Public=true: give one");
         if (e->public) {

@@ -31,6 +31,7 @@ typedef enum SbxEndpointField {
         ENDPOINT_HAS_MAX_CONCURRENT = 1 << 4,
         ENDPOINT_HAS_TOKEN = 1 << 5,
         ENDPOINT_HAS_PUBLIC = 1 << 6,
+        ENDPOINT_HAS_NAME = 1 << 7,
 } SbxEndpointField;
 
 typedef struct SbxEndpoint {
@@ -44,6 +45,7 @@ typedef struct SbxEndpoint {
         uint8_t *token;                 /* a secret: wiped with the spec */
         size_t token_size;
         bool public;
+        char *name;                     /* EndpointName: a second name of the socket, unique on the host */
 } SbxEndpoint;
 
 static inline bool sbx_endpoint_wanted(const SbxEndpoint *e) {
@@ -53,6 +55,12 @@ static inline bool sbx_endpoint_wanted(const SbxEndpoint *e) {
 /* Frees and wipes the token. */
 void sbx_endpoint_done(SbxEndpoint *e);
 void sbx_endpoint_apply_defaults(SbxEndpoint *e);
+
+/* An endpoint's Name: a DNS label (lowercase letters, digits, inner
+ * hyphens, at most 63), never 12 hex digits, which could shadow a worker
+ * id: it names the socket <name>.sock beside the ids' and a host name
+ * <name>.<domain> in the front. */
+bool sbx_endpoint_name_valid(const char *name);
 
 /* Reads the Endpoint a{sv} at M's position; bad keys and types are
  * refused with InvalidEndpoint or WrongType. */

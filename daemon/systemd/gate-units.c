@@ -21,25 +21,53 @@ int worker_gate_unit_names(const char *id, char **ret_socket, char **ret_service
         return 0;
 }
 
-static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
-        _cleanup_free_ char *group = NULL;
+/* PROPERTY=a(sasb) with one command, ARGV[0] its path. */
+static int append_command(sd_bus_message *m, const char *property, char * const *argv) {
         int r;
 
-        if (asprintf(&group, "--group=%s", p->socket_group) < 0)
-                return -ENOMEM;
         CHECK(sd_bus_message_open_container(m, 'r', "sv"));
-        CHECK(sd_bus_message_append(m, "s", "ExecStartPre"));
+        CHECK(sd_bus_message_append(m, "s", property));
         CHECK(sd_bus_message_open_container(m, 'v', "a(sasb)"));
         CHECK(sd_bus_message_open_container(m, 'a', "(sasb)"));
         CHECK(sd_bus_message_open_container(m, 'r', "sasb"));
-        CHECK(sd_bus_message_append(m, "s", "/usr/bin/install"));
-        CHECK(sd_bus_message_append(m, "as", 6, "/usr/bin/install", "-d", "--mode=0750", "--owner=root", group,
-                                    p->socket_dir));
+        CHECK(sd_bus_message_append(m, "s", argv[0]));
+        CHECK(sd_bus_message_append_strv(m, (char **) argv));
         CHECK(sd_bus_message_append(m, "b", 0));
         CHECK(sd_bus_message_close_container(m));
         CHECK(sd_bus_message_close_container(m));
         CHECK(sd_bus_message_close_container(m));
         return sd_bus_message_close_container(m);
+}
+
+static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
+        _cleanup_free_ char *group = NULL;
+
+        if (asprintf(&group, "--group=%s", p->socket_group) < 0)
+                return -ENOMEM;
+        char *argv[] = { (char *) "/usr/bin/install", (char *) "-d", (char *) "--mode=0750", (char *) "--owner=root",
+                         group, (char *) p->socket_dir, NULL };
+        return append_command(m, "ExecStartPre", argv);
+}
+
+/* The EndpointName as a second name of the socket, NAME.sock -> ID.sock
+ * beside it, made by PID 1 (sandboxd's own namespace has the directory
+ * read-only) once the directory is there, and removed when the socket
+ * stops, only while it is still this worker's link: names are unique
+ * among live workers, and a new worker may hold the name already. */
+static int append_name_link(sd_bus_message *m, const GateUnitParams *p) {
+        _cleanup_free_ char *link = NULL, *target = NULL, *name = NULL;
+        int r;
+
+        if (!p->name)
+                return 0;
+        if (asprintf(&link, "%s/%s.sock", p->socket_dir, p->name) < 0 || asprintf(&target, "%s.sock", p->id) < 0 ||
+            asprintf(&name, "%s.sock", p->name) < 0)
+                return -ENOMEM;
+        char *ln[] = { (char *) "/bin/ln", (char *) "-sfn", target, link, NULL };
+        char *rm[] = { (char *) "/usr/bin/find", (char *) p->socket_dir, (char *) "-maxdepth", (char *) "1",
+                       (char *) "-name", name, (char *) "-lname", target, (char *) "-delete", NULL };
+        CHECK(append_command(m, "ExecStartPre", ln));
+        return append_command(m, "ExecStopPost", rm);
 }
 
 static int append_socket_unit(sd_bus_message *m, const char *socket, const GateUnitParams *p) {
@@ -67,6 +95,7 @@ static int append_socket_unit(sd_bus_message *m, const char *socket, const GateU
          * right) by PID 1 before the socket is bound: sandboxd holds no
          * CAP_CHOWN. A command with arguments, never a script. */
         CHECK(append_install_dir(m, p));
+        CHECK(append_name_link(m, p));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketUser", "s", "root"));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketGroup", "s", p->socket_group));
         CHECK(sd_bus_message_append(m, "(sv)", "SocketMode", "u", (uint32_t) 0660));

@@ -25,6 +25,7 @@ typedef struct GateUnitParams {
         const char *socket_group;
         uint16_t tcp_port;              /* 0: the UNIX socket only */
         bool token;                     /* load "gate-token" (not for a public endpoint) */
+        const char *name;               /* EndpointName: <name>.sock -> <id>.sock; NULL: none */
 } GateUnitParams;
 
 int worker_gate_unit_names(const char *id, char **ret_socket, char **ret_service);

@@ -81,6 +81,13 @@ int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
         return -EADDRNOTAVAIL;
 }
 
+bool worker_gate_name_taken(const Worker *first, const char *name) {
+        for (const Worker *o = first; o; o = o->next)
+                if (worker_is_alive(o) && o->spec.endpoint.name && streq(o->spec.endpoint.name, name))
+                        return true;
+        return false;
+}
+
 int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env) {
         _cleanup_free_ char *path = NULL;
         int r;
@@ -100,6 +107,7 @@ int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitE
                 .socket_group = env->config->endpoints_socket_group,
                 .tcp_port = w->gate.tcp_port,
                 .token = !w->spec.endpoint.public,
+                .name = w->spec.endpoint.name,
         });
 }
 
@@ -139,8 +147,8 @@ void worker_gate_forget(Worker *w) {
         e->token_size = 0;
 }
 
-int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds) {
-        _cleanup_free_ char *text = config;
+int worker_gate_restore(Worker *w, char *config, char *endpoint_name, uint64_t port, FdStore *fds) {
+        _cleanup_free_ char *text = config, *endpoint = endpoint_name;
         SbxEndpoint *e = &w->spec.endpoint;
         char name[FDNAME_MAX];
         _cleanup_close_ int fd = -1;
@@ -162,6 +170,7 @@ int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds) {
                 .timeout_usec = c.timeout_usec,
                 .max_concurrent = c.max_concurrent,
                 .public = c.public,
+                .name = TAKE_PTR(endpoint),
         };
         w->spec.set |= SPEC_HAS_ENDPOINT;
         w->gate.tcp_port = (uint16_t) port;

@@ -18,6 +18,9 @@ int worker_gate_prepare(Worker *w, SbxError *error);
 /* What W's gate unit may load as credential NAME. -ENOENT for anything else. */
 int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size);
 
+/* Whether a live worker in the list from FIRST holds the EndpointName NAME. */
+bool worker_gate_name_taken(const Worker *first, const char *name);
+
 /* The first port of [Endpoints] PortRange= no live worker in the list from
  * FIRST holds (a port is not reused while its worker lives): 0 without a
  * range, -EADDRNOTAVAIL when every one is taken. */
@@ -31,7 +34,7 @@ void worker_gate_forget(Worker *w);
 /* After a restart: W's endpoint from the saved settings CONFIG (taken over;
  * NULL: none) and PORT, its token taken back from FDS. -ENOKEY when the token
  * is missing or not what sandboxd stored, which leaves W unaccounted for. */
-int worker_gate_restore(Worker *w, char *config, uint64_t port, FdStore *fds);
+int worker_gate_restore(Worker *w, char *config, char *endpoint_name, uint64_t port, FdStore *fds);
 
 /* The gate pair's aux entries in W's StartTransientUnit, if it has one. */
 int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env);

@@ -39,6 +39,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         r->egress_policy = (char *) w->egress.policy.data;
         r->gate_config = (char *) w->gate.config.data;
         r->gate_port = w->gate.tcp_port;
+        r->endpoint_name = w->spec.endpoint.name;
         r->workspace = w->spec.workspace;
         r->created_realtime = w->created_realtime;
         r->created_monotonic = mono > age ? mono - age : 0;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "parse-util.h"
+#include "spec-endpoint.h"
 #include "worker-state-file.h"
 
 void worker_record_init(WorkerRecord *r) {
@@ -24,6 +25,7 @@ void worker_record_done(WorkerRecord *r) {
         free(r->egress_service);
         free(r->egress_policy);
         free(r->gate_config);
+        free(r->endpoint_name);
         strv_free(r->argv);
         free(r->workspace);
         free(r->suspending);
@@ -99,7 +101,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
             r->requested_class >= _SBX_CLASS_MAX || r->runtime < 0 || r->runtime >= _SBX_RUNTIME_MAX ||
             !r->egress_socket != !r->egress_service ||
             (r->egress_socket && (!value_is_line(r->egress_socket) || !value_is_line(r->egress_service))) ||
-            (r->suspending && !value_is_line(r->suspending)))
+            (r->suspending && !value_is_line(r->suspending)) ||
+            (r->endpoint_name && !sbx_endpoint_name_valid(r->endpoint_name)))
                 return -EINVAL;
         if (r->egress_policy && hex_encode(r->egress_policy, &policy) < 0)
                 return -ENOMEM;
@@ -128,6 +131,8 @@ int worker_record_format(const WorkerRecord *r, char **ret) {
                 fprintf(f, "egress-policy=%s\n", policy);
         if (gate)
                 fprintf(f, "gate-config=%s\ngate-port=%" PRIu64 "\n", gate, r->gate_port);
+        if (r->endpoint_name)
+                fprintf(f, "endpoint-name=%s\n", r->endpoint_name);
         if (r->suspended)
                 fputs("suspended=yes\n", f);
         if (r->idle_suspend)
@@ -226,6 +231,11 @@ static int record_set(WorkerRecord *r, const char *key, const char *value) {
                 k = set_string(&r->workspace, value);
         else if (streq(key, "suspending"))
                 k = set_string(&r->suspending, value);
+        else if (streq(key, "endpoint-name")) {
+                if (!sbx_endpoint_name_valid(value))
+                        return -EINVAL;
+                k = set_string(&r->endpoint_name, value);
+        }
         else if (streq(key, "egress-policy")) {
                 char *p = NULL;
                 k = hex_decode(value, &p);

@@ -57,6 +57,7 @@ typedef struct WorkerRecord {
         uint64_t checkpoint_budget;     /* while suspending: the bytes its image may take */
         char *gate_config;              /* NULL: no endpoint; else its gate's settings (gate-config.h) */
         uint64_t gate_port;             /* its gate's loopback port, 0: none */
+        char *endpoint_name;            /* its EndpointName, NULL: none */
 } WorkerRecord;
 
 void worker_record_init(WorkerRecord *r);

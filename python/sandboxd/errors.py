@@ -114,6 +114,12 @@ class InvalidEndpoint(InvalidSpec):
     dbus_name = ERROR_PREFIX + "InvalidEndpoint"
 
 
+class EndpointNameTaken(SandboxdError):
+    """Another live worker holds the Endpoint Name: names are first come, released when their worker ends."""
+
+    dbus_name = ERROR_PREFIX + "EndpointNameTaken"
+
+
 class ExecutableNotFound(SandboxdError):
     """A bare command name was found nowhere on the worker's search path."""
 

@@ -272,6 +272,52 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
             '^Failed requests: +0$' ct sh -c "ab -q -n 300 -c 4 -H 'Host: $id.workers.example.org' \
                 -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$NGINX_PORT/hello | grep -E '^(Complete|Failed) requests'"
     done
+
+    # ---- EndpointName: a second name of the socket, first come, released with its worker ----
+    # named NAME: a trusted worker serving handler.py with --publish-name NAME; its id (or the error).
+    named() {
+        ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-name "$1" -- \
+            /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1
+    }
+    by_name() { ncurl "$1" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/hello"; }
+    first=$(named my-app)
+    check_match "EndpointName: a worker with --publish-name my-app is created" '^[0-9a-f]{12}$' "$first"
+    check_eq "EndpointName: its EndpointName property" 's "my-app"' \
+        "$(ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$first" org.sandboxd1.Worker EndpointName)"
+    check_eq "EndpointName: /run/sandboxd-endpoints/my-app.sock links to the id's socket" "$first.sock" \
+        "$(ct readlink /run/sandboxd-endpoints/my-app.sock)"
+    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$first") \
+        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    before=$(seen "$first")
+    check_eq "EndpointName: nginx maps my-app.workers.example.org to that worker: 200" 200 "$(by_name my-app)"
+    check_eq "EndpointName: ... and the request reached that worker's handler" "$((before + 1))" "$(seen "$first")"
+    check_eq "EndpointName: ... with the token still required: 401" 401 \
+        "$(ncurl my-app "http://127.0.0.1:$NGINX_PORT/hello")"
+    check_eq "EndpointName: a name nobody holds: nginx's 503, never another worker" 503 "$(by_name nobody-here)"
+    check_output "EndpointName: a second worker asking for my-app is refused (EndpointNameTaken)" \
+        'EndpointNameTaken' named my-app
+    check_output "EndpointName: control: a free name is accepted" '^[0-9a-f]{12}$' named other-app
+    check_output "EndpointName: a name that is no host label is refused (InvalidEndpoint)" 'InvalidEndpoint' \
+        named ../etc
+    check_output "EndpointName: www-data (the front's group) cannot plant a name in the directory" \
+        'Permission denied' expect_fail ct runuser -u www-data -- ln -s "$first.sock" /run/sandboxd-endpoints/planted.sock
+    check_output "EndpointName: nor can a worker" 'No such file|Permission denied|Read-only' \
+        expect_fail ct sandboxctl run --class trusted -- /bin/ln -s x /run/sandboxd-endpoints/planted.sock
+    ct systemctl restart sandboxd
+    wait_until 60 ct systemctl is-active -q sandboxd
+    sbx_settled
+    check_output "EndpointName: after a restart of sandboxd the name is still held" 'EndpointNameTaken' named my-app
+    ct sandboxctl stop "$first" >/dev/null 2>&1
+    wait_until 30 unit_gone "sandbox-$first-gate.socket"
+    check "EndpointName: the link goes with its worker" ct test ! -L /run/sandboxd-endpoints/my-app.sock
+    second=$(named my-app)
+    check_match "EndpointName: released, the name is taken by a new worker" '^[0-9a-f]{12}$' "$second"
+    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$second") \
+        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    before=$(seen "$second")
+    check_eq "EndpointName: my-app.workers.example.org now reaches the new worker: 200" 200 "$(by_name my-app)"
+    check_eq "EndpointName: ... its handler, not the old one's" "$((before + 1))" "$(seen "$second")"
+    ct sandboxctl stop "$second" >/dev/null 2>&1
 else
     skip "no nginx in the test bed (tests/testbed/mkrootfs.sh): the front is tried by tests/gate/test-gate.sh only"
 fi

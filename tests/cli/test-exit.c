@@ -59,6 +59,7 @@ static const struct {
         { SBX_ERROR_UID_TAKEN, 70 },
         { SBX_ERROR_INVALID_WORKSPACE, 65 },
         { SBX_ERROR_WORKSPACE_EXISTS, 70 },
+        { SBX_ERROR_ENDPOINT_NAME_TAKEN, 70 },
         { SBX_ERROR_NO_SUCH_WORKSPACE, 66 },
         { SBX_ERROR_WORKSPACE_BUSY, 70 },
         { SBX_ERROR_QUOTA_EXCEEDED, 77 },

@@ -72,7 +72,7 @@ expect "verbs" "sandboxctl " attach cp create egress endpoints exec export list 
 expect "verbs after a global option" "sandboxctl --no-ask-password s" status stop suspend
 expect "global options" "sandboxctl -" -h --help --version --no-ask-password --json --no-legend --no-pager
 
-spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate --publish --publish-token-file --publish-max-request --publish-max-response --publish-timeout --publish-max-concurrent --publish-public'
+spec='--class --origin --memory --tasks --cpu --runtime --idle --setenv --credential --disk --allow --egress-rate --egress-mode --idle-action --service --service-credential --service-header --service-method --service-path --service-max-request --service-max-response --service-rate --publish --publish-token-file --publish-max-request --publish-max-response --publish-timeout --publish-max-concurrent --publish-public --publish-name'
 # shellcheck disable=SC2086
 expect "run's options (no --json: its output is the worker's)" "sandboxctl run --" $spec --workspace --help --no-ask-password --no-pager
 # shellcheck disable=SC2086

@@ -66,6 +66,9 @@ static int parse(WorkerSpec *s, SbxError *e, bool with_port, bool with_token, co
                         assert_true(sd_bus_message_append(m, "{sv}", extra_key, "u", (uint32_t) value) >= 0);
                 else if (type == 'b')
                         assert_true(sd_bus_message_append(m, "{sv}", extra_key, "b", (int) value) >= 0);
+                else if (type == 's')
+                        assert_true(sd_bus_message_append(m, "{sv}", extra_key, "s",
+                                                          (const char *) (uintptr_t) value) >= 0);
                 else
                         assert_true(sd_bus_message_append(m, "{sv}", extra_key, "t", value) >= 0);
         }
@@ -138,6 +141,37 @@ static void test_refusals(void **state) {
 #undef REFUSED
 }
 
+static void test_name(void **state) {
+        static const char *good[] = { "a", "my-app", "app2", "0123456789abc", "x0123456789a",
+                                      "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefgh" };
+        static const char *bad[] = { "", "-app", "app-", "My-App", "my_app", "my.app", "0123456789ab", "deadbeef0042",
+                                     "app/x", "../app", "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghi" };
+        WorkerSpec s;
+        SbxError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                if (!sbx_endpoint_name_valid(good[i]))
+                        fail_msg("\"%s\" refused", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (sbx_endpoint_name_valid(bad[i]))
+                        fail_msg("\"%s\" accepted", bad[i]);
+        /* Through CreateWorker's spec: the control, then a refusal that
+         * names the rule. */
+        assert_int_equal(parse(&s, &e, true, true, "Name", 's', (uintptr_t) "my-app"), 0);
+        assert_string_equal(s.endpoint.name, "my-app");
+        worker_spec_done(&s);
+        sbx_error_free(&e);
+        e = (SbxError) {};
+        expect(parse(&s, &e, true, true, "Name", 's', (uintptr_t) "0123456789ab"), &e, SBX_ERROR_INVALID_ENDPOINT,
+               "12 hex digits");
+        worker_spec_done(&s);
+        sbx_error_free(&e);
+        e = (SbxError) {};
+        expect(parse(&s, &e, true, true, "Name", 'q', 1), &e, SBX_ERROR_WRONG_TYPE, "Name");
+        worker_spec_done(&s);
+        sbx_error_free(&e);
+}
+
 static void test_public_where_allowed(void **state) {
         WorkerSpec s;
         SbxError e = {};
@@ -185,6 +219,7 @@ int main(void) {
                 cmocka_unit_test(test_valid_and_defaults),
                 cmocka_unit_test(test_refusals),
                 cmocka_unit_test(test_public_where_allowed),
+                cmocka_unit_test(test_name),
                 cmocka_unit_test(test_validate_directly),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

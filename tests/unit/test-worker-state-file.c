@@ -32,6 +32,7 @@ static void fill(WorkerRecord *r) {
         r->last_activity_monotonic = 7000000;
         r->pooled = true;
         r->workspace = strdup("proj-1");
+        r->endpoint_name = strdup("my-app");
 }
 
 static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
@@ -56,6 +57,8 @@ static void assert_same(const WorkerRecord *a, const WorkerRecord *b) {
         assert_int_equal(a->pooled, b->pooled);
         /* A re-adopted worker must take its workspace back, not a fresh home. */
         assert_string_equal(a->workspace, b->workspace);
+        /* And its EndpointName, which no other worker may take meanwhile. */
+        assert_string_equal(a->endpoint_name, b->endpoint_name);
 }
 
 static void test_round_trip(void **state) {
@@ -83,7 +86,8 @@ static void test_round_trip_minimal(void **state) {
         free(in.egress_socket);
         free(in.egress_service);
         free(in.egress_policy);
-        in.origin = in.egress_socket = in.egress_service = in.egress_policy = NULL;
+        free(in.endpoint_name);
+        in.origin = in.egress_socket = in.egress_service = in.egress_policy = in.endpoint_name = NULL;
         in.has_disk_max = false;
         in.disk_max = 0;
         in.pooled = false;
@@ -94,6 +98,7 @@ static void test_round_trip_minimal(void **state) {
         assert_null(out.egress_socket);
         assert_null(out.egress_service);
         assert_null(out.egress_policy);
+        assert_null(out.endpoint_name);
         assert_false(out.has_disk_max);
         /* A cold worker's file says nothing of it: older daemons read it as before. */
         assert_false(out.pooled);
@@ -183,6 +188,13 @@ static void test_format_refuses_bad_records(void **state) {
         r.id[0] = '0';
         free(r.unit);
         r.unit = strdup("evil\nclass=trusted");
+        assert_int_equal(worker_record_format(&r, &text), -EINVAL);
+        assert_null(text);
+        /* A name that is no host label would be a path in the front's map. */
+        free(r.unit);
+        r.unit = strdup("sandbox-0123456789ab.service");
+        free(r.endpoint_name);
+        r.endpoint_name = strdup("../x");
         assert_int_equal(worker_record_format(&r, &text), -EINVAL);
         assert_null(text);
 }
