@@ -295,10 +295,10 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
         "$(ncurl my-app "http://127.0.0.1:$NGINX_PORT/hello")"
     check_eq "EndpointName: a name nobody holds: nginx's 503, never another worker" 503 "$(by_name nobody-here)"
     check_output "EndpointName: a second worker asking for my-app is refused (EndpointNameTaken)" \
-        'EndpointNameTaken' named my-app
+        'EndpointNameTaken' expect_fail named my-app
     check_output "EndpointName: control: a free name is accepted" '^[0-9a-f]{12}$' named other-app
     check_output "EndpointName: a name that is no host label is refused (InvalidEndpoint)" 'InvalidEndpoint' \
-        named ../etc
+        expect_fail named ../etc
     check_output "EndpointName: www-data (the front's group) cannot plant a name in the directory" \
         'Permission denied' expect_fail ct runuser -u www-data -- ln -s "$first.sock" /run/sandboxd-endpoints/planted.sock
     check_output "EndpointName: nor can a worker" 'No such file|Permission denied|Read-only' \
@@ -306,7 +306,7 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
     ct systemctl restart sandboxd
     wait_until 60 ct systemctl is-active -q sandboxd
     sbx_settled
-    check_output "EndpointName: after a restart of sandboxd the name is still held" 'EndpointNameTaken' named my-app
+    check_output "EndpointName: after a restart of sandboxd the name is still held" 'EndpointNameTaken' expect_fail named my-app
     ct sandboxctl stop "$first" >/dev/null 2>&1
     wait_until 30 unit_gone "sandbox-$first-gate.socket"
     check "EndpointName: the link goes with its worker" ct test ! -L /run/sandboxd-endpoints/my-app.sock
