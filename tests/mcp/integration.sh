@@ -281,8 +281,9 @@ if CONF=$(npm_modules tests/mcp/conformance); then
     diag "conformance: the suite took $((SECONDS - started)) s"
     kill "$PROXY_PID" 2>/dev/null; wait "$PROXY_PID" 2>/dev/null; PROXY_PID=
     planned=$(sed -n 's/^Running [a-z]* suite (\([0-9]*\) scenarios).*/\1/p' "$TAP_TMP/conformance.out")
-    "$NODE22" "$SRC/tests/mcp/conformance/results.mjs" "$TAP_TMP/conformance" "$BASELINE" >"$TAP_TMP/conformance.tsv" 2>&1 ||
-        echo "error	results.mjs	-	$(tr '\n' ' ' <"$TAP_TMP/conformance.tsv")" >>"$TAP_TMP/conformance.tsv"
+    "$NODE22" "$SRC/tests/mcp/conformance/results.mjs" "$CONF/node_modules" "$TAP_TMP/conformance" "$BASELINE" \
+        >"$TAP_TMP/conformance.tsv" 2>"$TAP_TMP/results.err" ||
+        echo "error	results.mjs	-	$(tr '\n' ' ' <"$TAP_TMP/results.err")" >>"$TAP_TMP/conformance.tsv"
     ran=$(grep -cE '^(pass|fail|xfail|stale)	' "$TAP_TMP/conformance.tsv")
     # Not vacuous: the suite planned scenarios, and each left its result.
     CHECK_DIAG=$(tail -n 20 "$TAP_TMP/conformance.out") \

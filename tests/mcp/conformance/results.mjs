@@ -1,4 +1,4 @@
-// node results.mjs RESULTS_DIR BASELINE
+// node results.mjs NODE_MODULES RESULTS_DIR BASELINE
 //
 // Reads what `conformance server -o RESULTS_DIR` saved (one
 // server-<scenario>-<timestamp>/checks.json per scenario) and the
@@ -15,17 +15,19 @@
 // scenario that silently checked nothing does not count as a pass.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
 
-const [dir, baselineFile] = process.argv.slice(2);
+// The suite's node_modules live in the test bed cache, not beside this file.
+const [modules, dir, baselineFile] = process.argv.slice(2);
 if (!baselineFile) {
-    console.error('usage: results.mjs RESULTS_DIR BASELINE');
+    console.error('usage: results.mjs NODE_MODULES RESULTS_DIR BASELINE');
     process.exit(2);
 }
+const { parse } = createRequire(path.join(path.resolve(modules), '..', 'package.json'))('yaml');
 
 // The suite reads the baseline with the same yaml package; the reasons are
 // the entries' trailing comments, which a YAML parse drops, so read them
-// from the lines and insist both readings agree.
+// from the lines; an entry the parse finds without one is reported.
 const text = fs.readFileSync(baselineFile, 'utf8');
 const listed = (parse(text)?.server ?? []).map(String);
 const reasons = new Map();
