@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include "broker-secret.h"
-#include "cgroup-stats.h"
 #include "errors.h"
 #include "gate-config.h"
 #include "gate-units.h"
@@ -80,25 +79,6 @@ int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
                         return (int) port;
         }
         return -EADDRNOTAVAIL;
-}
-
-/* The gate spends CPU only while it serves (it sleeps in epoll otherwise),
- * in a cgroup of its own under a UID of its own, which the worker cannot
- * touch: so its CPU time, grown since the reaper last looked, is a request
- * served, and the worker cannot fake one. The gate has no bus to say so. */
-bool worker_gate_served(Worker *w, const char *cgroup_root) {
-        char path[256];
-        CgroupStats s;
-        bool grew;
-
-        if (!w->gate.service ||
-            (size_t) snprintf(path, sizeof(path), "system.slice/%s", w->gate.service) >= sizeof(path) ||
-            cgroup_stats_read(cgroup_root, path, &s) < 0 || s.cpu_usage_nsec == CGROUP_STAT_UNKNOWN)
-                return false;
-        /* Another number, not only a larger one: a gate started afresh counts from 0. */
-        grew = s.cpu_usage_nsec != w->gate.cpu_seen;
-        w->gate.cpu_seen = s.cpu_usage_nsec;
-        return grew;
 }
 
 bool worker_gate_name_taken(const Worker *first, const char *name) {

@@ -18,10 +18,6 @@ int worker_gate_prepare(Worker *w, SbxError *error);
 /* What W's gate unit may load as credential NAME. -ENOENT for anything else. */
 int worker_gate_credential(const Worker *w, const char *name, const uint8_t **ret_data, size_t *ret_size);
 
-/* Whether W's gate served a request since the last call: its unit's CPU
- * time under CGROUP_ROOT changed. A request counts as the worker's activity. */
-bool worker_gate_served(Worker *w, const char *cgroup_root);
-
 /* Whether a live worker in the list from FIRST holds the EndpointName NAME. */
 bool worker_gate_name_taken(const Worker *first, const char *name);
 

@@ -13,7 +13,6 @@
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-disk.h"
-#include "worker-gate.h"
 #include "worker-persist.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
@@ -437,9 +436,8 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (w->state != WORKER_RUNNING)
                 return 0;
-        /* A process Exec started is activity for as long as it runs, and
-         * so is a request its endpoint's gate served since the last look. */
-        if (w->processes.n > 0 || (now_usec(CLOCK_MONOTONIC) >= deadline && worker_gate_served(w, "/sys/fs/cgroup"))) {
+        /* A process Exec started is activity for as long as it runs. */
+        if (w->processes.n > 0) {
                 channel_touch(w->channel);
                 return worker_arm_idle_timer(w), 0;
         }

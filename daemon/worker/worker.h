@@ -134,7 +134,6 @@ struct Worker {
                 char *socket;           /* sandbox-<id>-gate.socket */
                 char *service;          /* sandbox-<id>-gate.service */
                 uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
-                uint64_t cpu_seen;      /* the gate unit's CPU time at the idle reaper's last look */
         } gate;
         /* The cgroup's counters as last read (worker-metrics.h): one read
          * serves every property of a GetAll. */

@@ -322,30 +322,6 @@ else
     skip "no nginx in the test bed (tests/testbed/mkrootfs.sh): the front is tried by tests/gate/test-gate.sh only"
 fi
 
-# ---- a request counts as activity: the idle reaper ----
-# Two trusted workers with an endpoint and a 6 s idle timeout; one is asked
-# every 1.5 s for 18 s (three idle timeouts), the other is left alone.
-idler() {
-    ct sandboxctl create --class trusted --idle 6s --publish 8080 --publish-token-file "$W/token" -- \
-        /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1
-}
-busy=$(idler)
-left=$(idler)
-for id in "$busy" "$left"; do
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$id") \
-        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
-done
-for _ in $(seq 12); do
-    ucurl "$busy" -H "Authorization: Bearer $TOKEN" http://w/hello >/dev/null
-    sleep 1.5
-done
-check_eq "idle: a worker whose endpoint serves requests outlives three of its 6 s idle timeouts" running \
-    "$(state_of "$busy")"
-check "idle: control: the same worker left without requests is reaped" wait_until 30 state_is "$left" ended
-check_eq "idle: ... as idle" idle "$(sbx_prop "$left" Result)"
-check "idle: and once the requests stop, the served one is reaped too" wait_until 30 state_is "$busy" ended
-ct sandboxctl stop "$busy" >/dev/null 2>&1
-
 # ---- a small Node server as the handler ----
 for class in trusted standard; do
     nid=$(ct sandboxctl create --class "$class" --publish 8090 --publish-token-file "$W/token" -- node -e \

@@ -8,12 +8,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "gate-units.h"
-#include "worker-gate.h"
 #include "util.h"
 #include "test-bus.h"
 
@@ -93,73 +91,10 @@ static void test_public_unix_only(void **state) {
         assert_non_null(strstr(d, "\"gate-config\""));
 }
 
-/* The EndpointName's link: made by PID 1 before the socket listens, removed
- * when it stops only while it still points at this worker's socket. */
-static void test_name_link(void **state) {
-        GateUnitParams p = params;
-        _cleanup_free_ char *plain = dump(&params), *d = NULL;
-        static const char *const present[] = {
-                "\"/bin/ln\"", "\"-sfn\"", "\"0123456789ab.sock\"", "\"/run/sandboxd-endpoints/my-app.sock\"",
-                "\"ExecStopPost\"", "\"/usr/bin/find\"", "\"-lname\"", "\"my-app.sock\"", "\"-delete\"",
-        };
-
-        p.name = "my-app";
-        d = dump(&p);
-        for (size_t i = 0; i < sizeof(present) / sizeof(present[0]); i++)
-                if (!strstr(d, present[i]))
-                        fail_msg("the named socket unit lacks %s", present[i]);
-        /* The control: without a name, no link and nothing to remove. */
-        assert_null(strstr(plain, "\"/bin/ln\""));
-        assert_null(strstr(plain, "\"ExecStopPost\""));
-}
-
-static void write_text(const char *path, const char *text) {
-        FILE *f = fopen(path, "we");
-        assert_non_null(f);
-        assert_true(fputs(text, f) >= 0);
-        assert_int_equal(fclose(f), 0);
-}
-
-/* A request served is the gate's CPU time moving (a v2 tree here). */
-static void test_gate_served(void **state) {
-        char root[] = "/tmp/test-gate-served.XXXXXX", dir[256], file[300];
-        Worker w = {};
-
-        assert_non_null(mkdtemp(root));
-        snprintf(file, sizeof(file), "%s/cgroup.controllers", root);
-        write_text(file, "cpu memory pids\n");
-        snprintf(dir, sizeof(dir), "%s/system.slice", root);
-        assert_int_equal(mkdir(dir, 0755), 0);
-        snprintf(dir, sizeof(dir), "%s/system.slice/sandbox-0123456789ab-gate.service", root);
-        assert_int_equal(mkdir(dir, 0755), 0);
-        snprintf(file, sizeof(file), "%s/cpu.stat", dir);
-        write_text(file, "usage_usec 100\nuser_usec 60\nsystem_usec 40\n");
-
-        /* No endpoint: never activity. */
-        assert_false(worker_gate_served(&w, root));
-        w.gate.service = (char *) "sandbox-0123456789ab-gate.service";
-        assert_true(worker_gate_served(&w, root));      /* the first requests */
-        assert_false(worker_gate_served(&w, root));     /* none since */
-        write_text(file, "usage_usec 250\nuser_usec 150\nsystem_usec 100\n");
-        assert_true(worker_gate_served(&w, root));
-        assert_false(worker_gate_served(&w, root));
-        /* A gate that is gone served nothing. */
-        assert_int_equal(unlink(file), 0);
-        assert_int_equal(rmdir(dir), 0);
-        assert_false(worker_gate_served(&w, root));
-        snprintf(dir, sizeof(dir), "%s/system.slice", root);
-        assert_int_equal(rmdir(dir), 0);
-        snprintf(file, sizeof(file), "%s/cgroup.controllers", root);
-        assert_int_equal(unlink(file), 0);
-        assert_int_equal(rmdir(root), 0);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pair),
                 cmocka_unit_test(test_public_unix_only),
-                cmocka_unit_test(test_name_link),
-                cmocka_unit_test(test_gate_served),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
