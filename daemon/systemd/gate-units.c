@@ -21,24 +21,6 @@ int worker_gate_unit_names(const char *id, char **ret_socket, char **ret_service
         return 0;
 }
 
-/* PROPERTY=a(sasb) with one command, ARGV[0] its path. */
-static int append_command(sd_bus_message *m, const char *property, char * const *argv) {
-        int r;
-
-        CHECK(sd_bus_message_open_container(m, 'r', "sv"));
-        CHECK(sd_bus_message_append(m, "s", property));
-        CHECK(sd_bus_message_open_container(m, 'v', "a(sasb)"));
-        CHECK(sd_bus_message_open_container(m, 'a', "(sasb)"));
-        CHECK(sd_bus_message_open_container(m, 'r', "sasb"));
-        CHECK(sd_bus_message_append(m, "s", argv[0]));
-        CHECK(sd_bus_message_append_strv(m, (char **) argv));
-        CHECK(sd_bus_message_append(m, "b", 0));
-        CHECK(sd_bus_message_close_container(m));
-        CHECK(sd_bus_message_close_container(m));
-        CHECK(sd_bus_message_close_container(m));
-        return sd_bus_message_close_container(m);
-}
-
 static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
         _cleanup_free_ char *group = NULL;
 
@@ -46,7 +28,7 @@ static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
                 return -ENOMEM;
         char *argv[] = { (char *) "/usr/bin/install", (char *) "-d", (char *) "--mode=0750", (char *) "--owner=root",
                          group, (char *) p->socket_dir, NULL };
-        return append_command(m, "ExecStartPre", argv);
+        return unit_append_exec(m, "ExecStartPre", argv[0], argv, NULL);
 }
 
 /* The EndpointName as a second name of the socket, NAME.sock -> ID.sock
@@ -66,8 +48,8 @@ static int append_name_link(sd_bus_message *m, const GateUnitParams *p) {
         char *ln[] = { (char *) "/bin/ln", (char *) "-sfn", target, link, NULL };
         char *rm[] = { (char *) "/usr/bin/find", (char *) p->socket_dir, (char *) "-maxdepth", (char *) "1",
                        (char *) "-name", name, (char *) "-lname", target, (char *) "-delete", NULL };
-        CHECK(append_command(m, "ExecStartPre", ln));
-        return append_command(m, "ExecStopPost", rm);
+        CHECK(unit_append_exec(m, "ExecStartPre", ln[0], ln, NULL));
+        return unit_append_exec(m, "ExecStopPost", rm[0], rm, NULL);
 }
 
 static int append_socket_unit(sd_bus_message *m, const char *socket, const GateUnitParams *p) {

@@ -353,3 +353,29 @@ int systemd_unit_confirm_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *
         }
         return 0;
 }
+
+/* ExecStartEx=a(sasas): the flags array lets us say "no-env-expand", so an
+ * argv such as ["sh", "-c", "echo $HOME"] reaches the worker verbatim
+ * instead of being expanded by systemd, and "privileged" for the launcher. */
+int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
+                     const char * const *flags) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", property);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', flags ? "a(sasas)" : "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', flags ? "(sasas)" : "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', flags ? "sasas" : "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", path);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **) argv);
+        if (r >= 0)
+                r = flags ? sd_bus_message_append_strv(m, (char **) flags)
+                          : sd_bus_message_append(m, "b", 0);     /* failure is not ignored */
+        for (int i = 0; r >= 0 && i < 4; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}

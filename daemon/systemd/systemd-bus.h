@@ -93,6 +93,13 @@ static inline int systemd_append_no_bus(sd_bus_message *m) {
         return sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 2, "-/run/dbus", "-/run/systemd/private");
 }
 
+/* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
+ * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). With
+ * FLAGS NULL it is a plain ExecStart=-style a(sasb) property instead, the only
+ * form systemd 252 can read back from a transient unit file on a reload. */
+int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
+                     const char * const *flags);
+
 /* What systemd itself says of a unit now, read before anything destructive
  * (ending a worker, deleting its home or image) rather than trusting the
  * signal that announced it. */

@@ -151,32 +151,6 @@ static int append_ip_firewall(sd_bus_message *m) {
         return r < 0 ? r : append_ip_property(m, "IPAddressDeny", any, ELEMENTSOF(any));
 }
 
-/* ExecStartEx=a(sasas): the flags array lets us say "no-env-expand", so an
- * argv such as ["sh", "-c", "echo $HOME"] reaches the worker verbatim
- * instead of being expanded by systemd, and "privileged" for the launcher. */
-int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
-                     const char * const *flags) {
-        int r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", property);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', flags ? "a(sasas)" : "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', flags ? "(sasas)" : "(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', flags ? "sasas" : "sasb");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", path);
-        if (r >= 0)
-                r = sd_bus_message_append_strv(m, (char **) argv);
-        if (r >= 0)
-                r = flags ? sd_bus_message_append_strv(m, (char **) flags)
-                          : sd_bus_message_append(m, "b", 0);     /* failure is not ignored */
-        for (int i = 0; r >= 0 && i < 4; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
-}
-
 int unit_append_helper_oneshot(sd_bus_message *m, const char *description, uint64_t timeout_usec, const char *path,
                                char * const *argv) {
         int r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",

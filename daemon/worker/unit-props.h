@@ -7,6 +7,7 @@
 #include "class.h"
 #include "config.h"
 #include "spec.h"
+#include "systemd-bus.h"
 #include "walls.h"
 
 #define SBX_SLICE "sandbox.slice"
@@ -60,13 +61,6 @@ int worker_cleanup_unit_append_properties(sd_bus_message *m, const WorkerUnitPar
 /* The same for the oneshot unit that checkpoints a running runsc worker's
  * sandbox (sandbox-launch checkpoint), its image capped at IMAGE_MAX bytes. */
 int worker_checkpoint_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p, uint64_t image_max);
-
-/* Appends one command as an ExecStartEx=/ExecStopPostEx= style a(sasas)
- * property; FLAGS are systemd's ("privileged", "no-env-expand", ...). With
- * FLAGS NULL it is a plain ExecStart=-style a(sasb) property instead, the only
- * form systemd 252 can read back from a transient unit file on a reload. */
-int unit_append_exec(sd_bus_message *m, const char *property, const char *path, char * const *argv,
-                     const char * const *flags);
 
 /* Opens the aux-unit entry (sa(sv)) NAME of a oneshot that mounts something a
  * worker requires while it runs (its workspace, its disk) and undoes it once
