@@ -1348,6 +1348,7 @@ static int verb_exec(int argc, char *argv[]) {
         _cleanup_strv_free_ char **environment = NULL;
         ExecArgs a = {};
         const char *worker_path, *process_path;
+        _cleanup_free_ char *process = NULL;
         char **cmd;
         int fds[3] = { -1, -1, -1 };
         size_t n_fds = 0;
@@ -1387,6 +1388,8 @@ static int verb_exec(int argc, char *argv[]) {
         if (r < 0)
                 return print_failure("Failed to start the process", &error, r);
         r = sd_bus_message_read(reply, "o", &process_path);
+        if (r >= 0 && !(process = strdup(process_path)))
+                r = -ENOMEM;
         if (r >= 0)
                 r = sd_bus_message_enter_container(reply, 'a', "h");
         while (r >= 0 && n_fds < 3) {
@@ -1406,13 +1409,7 @@ static int verb_exec(int argc, char *argv[]) {
         }
         /* The reply holds the fds it carried: while it lives, the stdin
          * pipe has a second writer and the process never sees its EOF. */
-        _cleanup_free_ char *process = strdup(process_path);
         reply = sd_bus_message_unref(reply);
-        if (!process) {
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
-                return print_failure("Failed to start the process", NULL, -ENOMEM);
-        }
         r = exec_relay(bus, process, fds, n_fds, a.tty, a.interactive);
         if (r < 0)
                 return print_failure("Lost the process", NULL, r);
