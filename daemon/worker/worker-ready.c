@@ -79,7 +79,7 @@ static void worker_ready_decide(Worker *w) {
                 return;
         w->start.ready_timer = sd_event_source_disable_unref(w->start.ready_timer);
         if (w->start.job_canceled && w->exec_main_code == 0)
-                snprintf(why, sizeof(why), "start job canceled");
+                worker_disk_start_job_why(w->id, w->spec.disk_max, "canceled", why, sizeof(why));
         else
                 worker_ready_failure_reason(w->exec_main_code, w->exec_main_status, why, sizeof(why));
         worker_start_failed(w, why);
