@@ -91,10 +91,31 @@ static void test_public_unix_only(void **state) {
         assert_non_null(strstr(d, "\"gate-config\""));
 }
 
+/* The EndpointName's link: made by PID 1 before the socket listens, removed
+ * when it stops only while it still points at this worker's socket. */
+static void test_name_link(void **state) {
+        GateUnitParams p = params;
+        _cleanup_free_ char *plain = dump(&params), *d = NULL;
+        static const char *const present[] = {
+                "\"/bin/ln\"", "\"-sfn\"", "\"0123456789ab.sock\"", "\"/run/sandboxd-endpoints/my-app.sock\"",
+                "\"ExecStopPost\"", "\"/usr/bin/find\"", "\"-lname\"", "\"my-app.sock\"", "\"-delete\"",
+        };
+
+        p.name = "my-app";
+        d = dump(&p);
+        for (size_t i = 0; i < sizeof(present) / sizeof(present[0]); i++)
+                if (!strstr(d, present[i]))
+                        fail_msg("the named socket unit lacks %s", present[i]);
+        /* The control: without a name, no link and nothing to remove. */
+        assert_null(strstr(plain, "\"/bin/ln\""));
+        assert_null(strstr(plain, "\"ExecStopPost\""));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pair),
                 cmocka_unit_test(test_public_unix_only),
+                cmocka_unit_test(test_name_link),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
