@@ -70,6 +70,13 @@ serve() {
 }
 sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
 seen() { ct sh -c "cat $SBX_STATE_LINK_ROOT/$1/seen 2>/dev/null | wc -l"; }
+# Worker ID's handler answers 200 through its gate, at PATH (default /hello).
+# A function wait_until calls itself: ct is one of this script's functions,
+# which a "sh -c" never sees.
+gate_answers() {
+    [ "$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket "$(sock_of "$1")" \
+        -H "Authorization: Bearer $TOKEN" "http://w${2:-/hello}")" = 200 ]
+}
 # curl over the gate's UNIX socket: prints the status code; the body goes to $W/body.
 ucurl() {
     local id=$1
@@ -105,8 +112,7 @@ for class in trusted standard; do
     fi
     ID[$class]=$id
     ok "$class: a worker with --publish is created ($id)"
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$id") \
-        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    wait_until 60 gate_answers "$id"
     check_eq "$class: the handler answers through the gate (curl --unix-socket)" 200 \
         "$(ucurl "$id" -H "Authorization: Bearer $TOKEN" http://w/hello)"
     check_eq "$class: ... its answer" hello "$(ct cat "$W/body")"
@@ -286,8 +292,7 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
         "$(ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$first" org.sandboxd1.Worker EndpointName)"
     check_eq "EndpointName: /run/sandboxd-endpoints/my-app.sock links to the id's socket" "$first.sock" \
         "$(ct readlink /run/sandboxd-endpoints/my-app.sock)"
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$first") \
-        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    wait_until 60 gate_answers "$first"
     before=$(seen "$first")
     check_eq "EndpointName: nginx maps my-app.workers.example.org to that worker: 200" 200 "$(by_name my-app)"
     check_eq "EndpointName: ... and the request reached that worker's handler" "$((before + 1))" "$(seen "$first")"
@@ -312,8 +317,7 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
     check "EndpointName: the link goes with its worker" ct test ! -L /run/sandboxd-endpoints/my-app.sock
     second=$(named my-app)
     check_match "EndpointName: released, the name is taken by a new worker" '^[0-9a-f]{12}$' "$second"
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$second") \
-        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    wait_until 60 gate_answers "$second"
     before=$(seen "$second")
     check_eq "EndpointName: my-app.workers.example.org now reaches the new worker: 200" 200 "$(by_name my-app)"
     check_eq "EndpointName: ... its handler, not the old one's" "$((before + 1))" "$(seen "$second")"
@@ -330,8 +334,7 @@ for class in trusted standard; do
         not_ok "$class: a Node handler behind the gate" "$nid"
         continue
     fi
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$nid") \
-        -H 'Authorization: Bearer $TOKEN' http://w/x)\" = 200 ]"
+    wait_until 60 gate_answers "$nid" /x
     check_eq "$class: a Node handler behind the gate answers" "node PUT /x?y=1" \
         "$(ct curl -s -m 20 --unix-socket "$(sock_of "$nid")" -X PUT -H "Authorization: Bearer $TOKEN" 'http://w/x?y=1')"
     check_eq "$class: ... and refuses without the token" 401 "$(ucurl "$nid" http://w/x)"
