@@ -46,20 +46,33 @@ check "tests/attacks/README.md's bus-forge table is what --list prints" \
     diff <(bus_list) <(sed -n '/^| forged signal |/,/^$/p' "$HERE/README.md" | sed '/^$/d')
 
 EXEC=/usr/libexec/sandboxd/sandbox-exec
-W=/run/sbx-forge
-ct mkdir -p "$W"
+CONF=/etc/sandboxd/sandboxd.conf
+W=/run/sbx-forge                # the wrapper's switches, the starting section's files
+T=/etc/sbx-forge                # the runsc wrapper, root's
+ct mkdir -p "$W" "$T"
 cleanup() {
-    ct sh -c "[ -f $W/sandbox-exec.orig ] && cp -a $W/sandbox-exec.orig $EXEC; rm -rf $W" >/dev/null 2>&1
+    ct sh -c "[ -f $W/sandbox-exec.orig ] && cp -a $W/sandbox-exec.orig $EXEC; [ -f $CONF.orig ] && mv $CONF.orig $CONF
+        rm -rf $W $T; systemctl restart sandboxd" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
-ct systemctl start sandboxd.service
+# runsc as sandboxd's RunscPath holds each checkpoint until the test lets it
+# go (tests/attacks/bus-forge/runsc): the forgeries reach a suspending worker
+# however fast the machine saves it.
+cat "$HERE/bus-forge/runsc" > "/proc/$CT_PID/root$T/runsc"
+ct chmod 0755 "$T/runsc"
+ct cp "$CONF" "$CONF.orig"
+ct sh -c "printf '[Isolation]\nRunscPath=$T/runsc\n' > $CONF"
+ct systemctl restart sandboxd.service
 
 sbx_unique() {
     ct busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetNameOwner s "$SBX_DEST" |
         sed -n 's/^s "\(.*\)"$/\1/p'
 }
 # systemd's object path of unit sandbox-ID[SUFFIX].service (ids are hex).
-unit_path() { printf '/org/freedesktop/systemd1/unit/sandbox_2d%s%s_2eservice' "$1" "${2//-/_2d}"; }
+unit_path() {
+    local sfx=${2:-}
+    printf '/org/freedesktop/systemd1/unit/sandbox_2d%s%s_2eservice' "$1" "${sfx//-/_2d}"
+}
 # forge KIND UNIT-ID [SUFFIX]: what tester sends to sandboxd's unique name.
 FORGE_ERR=$TAP_TMP/forge.err
 forge() {
@@ -162,19 +175,17 @@ suspending_attack() { # ID KIND...
     shift
     if [ -z "$sus" ] || ! running_intact "$sus"; then
         [ -n "$sus" ] && ct sandboxctl stop "$sus" >/dev/null 2>&1
-        # 100 MiB of memory to save makes the checkpoint last long enough
-        # for the forgeries to arrive while it runs.
         sus=$(ct timeout 120 sandboxctl create --class standard -- /bin/sh -c 'echo here > "$HOME/marker"
-            exec python3 -c "import time; b = bytes(range(256)) * 409600; time.sleep(1e6)"' 2>/dev/null | tail -n1)
+            exec sleep 100000' 2>/dev/null | tail -n1)
         wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$sus/marker 2>/dev/null)\" = here ]"
-        sleep 2
     fi
+    ct rm -f "$W/held" "$W/release"
     ct busctl --system --timeout=300 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$sus" \
         >"$TAP_TMP/suspend.out" 2>&1 &
     bg=$!
-    wait_until 60 sh -c "! kill -0 $bg 2>/dev/null || [ \"\$(nsenter -t $CT_PID -a busctl --system get-property \
-        $SBX_DEST $SBX_PATH/worker/$sus $SBX_WORKER_IFACE State)\" = 's \"suspending\"' ]"
-    if [ "$(state_of "$sus")" = suspending ]; then
+    # runsc holds the checkpoint until $W/release exists: the worker is
+    # suspending from the moment the wrapper says it holds one.
+    if wait_until 120 ct test -e "$W/held" && [ "$(state_of "$sus")" = suspending ]; then
         fired=1
         for kind in "$@"; do
             case $kind in
@@ -183,16 +194,21 @@ suspending_attack() { # ID KIND...
             esac
             [ "$kind" = unit-removed ] && forge unit-removed "$sus" -suspend
         done
+        settle
     fi
+    local during
+    during=$(state_of "$sus")
+    ct touch "$W/release"
     wait "$bg"
     local st
     st=$(state_of "$sus")
-    if [ "$fired" = 1 ] && sent && [ "$st" = suspended ] && sbx_call ResumeWorker s "$sus" &&
-       wait_until 60 state_is "$sus" running && running_intact "$sus"; then
+    if [ "$fired" = 1 ] && sent && [ "$during" = suspending ] && [ "$st" = suspended ] &&
+       sbx_call ResumeWorker s "$sus" && wait_until 60 state_is "$sus" running && running_intact "$sus"; then
         atk_ok "$id" suspending
     else
-        atk_not_ok "$id" suspending "$sus: sent while suspending: $fired; after the suspend: ${st:-none}" \
-            "suspend said: $(cat "$TAP_TMP/suspend.out")" "now: ${WHY:-}" "forge: $(cat "$FORGE_ERR")"
+        atk_not_ok "$id" suspending "$sus: sent while suspending: $fired; after the forgeries: ${during:-none};" \
+            "after the suspend: ${st:-none}" "suspend said: $(cat "$TAP_TMP/suspend.out")" "now: ${WHY:-}" \
+            "forge: $(cat "$FORGE_ERR")"
     fi
 }
 suspending_attack forge-props props
