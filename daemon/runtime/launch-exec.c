@@ -30,6 +30,7 @@
 
 #include "build-config.h"
 #include "exec-proto.h"
+#include "exec-started.h"
 #include "launch-env.h"
 #include "launch-exec.h"
 #include "launch.h"
@@ -203,27 +204,6 @@ static _Noreturn void exec_runsc(const LaunchArgs *a, int process_fd, const char
         _exit(LAUNCH_EXIT_SETUP);
 }
 
-/* The sandbox-internal pid runsc writes once the process runs; 0 when runsc
- * ended first. */
-static pid_t wait_internal_pid(const char *pid_file, pid_t runsc, int *ret_status) {
-        uint64_t end = now_usec(CLOCK_MONOTONIC) + PID_WAIT_USEC;
-
-        while (now_usec(CLOCK_MONOTONIC) < end) {
-                char buf[32] = "";
-                int fd = open(pid_file, O_RDONLY | O_CLOEXEC);
-                if (fd >= 0) {
-                        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-                        close(fd);
-                        if (n > 0 && atoi(buf) > 0)
-                                return atoi(buf);
-                }
-                if (waitpid(runsc, ret_status, WNOHANG) == runsc)
-                        return 0;
-                usleep(2000);
-        }
-        return 0;
-}
-
 static int open_terminal(const SbxExecHeader *h, int *ret_master, char *pts, size_t size) {
         struct winsize ws = { .ws_row = h->rows, .ws_col = h->cols };
         int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -268,6 +248,7 @@ static _Noreturn void handle(const LaunchArgs *a, int conn) {
         SbxExecHeader h;
         size_t len = 0, n_fds = 0;
         pid_t runsc, inside;
+        bool reaped = false;
         sigset_t chld;
         int r;
 
@@ -312,24 +293,33 @@ static _Noreturn void handle(const LaunchArgs *a, int conn) {
                         send_simple(conn, SBX_EXEC_FAILED, errno, 0, NULL, 0);
                         _exit(EXIT_FAILURE);
                 }
-                inside = wait_internal_pid(pid_file, runsc, &status);
+                inside = exec_started_wait(runsc, exec_started_read_pid_file, pid_file, PID_WAIT_USEC, &status,
+                                           &reaped);
                 (void) unlink(pid_file);
                 if (inside > 0 || now_usec(CLOCK_MONOTONIC) >= give_up)
                         break;
-                (void) kill(runsc, SIGKILL);
-                (void) waitpid(runsc, NULL, 0);
+                if (!reaped) {
+                        (void) kill(runsc, SIGKILL);
+                        (void) waitpid(runsc, NULL, 0);
+                }
                 usleep(100 * 1000);
         }
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
         if (inside <= 0) {
                 /* runsc ended (or never said) before the process ran. */
-                (void) kill(runsc, SIGKILL);
+                if (!reaped)
+                        (void) kill(runsc, SIGKILL);
                 send_simple(conn, SBX_EXEC_FAILED, ENOEXEC, 0, NULL, 0);
                 _exit(EXIT_FAILURE);
         }
         send_simple(conn, SBX_EXEC_STARTED, inside, 0, master >= 0 ? &master : NULL, master >= 0 ? 1 : 0);
         master = safe_close(master);
+        if (reaped) {
+                /* It ran and ended before it was seen running. */
+                report_exit(conn, status);
+                _exit(EXIT_SUCCESS);
+        }
         for (;;) {
                 struct pollfd p[2] = { { .fd = conn, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 

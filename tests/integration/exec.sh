@@ -95,6 +95,12 @@ for class in trusted standard; do
     check_eq "$class: the process's stderr is sandboxctl's stderr" "to-stderr" "$EXEC_ERR"
     exec_out "$id" /bin/sh -c 'kill -TERM $$'
     check_eq "$class: a process killed by SIGTERM: 128+15" 143 "$EXEC_RC"
+    # A process that ends at once runs once: sandbox-launch took a runsc exec
+    # whose quick process had ended before it looked for its pid for a start
+    # that failed, and ran it again (tests/runtime/test-exec-started.c).
+    for i in $(seq 20); do ct sandboxctl exec "$id" -- /bin/sh -c 'echo x >> "$HOME/once"' >/dev/null 2>&1; done
+    exec_out "$id" /bin/sh -c 'wc -l < "$HOME/once"'
+    check_eq "$class: 20 quick execs that each append a line leave 20 lines" 20 "$EXEC_OUT"
     # cat ends only at its stdin's EOF: a bound that is not reached (124 from
     # timeout) is an EOF that never came (sandboxctl once kept the pipe open).
     out=$(printf 'line one\nline two\n' | ct timeout 30 sandboxctl exec -i "$id" -- /bin/cat)
