@@ -200,7 +200,7 @@ void gate_log_request(Gate *g, bool front, const char *method, const char *path,
 }
 
 static void send_status(Gate *g) {
-        (void) sd_notifyf(false, "STATUS=served=%" PRIu64 " refused=%" PRIu64, g->served, g->refused);
+        (void) sd_notifyf(false, "STATUS=" GATE_STATUS_FORMAT, g->served, g->refused);
 }
 
 static int on_status_timer(sd_event_source *source, uint64_t usec, void *userdata) {

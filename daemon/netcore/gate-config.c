@@ -157,3 +157,23 @@ int gate_config_format(const GateConfig *c, char **ret) {
         *ret = s;
         return 0;
 }
+
+int gate_status_served(const char *status, uint64_t *ret) {
+        uint64_t served, refused;
+        const char *rest;
+
+        if (!status || strncmp(status, "served=", 7) != 0)
+                return -EINVAL;
+        rest = strchr(status + 7, ' ');
+        if (!rest || strncmp(rest, " refused=", 9) != 0 || parse_u64(rest + 9, 0, UINT64_MAX, &refused) < 0)
+                return -EINVAL;
+        /* parse_u64() wants the number alone: a copy without what follows. */
+        char number[24];
+        if ((size_t) (rest - status - 7) >= sizeof(number))
+                return -EINVAL;
+        snprintf(number, sizeof(number), "%.*s", (int) (rest - status - 7), status + 7);
+        if (parse_u64(number, 0, UINT64_MAX, &served) < 0)
+                return -EINVAL;
+        *ret = served;
+        return 0;
+}

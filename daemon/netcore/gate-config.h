@@ -8,6 +8,7 @@
  * key=value; unknown keys are refused, so a gate never runs with less than
  * sandboxd meant. Pure: no I/O, no global state. */
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,3 +54,13 @@ int gate_config_parse(const char *text, size_t size, GateConfig *ret, unsigned *
 
 /* The text gate_config_parse() reads back; malloc()ed into *ret. */
 int gate_config_format(const GateConfig *c, char **ret);
+
+/* The gate's STATUS= to systemd (its service's StatusText), sent at most
+ * once a second after a request the handler answered: how many it served
+ * and how many it refused. sandboxd reads the served count back as the
+ * worker's activity (worker-gate.h): the gate has no bus to say so. */
+#define GATE_STATUS_FORMAT "served=%" PRIu64 " refused=%" PRIu64
+
+/* The served count in STATUS, a StatusText of GATE_STATUS_FORMAT, into
+ * *RET; -EINVAL for any other text (an empty one: no status sent yet). */
+int gate_status_served(const char *status, uint64_t *ret);

@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "gate-config.h"
 #include "gate-units.h"
+#include "systemd-bus.h"
 #include "unit-props.h"
 #include "worker-gate.h"
 #include "worker-veth.h"
@@ -79,6 +80,62 @@ int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
                         return (int) port;
         }
         return -EADDRNOTAVAIL;
+}
+
+bool worker_gate_status_served(uint64_t *seen, const char *status) {
+        uint64_t served;
+
+        if (gate_status_served(status, &served) < 0) {
+                /* No status yet: the gate (re)started and served nothing. */
+                *seen = 0;
+                return false;
+        }
+        if (served == *seen)
+                return false;
+        *seen = served;
+        return served > 0;
+}
+
+static int on_gate_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const char *iface, *name, *contents, *status;
+
+        if (sd_bus_message_read(msg, "s", &iface) < 0 || !streq(iface, SYSTEMD_SERVICE_IFACE) ||
+            sd_bus_message_enter_container(msg, 'a', "{sv}") < 0)
+                return 0;
+        while (sd_bus_message_enter_container(msg, 'e', "sv") > 0) {
+                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                        return 0;
+                if (!streq(name, "StatusText") || !streq(contents, "s")) {
+                        if (sd_bus_message_skip(msg, "v") < 0 || sd_bus_message_exit_container(msg) < 0)
+                                return 0;
+                        continue;
+                }
+                if (sd_bus_message_read(msg, "v", "s", &status) < 0)
+                        return 0;
+                /* Seen in every state, so a count from before a suspend is
+                 * not taken for a request after it; only a running worker's
+                 * idle clock is set back. */
+                if (worker_gate_status_served(&w->gate.served_seen, status) && w->state == WORKER_RUNNING &&
+                    w->channel)
+                        channel_touch(w->channel);
+                return 0;
+        }
+        return 0;
+}
+
+int worker_gate_watch(Worker *w) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (!w->gate.service)
+                return 0;
+        r = systemd_unit_path(w->gate.service, &path);
+        if (r < 0)
+                return r;
+        w->gate.status_match = sd_bus_slot_unref(w->gate.status_match);
+        return systemd_match_unit_properties_async(worker_systemd(w), &w->gate.status_match, path,
+                                                   on_gate_properties_changed, w);
 }
 
 bool worker_gate_name_taken(const Worker *first, const char *name) {

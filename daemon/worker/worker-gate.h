@@ -38,3 +38,14 @@ int worker_gate_restore(Worker *w, char *config, char *endpoint_name, uint64_t p
 
 /* The gate pair's aux entries in W's StartTransientUnit, if it has one. */
 int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env);
+
+/* A request the gate's handler answered is the worker's activity, as a
+ * byte on its channel is. The gate has no bus (nor should it), so it tells
+ * systemd (STATUS=, NotifyAccess=main: no other process can) and sandboxd
+ * watches its service's StatusText for the served count to move. */
+int worker_gate_watch(Worker *w);
+
+/* Whether STATUS, the gate service's StatusText, tells of a request served
+ * since *SEEN (its served count as last seen, 0 for none), which it updates.
+ * Any other number counts: a gate started again counts from 0. */
+bool worker_gate_status_served(uint64_t *seen, const char *status);

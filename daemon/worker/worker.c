@@ -13,6 +13,7 @@
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-gate.h"
 #include "worker-persist.h"
 #include "worker-ready.h"
 #include "worker-resume.h"
@@ -97,6 +98,7 @@ Worker *worker_free(Worker *w) {
         channel_free(w->channel);
         sd_bus_message_unref(w->start.request);
         sd_bus_slot_unref(w->unit_match);
+        sd_bus_slot_unref(w->gate.status_match);
         sd_bus_slot_unref(w->unit_state_call);
         sd_bus_slot_unref(w->start.call);
         sd_event_source_disable_unref(w->timers.idle);
@@ -844,8 +846,14 @@ int worker_open_channel(Worker *w, int *ret_fd, SbxError *error) {
 }
 
 int worker_watch_unit(Worker *w) {
-        return systemd_match_unit_properties_async(worker_systemd(w), &w->unit_match, w->unit_path,
-                                                   on_unit_properties_changed, w);
+        int r;
+
+        r = systemd_match_unit_properties_async(worker_systemd(w), &w->unit_match, w->unit_path,
+                                                on_unit_properties_changed, w);
+        if (r < 0)
+                return r;
+        /* Its endpoint's requests are activity too (worker-gate.h). */
+        return worker_gate_watch(w);
 }
 
 int worker_new_channel(Worker *w, ChannelWorkerFds *ret_worker_fds) {

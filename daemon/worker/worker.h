@@ -134,6 +134,8 @@ struct Worker {
                 char *socket;           /* sandbox-<id>-gate.socket */
                 char *service;          /* sandbox-<id>-gate.service */
                 uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
+                sd_bus_slot *status_match;      /* PropertiesChanged of the service (worker_gate_watch) */
+                uint64_t served_seen;   /* its served count as last seen; 0: none yet */
         } gate;
         /* The cgroup's counters as last read (worker-metrics.h): one read
          * serves every property of a GetAll. */

@@ -166,6 +166,29 @@ static void test_config_round_trip(void **state) {
         assert_int_equal(back.max_request_bytes, GATE_BODY_DEFAULT);
 }
 
+/* The gate's STATUS= read back as sandboxd does: the served count of the
+ * text the gate sends, and nothing from any other text. */
+static void test_status_served(void **state) {
+        char text[64];
+        uint64_t served = 0;
+
+        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, (uint64_t) 42, (uint64_t) 7);
+        assert_int_equal(gate_status_served(text, &served), 0);
+        assert_int_equal(served, 42);
+        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, UINT64_MAX, (uint64_t) 0);
+        assert_int_equal(gate_status_served(text, &served), 0);
+        assert_true(served == UINT64_MAX);
+        static const char *const bad[] = {
+                "", "served=", "served=1", "served=1 refused=", "served=-1 refused=0", "served= 1 refused=0",
+                "served=1  refused=0", "served=1 refused=0 ", "served=1x refused=0", "refused=0 served=1",
+                "served=18446744073709551616 refused=0", "Served=1 refused=0", "ready",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                if (gate_status_served(bad[i], &served) != -EINVAL)
+                        fail_msg("taken as a served count: \"%s\"", bad[i]);
+        assert_int_equal(gate_status_served(NULL, &served), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_token_passes_and_is_stripped),
@@ -176,6 +199,7 @@ int main(void) {
                 cmocka_unit_test(test_hop_by_hop_and_forwarded),
                 cmocka_unit_test(test_public_route),
                 cmocka_unit_test(test_config_round_trip),
+                cmocka_unit_test(test_status_served),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,13 @@
 #include "bus-manager.h"
 #include "bus-worker.h"
 #include "errors.h"
+#include "gate-units.h"
+#include "systemd-bus.h"
 #include "manager.h"
 #include "pool.h"
 #include "test-bus.h"
 #include "sandbox-exec.h"
+#include "worker-gate.h"
 #include "worker-history.h"
 #include "worker-ready.h"
 #include "worker-secrets.h"
@@ -767,6 +770,105 @@ static void test_unit_end_confirmed_ends_worker(void **state) {
         assert_int_equal(w->exit_status, 7);
 }
 
+/* ---- a request the endpoint's gate served is activity (worker-gate.h) ---- */
+
+/* The decision alone: a served count that moved. */
+static void test_gate_status_decision(void **state) {
+        uint64_t seen = 0;
+
+        assert_false(worker_gate_status_served(&seen, ""));             /* no status yet */
+        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
+        assert_int_equal(seen, 1);
+        /* Refusals alone are no request the handler answered. */
+        assert_false(worker_gate_status_served(&seen, "served=1 refused=9"));
+        assert_true(worker_gate_status_served(&seen, "served=3 refused=9"));
+        /* A gate started again (the worker resumed) counts from 1. */
+        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
+        assert_int_equal(seen, 1);
+        /* Its StatusText cleared, then the same count as before: a request. */
+        assert_false(worker_gate_status_served(&seen, ""));
+        assert_int_equal(seen, 0);
+        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
+        assert_false(worker_gate_status_served(&seen, "garbage"));
+        assert_false(worker_gate_status_served(&seen, "served=0 refused=4"));
+}
+
+/* PropertiesChanged of the Service interface at PATH with StatusText
+ * STATUS, among the other properties systemd sends with it. */
+static void gate_status_signalled(Fixture *f, const char *path, const char *status) {
+        assert_true(sd_bus_emit_signal(f->peer, path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Service", 3, "MainPID", "u", 42,
+                                       "StatusText", "s", status, "StatusErrno", "i", 0, 0) >= 0);
+        settle(f);
+}
+
+/* The monotonic clock moves on before a signal, so a touch shows. */
+static void clock_moves(void) {
+        uint64_t t = now_usec(CLOCK_MONOTONIC);
+        while (now_usec(CLOCK_MONOTONIC) == t)
+                ;
+}
+
+static void test_gate_request_is_activity(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+        _cleanup_free_ char *gate = NULL;
+        uint64_t last;
+
+        assert_int_equal(worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service), 0);
+        assert_int_equal(systemd_unit_path(w->gate.service, &gate), 0);
+        assert_true(worker_watch_unit(w) >= 0);
+        assert_non_null(w->gate.status_match);
+
+        last = channel_last_activity(w->channel);
+        clock_moves();
+        gate_status_signalled(f, gate, "served=1 refused=0");
+        assert_true(channel_last_activity(w->channel) > last);
+        /* The idle clock is the one the reaper and LastActivityUSec read. */
+        assert_true(worker_idle_usec(w, now_usec(CLOCK_MONOTONIC)) < now_usec(CLOCK_MONOTONIC) - last);
+
+        /* The controls: the same count again, or the gate's text on the
+         * worker's own unit, or on another interface, is no request. */
+        last = channel_last_activity(w->channel);
+        clock_moves();
+        gate_status_signalled(f, gate, "served=1 refused=5");
+        gate_status_signalled(f, w->unit_path, "served=2 refused=0");
+        assert_true(sd_bus_emit_signal(f->peer, gate, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Unit", 1, "StatusText", "s",
+                                       "served=2 refused=0", 0) >= 0);
+        settle(f);
+        assert_int_equal(channel_last_activity(w->channel), last);
+        gate_status_signalled(f, gate, "served=2 refused=5");
+        assert_true(channel_last_activity(w->channel) > last);
+}
+
+/* A worker that is not running has no idle clock to set back; the count
+ * is still taken, so it is not mistaken for a request later. */
+static void test_gate_request_not_running(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_SUSPENDED, f->caller);
+        _cleanup_free_ char *gate = NULL;
+        uint64_t last;
+
+        assert_int_equal(worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service), 0);
+        assert_int_equal(systemd_unit_path(w->gate.service, &gate), 0);
+        assert_true(worker_watch_unit(w) >= 0);
+        last = channel_last_activity(w->channel);
+        clock_moves();
+        gate_status_signalled(f, gate, "served=4 refused=0");
+        assert_int_equal(channel_last_activity(w->channel), last);
+        assert_int_equal(w->gate.served_seen, 4);
+}
+
+/* Without an endpoint there is nothing to watch. */
+static void test_gate_none_no_watch(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        assert_true(worker_watch_unit(w) >= 0);
+        assert_null(w->gate.status_match);
+}
+
 /* JobRemoved for UNIT with RESULT, as systemd (the peer) sends it; ACTIVE
  * is what the peer answers when asked again for the unit's state. */
 static void job_removed_signalled(Fixture *f, const char *unit, const char *result, const char *active) {
@@ -1375,6 +1477,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unit_gone_lingers_then_deferred_free, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_confirmed_ends_worker, setup, teardown),
+                cmocka_unit_test(test_gate_status_decision),
+                cmocka_unit_test_setup_teardown(test_gate_request_is_activity, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gate_request_not_running, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gate_none_no_watch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_confirmed_ends_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_checkpoint_job_unconfirmed_changes_nothing, setup, teardown),
