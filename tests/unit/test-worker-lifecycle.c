@@ -809,18 +809,24 @@ static void clock_moves(void) {
                 ;
 }
 
-static void test_gate_request_is_activity(void **state) {
-        Fixture *f = *state;
-        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
-        _cleanup_free_ char *gate = NULL;
-        uint64_t last;
+/* A worker in STATE with an endpoint whose gate sandboxd watches; its gate
+ * service's object path into *RET_GATE. */
+static Worker *add_gate_worker(Fixture *f, WorkerState state, char **ret_gate) {
+        Worker *w = add_worker_in(f, state, f->caller);
 
         assert_int_equal(worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service), 0);
-        assert_int_equal(systemd_unit_path(w->gate.service, &gate), 0);
+        assert_int_equal(systemd_unit_path(w->gate.service, ret_gate), 0);
         assert_true(worker_watch_unit(w) >= 0);
         assert_non_null(w->gate.status_match);
+        return w;
+}
 
-        last = channel_last_activity(w->channel);
+static void test_gate_request_is_activity(void **state) {
+        Fixture *f = *state;
+        _cleanup_free_ char *gate = NULL;
+        Worker *w = add_gate_worker(f, WORKER_RUNNING, &gate);
+        uint64_t last = channel_last_activity(w->channel);
+
         clock_moves();
         gate_status_signalled(f, gate, "served=1 refused=0");
         assert_true(channel_last_activity(w->channel) > last);
@@ -846,14 +852,10 @@ static void test_gate_request_is_activity(void **state) {
  * is still taken, so it is not mistaken for a request later. */
 static void test_gate_request_not_running(void **state) {
         Fixture *f = *state;
-        Worker *w = add_worker_in(f, WORKER_SUSPENDED, f->caller);
         _cleanup_free_ char *gate = NULL;
-        uint64_t last;
+        Worker *w = add_gate_worker(f, WORKER_SUSPENDED, &gate);
+        uint64_t last = channel_last_activity(w->channel);
 
-        assert_int_equal(worker_gate_unit_names(w->id, &w->gate.socket, &w->gate.service), 0);
-        assert_int_equal(systemd_unit_path(w->gate.service, &gate), 0);
-        assert_true(worker_watch_unit(w) >= 0);
-        last = channel_last_activity(w->channel);
         clock_moves();
         gate_status_signalled(f, gate, "served=4 refused=0");
         assert_int_equal(channel_last_activity(w->channel), last);
