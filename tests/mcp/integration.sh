@@ -293,7 +293,7 @@ if CONF=$(npm_modules tests/mcp/conformance); then
         case $kind in
         pass) ok "conformance: $scenario passes" ;;
         fail) not_ok "conformance: $scenario passes" "$detail" ;;
-        xfail) ok "conformance: $scenario # expected failure: $reason" ;;
+        xfail) ok "conformance: $scenario # expected failure: $reason"; diag "${detail:0:300}" ;;
         stale) not_ok "conformance: $scenario # expected failure: $reason" \
             "it passes now: remove it from tests/mcp/conformance/expected-failures.yml" ;;
         unrun) not_ok "conformance: the baseline's $scenario is a scenario of the suite" "the suite ran no such scenario" ;;
