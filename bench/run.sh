@@ -40,12 +40,12 @@
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --top N        workers for top (default 300)
-#     --only NAMES   only these of: start runtime egress density churn broker suspend checkpoint exec files top
+#     --only NAMES   only these of: start runtime egress gate density churn broker suspend checkpoint exec files top
 #     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
-ALL="start runtime egress density churn broker suspend checkpoint exec files top"
+ALL="start runtime egress gate density churn broker suspend checkpoint exec files top"
 QUICK=
 CHURN=
 DENSITY=300
@@ -131,7 +131,7 @@ cannot() {
 # One build and install of this tree for the benchmarks that take a staged
 # install (bench/lib.sh); the others build their own the same way.
 STAGE=
-if wanted runtime || wanted egress || wanted broker || wanted checkpoint; then
+if wanted runtime || wanted egress || wanted gate || wanted broker || wanted checkpoint; then
     echo "=== build: $SRC/build-bench (log $RUN/build.log)"
     STAGE=$(bench_stage "$SRC" 2> "$RUN/build.log") && [ -d "$STAGE" ] || STAGE=
     # The integration tests' channel client, for the checkpoint test bed.
@@ -141,20 +141,29 @@ fi
 
 wanted start && bench start bash "$SRC/bench/start-latency.sh" "$START"
 
-# runtime and egress run in one test bed of their own.
+# runtime, egress and gate run in one test bed of their own (the gate's
+# for its nginx, which the host need not have).
 if [ -z "$STAGE" ]; then
-    cannot "$RUN/build.log" runtime egress
-elif wanted runtime || wanted egress; then
+    cannot "$RUN/build.log" runtime egress gate
+elif wanted runtime || wanted egress || wanted gate; then
     (
         . "$SRC/tests/testbed/testbed.sh"
         name=bench-run-$$
-        echo "=== test bed for runtime and egress (log $RUN/testbed.log)"
-        testbed_boot "$name" "$STAGE" > "$RUN/testbed.log" 2>&1 || { cannot "$RUN/testbed.log" runtime egress; exit 0; }
+        echo "=== test bed for runtime, egress and gate (log $RUN/testbed.log)"
+        testbed_boot "$name" "$STAGE" > "$RUN/testbed.log" 2>&1 ||
+            { cannot "$RUN/testbed.log" runtime egress gate; exit 0; }
         pid=$(testbed_pid "$name")
         wanted runtime && bench runtime bash "$SRC/bench/runtime/bench-start.sh" "$pid" "$RUNTIME_N" \
             "$BENCH_OUT/runtime-start.json"
         wanted egress && bench egress bash "$SRC/bench/egress/bench.sh" "$pid" "$STAGE" "$BENCH_OUT/egress.json" \
             ${QUICK:+--quick}
+        if wanted gate; then
+            gd=/var/tmp/sandboxd-gate-bench
+            mkdir -p "/proc/$pid/root$gd" && cp "$SRC/bench/gate/bench.sh" "$SRC/bench/gate/load.js" "/proc/$pid/root$gd/"
+            bench gate nsenter -t "$pid" -a bash "$gd/bench.sh" /usr/libexec/sandboxd/sandbox-gate "$gd/gate.json" \
+                ${QUICK:+--quick}
+            cp "/proc/$pid/root$gd/gate.json" "$BENCH_OUT/gate.json" 2>/dev/null
+        fi
         exit 0
     )
 fi

@@ -35,7 +35,7 @@ MiB = 2 ** 20
 BENCHMARKS = {"start": ["start-latency.json"], "runtime": ["runtime-start.json"], "egress": ["egress.json"],
               "density": ["density.json"], "churn": ["churn.json"], "broker": ["broker.json"],
               "suspend": ["suspend.json"], "checkpoint": ["checkpoint-handshakes-new.json"],
-              "exec": ["exec.json"], "files": ["files-copy.json"], "top": ["top.json"]}
+              "exec": ["exec.json"], "files": ["files-copy.json"], "top": ["top.json"], "gate": ["gate.json"]}
 FIGURES = {"start": ["start-latency.png"], "density": ["density.png"], "egress": ["egress-latency.png"]}
 
 
@@ -262,9 +262,28 @@ def top():
         f"{t['daemon_cpu_ms_per_run']:.0f} / {b['daemon_cpu_ms_per_run']:.0f} ms")
 
 
+def gate():
+    r = load("gate.json")
+    if not r:
+        return row("gate", "no gate.json", "-")
+    g = r["goals"]
+    for k, label in (("unix", "UNIX socket, beside direct"), ("tcp", "loopback port, beside direct"),
+                     ("nginx-gate", "nginx -> gate, beside nginx -> handler")):
+        if k not in r:
+            row("gate", f"{label}", "not measured (no nginx where it ran)" if k == "nginx-gate" else "-")
+            continue
+        x = r[k]
+        met = x["added_p50_us"] < g["added_p50_us_max"] and x["rate_ratio"] >= g["rate_ratio_min"]
+        row("gate", f"{label}: added p50 / p99; requests/s ratio",
+            f"{x['added_p50_us']} / {x['added_p99_us']} us; {x['rate_ratio']:.2f}x",
+            f"p50 < {g['added_p50_us_max']} us, >= {g['rate_ratio_min']}x", met,
+            f"{max(x['added_p50_us'] - g['added_p50_us_max'], 0):.0f} us, "
+            f"{max(g['rate_ratio_min'] - x['rate_ratio'], 0):.2f}x")
+
+
 ROWS = {"start": start_latency, "runtime": runtime, "egress": egress, "density": density, "churn": churn,
         "broker": broker, "suspend": suspend, "checkpoint": checkpoint, "exec": exec_latency,
-        "files": files_copy, "top": top}
+        "files": files_copy, "top": top, "gate": gate}
 
 
 def stamp_of(path):
