@@ -10,8 +10,10 @@
 #include "util.h"
 
 #define SYSTEMD "org.freedesktop.systemd1"
+#define SANDBOXD "org.sandboxd1"
 
 typedef struct EndpointRow {
+        char name[64];                  /* the EndpointName, "" for none */
         char address[512];              /* the UNIX socket, then the TCP one */
         char state[32];                 /* the socket unit's ActiveState, or the gate's when it runs */
         char served[32];
@@ -54,17 +56,19 @@ static int read_listen(sd_bus *bus, const char *path, EndpointRow *row) {
         return r;
 }
 
-static void read_string(sd_bus *bus, const char *path, const char *interface, const char *property, char *buf,
-                        size_t size) {
+static void read_string(sd_bus *bus, const char *service, const char *path, const char *interface,
+                        const char *property, char *buf, size_t size) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *v = NULL;
 
-        if (sd_bus_get_property_string(bus, SYSTEMD, path, interface, property, &e, &v) >= 0 && v)
+        if (sd_bus_get_property_string(bus, service, path, interface, property, &e, &v) >= 0 && v)
                 snprintf(buf, size, "%s", v);
 }
 
-/* 0 and ROW filled for a worker with an endpoint, -ENOENT for one without. */
-static int endpoint_row(sd_bus *bus, const char *id, EndpointRow *row) {
+/* 0 and ROW filled for a worker with an endpoint, -ENOENT for one without.
+ * WORKER_PATH: the worker's object, whose EndpointName is the second name
+ * a front maps (NULL: none to ask, an older daemon's listing). */
+static int endpoint_row(sd_bus *bus, const char *id, const char *worker_path, EndpointRow *row) {
         _cleanup_free_ char *socket = NULL, *service = NULL, *socket_path = NULL, *service_path = NULL;
         char status[128] = "";
         const char *served;
@@ -79,27 +83,30 @@ static int endpoint_row(sd_bus *bus, const char *id, EndpointRow *row) {
         r = read_listen(bus, socket_path, row);
         if (r < 0)
                 return r;
-        read_string(bus, socket_path, SYSTEMD ".Unit", "ActiveState", row->state, sizeof(row->state));
+        read_string(bus, SYSTEMD, socket_path, SYSTEMD ".Unit", "ActiveState", row->state, sizeof(row->state));
         if (streq(row->state, "active"))
                 snprintf(row->state, sizeof(row->state), "listening");
         /* The gate runs from the first connection on and says how many it served. */
         snprintf(row->served, sizeof(row->served), "0");
         if (unit_path(bus, service, &service_path) >= 0) {
                 char active[32] = "";
-                read_string(bus, service_path, SYSTEMD ".Unit", "ActiveState", active, sizeof(active));
+                read_string(bus, SYSTEMD, service_path, SYSTEMD ".Unit", "ActiveState", active, sizeof(active));
                 if (streq(active, "active"))
                         snprintf(row->state, sizeof(row->state), "serving");
-                read_string(bus, service_path, SYSTEMD ".Service", "StatusText", status, sizeof(status));
+                read_string(bus, SYSTEMD, service_path, SYSTEMD ".Service", "StatusText", status, sizeof(status));
                 served = strstr(status, "served=");
                 if (served)
                         snprintf(row->served, sizeof(row->served), "%.*s", (int) strcspn(served + 7, " "), served + 7);
         }
+        if (worker_path)
+                read_string(bus, SANDBOXD, worker_path, SANDBOXD ".Worker", "EndpointName", row->name,
+                            sizeof(row->name));
         return 0;
 }
 
 int endpoints_print(sd_bus *bus, const WorkerEntry *workers, size_t n, bool json, bool legend, FILE *f) {
-        static const char * const headers[] = { "WORKER", "ADDRESS", "STATE", "SERVED" };
-        _cleanup_(table_freep) Table *t = table_new(4, headers);
+        static const char * const headers[] = { "WORKER", "NAME", "ADDRESS", "STATE", "SERVED" };
+        _cleanup_(table_freep) Table *t = table_new(5, headers);
         json_object *array = json ? json_object_new_array() : NULL;
         size_t shown = 0;
         int r = 0;
@@ -110,7 +117,7 @@ int endpoints_print(sd_bus *bus, const WorkerEntry *workers, size_t n, bool json
         }
         for (size_t i = 0; i < n; i++) {
                 EndpointRow row;
-                if (endpoint_row(bus, workers[i].id, &row) < 0)
+                if (endpoint_row(bus, workers[i].id, workers[i].path, &row) < 0)
                         continue;
                 shown++;
                 if (json) {
@@ -118,13 +125,15 @@ int endpoints_print(sd_bus *bus, const WorkerEntry *workers, size_t n, bool json
                         if (!o)
                                 continue;
                         json_object_object_add(o, "worker", json_object_new_string(workers[i].id));
+                        json_object_object_add(o, "name", row.name[0] ? json_object_new_string(row.name) : NULL);
                         json_object_object_add(o, "address", json_object_new_string(row.address));
                         json_object_object_add(o, "state", json_object_new_string(row.state));
                         json_object_object_add(o, "served", json_object_new_int64(strtoll(row.served, NULL, 10)));
                         json_object_array_add(array, o);
                         continue;
                 }
-                r = table_add_row(t, (const char * const[]) { workers[i].id, row.address, row.state, row.served });
+                r = table_add_row(t, (const char * const[]) { workers[i].id, row.name[0] ? row.name : "-", row.address,
+                                                              row.state, row.served });
                 if (r < 0)
                         return r;
         }

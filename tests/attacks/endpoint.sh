@@ -249,7 +249,7 @@ require("http").get({ host, port, path: "/hello", headers: { Authorization: "Bea
     check_output "$class: the gate runs as a dynamic user of its own" '^yes$' unit_prop "sandbox-$id-gate.service" DynamicUser
     check_output "$class: one journal entry per request, with the worker's id" "gate: GET /hello -> 200" \
         ct journalctl -o cat --no-pager SANDBOXD_WORKER_ID="$id" SANDBOXD_STATUS=200
-    check_output "$class: sandboxctl endpoints lists it, serving" "^$id +$(sock_of "$id") 127\.0\.0\.1:[0-9]+ +serving +[0-9]+" \
+    check_output "$class: sandboxctl endpoints lists it, serving, without a name" "^$id +- +$(sock_of "$id") 127\.0\.0\.1:[0-9]+ +serving +[0-9]+" \
         ct sandboxctl endpoints --no-legend
 done
 
@@ -292,6 +292,9 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
         "$(ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$first" org.sandboxd1.Worker EndpointName)"
     check_eq "EndpointName: /run/sandboxd-endpoints/my-app.sock links to the id's socket" "$first.sock" \
         "$(ct readlink /run/sandboxd-endpoints/my-app.sock)"
+    check_output "EndpointName: sandboxctl endpoints shows the name beside the id" "^$first +my-app +$(sock_of "$first")" \
+        ct sandboxctl endpoints --no-legend
+    check_output "EndpointName: ... and --json carries it" "\"name\": *\"my-app\"" ct sandboxctl endpoints --json
     wait_until 60 gate_answers "$first"
     before=$(seen "$first")
     check_eq "EndpointName: nginx maps my-app.workers.example.org to that worker: 200" 200 "$(by_name my-app)"

@@ -13,6 +13,8 @@
 
 #include "gate-units.h"
 #include "util.h"
+#include "worker-gate.h"
+#include "worker.h"
 #include "test-bus.h"
 
 static char *dump(const GateUnitParams *p) {
@@ -111,11 +113,37 @@ static void test_name_link(void **state) {
         assert_null(strstr(plain, "\"ExecStopPost\""));
 }
 
+/* EndpointName, first come: held by a live worker (suspended ones too,
+ * which come back with their endpoint), free once its holder ended. */
+static void test_name_taken(void **state) {
+        Worker ended = { .state = WORKER_ENDED, .spec.endpoint.name = (char *) "my-app" };
+        Worker nameless = { .state = WORKER_RUNNING, .next = &ended };
+        Worker other = { .state = WORKER_RUNNING, .spec.endpoint.name = (char *) "other-app", .next = &nameless };
+
+        /* Nobody, a worker without a name, another name, an ended holder: free. */
+        assert_false(worker_gate_name_taken(NULL, "my-app"));
+        assert_false(worker_gate_name_taken(&other, "my-app"));
+        /* Its holder alive in any state but ended: taken; a name is one whole label. */
+        static const WorkerState alive[] = { WORKER_STARTING, WORKER_RUNNING, WORKER_STOPPING, WORKER_SUSPENDING,
+                                             WORKER_SUSPENDED };
+        for (size_t i = 0; i < sizeof(alive) / sizeof(alive[0]); i++) {
+                ended.state = alive[i];
+                assert_true(worker_gate_name_taken(&other, "my-app"));
+                assert_false(worker_gate_name_taken(&other, "my-ap"));
+                assert_false(worker_gate_name_taken(&other, "my-app2"));
+        }
+        /* Released with its worker: the same list, the holder ended. */
+        ended.state = WORKER_ENDED;
+        assert_false(worker_gate_name_taken(&other, "my-app"));
+        assert_true(worker_gate_name_taken(&other, "other-app"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pair),
                 cmocka_unit_test(test_public_unix_only),
                 cmocka_unit_test(test_name_link),
+                cmocka_unit_test(test_name_taken),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
