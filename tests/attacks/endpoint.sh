@@ -27,7 +27,7 @@ endpoint-sibling|trusted,standard|a sibling worker connects to the endpoint'"'"'
 endpoint-handler-token|trusted,standard|the handler reads every /proc/*/environ and cmdline, its credentials, the endpoints directory, and connects to its own gate'"'"'s socket|the token nowhere, the directory and socket absent (ENOENT)
 endpoint-handler-exec|trusted,standard|the handler copies /bin/true into its home and /tmp and runs it|PermissionError in both (NoExec)
 endpoint-token-leak|trusted,standard|tester and root search the transient unit files, the gate units'"'"' properties and the journal for the token|absent everywhere
-endpoint-after-stop|trusted,standard|a request to the endpoint after its worker was stopped, directly and through nginx|no socket file, the connection fails; the TCP port refuses; nginx answers 503 "no such endpoint", never another worker
+endpoint-after-stop|trusted,standard|a request to the endpoint after its worker was stopped, directly and through nginx and Caddy|no socket file, the connection fails; the TCP port refuses; nginx and Caddy answer 503 "no such endpoint", never another worker
 '
 atk_load_table "$ENDPOINT_ATTACKS"
 if [ "${1:-}" = --list ]; then
@@ -329,6 +329,65 @@ else
     skip "no nginx in the test bed (tests/testbed/mkrootfs.sh): the front is tried by tests/gate/test-gate.sh only"
 fi
 
+# ---- Debian's Caddy in front, with docs/endpoints.md's Caddyfile ----
+# As its packaged caddy.service runs it (user caddy), with caddy added to
+# www-data as the docs say; bound to loopback and a port of the test's.
+CADDY_PORT=8082
+CADDY=
+if ct sh -c 'command -v caddy' >/dev/null 2>&1; then
+    CADDY=yes
+    sed -n '/<!-- caddy-begin -->/,/<!-- caddy-end -->/p' "$SRC/docs/endpoints.md" | sed '1,2d;$d' | sed '$d' |
+        sed -e "s|^http://\*\.workers\.example\.org {\$|http://*.workers.example.org:$CADDY_PORT {\n\tbind 127.0.0.1|" \
+        > "/proc/$CT_PID/root/etc/caddy/Caddyfile"
+    check_output "the test binds Caddy to its port (the site line is as the test expects)" "^http://.*:$CADDY_PORT \{" \
+        ct head -1 /etc/caddy/Caddyfile
+    check "caddy takes docs/endpoints.md's Caddyfile" ct caddy validate --adapter caddyfile --config /etc/caddy/Caddyfile
+    ct usermod -aG www-data caddy
+    ct systemctl restart caddy
+    wait_until 30 ct curl -s -o /dev/null "http://127.0.0.1:$CADDY_PORT/"
+    ccurl() { ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $1.workers.example.org" "${@:2}"; }
+    for class in trusted standard; do
+        id=${ID[$class]:-}
+        [ -n "$id" ] || continue
+        n=$(seen "$id")
+        check_eq "$class: Caddy -> gate -> handler with the token: 200" 200 \
+            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
+        check_eq "$class: Caddy: ... the request reached that worker's handler" "$((n + 1))" "$(seen "$id")"
+        check_eq "$class: Caddy: no token, the gate's 401" 401 "$(ccurl "$id" "http://127.0.0.1:$CADDY_PORT/hello")"
+        ccurl "$id" -H "Authorization: Bearer $TOKEN" -H 'X-Forwarded-For: 6.6.6.6' "http://127.0.0.1:$CADDY_PORT/echo" >/dev/null
+        check_output "$class: Caddy: the handler gets Caddy's X-Forwarded-For, not the caller's" \
+            '^X-Forwarded-For: 127\.0\.0\.1$' ct grep -i '^X-Forwarded-For' "$W/body"
+        check_eq "$class: Caddy: a 2 MiB response, the gate's 502" 502 \
+            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/big?n=$((2 * MiB))")"
+        n=$(seen "$id")
+        check_eq "$class: Caddy: a 1 MiB + 1 body, the gate's 413" 413 \
+            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m1" "http://127.0.0.1:$CADDY_PORT/hello")"
+        check_eq "$class: Caddy: ... the handler saw nothing" "$n" "$(seen "$id")"
+        check_eq "$class: Caddy: a 1 MiB body (control): 200" 200 \
+            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m" "http://127.0.0.1:$CADDY_PORT/hello")"
+    done
+    cid=$(ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-name caddy-app -- \
+        /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1)
+    check_match "Caddy: a worker named caddy-app is created" '^[0-9a-f]{12}$' "$cid"
+    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$cid") \
+        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    n=$(seen "$cid")
+    check_eq "Caddy maps caddy-app.workers.example.org to that worker: 200" 200 \
+        "$(ccurl caddy-app -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
+    check_eq "Caddy: ... and the request reached that worker's handler" "$((n + 1))" "$(seen "$cid")"
+    check_eq "Caddy: a name nobody holds: 503, never another worker" 503 \
+        "$(ccurl nobody-here -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
+    check_output "Caddy: ... which says so" '^no such endpoint$' ct cat "$W/body"
+    check_eq "Caddy: a label that is no name (Bad_Label): 404" 404 \
+        "$(ccurl Bad_Label -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
+    ct sandboxctl stop "$cid" >/dev/null 2>&1
+    wait_until 30 unit_gone "sandbox-$cid-gate.socket"
+    check_eq "Caddy: the name's worker stopped: 503" 503 \
+        "$(ccurl caddy-app -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
+else
+    skip "no caddy in the test bed (tests/testbed/mkrootfs.sh)"
+fi
+
 # ---- a small Node server as the handler ----
 for class in trusted standard; do
     nid=$(ct sandboxctl create --class "$class" --publish 8090 --publish-token-file "$W/token" -- node -e \
@@ -389,8 +448,16 @@ for class in trusted standard; do
         ct grep -q 'no such endpoint' "$W/body" && nginx_gone="$nginx_gone no such endpoint"
         diag "$class: nginx after the worker's stop: $nginx_gone"
     fi
+    caddy_gone=
+    if [ -n "$CADDY" ]; then
+        caddy_gone=$(ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $id.workers.example.org" \
+            "http://127.0.0.1:$CADDY_PORT/hello")
+        ct grep -q 'no such endpoint' "$W/body" && caddy_gone="$caddy_gone no such endpoint"
+        diag "$class: Caddy after the worker's stop: $caddy_gone"
+    fi
     if grep -q '^unix FileNotFoundError' <<<"$out" && grep -q '^tcp ConnectionRefusedError' <<<"$out" &&
-        { [ -z "$nginx_gone" ] || [ "$nginx_gone" = "503 no such endpoint" ]; }; then
+        { [ -z "$nginx_gone" ] || [ "$nginx_gone" = "503 no such endpoint" ]; } &&
+        { [ -z "$caddy_gone" ] || [ "$caddy_gone" = "503 no such endpoint" ]; }; then
         atk_ok endpoint-after-stop "$class"
     else
         atk_not_ok endpoint-after-stop "$class" "$out"

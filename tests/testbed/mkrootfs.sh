@@ -13,10 +13,10 @@ BACKPORTS_PACKAGES="runsc"
 # since debootstrap's resolver cannot configure npm's dependency tree.
 CLIENT_PACKAGES="wget git python3-pip python3-pytest nodejs npm"
 # A front people run before a worker's endpoint (tests/attacks/endpoint.sh):
-# Debian's nginx, its service disabled (the test starts it with
-# docs/endpoints.md's configuration; no other test sees a web server), and
-# ab as a load client.
-FRONT_PACKAGES="nginx apache2-utils"
+# Debian's nginx and Caddy, their services disabled (the test starts each
+# with docs/endpoints.md's configuration; no other test sees a web server),
+# and ab as a load client.
+FRONT_PACKAGES="nginx caddy apache2-utils"
 key=$(printf '%s|%s|%s|%s|v3' "$PACKAGES" "$BACKPORTS_PACKAGES" "$CLIENT_PACKAGES" "$FRONT_PACKAGES" | sha256sum | cut -c1-12)
 ROOTFS=$CACHE/rootfs-$key
 
@@ -56,7 +56,7 @@ cp /etc/resolv.conf "$ROOTFS.tmp/etc/resolv.conf"
 chroot "$ROOTFS.tmp" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports $BACKPORTS_PACKAGES &&
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $CLIENT_PACKAGES $FRONT_PACKAGES &&
     apt-get clean" >&2
-chroot "$ROOTFS.tmp" systemctl disable -q nginx.service >&2
+chroot "$ROOTFS.tmp" systemctl disable -q nginx.service caddy.service >&2
 
 # A plain user for access checks; a fixed machine-id keeps boots quiet.
 chroot "$ROOTFS.tmp" useradd -m -u 1500 tester >&2
