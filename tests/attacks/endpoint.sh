@@ -253,6 +253,41 @@ require("http").get({ host, port, path: "/hello", headers: { Authorization: "Bea
         ct sandboxctl endpoints --no-legend
 done
 
+# ---- the fronts: each drives the same requests through itself ----
+# fcurl PORT LABEL CURL-ARGS...: a request to the front on PORT for Host
+# LABEL.workers.example.org; prints the status code, the body in $W/body.
+fcurl() { ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $2.workers.example.org" "${@:3}"; }
+# through_front NAME PORT: the trusted and the gVisor worker by id, through it.
+through_front() {
+    local front=$1 port=$2 class id n
+    for class in trusted standard; do
+        id=${ID[$class]:-}
+        [ -n "$id" ] || continue
+        n=$(seen "$id")
+        check_eq "$class: $front -> gate -> handler with the token: 200" 200 \
+            "$(fcurl "$port" "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$port/hello")"
+        check_eq "$class: $front: ... the request reached that worker's handler" "$((n + 1))" "$(seen "$id")"
+        check_eq "$class: $front: no token, the gate's 401" 401 "$(fcurl "$port" "$id" "http://127.0.0.1:$port/hello")"
+        fcurl "$port" "$id" -H "Authorization: Bearer $TOKEN" -H 'X-Forwarded-For: 6.6.6.6' \
+            "http://127.0.0.1:$port/echo" >/dev/null
+        check_output "$class: $front: the handler gets $front's X-Forwarded-For, not the caller's" \
+            '^X-Forwarded-For: 127\.0\.0\.1$' ct grep -i '^X-Forwarded-For' "$W/body"
+        check_eq "$class: $front: a 2 MiB response, the gate's 502" 502 \
+            "$(fcurl "$port" "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$port/big?n=$((2 * MiB))")"
+        n=$(seen "$id")
+        check_eq "$class: $front: a 1 MiB + 1 body: 413" 413 \
+            "$(fcurl "$port" "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m1" "http://127.0.0.1:$port/hello")"
+        check_eq "$class: $front: ... the handler saw nothing" "$n" "$(seen "$id")"
+        check_eq "$class: $front: a 1 MiB body (control): 200" 200 \
+            "$(fcurl "$port" "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m" "http://127.0.0.1:$port/hello")"
+    done
+}
+# named NAME: a trusted worker serving handler.py with --publish-name NAME; its id (or the error).
+named() {
+    ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-name "$1" -- \
+        /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1
+}
+
 # ---- Debian's nginx in front, with docs/endpoints.md's configuration ----
 # Its workers run as www-data, the default SocketGroup=: the socket's group
 # is what lets them in. ab (apache2-utils) is the load client.
@@ -262,29 +297,17 @@ if ct sh -c 'command -v nginx' >/dev/null 2>&1; then
         sed -e "s|listen 80;|listen 127.0.0.1:$NGINX_PORT;|" > "/proc/$CT_PID/root/etc/nginx/conf.d/sandboxd-endpoints.conf"
     check "nginx takes docs/endpoints.md's configuration" ct nginx -t -q
     ct systemctl restart nginx
-    ncurl() { ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $1.workers.example.org" "${@:2}"; }
+    ncurl() { fcurl "$NGINX_PORT" "$@"; }
+    through_front nginx "$NGINX_PORT"
     for class in trusted standard; do
         id=${ID[$class]:-}
         [ -n "$id" ] || continue
-        check_eq "$class: nginx -> gate -> handler with the token: 200" 200 \
-            "$(ncurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/hello")"
-        check_eq "$class: nginx: no token, the gate's 401" 401 "$(ncurl "$id" "http://127.0.0.1:$NGINX_PORT/hello")"
-        ncurl "$id" -H "Authorization: Bearer $TOKEN" -H 'X-Forwarded-For: 6.6.6.6' "http://127.0.0.1:$NGINX_PORT/echo" >/dev/null
-        check_output "$class: nginx: the handler gets nginx's X-Forwarded-For, not the caller's" \
-            '^X-Forwarded-For: 127\.0\.0\.1$' ct grep -i '^X-Forwarded-For' "$W/body"
-        check_eq "$class: nginx: a 2 MiB response, the gate's 502" 502 \
-            "$(ncurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/big?n=$((2 * MiB))")"
         check_output "$class: ab through nginx: 300 requests, 4 at a time, none failed" \
             '^Failed requests: +0$' ct sh -c "ab -q -n 300 -c 4 -H 'Host: $id.workers.example.org' \
                 -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$NGINX_PORT/hello | grep -E '^(Complete|Failed) requests'"
     done
 
     # ---- EndpointName: a second name of the socket, first come, released with its worker ----
-    # named NAME: a trusted worker serving handler.py with --publish-name NAME; its id (or the error).
-    named() {
-        ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-name "$1" -- \
-            /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1
-    }
     by_name() { ncurl "$1" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$NGINX_PORT/hello"; }
     first=$(named my-app)
     check_match "EndpointName: a worker with --publish-name my-app is created" '^[0-9a-f]{12}$' "$first"
@@ -343,31 +366,14 @@ if ct sh -c 'command -v caddy' >/dev/null 2>&1; then
         ct head -1 /etc/caddy/Caddyfile
     check "caddy takes docs/endpoints.md's Caddyfile" ct caddy validate --adapter caddyfile --config /etc/caddy/Caddyfile
     ct usermod -aG www-data caddy
-    ct systemctl restart caddy
-    wait_until 30 ct curl -s -o /dev/null "http://127.0.0.1:$CADDY_PORT/"
-    ccurl() { ct curl -s -m 20 -o "$W/body" -w '%{http_code}' -H "Host: $1.workers.example.org" "${@:2}"; }
-    for class in trusted standard; do
-        id=${ID[$class]:-}
-        [ -n "$id" ] || continue
-        n=$(seen "$id")
-        check_eq "$class: Caddy -> gate -> handler with the token: 200" 200 \
-            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
-        check_eq "$class: Caddy: ... the request reached that worker's handler" "$((n + 1))" "$(seen "$id")"
-        check_eq "$class: Caddy: no token, the gate's 401" 401 "$(ccurl "$id" "http://127.0.0.1:$CADDY_PORT/hello")"
-        ccurl "$id" -H "Authorization: Bearer $TOKEN" -H 'X-Forwarded-For: 6.6.6.6' "http://127.0.0.1:$CADDY_PORT/echo" >/dev/null
-        check_output "$class: Caddy: the handler gets Caddy's X-Forwarded-For, not the caller's" \
-            '^X-Forwarded-For: 127\.0\.0\.1$' ct grep -i '^X-Forwarded-For' "$W/body"
-        check_eq "$class: Caddy: a 2 MiB response, the gate's 502" 502 \
-            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/big?n=$((2 * MiB))")"
-        n=$(seen "$id")
-        check_eq "$class: Caddy: a 1 MiB + 1 body, the gate's 413" 413 \
-            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m1" "http://127.0.0.1:$CADDY_PORT/hello")"
-        check_eq "$class: Caddy: ... the handler saw nothing" "$n" "$(seen "$id")"
-        check_eq "$class: Caddy: a 1 MiB body (control): 200" 200 \
-            "$(ccurl "$id" -H "Authorization: Bearer $TOKEN" --data-binary @"$W/1m" "http://127.0.0.1:$CADDY_PORT/hello")"
-    done
-    cid=$(ct sandboxctl create --class trusted --publish 8080 --publish-token-file "$W/token" --publish-name caddy-app -- \
-        /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1)
+    # Caddy's admin endpoint listens on localhost:2019, which Go resolves from
+    # /etc/hosts only: Debian's installer writes that file, debootstrap's
+    # minbase (the test bed) does not. The container's root is an overlay.
+    ct sh -c '[ -e /etc/hosts ] || printf "127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n" > /etc/hosts'
+    check "caddy.service starts with it" ct systemctl restart caddy
+    ccurl() { fcurl "$CADDY_PORT" "$@"; }
+    through_front Caddy "$CADDY_PORT"
+    cid=$(named caddy-app)
     check_match "Caddy: a worker named caddy-app is created" '^[0-9a-f]{12}$' "$cid"
     wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$cid") \
         -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
