@@ -375,8 +375,7 @@ if ct sh -c 'command -v caddy' >/dev/null 2>&1; then
     through_front Caddy "$CADDY_PORT"
     cid=$(named caddy-app)
     check_match "Caddy: a worker named caddy-app is created" '^[0-9a-f]{12}$' "$cid"
-    wait_until 60 sh -c "[ \"\$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket $(sock_of "$cid") \
-        -H 'Authorization: Bearer $TOKEN' http://w/hello)\" = 200 ]"
+    wait_until 60 gate_answers "$cid" /hello
     n=$(seen "$cid")
     check_eq "Caddy maps caddy-app.workers.example.org to that worker: 200" 200 \
         "$(ccurl caddy-app -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$CADDY_PORT/hello")"
