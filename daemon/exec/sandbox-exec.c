@@ -21,8 +21,7 @@
 
 static const char usage[] =
         "Usage: sandbox-exec --id=ID [--net=DEV:INO] [--ipc=DEV:INO] [--mnt=DEV:INO] [--environment] -- /ABSOLUTE/PATH [ARG...]\n"
-        "       sandbox-exec --id=ID --pool-wait\n"
-        "       sandbox-exec --exec-limits=NPROC [--init-env] -- /ABSOLUTE/PATH [ARG...]\n";
+        "       sandbox-exec --id=ID --pool-wait\n";
 
 static int apply_environment(char **env) {
         for (char **e = env; e && *e; e++) {
@@ -32,97 +31,6 @@ static int apply_environment(char **env) {
                         return -errno;
         }
         return 0;
-}
-
-/* --exec-limits: what runsc exec does not carry over from the sandbox's own
- * process to one Exec starts inside it (launch-exec.c): RLIMIT_NPROC (the
- * worker's TasksMax under gVisor) and NoNewPrivs. Then the command, as is. */
-/* --init-env: the environment of the worker's first process (PID 1 of a
- * gVisor sandbox: the workload, or a warm-pool job's), read as the worker,
- * with this process's own entries (the request's) over it. */
-static int apply_init_environment(void) {
-        _cleanup_strv_free_erase_ char **own = NULL;
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0, n = 0;
-        FILE *f;
-
-        for (char **e = environ; e && *e; e++)
-                if (strv_extend(&own, *e) < 0)
-                        return -ENOMEM;
-        f = fopen("/proc/1/environ", "re");
-        if (!f)
-                return -errno;
-        for (;;) {
-                char *nb = realloc(buf, size + 4096 + 1);
-                if (!nb) {
-                        fclose(f);
-                        return -ENOMEM;
-                }
-                buf = nb;
-                size_t k = fread(buf + size, 1, 4096, f);
-                size += k;
-                if (k == 0)
-                        break;
-        }
-        fclose(f);
-        buf[size] = 0;
-        if (clearenv() != 0)
-                return -ENOMEM;
-        for (char *p = buf; p < buf + size; p += n + 1) {
-                n = strlen(p);
-                char *eq = strchr(p, '=');
-                if (eq && eq != p) {
-                        *eq = 0;
-                        if (setenv(p, eq + 1, 1) < 0)
-                                return -errno;
-                }
-        }
-        explicit_bzero(buf, size);
-        return apply_environment(own);
-}
-
-/* The soft RLIMIT_NPROC of the worker's first process (/proc/1/limits), or
- * 0 when it cannot be read: a claimed warm-pool sandbox's job lowered it
- * below what the launcher was told. */
-static uint64_t init_nproc(void) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/1/limits", "re");
-        char line[256];
-        unsigned long long soft;
-
-        while (f && fgets(line, sizeof(line), f))
-                if (startswith(line, "Max processes") &&
-                    sscanf(line + strlen("Max processes"), " %llu", &soft) == 1)
-                        return soft;
-        return 0;
-}
-
-static int exec_with_limits(const char *nproc, bool init_env, char **cmd) {
-        uint64_t n;
-        int r;
-
-        if (parse_uint64(nproc, &n) < 0 || n == 0 || !cmd[0] || cmd[0][0] != '/') {
-                fputs("sandbox-exec: bad command line\n", stderr);
-                return SBX_EXEC_EXIT_USAGE;
-        }
-        if (init_env) {
-                uint64_t k = init_nproc();
-                if (k > 0 && k < n)
-                        n = k;
-                r = apply_init_environment();
-                if (r < 0) {
-                        fprintf(stderr, "sandbox-exec: cannot read the worker's environment: %s\n", strerror(-r));
-                        return SBX_EXEC_EXIT_ENVIRONMENT;
-                }
-        }
-        struct rlimit rl = { .rlim_cur = n, .rlim_max = n };
-        if (setrlimit(RLIMIT_NPROC, &rl) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-                fprintf(stderr, "sandbox-exec: cannot set the worker's limits: %s\n", strerror(errno));
-                return SBX_EXEC_EXIT_SHARED;
-        }
-        execv(cmd[0], cmd);
-        r = errno;
-        fprintf(stderr, "sandbox-exec: cannot execute %s: %s\n", cmd[0], strerror(r));
-        return r == ENOENT ? SBX_EXEC_EXIT_NOT_FOUND : SBX_EXEC_EXIT_CANNOT_EXEC;
 }
 
 static int load_environment(const char *dir) {
@@ -227,10 +135,6 @@ int main(int argc, char *argv[]) {
         const char *id;
         int r;
 
-        if (argc >= 4 && startswith(argv[1], "--exec-limits=") && streq(argv[2], "--"))
-                return exec_with_limits(argv[1] + strlen("--exec-limits="), false, argv + 3);
-        if (argc >= 5 && startswith(argv[1], "--exec-limits=") && streq(argv[2], "--init-env") && streq(argv[3], "--"))
-                return exec_with_limits(argv[1] + strlen("--exec-limits="), true, argv + 4);
         if (argc == 3 && startswith(argv[1], "--id=") && streq(argv[2], "--pool-wait")) {
                 if (env_credential_dir(argv[1] + strlen("--id="), &dir) < 0) {
                         fprintf(stderr, "sandbox-exec: invalid worker id '%s'\n", argv[1] + strlen("--id="));

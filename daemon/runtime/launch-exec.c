@@ -5,7 +5,7 @@
  * capabilities (the bundle's process, taken from its config.json), inside
  * the unit's cgroup on the host. runsc exec gives a new process no rlimits
  * and no NoNewPrivs of the sandbox's, so the command runs through
- * `sandbox-exec --exec-limits=N` inside, which sets RLIMIT_NPROC to the
+ * `sandbox-exec-limits --nproc=N` inside, which sets RLIMIT_NPROC to the
  * worker's --pids (gVisor counts it per user, over the workload's processes
  * too) and NoNewPrivs, then execs it. The environment goes in the process
  * file, a memfd: never on a command line.
@@ -36,7 +36,7 @@
 #include "launch.h"
 
 /* The image must hold it as the host does (the default image, /, does). */
-#define EXEC_WRAPPER SANDBOXD_LIBEXECDIR "/sandbox-exec"
+#define EXEC_WRAPPER SANDBOXD_LIBEXECDIR "/sandbox-exec-limits"
 #define PID_WAIT_USEC (30 * USEC_PER_SEC)
 
 static void send_simple(int conn, SbxExecType type, int value, int status, const int *fds, size_t n_fds) {
@@ -71,7 +71,7 @@ static struct json_object *strv_to_json(char * const *v) {
 /* The bundle's process with S's command, directory and environment: a
  * memfd runsc reads as --process. Its environment is the bundle's HOME (else
  * runsc would make one up) and the request's entries; the worker's own comes
- * from its first process inside (sandbox-exec --init-env reads
+ * from its first process inside (sandbox-exec-limits --init-env reads
  * /proc/1/environ, as the worker), since a pooled sandbox's bundle holds the
  * pool's environment and not the claimed job's. */
 static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxExecSpawn *s, int *ret) {
@@ -108,7 +108,7 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
         uint64_t pids = a->pids;
         if (h->value > 0 && (uint64_t) h->value < pids)
                 pids = (uint64_t) h->value;
-        snprintf(nproc, sizeof(nproc), "--exec-limits=%" PRIu64, pids);
+        snprintf(nproc, sizeof(nproc), "--nproc=%" PRIu64, pids);
         if (r >= 0 && (strv_extend(&argv, EXEC_WRAPPER) < 0 || strv_extend(&argv, nproc) < 0 ||
                        strv_extend(&argv, "--init-env") < 0 || strv_extend(&argv, "--") < 0))
                 r = -ENOMEM;
