@@ -51,7 +51,7 @@ W=/run/sbx-forge                # the wrapper's switches, the starting section's
 T=/etc/sbx-forge                # the runsc wrapper, root's
 ct mkdir -p "$W" "$T"
 cleanup() {
-    ct sh -c "[ -f $W/sandbox-exec.orig ] && cp -a $W/sandbox-exec.orig $EXEC; [ -f $CONF.orig ] && mv $CONF.orig $CONF
+    ct sh -c "[ -f $W/sandbox-exec.orig ] && cp -a $W/sandbox-exec.orig $EXEC.new && mv -f $EXEC.new $EXEC; [ -f $CONF.orig ] && mv $CONF.orig $CONF
         rm -rf $W $T; systemctl restart sandboxd" >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
@@ -126,7 +126,11 @@ done
 # A trusted worker is running once sandbox-exec wrote its readiness token; with
 # sandbox-exec replaced by a sleep it stays starting, CreateWorker unanswered
 # (tests/integration/restart.sh does the same).
-ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 100000\n' >$EXEC"
+# By rename: a write to the file fails (ETXTBSY) while a worker's
+# sandbox-exec still runs from it, and the real one would start workers.
+ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 100000\n' >$EXEC.new &&
+    chmod 0755 $EXEC.new && mv -f $EXEC.new $EXEC"
+check "setup: sandbox-exec is a sleep that never says ready" ct grep -q 'exec /bin/sleep' "$EXEC"
 new_unit() { # the first worker unit not in $BEFORE, in $S
     S=$(comm -13 <(printf '%s\n' "$BEFORE") <(sbx_units | sort) | grep -E '^sandbox-[0-9a-f]{12}\.service$' | head -n1)
     S=${S#sandbox-} S=${S%.service}
@@ -163,7 +167,7 @@ for kind in props job-done job-failed unit-removed; do
     fi
     ct sh -c "kill \$(cat $W/create.pid) 2>/dev/null; rm -f $W/create.out $W/create.pid"
 done
-ct sh -c "cp -a $W/sandbox-exec.orig $EXEC"
+ct sh -c "cp -a $W/sandbox-exec.orig $EXEC.new && mv -f $EXEC.new $EXEC"
 
 # ---- suspending (gVisor, class standard) ----------------------------------------
 # Each attack is one suspend: the forgery is sent while the worker is

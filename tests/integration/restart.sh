@@ -228,7 +228,10 @@ check_output "boot: the current boot ID is recorded" "^$(ct cat /proc/sys/kernel
 # stuck: it was never persisted, so the new daemon stops its unit and removes
 # its home as state it cannot account for; the call ended with the old daemon.
 EXEC=/usr/libexec/sandboxd/sandbox-exec
-ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 1000\n' >$EXEC"
+# By rename: a write to the file fails (ETXTBSY) while a worker's
+# sandbox-exec still runs from it, and the real one would start workers.
+ct sh -c "cp -a $EXEC $W/sandbox-exec.orig && printf '#!/bin/sh\nexec /bin/sleep 1000\n' >$EXEC.new &&
+    chmod 0755 $EXEC.new && mv -f $EXEC.new $EXEC"
 ct sh -c "busctl --system --timeout=300 call org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager CreateWorker \
     'a{sv}' 2 Argv as 2 /bin/sleep 1000 Class s trusted >$W/create.out 2>&1 & echo \$! >$W/create.pid"
 starting_unit() { sbx_units | grep -E '^sandbox-[0-9a-f]{12}\.service$' | head -n1; }
@@ -239,7 +242,7 @@ if wait_until 30 starting_active; then
     check_output "... but CreateWorker is not answered" '^$' ct cat "$W/create.out"
     check_fails "... and the worker is not on the bus" sbx_prop "$T" State
     check "... nor persisted" ct test ! -e "$RUNDIR/workers/$T"
-    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC"
+    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC.new && mv -f $EXEC.new $EXEC"
     check "restart while starting: systemctl restart sandboxd" ct systemctl restart sandboxd.service
     check "restart while starting: the unit is stopped" wait_until 15 unit_gone "$U"
     check "restart while starting: its home is removed" wait_until 15 home_absent "$T"
@@ -251,7 +254,7 @@ if wait_until 30 starting_active; then
     check_output "restart while starting: a trusted worker starts again" '^again$' \
         ct timeout 60 sandboxctl run --class trusted -- /bin/echo again
 else
-    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC"
+    ct sh -c "cp -a $W/sandbox-exec.orig $EXEC.new && mv -f $EXEC.new $EXEC"
     not_ok "token never written: the unit's start job is done (active)" "units: $(sbx_units | tr '\n' ' ')"
 fi
 
