@@ -34,6 +34,10 @@ ask() {
         -H "Authorization: Bearer $TOKEN" http://w/hello
 }
 answers() { [ "$(ask "$1")" = 200 ]; }
+# A caller without the token: the gate refuses it (401) before the handler.
+ask_untokened() {
+    ct curl -s -m 20 -o /dev/null -w '%{http_code}' --unix-socket "$(sock_of "$1")" http://w/hello
+}
 # A trusted worker serving handler.py on 8080 behind its gate, idle after IDLE_S.
 serve() {
     ct sandboxctl create --class trusted --idle "${IDLE_S}s" --publish 8080 --publish-token-file "$W/token" -- \
@@ -58,13 +62,25 @@ check "both handlers answer through their gates" wait_until 60 both_answer
 # A request a second for two and a half idle timeouts (not a speed check:
 # a slow request only makes the gaps longer, which the idle timeout bounds).
 start=$(date +%s)
-asked=0 answered=0
+asked=0 answered=0 refused=0 gone=0
 while [ $(($(date +%s) - start)) -lt $((IDLE_S * 5 / 2)) ]; do
     asked=$((asked + 1))
     [ "$(ask "$BUSY")" = 200 ] && answered=$((answered + 1))
+    # The attack: a caller without the token keeps knocking on the control's
+    # endpoint; what the gate refused must not keep a worker from its reaper.
+    case $(ask_untokened "$LEFT") in
+    401) refused=$((refused + 1)) ;;
+    000) gone=$((gone + 1)) ;;      # reaped, its socket gone with it
+    esac
     sleep 1
 done
+left_after=$(state_of "$LEFT")
 check_eq "every request to the asked worker was answered ($asked)" "$asked" "$answered"
+check_eq "every request without the token to the control was refused 401 until it went ($refused + $gone)" \
+    "$asked" "$((refused + gone))"
+check "... and some reached it while it ran ($refused)" test "$refused" -ge 3
+check_fails "the control, asked only without the token, no longer runs after $((IDLE_S * 5 / 2)) s (was: ${left_after:-gone})" \
+    test "$left_after" = running
 check_eq "the asked worker still runs after $((IDLE_S * 5 / 2)) s of requests (idle timeout ${IDLE_S} s)" running \
     "$(state_of "$BUSY")"
 # Why: its idle clock moved with the requests. No client ever attached and
@@ -81,8 +97,9 @@ diag "$(ct sandboxctl endpoints 2>&1)"
 check_fails "the journal has no idle stop of the asked worker" \
     _journal_match "Worker idle for too long" "SANDBOXD_WORKER_ID=$BUSY"
 
-# The control: the same worker without requests went at its idle timeout.
-expect_removed "the control, left without requests" "$LEFT" idle 30
+# The control: the same worker, asked only without the token, went at its
+# idle timeout.
+expect_removed "the control, asked only without the token, is reaped as idle" "$LEFT" idle 30
 check "the journal says the control was stopped as idle" \
     journal_has "Worker idle for too long, stopping it" "SANDBOXD_WORKER_ID=$LEFT"
 
