@@ -26,14 +26,15 @@ static int append_install_dir(sd_bus_message *m, const GateUnitParams *p) {
 
         if (asprintf(&group, "--group=%s", p->socket_group) < 0)
                 return -ENOMEM;
-        char *argv[] = { (char *) "/usr/bin/install", (char *) "-d", (char *) "--mode=0750", (char *) "--owner=root",
+        /* Setgid: what sandboxd binds there while the worker sleeps
+         * (worker-wake.h) gets the group too, with no CAP_CHOWN. */
+        char *argv[] = { (char *) "/usr/bin/install", (char *) "-d", (char *) "--mode=2750", (char *) "--owner=root",
                          group, (char *) p->socket_dir, NULL };
         return unit_append_exec(m, "ExecStartPre", argv[0], argv, NULL);
 }
 
 /* The EndpointName as a second name of the socket, NAME.sock -> ID.sock
- * beside it, made by PID 1 (sandboxd's own namespace has the directory
- * read-only) once the directory is there, and removed when the socket
+ * beside it, made by PID 1 once the directory is there, and removed when the socket
  * stops, only while it is still this worker's link: names are unique
  * among live workers, and a new worker may hold the name already. */
 static int append_name_link(sd_bus_message *m, const GateUnitParams *p) {

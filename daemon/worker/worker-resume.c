@@ -9,6 +9,7 @@
 #include "worker-disk.h"
 #include "worker-persist.h"
 #include "worker-resume.h"
+#include "worker-wake.h"
 #include "worker-suspend.h"
 
 /* As the suspend's (worker-suspend.c): beyond systemd's default stop timeout. */
@@ -110,6 +111,7 @@ static void resume_settled(Worker *w) {
         w->unit_result = NULL;
         w->suspend.restore = false;
         w->resume.failing = false;
+        worker_wake_failed(w, w->resume.why);
         if (worker_set_state(w, WORKER_SUSPENDED) < 0)
                 return;
         /* The record said suspended all along (only a resume that is done

@@ -15,6 +15,7 @@
 #include "worker-spawn.h"
 #include "worker-suspend.h"
 #include "worker-unit.h"
+#include "worker-wake.h"
 
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
@@ -476,10 +477,14 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         w->suspend.restore = true;
         /* Unwatched (it logs why), the resume is done at its job as before. */
         (void) worker_resume_watch(w);
+        /* The gate's socket unit takes its loopback port back. */
+        worker_wake_resuming(w);
         r = worker_start_resumed_unit(w, error);
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */
                 w->suspend.restore = false;
+                worker_wake_failed(w, error && error->name ? error->message : strerror(-r));
+                worker_wake_listen(w);
                 worker_resume_unwatch(w);
                 channel_worker_ended(w->channel);
                 w->channel = channel_free(w->channel);

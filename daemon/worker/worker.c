@@ -20,6 +20,7 @@
 #include "worker-secrets.h"
 #include "worker-spawn.h"
 #include "worker-suspend.h"
+#include "worker-wake.h"
 #include "worker.h"
 
 
@@ -95,6 +96,7 @@ Worker *worker_free(Worker *w) {
                 return NULL;
         /* Its processes' owners hear the end before the worker goes. */
         worker_processes_end(w);
+        worker_wake_free(w);
         channel_free(w->channel);
         sd_bus_message_unref(w->start.request);
         sd_bus_slot_unref(w->unit_match);
@@ -257,6 +259,9 @@ int worker_set_state(Worker *w, WorkerState s) {
                  * back from suspending or resuming it is the same object. */
                 if (w->exported) {
                         o->state_changed(w);
+                        /* Woken: what its endpoint held goes to its gate. */
+                        if (old == WORKER_RESUMING)
+                                worker_wake_resumed(w);
                         break;
                 }
                 w->exported = true;
@@ -266,12 +271,17 @@ int worker_set_state(Worker *w, WorkerState s) {
                 o->state_changed(w);
                 break;
         case WORKER_SUSPENDING:
-        case WORKER_SUSPENDED:
         case WORKER_RESUMING:
                 o->state_changed(w);
                 break;
+        case WORKER_SUSPENDED:
+                o->state_changed(w);
+                /* Its gate went with its unit: sandboxd holds the endpoint. */
+                worker_wake_listen(w);
+                break;
         case WORKER_ENDED:
                 w->ended_realtime = now_usec(CLOCK_REALTIME);
+                worker_wake_free(w);
                 /* No longer alive; its home is unmounted and the unit gone:
                  * the next worker may have its workspace. */
                 o->released(w);
@@ -309,6 +319,7 @@ void worker_restore_suspended(Worker *w) {
         /* As worker_restore_running(): clients knew it, suspended. */
         w->state = WORKER_SUSPENDED;
         w->exported = true;
+        worker_wake_listen(w);
 }
 
 bool worker_may_gc(const Worker *w) {

@@ -22,6 +22,7 @@ typedef struct Worker Worker;
 typedef struct WorkerLogJob WorkerLogJob;
 typedef struct WorkerProcess WorkerProcess;
 typedef struct WorkerUnitEnv WorkerUnitEnv;
+typedef struct WorkerWake WorkerWake;
 
 typedef enum WorkerState {
         WORKER_STARTING,
@@ -137,6 +138,7 @@ struct Worker {
                 sd_bus_slot *status_match;      /* PropertiesChanged of the service (worker_gate_watch) */
                 uint64_t served_seen;   /* its served count as last seen; 0: none yet */
         } gate;
+        WorkerWake *wake;               /* its endpoint held while it sleeps (worker-wake.h) */
         /* The cgroup's counters as last read (worker-metrics.h): one read
          * serves every property of a GetAll. */
         struct {

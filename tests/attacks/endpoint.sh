@@ -123,7 +123,7 @@ for class in trusted standard; do
     check_output "$class: the socket is 0660 root:www-data" '^660 root www-data$' \
         ct stat -c '%a %U %G' "$(sock_of "$id")"
 done
-check_output "/run/sandboxd-endpoints is 0750 root:www-data" '^750 root www-data$' \
+check_output "/run/sandboxd-endpoints is 2750 root:www-data (setgid: a sleeping worker's socket gets the group)" '^2750 root www-data$' \
     ct stat -c '%a %U %G' /run/sandboxd-endpoints
 check_fails "the two workers' ports differ" test "${TCP[trusted]:-x}" = "${TCP[standard]:-x}"
 

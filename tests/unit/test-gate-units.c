@@ -56,7 +56,7 @@ static void test_pair(void **state) {
                 "\"/run/sandboxd-endpoints/0123456789ab.sock\"", "\"127.0.0.1:20100\"",
                 "\"SocketGroup\"", "\"www-data\"", "\"SocketMode\"", "\"RemoveOnStop\"",
                 /* PID 1 makes the directory: sandboxd has no CAP_CHOWN. */
-                "\"/usr/bin/install\"", "\"--mode=0750\"", "\"--group=www-data\"",
+                "\"/usr/bin/install\"", "\"--mode=2750\"", "\"--group=www-data\"",
                 /* The gate runs in the worker's network namespace. */
                 "\"PrivateNetwork\"", "\"JoinsNamespaceOf\"", "\"PrivateIPC\"",
                 /* Its settings and the token from sandboxd's socket. */

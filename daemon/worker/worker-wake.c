@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "event-util.h"
+#include "spec-endpoint.h"
+#include "worker-suspend.h"
+#include "worker-wake.h"
+
+/* A connection to the endpoint while the worker sleeps: held (fd[1] < 0)
+ * until it runs, then relayed to its gate. buf[i] holds what was read from
+ * fd[i] and is still to be written to the other. */
+typedef struct WakeConn WakeConn;
+struct WakeConn {
+        WorkerWake *wake;
+        WakeConn *next;
+        int fd[2];                      /* [0] the caller's, [1] the gate's */
+        sd_event_source *src[2];
+        bool tcp;                       /* came on the loopback port: goes to the gate's port */
+        bool eof[2], shut[2];
+        size_t len[2], off[2];
+        char buf[2][16384];
+};
+
+struct WorkerWake {
+        Worker *w;
+        int listen_fd[2];               /* [0] the socket file, [1] the loopback port; -1: closed */
+        sd_event_source *listen_src[2];
+        sd_event_source *hold_timer;
+        WakeConn *conns;
+        unsigned n_held;
+        uint64_t first_held_usec;
+        /* Ours until the gate's socket unit binds over it (told by inode). */
+        char *path, *link;
+        dev_t dev;
+        ino_t ino;
+};
+
+bool worker_wakes_on_request(const Worker *w) {
+        return w->spec.idle_suspend && w->gate.service;
+}
+
+static bool conn_held(const WakeConn *c) {
+        return c->fd[1] < 0;
+}
+
+static void conn_free(WakeConn *c) {
+        WorkerWake *k = c->wake;
+
+        for (WakeConn **p = &k->conns; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        if (conn_held(c))
+                k->n_held--;
+        for (int i = 0; i < 2; i++) {
+                sd_event_source_disable_unref(c->src[i]);
+                if (c->fd[i] >= 0)
+                        close(c->fd[i]);
+        }
+        free(c);
+}
+
+/* What a held caller gets when its worker does not come: the gate's kind
+ * of answer, said by sandboxd. */
+static void conn_refuse(WakeConn *c, const char *why) {
+        char body[512], msg[768];
+        int n, m;
+
+        n = snprintf(body, sizeof(body), "worker %s did not wake: %s\n", c->wake->w->id, why);
+        if (n < 0 || (size_t) n >= sizeof(body))
+                n = (int) sizeof(body) - 1;
+        m = snprintf(msg, sizeof(msg),
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+                     "Connection: close\r\n\r\n%.*s", n, n, body);
+        if (m > 0)
+                (void) !write(c->fd[0], msg, MIN((size_t) m, sizeof(msg) - 1));
+        (void) shutdown(c->fd[0], SHUT_RDWR);
+        conn_free(c);
+}
+
+static void refuse_held(WorkerWake *k, const char *why) {
+        WakeConn *next;
+
+        for (WakeConn *c = k->conns; c; c = next) {
+                next = c->next;
+                if (conn_held(c))
+                        conn_refuse(c, why);
+        }
+        k->hold_timer = sd_event_source_disable_unref(k->hold_timer);
+}
+
+/* ---- the relay ------------------------------------------------------------ */
+
+static int conn_update(WakeConn *c) {
+        bool done = true;
+
+        for (int i = 0; i < 2; i++) {
+                /* Its half is over: what it said went on, and the other
+                 * side heard the end. */
+                if (c->eof[i] && c->len[i] == c->off[i] && !c->shut[!i]) {
+                        (void) shutdown(c->fd[!i], SHUT_WR);
+                        c->shut[!i] = true;
+                }
+                done = done && c->eof[i] && c->len[i] == c->off[i];
+        }
+        if (done) {
+                conn_free(c);
+                return 0;
+        }
+        for (int i = 0; i < 2; i++) {
+                uint32_t ev = (!c->eof[i] && c->len[i] == c->off[i] ? EPOLLIN : 0) |
+                              (c->len[!i] > c->off[!i] ? EPOLLOUT : 0);
+                if (sd_event_source_set_io_events(c->src[i], ev) < 0 ||
+                    sd_event_source_set_enabled(c->src[i], ev ? SD_EVENT_ON : SD_EVENT_OFF) < 0) {
+                        conn_free(c);
+                        return 0;
+                }
+        }
+        return 0;
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        WakeConn *c = userdata;
+        int i = fd == c->fd[0] ? 0 : 1;
+        ssize_t n;
+
+        if (revents & EPOLLERR) {
+                conn_free(c);
+                return 0;
+        }
+        if ((revents & (EPOLLIN | EPOLLHUP)) && !c->eof[i] && c->len[i] == c->off[i]) {
+                n = read(fd, c->buf[i], sizeof(c->buf[i]));
+                if (n > 0) {
+                        c->len[i] = (size_t) n;
+                        c->off[i] = 0;
+                } else if (n == 0)
+                        c->eof[i] = true;
+                else if (errno != EAGAIN && errno != EINTR) {
+                        conn_free(c);
+                        return 0;
+                }
+        }
+        if ((revents & EPOLLOUT) && c->len[!i] > c->off[!i]) {
+                n = write(fd, c->buf[!i] + c->off[!i], c->len[!i] - c->off[!i]);
+                if (n > 0) {
+                        c->off[!i] += (size_t) n;
+                        if (c->off[!i] == c->len[!i])
+                                c->len[!i] = c->off[!i] = 0;
+                } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                        conn_free(c);
+                        return 0;
+                }
+        }
+        return conn_update(c);
+}
+
+static int gate_connect(const WorkerWake *k, bool tcp) {
+        union {
+                struct sockaddr_un un;
+                struct sockaddr_in in;
+        } a = {};
+        socklen_t len;
+        int fd;
+
+        if (tcp) {
+                a.in = (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(k->w->gate.tcp_port),
+                                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                len = sizeof(a.in);
+        } else {
+                _cleanup_free_ char *path = NULL;
+                if (sbx_endpoint_socket_path(k->w->id, &path) < 0 || strlen(path) >= sizeof(a.un.sun_path))
+                        return -EINVAL;
+                a.un.sun_family = AF_UNIX;
+                strcpy(a.un.sun_path, path);
+                len = sizeof(a.un);
+        }
+        fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* A listening socket of PID 1's on this host: the connect is
+         * queued at once, or refused. */
+        if (connect(fd, (struct sockaddr *) &a, len) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int conn_relay(WakeConn *c) {
+        sd_event *e = worker_event(c->wake->w);
+        int fd, r;
+
+        fd = gate_connect(c->wake, c->tcp);
+        if (fd < 0)
+                return fd;
+        c->fd[1] = fd;
+        c->wake->n_held--;
+        for (int i = 0; i < 2; i++) {
+                r = sd_event_add_io(e, &c->src[i], c->fd[i], EPOLLIN, on_conn_io, c);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_description(c->src[i], "worker-wake-relay");
+        }
+        return conn_update(c) < 0 ? -EIO : 0;
+}
+
+/* ---- listening ---------------------------------------------------------- */
+
+static void close_listener(WorkerWake *k, int i) {
+        k->listen_src[i] = sd_event_source_disable_unref(k->listen_src[i]);
+        if (k->listen_fd[i] >= 0)
+                close(k->listen_fd[i]);
+        k->listen_fd[i] = -1;
+}
+
+static int on_hold_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        WorkerWake *k = userdata;
+
+        k->hold_timer = sd_event_source_disable_unref(k->hold_timer);
+        log_struct(LOG_WARNING, "A request held for the worker's wake timed out", "SANDBOXD_WORKER_ID", k->w->id,
+                   "SANDBOXD_EVENT", "wake-timeout", NULL);
+        refuse_held(k, "it did not run again within 60 s");
+        return 0;
+}
+
+static void accept_pending(WorkerWake *k, int i) {
+        while (k->listen_fd[i] >= 0) {
+                int fd = accept4(k->listen_fd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                WakeConn *c = calloc(1, sizeof(*c));
+                if (!c) {
+                        close(fd);
+                        return;
+                }
+                *c = (WakeConn) { .wake = k, .next = k->conns, .fd = { fd, -1 }, .tcp = i == 1 };
+                k->conns = c;
+                k->n_held++;
+                if (k->n_held > WAKE_HELD_MAX) {
+                        conn_refuse(c, "too many requests are waiting for it already");
+                        continue;
+                }
+                if (!k->hold_timer) {
+                        k->first_held_usec = now_usec(CLOCK_MONOTONIC);
+                        if (event_add_timer(worker_event(k->w), &k->hold_timer, WAKE_HOLD_USEC, TIMER_WAIT,
+                                            on_hold_timeout, k, "worker-wake-hold") < 0)
+                                k->hold_timer = NULL;
+                }
+        }
+}
+
+static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        WorkerWake *k = userdata;
+        Worker *w = k->w;
+        SbxError e = {};
+
+        accept_pending(k, fd == k->listen_fd[0] ? 0 : 1);
+        if (k->n_held == 0 || w->state != WORKER_SUSPENDED)
+                return 0;
+        log_struct(LOG_INFO, "Waking the worker: a request came to its endpoint", "SANDBOXD_WORKER_ID", w->id,
+                   "SANDBOXD_EVENT", "wake", NULL);
+        if (worker_resume(w, NULL, &e) < 0) {
+                /* Nothing was started: it sleeps on, and listens again. */
+                refuse_held(k, e.name ? e.message : "its resume could not start");
+                worker_wake_listen(w);
+        }
+        return 0;
+}
+
+static int listen_file(WorkerWake *k) {
+        const SbxConfig *c = k->w->owned_by->config;
+        _cleanup_free_ char *path = NULL;
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        struct group *g;
+        struct stat st;
+        int fd;
+
+        if (sbx_endpoint_socket_path(k->w->id, &path) < 0 || strlen(path) >= sizeof(a.sun_path))
+                return -EINVAL;
+        strcpy(a.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* A file left by a gate that is gone (its unit removes it on stop). */
+        (void) unlink(path);
+        if (bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 || chmod(path, 0660) < 0 || stat(path, &st) < 0 ||
+            listen(fd, SOMAXCONN) < 0) {
+                int r = -errno;
+                close(fd);
+                (void) unlink(path);
+                return r;
+        }
+        g = getgrnam(c->endpoints_socket_group);
+        if (!g || st.st_gid != g->gr_gid) {
+                /* The directory is not (yet) the gate's setgid one: the
+                 * front could not connect, and nobody else may. */
+                close(fd);
+                (void) unlink(path);
+                return -EPERM;
+        }
+        k->listen_fd[0] = fd;
+        k->dev = st.st_dev;
+        k->ino = st.st_ino;
+        free(k->path);
+        k->path = TAKE_PTR(path);
+        if (k->w->spec.endpoint.name) {
+                _cleanup_free_ char *target = NULL;
+                free(k->link);
+                k->link = NULL;
+                if (asprintf(&k->link, SBX_ENDPOINTS_DIR "/%s.sock", k->w->spec.endpoint.name) < 0 ||
+                    asprintf(&target, "%s.sock", k->w->id) < 0)
+                        return -ENOMEM;
+                /* Names are unique among live workers: one left is this one's. */
+                (void) unlink(k->link);
+                if (symlink(target, k->link) < 0) {
+                        free(k->link);
+                        k->link = NULL;
+                }
+        }
+        return 0;
+}
+
+static int listen_port(WorkerWake *k) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(k->w->gate.tcp_port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int one = 1, fd;
+
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        k->listen_fd[1] = fd;
+        return 0;
+}
+
+void worker_wake_listen(Worker *w) {
+        WorkerWake *k = w->wake;
+        int r;
+
+        if (!worker_wakes_on_request(w) || w->state != WORKER_SUSPENDED)
+                return;
+        if (!k) {
+                k = calloc(1, sizeof(*k));
+                if (!k) {
+                        log_error("Out of memory holding the endpoint of worker %s", w->id);
+                        return;
+                }
+                *k = (WorkerWake) { .w = w, .listen_fd = { -1, -1 } };
+                w->wake = k;
+        }
+        for (int i = 0; i < 2; i++) {
+                if (k->listen_fd[i] >= 0 || (i == 1 && w->gate.tcp_port == 0))
+                        continue;
+                r = i == 0 ? listen_file(k) : listen_port(k);
+                if (r >= 0)
+                        r = sd_event_add_io(worker_event(w), &k->listen_src[i], k->listen_fd[i], EPOLLIN, on_listen, k);
+                if (r < 0) {
+                        close_listener(k, i);
+                        log_struct(LOG_WARNING, "Cannot hold the suspended worker's endpoint: a request cannot wake it",
+                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON",
+                                   r == -EPERM ? "the endpoints directory does not give its socket SocketGroup="
+                                               : strerror(-r),
+                                   "SANDBOXD_ENDPOINT", i == 0 ? "socket" : "port", NULL);
+                        continue;
+                }
+                (void) sd_event_source_set_description(k->listen_src[i], "worker-wake-listen");
+        }
+}
+
+void worker_wake_resuming(Worker *w) {
+        WorkerWake *k = w->wake;
+
+        if (!k)
+                return;
+        accept_pending(k, 0);
+        accept_pending(k, 1);
+        close_listener(k, 1);
+}
+
+/* Whether the file at our path is still the socket we bound. */
+static bool path_ours(const WorkerWake *k) {
+        struct stat st;
+
+        return k->path && lstat(k->path, &st) == 0 && st.st_dev == k->dev && st.st_ino == k->ino;
+}
+
+void worker_wake_resumed(Worker *w) {
+        WorkerWake *k = w->wake;
+        unsigned n = 0, failed = 0;
+        char count[16], usec[24];
+        WakeConn *next;
+
+        if (!k)
+                return;
+        accept_pending(k, 0);
+        close_listener(k, 0);
+        /* The gate's socket unit bound its own over ours: the path and the
+         * name link are PID 1's now. */
+        if (!path_ours(k)) {
+                free(k->path);
+                free(k->link);
+                k->path = k->link = NULL;
+        }
+        k->hold_timer = sd_event_source_disable_unref(k->hold_timer);
+        for (WakeConn *c = k->conns; c; c = next) {
+                next = c->next;
+                if (!conn_held(c))
+                        continue;
+                n++;
+                if (conn_relay(c) < 0) {
+                        failed++;
+                        if (conn_held(c))
+                                conn_refuse(c, "its gate did not take the request");
+                        else
+                                conn_free(c);
+                }
+        }
+        if (n == 0)
+                return;
+        snprintf(count, sizeof(count), "%u", n);
+        snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - k->first_held_usec);
+        log_struct(failed ? LOG_WARNING : LOG_INFO, "Worker woken by a request; the held requests go to its gate",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_HELD", count, "SANDBOXD_WAKE_USEC", usec,
+                   "SANDBOXD_EVENT", "woken", NULL);
+}
+
+void worker_wake_failed(Worker *w, const char *why) {
+        if (w->wake)
+                refuse_held(w->wake, why ?: "its resume failed");
+}
+
+void worker_wake_free(Worker *w) {
+        WorkerWake *k = w->wake;
+        char target[64];
+        ssize_t n;
+
+        if (!k)
+                return;
+        refuse_held(k, "it ended");
+        while (k->conns)
+                conn_free(k->conns);
+        close_listener(k, 0);
+        close_listener(k, 1);
+        if (path_ours(k)) {
+                (void) unlink(k->path);
+                /* The name's link, while it still points at this worker. */
+                if (k->link && (n = readlink(k->link, target, sizeof(target) - 1)) > 0) {
+                        target[n] = 0;
+                        if (startswith(target, w->id) && streq(target + strlen(w->id), ".sock"))
+                                (void) unlink(k->link);
+                }
+        }
+        free(k->path);
+        free(k->link);
+        free(k);
+        w->wake = NULL;
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Endpoints (issue 25, item 4): a sleeping endpoint wakes on a request. A
+# gVisor worker serving Python's http.server behind its gate, with
+# IdleAction=suspend, is suspended when idle; while it sleeps sandboxd holds
+# its endpoint's socket (the group's, 0660, the EndpointName's link beside
+# it) and loopback port, and the next request resumes it and is answered by
+# the handler: through the front's group (www-data), through the port, by
+# name, several at once. Beside them: a plain user cannot use the sleeping
+# socket; a caller without the token wakes it but gets the gate's 401 and
+# never the handler; a resume that cannot be done answers 503 with its
+# reason and the worker sleeps on; a worker without IdleAction=suspend holds
+# nothing; a stopped one leaves no socket, link or port; and after a
+# restart of sandboxd the endpoint is held again.
+source "$(dirname "$0")/lib.sh"
+tap_init "$@"
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=/etc/sbx-endpoint-wake        # readable by the workers
+CONF=/etc/sandboxd/sandboxd.conf
+PORT_FIRST=20300
+IDLE_S=6
+TOKEN=sbx-wake-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+IDS=()
+
+cleanup() {
+    ct sh -c "for id in ${IDS[*]}; do sandboxctl stop \$id; done; rm -rf $W
+              [ -f $CONF.sbx-wake ] && mv $CONF.sbx-wake $CONF; systemctl restart sandboxd" >/dev/null 2>&1
+}
+trap 'cleanup; _tap_cleanup' EXIT
+
+ct mkdir -p "$W"
+cat "$SRC/tests/gate/handler.py" > "/proc/$CT_PID/root$W/handler.py"
+printf '%s\n' "$TOKEN" > "/proc/$CT_PID/root$W/token"
+ct chmod 0600 "$W/token"
+ct sh -c "cp -a $CONF $CONF.sbx-wake 2>/dev/null || : > $CONF.sbx-wake
+          printf '[Endpoints]\nPortRange=$PORT_FIRST-$((PORT_FIRST + 9))\n' > $CONF
+          systemctl restart sandboxd"
+wait_until 60 ct systemctl is-active -q sandboxd
+check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
+sbx_settled
+
+sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
+seen() { ct sh -c "cat $SBX_STATE_LINK_ROOT/$1/seen 2>/dev/null | wc -l"; }
+# curl AS-USER ARGS...: the status code; the body in $W/body.
+req() {
+    local user=$1
+    shift
+    ct runuser -u "$user" -- curl -s -m 60 -o "$W/body.$user" -w '%{http_code}' "$@"
+    ct cat "$W/body.$user" > "$TAP_TMP/body" 2>/dev/null
+}
+bearer=(-H "Authorization: Bearer $TOKEN")
+# A standard (gVisor) worker serving handler.py on 8080 behind its gate.
+serve() { # NAME IDLE-ACTION
+    ct sandboxctl create --class standard --idle "${IDLE_S}s" --idle-action "$2" --publish 8080 \
+        --publish-token-file "$W/token" --publish-name "$1" -- \
+        /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1 | tail -n1
+}
+answers() { [ "$(ct curl -s -o /dev/null -w '%{http_code}' --unix-socket "$(sock_of "$1")" "${bearer[@]}" \
+    http://w/hello)" = 200 ]; }
+asleep() { wait_until 120 state_is "$1" suspended; }
+# The front's group may hold a socket, as nginx's workers do.
+ct id www-data >/dev/null
+
+# ---- a worker that sleeps and wakes ------------------------------------------------
+A=$(serve wake-app suspend)
+IDS+=("$A")
+check_match "a standard worker with --publish, --publish-name wake-app and IdleAction=suspend is created" \
+    '^[0-9a-f]{12}$' "$A"
+check "its handler answers through its gate" wait_until 90 answers "$A"
+PORT=$(ct sandboxctl endpoints --json | python3 -c "
+import json, sys, re
+for e in json.load(sys.stdin):
+    s = json.dumps(e)
+    if '$A' in s:
+        m = re.search(r'127\.0\.0\.1:(\d+)', s)
+        print(m.group(1) if m else '')")
+check_match "its gate has a loopback port" '^[0-9]+$' "$PORT"
+diag "worker $A, port ${PORT:-none}"
+
+check "idle: it is suspended (IdleAction=suspend)" asleep "$A"
+check_output "asleep: its socket is there, 0660 root:www-data, held by sandboxd" '^socket 660 root www-data$' \
+    ct stat -c '%F %a %U %G' "$(sock_of "$A")"
+check_output "asleep: ... and the EndpointName's link beside it" "^$A\\.sock\$" \
+    ct readlink /run/sandboxd-endpoints/wake-app.sock
+check "asleep: its loopback port is held too" ct sh -c "ss -Hltn 'sport = :$PORT' | grep -q LISTEN"
+# Attack: a plain user (no group of the front) on the sleeping socket.
+out=$(ct runuser -u tester -- curl -s -m 10 -o /dev/null -w '%{http_code}' --unix-socket "$(sock_of "$A")" \
+    "${bearer[@]}" http://w/hello 2>&1); rc=$?
+check_eq "asleep: tester (not in www-data) cannot connect to the held socket (curl exit 7)" "7 000" "$rc $out"
+check_eq "asleep: ... and it did not wake the worker" suspended "$(state_of "$A")"
+
+# The control: the front's user, with the token, through the socket.
+n=$(seen "$A")
+t0=$(date +%s%N)
+code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hello)
+t1=$(date +%s%N)
+check_eq "wake: www-data's request with the token to the sleeping socket is answered 200" 200 "$code"
+check_output "wake: ... by the handler" '^hello$' cat "$TAP_TMP/body"
+check_eq "wake: ... which saw it once" "$((n + 1))" "$(seen "$A")"
+check_eq "wake: the worker runs again" running "$(state_of "$A")"
+diag "first request to the suspended endpoint: $(((t1 - t0) / 1000000)) ms"
+check "wake: the journal says it was woken by a request" \
+    journal_has "Worker woken by a request" "SANDBOXD_WORKER_ID=$A" "SANDBOXD_EVENT=woken"
+check_output "wake: the gate's own socket is back in its place (root's, the unit's)" '^socket 660 root www-data$' \
+    ct stat -c '%F %a %U %G' "$(sock_of "$A")"
+
+# Through the loopback port.
+check "idle again: suspended" asleep "$A"
+n=$(seen "$A")
+code=$(req tester "${bearer[@]}" "http://127.0.0.1:$PORT/hello")
+check_eq "wake by port: a request with the token to 127.0.0.1:$PORT is answered 200" 200 "$code"
+check_eq "wake by port: ... by the handler" "$((n + 1))" "$(seen "$A")"
+
+# Attack: no token. The wake cannot tell (sandboxd never reads the request),
+# but the gate does: 401, the handler untouched.
+check "idle again: suspended" asleep "$A"
+n=$(seen "$A")
+code=$(req www-data --unix-socket "$(sock_of "$A")" http://w/hello)
+check_eq "no token: the request that woke it gets the gate's 401" 401 "$code"
+check_eq "no token: ... and the handler saw nothing" "$n" "$(seen "$A")"
+
+# Several at once, one of them by name.
+check "idle again: suspended" asleep "$A"
+n=$(seen "$A")
+for i in 1 2 3 4; do
+    ct runuser -u www-data -- curl -s -m 60 -o /dev/null -w '%{http_code}\n' --unix-socket "$(sock_of "$A")" \
+        "${bearer[@]}" "http://w/hello?$i" > "$TAP_TMP/par.$i" &
+done
+ct runuser -u www-data -- curl -s -m 60 -o /dev/null -w '%{http_code}\n' \
+    --unix-socket /run/sandboxd-endpoints/wake-app.sock "${bearer[@]}" http://w/hello?name > "$TAP_TMP/par.5" &
+wait
+check_eq "five at once (one by its name's link), all held and answered 200" "200 200 200 200 200" \
+    "$(cat "$TAP_TMP"/par.* | xargs)"
+check_eq "five at once: the handler saw five" "$((n + 5))" "$(seen "$A")"
+
+# A resume that cannot be done: its image's marker gone.
+check "idle again: suspended" asleep "$A"
+ct rm -f "/var/lib/sandboxd/suspend/$A/sandboxd-uid"
+code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hello)
+check_eq "no image: the request gets 503" 503 "$code"
+check_output "no image: ... saying why" "^worker $A did not wake: .*image" cat "$TAP_TMP/body"
+check_eq "no image: the worker is still suspended" suspended "$(state_of "$A")"
+ct sandboxctl stop "$A" >/dev/null 2>&1
+check "stopped asleep: its socket goes" wait_until 30 ct test ! -e "$(sock_of "$A")"
+check "stopped asleep: ... its name's link" ct test ! -L /run/sandboxd-endpoints/wake-app.sock
+check_fails "stopped asleep: ... and its port" ct sh -c "ss -Hltn 'sport = :$PORT' | grep -q LISTEN"
+
+# ---- the controls: who holds nothing, and a restart --------------------------------
+B=$(serve plain-app stop)
+IDS+=("$B")
+wait_until 90 answers "$B"
+ct sandboxctl suspend "$B" >/dev/null 2>&1
+check "IdleAction=stop, suspended by hand: suspended" asleep "$B"
+check "IdleAction=stop: sandboxd holds no socket for it (a request finds none, as before)" \
+    ct test ! -e "$(sock_of "$B")"
+ct sandboxctl stop "$B" >/dev/null 2>&1
+
+C=$(serve restart-app suspend)
+IDS+=("$C")
+wait_until 90 answers "$C"
+check "restart: a third worker is suspended" asleep "$C"
+ct systemctl restart sandboxd
+wait_until 60 ct systemctl is-active -q sandboxd
+check_output "restart: sandboxd holds its socket again" '^socket 660 root www-data$' \
+    ct stat -c '%F %a %U %G' "$(sock_of "$C")"
+n=$(seen "$C")
+code=$(req www-data --unix-socket "$(sock_of "$C")" "${bearer[@]}" http://w/hello)
+check_eq "restart: a request wakes it: 200" 200 "$code"
+check_eq "restart: ... from the handler" "$((n + 1))" "$(seen "$C")"
+ct sandboxctl stop "$C" >/dev/null 2>&1
+IDS=()
+tap_done
