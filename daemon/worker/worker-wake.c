@@ -350,6 +350,13 @@ static int listen_port(WorkerWake *k) {
         return 0;
 }
 
+/* Whether the file at our path is still the socket we bound. */
+static bool path_ours(const WorkerWake *k) {
+        struct stat st;
+
+        return k->path && lstat(k->path, &st) == 0 && st.st_dev == k->dev && st.st_ino == k->ino;
+}
+
 void worker_wake_listen(Worker *w) {
         WorkerWake *k = w->wake;
         int r;
@@ -365,6 +372,10 @@ void worker_wake_listen(Worker *w) {
                 *k = (WorkerWake) { .w = w, .listen_fd = { -1, -1 } };
                 w->wake = k;
         }
+        /* A resume that failed after the gate's socket unit bound over our
+         * file took the file with it when the unit went. */
+        if (k->listen_fd[0] >= 0 && !path_ours(k))
+                close_listener(k, 0);
         for (int i = 0; i < 2; i++) {
                 if (k->listen_fd[i] >= 0 || (i == 1 && w->gate.tcp_port == 0))
                         continue;
@@ -392,13 +403,6 @@ void worker_wake_resuming(Worker *w) {
         accept_pending(k, 0);
         accept_pending(k, 1);
         close_listener(k, 1);
-}
-
-/* Whether the file at our path is still the socket we bound. */
-static bool path_ours(const WorkerWake *k) {
-        struct stat st;
-
-        return k->path && lstat(k->path, &st) == 0 && st.st_dev == k->dev && st.st_ino == k->ino;
 }
 
 void worker_wake_resumed(Worker *w) {
