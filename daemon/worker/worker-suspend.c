@@ -477,8 +477,6 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         w->suspend.restore = true;
         /* Unwatched (it logs why), the resume is done at its job as before. */
         (void) worker_resume_watch(w);
-        /* The gate's socket unit takes its loopback port back. */
-        worker_wake_resuming(w);
         r = worker_start_resumed_unit(w, error);
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */

@@ -25,7 +25,6 @@ struct WakeConn {
         WakeConn *next;
         int fd[2];                      /* [0] the caller's, [1] the gate's */
         sd_event_source *src[2];
-        bool tcp;                       /* came on the loopback port: goes to the gate's port */
         bool eof[2], shut[2];
         size_t len[2], off[2];
         char buf[2][16384];
@@ -33,8 +32,8 @@ struct WakeConn {
 
 struct WorkerWake {
         Worker *w;
-        int listen_fd[2];               /* [0] the socket file, [1] the loopback port; -1: closed */
-        sd_event_source *listen_src[2];
+        int listen_fd;                  /* the socket file's; -1: closed */
+        sd_event_source *listen_src;
         sd_event_source *hold_timer;
         WakeConn *conns;
         unsigned n_held;
@@ -165,32 +164,20 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         return conn_update(c);
 }
 
-static int gate_connect(const WorkerWake *k, bool tcp) {
-        union {
-                struct sockaddr_un un;
-                struct sockaddr_in in;
-        } a = {};
-        socklen_t len;
+static int gate_connect(const WorkerWake *k) {
+        _cleanup_free_ char *path = NULL;
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
         int fd;
 
-        if (tcp) {
-                a.in = (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(k->w->gate.tcp_port),
-                                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-                len = sizeof(a.in);
-        } else {
-                _cleanup_free_ char *path = NULL;
-                if (sbx_endpoint_socket_path(k->w->id, &path) < 0 || strlen(path) >= sizeof(a.un.sun_path))
-                        return -EINVAL;
-                a.un.sun_family = AF_UNIX;
-                strcpy(a.un.sun_path, path);
-                len = sizeof(a.un);
-        }
-        fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (sbx_endpoint_socket_path(k->w->id, &path) < 0 || strlen(path) >= sizeof(a.sun_path))
+                return -EINVAL;
+        strcpy(a.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        /* A listening socket of PID 1's on this host: the connect is
-         * queued at once, or refused. */
-        if (connect(fd, (struct sockaddr *) &a, len) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+        /* PID 1's listening socket: the connect is queued at once, or
+         * refused. */
+        if (connect(fd, (struct sockaddr *) &a, sizeof(a)) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
                 int r = -errno;
                 close(fd);
                 return r;
@@ -202,7 +189,7 @@ static int conn_relay(WakeConn *c) {
         sd_event *e = worker_event(c->wake->w);
         int fd, r;
 
-        fd = gate_connect(c->wake, c->tcp);
+        fd = gate_connect(c->wake);
         if (fd < 0)
                 return fd;
         c->fd[1] = fd;
@@ -218,11 +205,11 @@ static int conn_relay(WakeConn *c) {
 
 /* ---- listening ---------------------------------------------------------- */
 
-static void close_listener(WorkerWake *k, int i) {
-        k->listen_src[i] = sd_event_source_disable_unref(k->listen_src[i]);
-        if (k->listen_fd[i] >= 0)
-                close(k->listen_fd[i]);
-        k->listen_fd[i] = -1;
+static void close_listener(WorkerWake *k) {
+        k->listen_src = sd_event_source_disable_unref(k->listen_src);
+        if (k->listen_fd >= 0)
+                close(k->listen_fd);
+        k->listen_fd = -1;
 }
 
 static int on_hold_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -235,9 +222,9 @@ static int on_hold_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void accept_pending(WorkerWake *k, int i) {
-        while (k->listen_fd[i] >= 0) {
-                int fd = accept4(k->listen_fd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+static void accept_pending(WorkerWake *k) {
+        while (k->listen_fd >= 0) {
+                int fd = accept4(k->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0)
                         return;
                 WakeConn *c = calloc(1, sizeof(*c));
@@ -245,7 +232,7 @@ static void accept_pending(WorkerWake *k, int i) {
                         close(fd);
                         return;
                 }
-                *c = (WakeConn) { .wake = k, .next = k->conns, .fd = { fd, -1 }, .tcp = i == 1 };
+                *c = (WakeConn) { .wake = k, .next = k->conns, .fd = { fd, -1 } };
                 k->conns = c;
                 k->n_held++;
                 if (k->n_held > WAKE_HELD_MAX) {
@@ -266,7 +253,7 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
         Worker *w = k->w;
         SbxError e = {};
 
-        accept_pending(k, fd == k->listen_fd[0] ? 0 : 1);
+        accept_pending(k);
         if (k->n_held == 0 || w->state != WORKER_SUSPENDED)
                 return 0;
         log_struct(LOG_INFO, "Waking the worker: a request came to its endpoint", "SANDBOXD_WORKER_ID", w->id,
@@ -310,7 +297,7 @@ static int listen_file(WorkerWake *k) {
                 (void) unlink(path);
                 return -EPERM;
         }
-        k->listen_fd[0] = fd;
+        k->listen_fd = fd;
         k->dev = st.st_dev;
         k->ino = st.st_ino;
         free(k->path);
@@ -329,24 +316,6 @@ static int listen_file(WorkerWake *k) {
                         k->link = NULL;
                 }
         }
-        return 0;
-}
-
-static int listen_port(WorkerWake *k) {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(k->w->gate.tcp_port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        int one = 1, fd;
-
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-            bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        k->listen_fd[1] = fd;
         return 0;
 }
 
@@ -369,41 +338,29 @@ void worker_wake_listen(Worker *w) {
                         log_error("Out of memory holding the endpoint of worker %s", w->id);
                         return;
                 }
-                *k = (WorkerWake) { .w = w, .listen_fd = { -1, -1 } };
+                *k = (WorkerWake) { .w = w, .listen_fd = -1 };
                 w->wake = k;
         }
         /* A resume that failed after the gate's socket unit bound over our
          * file took the file with it when the unit went. */
-        if (k->listen_fd[0] >= 0 && !path_ours(k))
-                close_listener(k, 0);
-        for (int i = 0; i < 2; i++) {
-                if (k->listen_fd[i] >= 0 || (i == 1 && w->gate.tcp_port == 0))
-                        continue;
-                r = i == 0 ? listen_file(k) : listen_port(k);
-                if (r >= 0)
-                        r = sd_event_add_io(worker_event(w), &k->listen_src[i], k->listen_fd[i], EPOLLIN, on_listen, k);
-                if (r < 0) {
-                        close_listener(k, i);
-                        log_struct(LOG_WARNING, "Cannot hold the suspended worker's endpoint: a request cannot wake it",
-                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON",
-                                   r == -EPERM ? "the endpoints directory does not give its socket SocketGroup="
-                                               : strerror(-r),
-                                   "SANDBOXD_ENDPOINT", i == 0 ? "socket" : "port", NULL);
-                        continue;
-                }
-                (void) sd_event_source_set_description(k->listen_src[i], "worker-wake-listen");
-        }
-}
-
-void worker_wake_resuming(Worker *w) {
-        WorkerWake *k = w->wake;
-
-        if (!k)
+        if (k->listen_fd >= 0 && !path_ours(k))
+                close_listener(k);
+        if (k->listen_fd >= 0)
                 return;
-        accept_pending(k, 0);
-        accept_pending(k, 1);
-        close_listener(k, 1);
+        r = listen_file(k);
+        if (r >= 0)
+                r = sd_event_add_io(worker_event(w), &k->listen_src, k->listen_fd, EPOLLIN, on_listen, k);
+        if (r < 0) {
+                close_listener(k);
+                log_struct(LOG_WARNING, "Cannot hold the suspended worker's endpoint: a request cannot wake it",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON",
+                           r == -EPERM ? "the endpoints directory does not give its socket SocketGroup="
+                                       : strerror(-r), NULL);
+                return;
+        }
+        (void) sd_event_source_set_description(k->listen_src, "worker-wake-listen");
 }
+
 
 void worker_wake_resumed(Worker *w) {
         WorkerWake *k = w->wake;
@@ -413,8 +370,8 @@ void worker_wake_resumed(Worker *w) {
 
         if (!k)
                 return;
-        accept_pending(k, 0);
-        close_listener(k, 0);
+        accept_pending(k);
+        close_listener(k);
         /* The gate's socket unit bound its own over ours: the path and the
          * name link are PID 1's now. */
         if (!path_ours(k)) {
@@ -460,8 +417,7 @@ void worker_wake_free(Worker *w) {
         refuse_held(k, "it ended");
         while (k->conns)
                 conn_free(k->conns);
-        close_listener(k, 0);
-        close_listener(k, 1);
+        close_listener(k);
         if (path_ours(k)) {
                 (void) unlink(k->path);
                 /* The name's link, while it still points at this worker. */

@@ -8,23 +8,24 @@
 /* A sleeping endpoint. A worker with an Endpoint and IdleAction=suspend is
  * woken by its next request: while it is suspended its gate pair is gone
  * (the gate joins the unit's namespaces) and the gate has no bus to ask for
- * a resume, so sandboxd listens on the endpoint's socket path (and its
- * loopback port) itself. A connection there resumes the worker. sandboxd
- * accepts and holds the connections without reading a byte of them: the
- * token, the limits and HTTP itself stay the gate's. Once the worker runs,
- * each held connection is handed to the new gate by relaying its bytes both
- * ways (the UNIX socket's to the gate's UNIX socket, where a front's
- * X-Forwarded-For is trusted; the port's to the gate's port, where it is
- * not). A resume that fails, or does not end within WAKE_HOLD_USEC, answers
- * each held connection "503 Service Unavailable" with the reason.
+ * a resume, so sandboxd listens on the endpoint's socket file itself. A
+ * connection there resumes the worker. sandboxd accepts and holds the
+ * connections without reading a byte of them: the token, the limits and
+ * HTTP itself stay the gate's. Once the worker runs, each held connection
+ * is handed to the new gate by relaying its bytes both ways, to the gate's
+ * own socket (where a front's X-Forwarded-For is trusted, as it was on the
+ * one the front connected to). A resume that fails, or does not end within
+ * WAKE_HOLD_USEC, answers each held connection "503 Service Unavailable"
+ * with the reason.
  *
- * The socket file is made in the endpoints directory, which the gate's
- * socket unit makes setgid to [Endpoints] SocketGroup= (sandboxd holds no
- * CAP_CHOWN): so it has the group the gate's own socket has, mode 0660. On
- * resume, PID 1 binds the gate's socket over it (systemd unlinks a path in
- * use and binds again), so no connection finds no socket; the loopback
- * port is closed just before the resume starts the units, and is refused
- * for that moment. */
+ * The socket file is made in the endpoints directory, which is setgid to
+ * [Endpoints] SocketGroup= (tmpfiles.d, and each gate's socket unit;
+ * sandboxd holds no CAP_CHOWN): so it has the group the gate's own socket
+ * has, mode 0660. On resume, PID 1 binds the gate's socket over it (systemd
+ * unlinks a path in use and binds again), so no caller finds no socket.
+ * The loopback port (PortRange=) is not held: sandboxd has no network of
+ * its own (PrivateNetwork=yes), and keeps none; it is refused while the
+ * worker sleeps. */
 
 #define WAKE_HOLD_USEC (60 * USEC_PER_SEC)
 #define WAKE_HELD_MAX 64
@@ -35,10 +36,6 @@ bool worker_wakes_on_request(const Worker *w);
 /* W is suspended: listen on its endpoint (if it wakes on a request). A
  * failure is logged; the endpoint is then closed as before (no socket). */
 void worker_wake_listen(Worker *w);
-
-/* A resume is about to start W's units: pending connections are taken,
- * the loopback port is released for the gate's socket. */
-void worker_wake_resuming(Worker *w);
 
 /* W runs again: the held connections go to its gate. */
 void worker_wake_resumed(Worker *w);
