@@ -436,7 +436,7 @@ queue_integration_tests() {
 ASAN_SCRIPTS="tests/integration/core-lifecycle.sh tests/integration/core-badinput.sh tests/integration/polkit.sh
               tests/integration/egress.sh tests/integration/classes.sh tests/cli/integration.sh
               tests/integration/logs.sh tests/integration/suspend.sh tests/integration/suspend-resume-fail.sh
-              tests/integration/exec.sh tests/files/integration.sh"
+              tests/integration/exec.sh tests/files/integration.sh tests/integration/endpoint-wake.sh"
 
 asan_stage_install() {
     local stage=$1 client lib

@@ -42,7 +42,8 @@ check_output "sandboxd.service is active" '^active$' ct systemctl is-active sand
 sbx_settled
 
 sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
-# Requests the handler saw (its home is there while it sleeps too).
+# Requests the handler saw, read while it runs (asleep, its home's disk is
+# not mounted).
 seen() { ct sh -c "cat $SBX_STATE_ROOT/$1/seen 2>/dev/null | wc -l"; }
 # curl AS-USER ARGS...: the status code; the body in $TAP_TMP/body.
 req() {
@@ -81,6 +82,7 @@ for e in json.load(sys.stdin):
 check_match "its gate has a loopback port" '^[0-9]+$' "$PORT"
 diag "worker $A, port ${PORT:-none}"
 
+n=$(seen "$A")
 check "idle: it is suspended (IdleAction=suspend)" asleep "$A"
 check_output "asleep: its socket is there, 0660 root:www-data, held by sandboxd" '^socket 660 root www-data$' \
     ct stat -c '%F %a %U %G' "$(sock_of "$A")"
@@ -95,7 +97,6 @@ check_eq "asleep: tester (not in www-data) cannot connect to the held socket (cu
 check_eq "asleep: ... and it did not wake the worker" suspended "$(state_of "$A")"
 
 # The control: the front's user, with the token, through the socket.
-n=$(seen "$A")
 t0=$(date +%s%N)
 code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hello)
 t1=$(date +%s%N)
@@ -117,15 +118,15 @@ check_eq "awake: ... by the handler" "$((n + 1))" "$(seen "$A")"
 
 # Attack: no token. The wake cannot tell (sandboxd never reads the request),
 # but the gate does: 401, the handler untouched.
-check "idle again: suspended" asleep "$A"
 n=$(seen "$A")
+check "idle again: suspended" asleep "$A"
 code=$(req www-data --unix-socket "$(sock_of "$A")" http://w/hello)
 check_eq "no token: the request that woke it gets the gate's 401" 401 "$code"
 check_eq "no token: ... and the handler saw nothing" "$n" "$(seen "$A")"
 
 # Several at once, one of them by name.
-check "idle again: suspended" asleep "$A"
 n=$(seen "$A")
+check "idle again: suspended" asleep "$A"
 for i in 1 2 3 4; do
     ct runuser -u www-data -- curl -s -m 60 -o /dev/null -w '%{http_code}\n' --unix-socket "$(sock_of "$A")" \
         "${bearer[@]}" "http://w/hello?$i" > "$TAP_TMP/par.$i" &
@@ -161,12 +162,12 @@ ct sandboxctl stop "$B" >/dev/null 2>&1
 C=$(serve restart-app suspend)
 IDS+=("$C")
 wait_until 90 answers "$C"
+n=$(seen "$C")
 check "restart: a third worker is suspended" asleep "$C"
 ct systemctl restart sandboxd
 wait_until 60 ct systemctl is-active -q sandboxd
 check_output "restart: sandboxd holds its socket again" '^socket 660 root www-data$' \
     ct stat -c '%F %a %U %G' "$(sock_of "$C")"
-n=$(seen "$C")
 code=$(req www-data --unix-socket "$(sock_of "$C")" "${bearer[@]}" http://w/hello)
 check_eq "restart: a request wakes it: 200" 200 "$code"
 check_eq "restart: ... from the handler" "$((n + 1))" "$(seen "$C")"
