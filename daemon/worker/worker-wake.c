@@ -38,6 +38,10 @@ struct WorkerWake {
         WakeConn *conns;
         unsigned n_held;
         uint64_t first_held_usec;
+        /* The last wake that failed: callers within WAKE_RETRY_USEC get its
+         * reason at once, not another resume (each makes units of PID 1's). */
+        uint64_t failed_usec;
+        char failed_why[256];
         /* Ours until the gate's socket unit binds over it (told by inode). */
         char *path, *link;
         dev_t dev;
@@ -256,11 +260,15 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
         accept_pending(k);
         if (k->n_held == 0 || w->state != WORKER_SUSPENDED)
                 return 0;
+        if (k->failed_usec > 0 && now_usec(CLOCK_MONOTONIC) < k->failed_usec + WAKE_RETRY_USEC) {
+                refuse_held(k, k->failed_why);
+                return 0;
+        }
         log_struct(LOG_INFO, "Waking the worker: a request came to its endpoint", "SANDBOXD_WORKER_ID", w->id,
                    "SANDBOXD_EVENT", "wake", NULL);
         if (worker_resume(w, NULL, &e) < 0) {
                 /* Nothing was started: it sleeps on, and listens again. */
-                refuse_held(k, e.name ? e.message : "its resume could not start");
+                worker_wake_failed(w, e.name ? e.message : "its resume could not start");
                 worker_wake_listen(w);
         }
         return 0;
@@ -370,6 +378,7 @@ void worker_wake_resumed(Worker *w) {
 
         if (!k)
                 return;
+        k->failed_usec = 0;
         accept_pending(k);
         close_listener(k);
         /* The gate's socket unit bound its own over ours: the path and the
@@ -403,8 +412,13 @@ void worker_wake_resumed(Worker *w) {
 }
 
 void worker_wake_failed(Worker *w, const char *why) {
-        if (w->wake)
-                refuse_held(w->wake, why ?: "its resume failed");
+        WorkerWake *k = w->wake;
+
+        if (!k)
+                return;
+        k->failed_usec = now_usec(CLOCK_MONOTONIC);
+        snprintf(k->failed_why, sizeof(k->failed_why), "%s", why ?: "its resume failed");
+        refuse_held(k, k->failed_why);
 }
 
 void worker_wake_free(Worker *w) {

@@ -29,6 +29,7 @@
 
 #define WAKE_HOLD_USEC (60 * USEC_PER_SEC)
 #define WAKE_HELD_MAX 64
+#define WAKE_RETRY_USEC (10 * USEC_PER_SEC)
 
 /* Whether W wakes on a request: it has an endpoint and IdleAction=suspend. */
 bool worker_wakes_on_request(const Worker *w);
@@ -41,7 +42,8 @@ void worker_wake_listen(Worker *w);
 void worker_wake_resumed(Worker *w);
 
 /* The resume failed (W stays suspended): each held connection gets a 503
- * saying WHY. worker_wake_listen() follows with the state. */
+ * saying WHY, and so does each that comes within WAKE_RETRY_USEC, without
+ * another resume. worker_wake_listen() follows with the state. */
 void worker_wake_failed(Worker *w, const char *why);
 
 /* W ended, or is freed: everything closed; held connections get a 503;
