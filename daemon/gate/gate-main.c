@@ -291,7 +291,7 @@ static int add_activated(Gate *g) {
 
 static int run(int argc, char **argv) {
         Args args = {};
-        Gate g = {};
+        Gate g = { .started_usec = now_usec(CLOCK_MONOTONIC) };
         sd_event_source *sig;
         int r;
 

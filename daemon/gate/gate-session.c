@@ -24,6 +24,7 @@
 typedef enum SessionState {
         SESSION_READ,
         SESSION_CONNECTING,
+        SESSION_WAITING,                /* for the handler to listen (HANDLER_GRACE_USEC) */
         SESSION_SENDING,
         SESSION_RESPONSE,
         SESSION_WRITING,
@@ -50,6 +51,7 @@ struct GateSession {
         size_t out_len, out_allocated, out_done;
         bool up_reusable;
         uint64_t start_usec;
+        uint64_t handler_deadline;      /* the request's timeout at the handler */
         uint64_t bytes_in, bytes_out;   /* request bytes to the handler, response bytes to the caller */
         size_t lingered;
         char method[16];
@@ -295,6 +297,24 @@ static void session_next_request(GateSession *s) {
         timer_in(s, s->gate->config.idle_usec);
 }
 
+/* Just after the gate started (its worker just started, or woke from a
+ * suspend: a request started the gate), the handler may not listen yet: a
+ * refused connection is tried again, within the request's timeout, until
+ * this long after the gate's start; then it is the 502 at once. */
+#define HANDLER_GRACE_USEC (5 * USEC_PER_SEC)
+#define HANDLER_RETRY_USEC (50 * USEC_PER_MSEC)
+
+static bool handler_may_come(const GateSession *s, int err) {
+        return (err == ECONNREFUSED || err == ENETUNREACH || err == EHOSTUNREACH) &&
+               now_usec(CLOCK_MONOTONIC) < s->gate->started_usec + HANDLER_GRACE_USEC;
+}
+
+static void handler_wait(GateSession *s) {
+        up_close(s);
+        s->state = SESSION_WAITING;
+        timer_at(s, MIN(now_usec(CLOCK_MONOTONIC) + HANDLER_RETRY_USEC, s->handler_deadline));
+}
+
 static int on_up_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         GateSession *s = userdata;
 
@@ -302,7 +322,10 @@ static int on_up_io(sd_event_source *source, int fd, uint32_t revents, void *use
                 int err = 0;
                 socklen_t len = sizeof(err);
                 if (getsockopt(s->up_fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) {
-                        session_refuse(s, 502, "handler-unreachable");
+                        if (handler_may_come(s, err))
+                                handler_wait(s);
+                        else
+                                session_refuse(s, 502, "handler-unreachable");
                         return 0;
                 }
                 s->state = SESSION_SENDING;
@@ -348,7 +371,8 @@ static void session_to_handler(GateSession *s) {
         int r;
 
         s->sent = 0;
-        timer_in(s, s->gate->config.timeout_usec);
+        s->handler_deadline = now_usec(CLOCK_MONOTONIC) + s->gate->config.timeout_usec;
+        timer_at(s, s->handler_deadline);
         if (s->up_fd >= 0) {
                 s->up_reused = true;
                 s->state = SESSION_SENDING;
@@ -356,7 +380,9 @@ static void session_to_handler(GateSession *s) {
                 return;
         }
         r = up_connect(s);
-        if (r < 0)
+        if (r < 0 && handler_may_come(s, -r))
+                handler_wait(s);
+        else if (r < 0)
                 session_refuse(s, 502, "handler-unreachable");
 }
 
@@ -605,6 +631,18 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
                         session_refuse(s, 408, s->head_seen ? "body-timeout" : "header-timeout");
                 }
                 break;
+        case SESSION_WAITING:
+                if (now_usec(CLOCK_MONOTONIC) < s->handler_deadline) {
+                        int r = up_connect(s);
+                        if (r >= 0)
+                                timer_at(s, s->handler_deadline);
+                        else if (handler_may_come(s, -r))
+                                handler_wait(s);
+                        else
+                                session_refuse(s, 502, "handler-unreachable");
+                        break;
+                }
+                __attribute__((fallthrough));
         case SESSION_CONNECTING:
         case SESSION_SENDING:
         case SESSION_RESPONSE:

@@ -45,6 +45,7 @@ typedef struct Gate {
         bool status_due;
         JournalBatch journal;
         LogLimit refusal_log;
+        uint64_t started_usec;          /* CLOCK_MONOTONIC: the handler's grace counts from it */
 } Gate;
 
 /* Takes ownership of a listening socket; FRONT: it is the UNIX socket. */

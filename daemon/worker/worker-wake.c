@@ -88,7 +88,16 @@ static void conn_refuse(WakeConn *c, const char *why) {
                      "Connection: close\r\n\r\n%.*s", n, n, body);
         if (m > 0)
                 (void) !write(c->fd[0], msg, MIN((size_t) m, sizeof(msg) - 1));
-        (void) shutdown(c->fd[0], SHUT_RDWR);
+        (void) shutdown(c->fd[0], SHUT_WR);
+        /* What the caller sent, unread, would make the close a reset that
+         * the caller may see before the answer: read and dropped (a request
+         * head; a larger body may still be cut short). */
+        for (size_t total = 0; total < sizeof(c->buf[0]) * 4;) {
+                ssize_t got = read(c->fd[0], c->buf[0], sizeof(c->buf[0]));
+                if (got <= 0)
+                        break;
+                total += (size_t) got;
+        }
         conn_free(c);
 }
 

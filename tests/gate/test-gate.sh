@@ -15,10 +15,10 @@ command -v systemd-socket-activate >/dev/null || { echo "1..0 # skip no systemd-
 command -v curl >/dev/null || { echo "1..0 # skip no curl"; exit 77; }
 
 T=$(mktemp -d)
-H_PID='' G_PID='' N_PID=''
+H_PID='' G_PID='' N_PID='' G2_PID='' H2_PID=''
 cleanup() {
     # shellcheck disable=SC2086
-    kill $H_PID $G_PID $N_PID 2>/dev/null
+    kill $H_PID $G_PID $N_PID $G2_PID $H2_PID 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
 }
@@ -245,4 +245,32 @@ PY
 check_output "one journal line per request, never the token" 'gate: GET /hello -> 200' cat "$T/gate.log"
 check_fails "the log never holds the token" grep -q "$TOKEN" "$T/gate.log"
 check "the gate still runs" kill -0 "$G_PID"
+
+# ---- a handler that is not listening yet ----
+# A gate just started (its worker just started, or woke from a suspend)
+# tries a refused handler again for its first 5 s, within the request's
+# timeout: the request waits for the handler instead of a 502.
+W2PORT=$(free_port)
+sed -e "s/^upstream=.*/upstream=127.0.0.1:$W2PORT/" -e 's/^timeout_usec=.*/timeout_usec=4000000/' \
+    "$T/config" > "$T/config2"
+: > "$T/seen2"
+systemd-socket-activate -l "$T/gate2.sock" "$GATE" --config "$T/config2" --token "$T/token" \
+    2> "$T/gate2.log" & G2_PID=$!
+wait_until 10 test -S "$T/gate2.sock"
+(sleep 1; exec python3 "$HERE/handler.py" "$W2PORT" "$T/seen2") & H2_PID=$!
+t0=$(date +%s%N)
+code=$(curl -s --unix-socket "$T/gate2.sock" -o /dev/null -w '%{http_code}' --max-time 10 "${AUTH[@]}" http://w/hello)
+t1=$(date +%s%N)
+check_eq "handler listening 1 s after the gate's start: the request waits for it, 200" 200 "$code"
+check_eq "... and the handler saw it" 1 "$(wc -l < "$T/seen2" | tr -d ' ')"
+diag "waited $(((t1 - t0) / 1000000)) ms"
+# The control: past the grace, a handler that is gone is the 502 at once.
+kill "$H2_PID" 2>/dev/null; wait "$H2_PID" 2>/dev/null
+sleep 4
+t0=$(date +%s%N)
+code=$(curl -s --unix-socket "$T/gate2.sock" -o /dev/null -w '%{http_code}' --max-time 10 "${AUTH[@]}" http://w/hello)
+t1=$(date +%s%N)
+check_eq "past its first 5 s, a handler that is gone: 502" 502 "$code"
+check "... at once (under 1 s), not after the request's timeout" test $(((t1 - t0) / 1000000)) -lt 1000
+kill "$G2_PID" 2>/dev/null
 tap_done
