@@ -40,12 +40,12 @@
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --top N        workers for top (default 300)
-#     --only NAMES   only these of: start runtime egress gate density churn broker suspend checkpoint exec files top
+#     --only NAMES   only these of: start runtime egress gate density churn broker suspend wake checkpoint exec files top
 #     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
-ALL="start runtime egress gate density churn broker suspend checkpoint exec files top"
+ALL="start runtime egress gate density churn broker suspend wake checkpoint exec files top"
 QUICK=
 CHURN=
 DENSITY=300
@@ -75,12 +75,12 @@ done
 if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
-    RUNTIME_N=3; SUSPEND_N=1; CHECKPOINT_N=3
+    RUNTIME_N=3; SUSPEND_N=1; WAKE_N=2; CHECKPOINT_N=3
     EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3)
 else
     CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
-    RUNTIME_N=30; SUSPEND_N=5; CHECKPOINT_N=200
+    RUNTIME_N=30; SUSPEND_N=5; WAKE_N=10; CHECKPOINT_N=200
     EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP")
 fi
 [ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
@@ -179,6 +179,7 @@ if wanted broker; then
     fi
 fi
 wanted suspend && bench suspend bash "$SRC/bench/suspend.sh" "$SUSPEND_N"
+wanted wake && bench wake bash "$SRC/bench/wake.sh" "$WAKE_N"
 if wanted checkpoint; then
     if [ -z "$STAGE" ]; then
         cannot "$RUN/build.log" checkpoint

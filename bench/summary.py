@@ -34,7 +34,7 @@ MiB = 2 ** 20
 # Each benchmark of bench/run.sh and the JSON it writes, in run order.
 BENCHMARKS = {"start": ["start-latency.json"], "runtime": ["runtime-start.json"], "egress": ["egress.json"],
               "density": ["density.json"], "churn": ["churn.json"], "broker": ["broker.json"],
-              "suspend": ["suspend.json"], "checkpoint": ["checkpoint-handshakes-new.json"],
+              "suspend": ["suspend.json"], "wake": ["wake.json"], "checkpoint": ["checkpoint-handshakes-new.json"],
               "exec": ["exec.json"], "files": ["files-copy.json"], "top": ["top.json"], "gate": ["gate.json"]}
 FIGURES = {"start": ["start-latency.png"], "density": ["density.png"], "egress": ["egress-latency.png"]}
 
@@ -216,6 +216,16 @@ def suspend():
             f"{x['suspend_p50_us'] / 1000:.0f} / {x['resume_p50_us'] / 1000:.0f} / {x['cold_p50_us'] / 1000:.0f} ms")
 
 
+def wake():
+    r = load("wake.json")
+    if not r:
+        return row("wake", "no wake.json", "-")
+    w, a, goal = r["wake"], r["awake"], r.get("goal_first_request_us", 1000000)
+    row("wake", f"first request to a sleeping endpoint, 50 MiB, p50 / p95 (n={w['n']}); awake p50",
+        f"{w['p50_us'] / 1000:.0f} / {w['p95_us'] / 1000:.0f} ms; {a['p50_us'] / 1000:.1f} ms",
+        f"< {goal / 1e6:.0f} s", w["p95_us"] < goal, f"{(w['p95_us'] - goal) / 1000:.0f} ms")
+
+
 def checkpoint():
     r = load("checkpoint-handshakes-new.json")
     if not r:
@@ -282,7 +292,7 @@ def gate():
 
 
 ROWS = {"start": start_latency, "runtime": runtime, "egress": egress, "density": density, "churn": churn,
-        "broker": broker, "suspend": suspend, "checkpoint": checkpoint, "exec": exec_latency,
+        "broker": broker, "suspend": suspend, "wake": wake, "checkpoint": checkpoint, "exec": exec_latency,
         "files": files_copy, "top": top, "gate": gate}
 
 

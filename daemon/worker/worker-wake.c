@@ -16,8 +16,10 @@
 #include "worker-suspend.h"
 #include "worker-wake.h"
 
-/* A connection to the endpoint while the worker sleeps: held (fd[1] < 0)
- * until it runs, then relayed to its gate. buf[i] holds what was read from
+/* A connection to the endpoint while the worker sleeps: held until it
+ * runs, then relayed to its gate; or answered 503 and lingering until the
+ * caller closes (WAKE_LINGER_USEC at most), so that a request it sends
+ * after our answer finds the socket open, not a reset. buf[i] holds what was read from
  * fd[i] and is still to be written to the other. */
 typedef struct WakeConn WakeConn;
 struct WakeConn {
@@ -26,6 +28,7 @@ struct WakeConn {
         int fd[2];                      /* [0] the caller's, [1] the gate's */
         sd_event_source *src[2];
         bool eof[2], shut[2];
+        bool lingering;
         size_t len[2], off[2];
         char buf[2][16384];
 };
@@ -53,7 +56,7 @@ bool worker_wakes_on_request(const Worker *w) {
 }
 
 static bool conn_held(const WakeConn *c) {
-        return c->fd[1] < 0;
+        return c->fd[1] < 0 && !c->lingering;
 }
 
 static void conn_free(WakeConn *c) {
@@ -74,9 +77,27 @@ static void conn_free(WakeConn *c) {
         free(c);
 }
 
+#define WAKE_LINGER_USEC (5 * USEC_PER_SEC)
+
+static int on_linger_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        WakeConn *c = userdata;
+        ssize_t got = read(fd, c->buf[0], sizeof(c->buf[0]));
+
+        /* What it sends is dropped; its close (or an error) ends it. */
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+                conn_free(c);
+        return 0;
+}
+
+static int on_linger_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+        conn_free(userdata);
+        return 0;
+}
+
 /* What a held caller gets when its worker does not come: the gate's kind
  * of answer, said by sandboxd. */
 static void conn_refuse(WakeConn *c, const char *why) {
+        sd_event *e = worker_event(c->wake->w);
         char body[512], msg[768];
         int n, m;
 
@@ -89,16 +110,12 @@ static void conn_refuse(WakeConn *c, const char *why) {
         if (m > 0)
                 (void) !write(c->fd[0], msg, MIN((size_t) m, sizeof(msg) - 1));
         (void) shutdown(c->fd[0], SHUT_WR);
-        /* What the caller sent, unread, would make the close a reset that
-         * the caller may see before the answer: read and dropped (a request
-         * head; a larger body may still be cut short). */
-        for (size_t total = 0; total < sizeof(c->buf[0]) * 4;) {
-                ssize_t got = read(c->fd[0], c->buf[0], sizeof(c->buf[0]));
-                if (got <= 0)
-                        break;
-                total += (size_t) got;
-        }
-        conn_free(c);
+        c->wake->n_held--;
+        c->lingering = true;
+        if (sd_event_add_io(e, &c->src[0], c->fd[0], EPOLLIN, on_linger_io, c) < 0 ||
+            sd_event_add_time_relative(e, &c->src[1], CLOCK_MONOTONIC, WAKE_LINGER_USEC, 0, on_linger_timeout,
+                                       c) < 0)
+                conn_free(c);
 }
 
 static void refuse_held(WorkerWake *k, const char *why) {

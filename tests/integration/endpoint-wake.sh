@@ -141,7 +141,8 @@ check_eq "five at once: the handler saw five" "$((n + 5))" "$(seen "$A")"
 # A resume that cannot be done: its image's marker gone.
 check "idle again: suspended" asleep "$A"
 ct rm -f "/var/lib/sandboxd/suspend/$A/sandboxd-uid"
-cur=$(ct journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p')
+wakes() { ct journalctl -o cat SANDBOXD_WORKER_ID="$A" SANDBOXD_EVENT=wake | grep -c .; }
+w0=$(wakes)
 code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hello)
 check_eq "no image: the request gets 503" 503 "$code"
 check_output "no image: ... saying why" "^worker $A did not wake: .*image" cat "$TAP_TMP/body"
@@ -151,7 +152,7 @@ code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hell
 check_eq "no image, again within 10 s: 503 at once" 503 "$code"
 check_output "no image, again: ... with the same reason" "^worker $A did not wake: .*image" cat "$TAP_TMP/body"
 check_eq "no image: the first request tried a resume, the second did not (one 'wake' for two)" 1 \
-    "$(ct journalctl --after-cursor="$cur" -o cat SANDBOXD_WORKER_ID="$A" SANDBOXD_EVENT=wake | grep -c .)"
+    "$(($(wakes) - w0))"
 ct sandboxctl stop "$A" >/dev/null 2>&1
 check "stopped asleep: its socket goes" wait_until 30 ct test ! -e "$(sock_of "$A")"
 check "stopped asleep: ... its name's link" ct test ! -L /run/sandboxd-endpoints/wake-app.sock
