@@ -13,15 +13,11 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-10}
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
-BUILD=${BUILD:-$SRC/build-bench}
-[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
-ninja -C "$BUILD" >/dev/null
-STAGE=$(mktemp -d)
-DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+. "$SRC/bench/lib.sh"
+STAGE=$(bench_stage "$SRC")
 
 . "$SRC/tests/testbed/testbed.sh"
 NAME=sandboxd-bench-wake-$$
-testbed_on_exit "rm -rf '$STAGE'"
 testbed_boot "$NAME" "$STAGE"
 ct() { testbed_exec "$NAME" "$@"; }
 # What the package's postinst does: the endpoints' directory.
