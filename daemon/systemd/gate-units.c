@@ -201,6 +201,11 @@ static int append_service_unit(sd_bus_message *m, const char *service, const Gat
          * gate's listeners came from the socket unit, on the host. */
         CHECK(sd_bus_message_append(m, "(sv)", "PrivateNetwork", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "JoinsNamespaceOf", "as", 1, p->worker_unit));
+        /* A request that comes while the worker starts or resumes starts
+         * the gate only once the worker's unit is up: a gate that ran
+         * first was left outside the namespace of a restored sandbox's
+         * link, and answered 502 for its whole life. */
+        CHECK(sd_bus_message_append(m, "(sv)", "After", "as", 1, p->worker_unit));
         /* Should a connection start the gate before the worker runs, the
          * worker joins the gate's namespaces: without PrivateIPC= here its
          * own would be dropped (as egress-units.c's socket says). */

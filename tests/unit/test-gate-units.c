@@ -59,6 +59,8 @@ static void test_pair(void **state) {
                 "\"/usr/bin/install\"", "\"--mode=2750\"", "\"--group=www-data\"",
                 /* The gate runs in the worker's network namespace. */
                 "\"PrivateNetwork\"", "\"JoinsNamespaceOf\"", "\"PrivateIPC\"",
+                /* Started once the worker is up (a request during a resume). */
+                "\"After\"",
                 /* Its settings and the token from sandboxd's socket. */
                 "\"gate-config\"", "\"gate-token\"", "\"/run/sandboxd/credentials.sock\"",
                 "\"/usr/libexec/sandboxd/sandbox-gate\"", "\"NotifyAccess\"", "\"PartOf\"",
