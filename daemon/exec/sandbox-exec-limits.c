@@ -41,6 +41,16 @@ static unsigned long long init_nproc(void) {
         return soft;
 }
 
+/* KV, "KEY=VALUE", into the environment; anything else is passed over. */
+static int put_entry(char *kv) {
+        char *eq = strchr(kv, '=');
+
+        if (!eq || eq == kv)
+                return 0;
+        *eq = 0;
+        return setenv(kv, eq + 1, 1) < 0 ? -errno : 0;
+}
+
 /* The environment of the worker's first process (PID 1 of a gVisor sandbox:
  * the workload, or a warm-pool job's), read as the worker, with this
  * process's own entries (the request's) over it. */
@@ -84,20 +94,15 @@ static int apply_init_environment(void) {
         }
         buf[size] = 0;
         /* The worker's entries, then the request's over them. */
-        for (char *p = buf; r == 0 && p < buf + size; p += strlen(p) + 1) {
-                char *eq = strchr(p, '=');
-                if (eq && eq != p) {
-                        *eq = 0;
-                        r = setenv(p, eq + 1, 1) < 0 ? -errno : 0;
-                }
+        /* Each entry's length before put_entry() cuts it at its '=':
+         * the rest of a value is no entry of its own. */
+        for (char *p = buf; r == 0 && p < buf + size;) {
+                size_t n = strlen(p);
+                r = put_entry(p);
+                p += n + 1;
         }
-        for (size_t i = 0; r == 0 && i < n_own; i++) {
-                char *eq = strchr(own[i], '=');
-                if (eq && eq != own[i]) {
-                        *eq = 0;
-                        r = setenv(own[i], eq + 1, 1) < 0 ? -errno : 0;
-                }
-        }
+        for (size_t i = 0; r == 0 && i < n_own; i++)
+                r = put_entry(own[i]);
 out:
         /* The worker's secrets may be in either copy. */
         if (buf) {

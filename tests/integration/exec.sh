@@ -76,7 +76,7 @@ print("\nEXIT=%d" % os.waitstatus_to_exitcode(status))
 '
 
 for class in trusted standard; do
-    if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s "$class" Environment as 1 SBX_SPEC_VAR=from-spec; then
+    if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s "$class" Environment as 2 SBX_SPEC_VAR=from-spec SBX_EQ_VAR=k=v; then
         ok "$class: a worker runs sleep"
     else
         not_ok "$class: a worker runs sleep" "$BUS_ERROR $BUS_ERRMSG"
@@ -122,6 +122,10 @@ rc=0" "$got"
     exec_out "$id" /bin/sh -c 'echo "$SBX_SPEC_VAR $HOME"'
     check_match "$class: the process has the worker's environment (the spec's, HOME)" \
         "^from-spec /var/lib/(private/)?sandboxd/workers/$id\$" "$EXEC_OUT"
+    # A value with '=' in it is one entry: gVisor's exec wrapper once read
+    # the rest of it as an entry of its own (k=v here).
+    exec_out "$id" /bin/sh -c 'echo "$SBX_EQ_VAR|${k:-unset}"'
+    check_eq "$class: a spec value holding '=' is that value, and no variable of its own" "k=v|unset" "$EXEC_OUT"
     out=$(ct timeout 60 sandboxctl exec --setenv SBX_EXEC_VAR=given --setenv SBX_SPEC_VAR=over "$id" -- \
         /bin/sh -c 'echo "$SBX_EXEC_VAR $SBX_SPEC_VAR"')
     check_eq "$class: --setenv adds to the environment and wins over the spec's" "given over" "$out"
