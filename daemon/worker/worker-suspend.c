@@ -15,7 +15,6 @@
 #include "worker-spawn.h"
 #include "worker-suspend.h"
 #include "worker-unit.h"
-#include "worker-wake.h"
 
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
@@ -481,8 +480,6 @@ int worker_resume(Worker *w, sd_bus_message *request, SbxError *error) {
         if (r < 0) {
                 /* Nothing was made: it is as suspended as before. */
                 w->suspend.restore = false;
-                worker_wake_failed(w, error && error->name ? error->message : strerror(-r));
-                worker_wake_listen(w);
                 worker_resume_unwatch(w);
                 channel_worker_ended(w->channel);
                 w->channel = channel_free(w->channel);

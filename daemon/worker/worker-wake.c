@@ -51,7 +51,8 @@ struct WorkerWake {
         ino_t ino;
 };
 
-bool worker_wakes_on_request(const Worker *w) {
+/* It has an endpoint and IdleAction=suspend. */
+static bool wakes_on_request(const Worker *w) {
         return w->spec.idle_suspend && w->gate.service;
 }
 
@@ -292,11 +293,9 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
         }
         log_struct(LOG_INFO, "Waking the worker: a request came to its endpoint", "SANDBOXD_WORKER_ID", w->id,
                    "SANDBOXD_EVENT", "wake", NULL);
-        if (worker_resume(w, NULL, &e) < 0) {
-                /* Nothing was started: it sleeps on, and listens again. */
+        /* Nothing started: it sleeps on, its listener open. */
+        if (worker_resume(w, NULL, &e) < 0)
                 worker_wake_failed(w, e.name ? e.message : "its resume could not start");
-                worker_wake_listen(w);
-        }
         return 0;
 }
 
@@ -364,7 +363,7 @@ void worker_wake_listen(Worker *w) {
         WorkerWake *k = w->wake;
         int r;
 
-        if (!worker_wakes_on_request(w) || w->state != WORKER_SUSPENDED)
+        if (!wakes_on_request(w) || w->state != WORKER_SUSPENDED)
                 return;
         if (!k) {
                 k = calloc(1, sizeof(*k));

@@ -31,9 +31,6 @@
 #define WAKE_HELD_MAX 64
 #define WAKE_RETRY_USEC (10 * USEC_PER_SEC)
 
-/* Whether W wakes on a request: it has an endpoint and IdleAction=suspend. */
-bool worker_wakes_on_request(const Worker *w);
-
 /* W is suspended: listen on its endpoint (if it wakes on a request). A
  * failure is logged; the endpoint is then closed as before (no socket). */
 void worker_wake_listen(Worker *w);
