@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -262,6 +263,46 @@ int gate_add_listener(Gate *g, int fd, bool front) {
         return 0;
 }
 
+void gate_session_gone(Gate *g) {
+        if (g->draining && g->n_sessions == 0 && g->event)
+                (void) sd_event_exit(g->event, 0);
+}
+
+static int on_drain_deadline(sd_event_source *source, uint64_t usec, void *userdata) {
+        Gate *g = userdata;
+
+        log_warning("Stopping with %u connections still under way: the drain's time is up", g->n_sessions);
+        return sd_event_exit(g->event, 0);
+}
+
+int gate_drain(Gate *g, uint64_t deadline_usec) {
+        int r;
+
+        if (g->draining)
+                return 0;
+        g->draining = true;
+        for (size_t i = 0; i < g->n_listeners; i++) {
+                (void) on_accept(g->listeners[i], sd_event_source_get_io_fd(g->listeners[i]), EPOLLIN, g);
+                g->listeners[i] = sd_event_source_disable_unref(g->listeners[i]);
+        }
+        g->n_listeners = 0;
+        gate_drain_sessions(g);
+        log_info("Draining: no new connections, %u under way", g->n_sessions);
+        if (g->n_sessions == 0)
+                return sd_event_exit(g->event, 0);
+        r = sd_event_add_time(g->event, &g->drain_timer, CLOCK_MONOTONIC, deadline_usec, 0, on_drain_deadline, g);
+        return r < 0 ? sd_event_exit(g->event, 0) : 0;
+}
+
+/* systemd's stop: the requests under way are answered first (a worker's
+ * checkpoint must not catch one half way, nor a handshake to its handler). */
+static int on_stop_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        Gate *g = userdata;
+        const GateConfig *c = &g->config;
+
+        return gate_drain(g, now_usec(CLOCK_MONOTONIC) + c->body_timeout_usec + c->timeout_usec);
+}
+
 static int add_activated(Gate *g) {
         int n = sd_listen_fds(true);
 
@@ -313,9 +354,9 @@ static int run(int argc, char **argv) {
                 log_error_errno(r, "Failed to allocate event loop: %m");
                 goto finish;
         }
-        if (sd_event_add_signal(g.event, &sig, SIGTERM, NULL, NULL) >= 0)
+        if (sd_event_add_signal(g.event, &sig, SIGTERM, on_stop_signal, &g) >= 0)
                 (void) event_source_float(sig, "sigterm");
-        if (sd_event_add_signal(g.event, &sig, SIGINT, NULL, NULL) >= 0)
+        if (sd_event_add_signal(g.event, &sig, SIGINT, on_stop_signal, &g) >= 0)
                 (void) event_source_float(sig, "sigint");
         r = sd_event_add_time_relative(g.event, &g.status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer,
                                        &g);
@@ -357,6 +398,7 @@ finish:
         for (size_t i = 0; i < g.n_listeners; i++)
                 sd_event_source_disable_unref(g.listeners[i]);
         sd_event_source_disable_unref(g.status_timer);
+        sd_event_source_disable_unref(g.drain_timer);
         sd_event_unref(g.event);
         explicit_bzero(g.token, sizeof(g.token));
         return r;

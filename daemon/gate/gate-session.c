@@ -50,6 +50,7 @@ struct GateSession {
         uint8_t *out;                   /* the handler's response, held whole */
         size_t out_len, out_allocated, out_done;
         bool up_reusable;
+        unsigned answered;              /* requests this connection had answered */
         uint64_t start_usec;
         uint64_t handler_deadline;      /* the request's timeout at the handler */
         uint64_t bytes_in, bytes_out;   /* request bytes to the handler, response bytes to the caller */
@@ -136,7 +137,9 @@ GateSession *gate_session_free(GateSession *s) {
         broker_request_done(&s->req);
         buffer_free(s, &s->in, &s->in_allocated);
         out_free(s);
+        Gate *g = s->gate;
         free(s);
+        gate_session_gone(g);
         return NULL;
 }
 
@@ -590,7 +593,9 @@ static void session_write(GateSession *s) {
                 s->bytes_out += (uint64_t) n;
         }
         session_log(s, s->resp.status, NULL);
-        if (!s->req.keep_alive || !s->resp.keep_alive) {
+        s->answered++;
+        /* A draining gate closes each connection after its answer. */
+        if (!s->req.keep_alive || !s->resp.keep_alive || s->gate->draining) {
                 (void) shutdown(s->fd, SHUT_WR);
                 gate_session_free(s);
                 return;
@@ -689,6 +694,21 @@ int gate_session_start(Gate *g, int fd, bool front) {
                 session_refuse(s, 503, "too-many-connections");
         }
         return 0;
+}
+
+void gate_drain_sessions(Gate *g) {
+        GateSession *next;
+
+        /* Between requests on a kept connection: nothing is under way, and
+         * a client sends its next request on a new connection after a
+         * close it sees there. A connection that has not sent its first
+         * request yet keeps its header timeout: its caller connected
+         * before the stop. */
+        for (GateSession *s = g->sessions; s; s = next) {
+                next = s->next;
+                if (s->state == SESSION_READ && s->in_len == 0 && s->answered > 0)
+                        gate_session_free(s);
+        }
 }
 
 void gate_free_sessions(Gate *g) {

@@ -23,3 +23,5 @@
 /* Takes ownership of the accepted, non-blocking fd. */
 int gate_session_start(Gate *g, int fd, bool front);
 GateSession *gate_session_free(GateSession *s);
+/* A draining gate closes the connections idle between requests now. */
+void gate_drain_sessions(Gate *g);

@@ -46,11 +46,25 @@ typedef struct Gate {
         JournalBatch journal;
         LogLimit refusal_log;
         uint64_t started_usec;          /* CLOCK_MONOTONIC: the handler's grace counts from it */
+        /* Told to stop (SIGTERM: a stop of the gate, which sandboxd asks for
+         * before a worker's checkpoint): no new connection, each request in
+         * flight answered, then the exit (gate_drain()). */
+        bool draining;
+        sd_event_source *drain_timer;
 } Gate;
 
 /* Takes ownership of a listening socket; FRONT: it is the UNIX socket. */
 int gate_add_listener(Gate *g, int fd, bool front);
 void gate_free_sessions(Gate *g);
+
+/* Stops taking connections (the ones queued already are taken first: the
+ * caller connected before the stop), closes connections idle between
+ * requests, lets each request under way be answered and its connection
+ * close after it, and ends the event loop once none is left, or at
+ * DEADLINE_USEC (CLOCK_MONOTONIC) whatever is left. */
+int gate_drain(Gate *g, uint64_t deadline_usec);
+/* A session went: a draining gate with none left ends its loop. */
+void gate_session_gone(Gate *g);
 
 /* Logs one answered or refused request (never the token or a body). */
 void gate_log_request(Gate *g, bool front, const char *method, const char *path, int status, uint64_t bytes_in,

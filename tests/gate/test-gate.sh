@@ -15,10 +15,10 @@ command -v systemd-socket-activate >/dev/null || { echo "1..0 # skip no systemd-
 command -v curl >/dev/null || { echo "1..0 # skip no curl"; exit 77; }
 
 T=$(mktemp -d)
-H_PID='' G_PID='' N_PID='' G2_PID='' H2_PID=''
+H_PID='' G_PID='' N_PID='' G2_PID='' H2_PID='' G3_PID='' IDLE_PID='' SLOW_PID=''
 cleanup() {
     # shellcheck disable=SC2086
-    kill $H_PID $G_PID $N_PID $G2_PID $H2_PID 2>/dev/null
+    kill $H_PID $G_PID $N_PID $G2_PID $H2_PID $G3_PID $IDLE_PID $SLOW_PID 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
 }
@@ -273,4 +273,51 @@ t1=$(date +%s%N)
 check_eq "past its first 5 s, a handler that is gone: 502" 502 "$code"
 check "... at once (under 1 s), not after the request's timeout" test $(((t1 - t0) / 1000000)) -lt 1000
 kill "$G2_PID" 2>/dev/null
+
+# ---- a stop drains ----
+# systemd's stop (SIGTERM), which sandboxd asks for before a worker's
+# checkpoint: the request under way is answered, a kept connection idle
+# between requests is closed at once, nothing new is taken, and the gate
+# ends once the last answer is out.
+systemd-socket-activate -l "$T/gate3.sock" "$GATE" --config "$T/config" --token "$T/token" \
+    2> "$T/gate3.log" & G3_PID=$!
+wait_until 10 test -S "$T/gate3.sock"
+G3=(curl -s --unix-socket "$T/gate3.sock" --max-time 10 "${AUTH[@]}")
+check_eq "control: before the stop, a request is answered" 200 \
+    "$("${G3[@]}" -o /dev/null -w '%{http_code}' http://w/hello)"
+# A kept connection, idle after one answer: the time its close is seen.
+python3 - "$T/gate3.sock" "$TOKEN" > "$T/idle" <<'PY' & IDLE_PID=$!
+import socket, sys, time
+c = socket.socket(socket.AF_UNIX); c.settimeout(8); c.connect(sys.argv[1])
+c.sendall(f"GET /hello HTTP/1.1\r\nHost: w\r\nAuthorization: Bearer {sys.argv[2]}\r\n\r\n".encode())
+got = b""
+while b"hello" not in got:
+    got += c.recv(4096)
+print("answered", flush=True)
+try:
+    end = c.recv(4096)
+    print("closed" if end == b"" else "data", time.time(), flush=True)
+except socket.timeout:
+    print("still open", flush=True)
+PY
+# The request under way: the handler answers 1.2 s after it came.
+"${G3[@]}" -o "$T/slow-body" -w '%{http_code}' 'http://w/slow?s=1.2' > "$T/slow-code" & SLOW_PID=$!
+wait_until 5 grep -q answered "$T/idle"
+wait_until 5 grep -q 'GET /slow' "$T/seen"
+kill -TERM "$G3_PID"
+sleep 0.2
+check_fails "after the stop, a new connection is refused" \
+    curl -s --unix-socket "$T/gate3.sock" --max-time 2 -o /dev/null "${AUTH[@]}" http://w/hello
+wait "$SLOW_PID"
+check_eq "the request under way at the stop is answered: 200" 200 "$(cat "$T/slow-code")"
+check_eq "... whole" slow "$(cat "$T/slow-body")"
+wait "$IDLE_PID"
+check_match "the idle kept connection was closed by the stop" '^closed ' "$(tail -1 "$T/idle")"
+closed_at=$(awk '/^closed/ {print $2}' "$T/idle")
+check "... at once, before the answer under way came out" \
+    python3 -c "import os, sys; sys.exit(0 if ${closed_at:-9e99} < os.stat('$T/slow-body').st_mtime else 1)"
+wait_until 5 sh -c "! kill -0 $G3_PID 2>/dev/null"
+check_fails "the gate ended once the last answer was out" kill -0 "$G3_PID"
+wait "$G3_PID"; check_eq "... with status 0" 0 "$?"
+check_output "its log says it drained" 'Draining: no new connections, 1 under way' cat "$T/gate3.log"
 tap_done
