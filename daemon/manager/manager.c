@@ -650,6 +650,14 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
         if (r < 0 || streq(state, "inactive") || streq(state, "failed")) {
                 w->unit_ended = true;
                 worker_unit_gone(w);
+        } else if (w->state == WORKER_RUNNING && w->gate.service) {
+                /* sandboxd stopped while the gate drained for a checkpoint
+                 * that never started: the worker runs, its gate is made
+                 * again (a pair that is there is left as it is). */
+                r = worker_gate_start(w);
+                if (r < 0)
+                        log_struct(LOG_ERR, "Failed to make sure the re-adopted worker's gate is there",
+                                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
         }
         manager_notify_status(m);
         return 0;

@@ -8,6 +8,7 @@
  * its loopback port. */
 
 #include "fdstore.h"
+#include "unit-drop.h"
 #include "worker.h"
 #include "worker-unit.h"
 
@@ -38,6 +39,18 @@ int worker_gate_restore(Worker *w, char *config, char *endpoint_name, uint64_t p
 
 /* The gate pair's aux entries in W's StartTransientUnit, if it has one. */
 int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env);
+
+/* Stops W's gate socket unit, or with SERVICE its gate (whose stop is its
+ * drain: what is under way is answered first, sandbox-gate), and tells DONE
+ * once systemd holds it no more, or after TIMEOUT_USEC. A checkpoint stops
+ * the socket first, then the gate: in the other order PID 1 drops each
+ * connection that comes while the gate drains. */
+int worker_gate_drop(Worker *w, bool service, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret);
+/* Makes W's gate pair again beside its running unit: after a checkpoint
+ * that failed once the gate had drained, and for a worker adopted after a
+ * restart of sandboxd (systemd's UnitExists, the pair still there, is no
+ * error). Asynchronous; a refusal is logged. */
+int worker_gate_start(Worker *w);
 
 /* A request the gate's handler answered is the worker's activity, as a
  * byte on its channel is. The gate has no bus (nor should it), so it tells

@@ -53,7 +53,7 @@ static void worker_to_record(const Worker *w, WorkerRecord *r) {
         /* Its checkpoint runs: a restart meanwhile watches it to its end
          * (restore_adopt_suspending), never takes the unit's end for the
          * worker's. */
-        if (w->state == WORKER_SUSPENDING && !w->suspend.drop && w->suspend.result >= 0) {
+        if (w->state == WORKER_SUSPENDING && !w->suspend.drop && !w->suspend.gate_drain && w->suspend.result >= 0) {
                 r->suspending = w->suspend.unit;
                 r->checkpoint_budget = w->suspend.budget;
         }

@@ -9,12 +9,14 @@
 #include "unit-drop.h"
 #include "unit-props.h"
 #include "worker-disk.h"
+#include "worker-gate.h"
 #include "worker-persist.h"
 #include "worker-resume.h"
 #include "worker-secrets.h"
 #include "worker-spawn.h"
 #include "worker-suspend.h"
 #include "worker-unit.h"
+#include "worker-wake.h"
 
 /* Beyond systemd's default stop timeout (90 s), after which it kills the
  * proxy: the old units go in time unless something holds them. */
@@ -168,9 +170,20 @@ static void checkpoint_failed(Worker *w, const char *why) {
         waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
         if (w->unit_ended) {
                 /* The sandbox is gone with its image: the worker ended. */
+                w->suspend.gate_drained = false;
                 worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, message);
                 worker_unit_gone(w);
                 return;
+        }
+        /* It runs on: so does its endpoint, whose gate went for the
+         * checkpoint (what sandboxd held meanwhile goes to it: worker-wake.h). */
+        if (w->suspend.gate_drained) {
+                w->suspend.gate_drained = false;
+                int k = worker_gate_start(w);
+                if (k < 0)
+                        log_struct(LOG_ERR, "Failed to make the worker's gate again after its failed checkpoint: its "
+                                   "endpoint is closed", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON",
+                                   strerror(-k), NULL);
         }
         /* runsc leaves a sandbox it could not save running, and its unit
          * holds its user: the reservation is not needed (nor the disk's
@@ -209,6 +222,7 @@ static void suspend_settled(Worker *w) {
 
         /* What systemd said about the old unit is no use for the next. */
         w->unit_ended = false;
+        w->suspend.gate_drained = false;
         w->unit_seen_active = false;
         w->exec_main_code = 0;
         w->exec_main_status = 0;
@@ -308,6 +322,12 @@ void worker_suspend_unit_gone(Worker *w) {
         if (w->suspend.drop)
                 return;
         w->unit_ended = true;
+        if (w->suspend.gate_drain) {
+                /* It ended by itself while its gate drained: no checkpoint. */
+                w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+                checkpoint_failed(w, "its unit ended while its gate drained");
+                return;
+        }
         if (w->suspend.result > 0)
                 suspend_finish(w);
         /* Otherwise the checkpoint's job decides. */
@@ -339,7 +359,22 @@ bool worker_suspend_job_removed(Worker *workers, const char *unit, const char *r
         return true;
 }
 
-int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
+/* The budget W's image may take now, or the named error. */
+static int checkpoint_budget(Worker *w, uint64_t *ret, SbxError *error) {
+        /* The image is bounded by the owner's checkpoint budget while runsc
+         * writes it (the launcher's image file system is that size). */
+        *ret = w->owned_by->checkpoint_budget(w);
+        if (*ret < SBX_CHECKPOINT_BUDGET_MIN)
+                return sbx_error_set(error, -EDQUOT, SBX_ERROR_QUOTA_EXCEEDED,
+                                     "Worker %s cannot be suspended: its owner's checkpoint images (or all of this "
+                                     "host's) fill their budget ([Quota] CheckpointBytesPerOwner=, "
+                                     "CheckpointBytesTotal=); it runs on", w->id);
+        return 0;
+}
+
+/* Starts the checkpoint's unit. REQUEST (may be NULL) waits for its end;
+ * on an error it is not kept: the caller answers it. */
+static int checkpoint_start(Worker *w, sd_bus_message *request, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         const WorkerOwner *o = w->owned_by;
         WorkerUnitParams p = {
@@ -352,28 +387,9 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         uint64_t budget;
         int r;
 
-        r = worker_check_suspendable(&w->spec, w->runtime, error);
+        r = checkpoint_budget(w, &budget, error);
         if (r < 0)
                 return r;
-        if (worker_secrets_missing(w))
-                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
-                                     "Worker %s has Credentials or an Environment of which sandboxd kept no copy "
-                                     "(a warm-pool sandbox gets them from its job), so a resumed unit could not "
-                                     "be given them again", w->id);
-        if (w->state == WORKER_SUSPENDING)
-                return waiter_add(w, request);
-        if (w->state != WORKER_RUNNING)
-                return sbx_error_set(error, -ESRCH, w->state == WORKER_SUSPENDED ? SBX_ERROR_SUSPENDED :
-                                     SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
-                                     worker_state_to_string(w->state));
-        /* The image is bounded by the owner's checkpoint budget while runsc
-         * writes it (the launcher's image file system is that size). */
-        budget = o->checkpoint_budget(w);
-        if (budget < SBX_CHECKPOINT_BUDGET_MIN)
-                return sbx_error_set(error, -EDQUOT, SBX_ERROR_QUOTA_EXCEEDED,
-                                     "Worker %s cannot be suspended: its owner's checkpoint images (or all of this "
-                                     "host's) fill their budget ([Quota] CheckpointBytesPerOwner=, "
-                                     "CheckpointBytesTotal=); it runs on", w->id);
         if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
         r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "fail");
@@ -439,9 +455,89 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         }
         w->suspend.result = 0;
         w->suspend.budget = budget;
-        w->suspend.for_idle = !request && !error;
         log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend.unit,
                    "SANDBOXD_EVENT", "suspending", NULL);
+        /* After its gate's drain it is suspending already. */
+        return w->state == WORKER_SUSPENDING ? 0 : worker_set_state(w, WORKER_SUSPENDING);
+}
+
+static void gate_drop_late(const Worker *w, const UnitDrop *d) {
+        log_struct(LOG_WARNING, "A unit of the worker's gate did not end in time before its checkpoint; the "
+                   "checkpoint goes on all the same", "SANDBOXD_WORKER_ID", w->id,
+                   "SANDBOXD_UNIT", unit_drop_pending_first(d), NULL);
+}
+
+static void on_gate_drained(UnitDrop *d, bool all_gone, void *userdata) {
+        Worker *w = userdata;
+        SbxError e = {};
+
+        if (!all_gone)
+                gate_drop_late(w, d);
+        w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+        if (checkpoint_start(w, NULL, &e) < 0)
+                checkpoint_failed(w, e.name ? e.message : "its checkpoint could not start");
+}
+
+/* Its socket is gone: nothing new reaches the gate. */
+static void on_gate_socket_gone(UnitDrop *d, bool all_gone, void *userdata) {
+        Worker *w = userdata;
+        int r;
+
+        if (!all_gone)
+                gate_drop_late(w, d);
+        w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+        w->suspend.gate_drained = true;
+        /* Requests from now on are held for its wake (worker-wake.h). */
+        worker_wake_listen(w);
+        r = worker_gate_drop(w, true, SUSPEND_DROP_TIMEOUT_USEC, on_gate_drained, &w->suspend.gate_drain);
+        if (r < 0)
+                checkpoint_failed(w, "its gate could not be stopped");
+}
+
+int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
+        uint64_t budget;
+        int r;
+
+        r = worker_check_suspendable(&w->spec, w->runtime, error);
+        if (r < 0)
+                return r;
+        if (worker_secrets_missing(w))
+                return sbx_error_set(error, -EOPNOTSUPP, SBX_ERROR_NOT_SUPPORTED,
+                                     "Worker %s has Credentials or an Environment of which sandboxd kept no copy "
+                                     "(a warm-pool sandbox gets them from its job), so a resumed unit could not "
+                                     "be given them again", w->id);
+        if (w->state == WORKER_SUSPENDING)
+                return waiter_add(w, request);
+        if (w->state != WORKER_RUNNING)
+                return sbx_error_set(error, -ESRCH, w->state == WORKER_SUSPENDED ? SBX_ERROR_SUSPENDED :
+                                     SBX_ERROR_NOT_RUNNING, "Worker %s is %s, not running", w->id,
+                                     worker_state_to_string(w->state));
+        r = checkpoint_budget(w, &budget, error);
+        if (r < 0)
+                return r;
+        /* Named from the start: a failure during the gate's drain cites it. */
+        if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
+                return -ENOMEM;
+        w->suspend.for_idle = !request && !error;
+        if (!w->gate.service)
+                return checkpoint_start(w, request, error);
+        /* An endpoint: its gate stops taking connections and answers the
+         * requests under way before the sandbox is paused, so no inbound
+         * handshake is caught by runsc's checkpoint (launch-suspend.c) and
+         * no request is cut by the suspend. */
+        r = waiter_add(w, request);
+        if (r >= 0)
+                r = worker_gate_drop(w, false, SUSPEND_DROP_TIMEOUT_USEC, on_gate_socket_gone, &w->suspend.gate_drain);
+        if (r < 0) {
+                if (request && w->n_waiters > 0 && w->waiters[w->n_waiters - 1] == request)
+                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
+                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to stop the gate of %s before its "
+                                     "checkpoint: %s; it runs on", w->id, strerror(-r));
+        }
+        w->suspend.result = 0;
+        log_struct(LOG_INFO, "Suspending worker: its gate answers the requests under way first",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->gate.service, "SANDBOXD_EVENT", "gate-drain",
+                   NULL);
         return worker_set_state(w, WORKER_SUSPENDING);
 }
 

@@ -38,6 +38,9 @@ struct WorkerWake {
         int listen_fd;                  /* the socket file's; -1: closed */
         sd_event_source *listen_src;
         sd_event_source *hold_timer;
+        sd_event_source *wake_soon;     /* held during the checkpoint: the resume once it is suspended */
+        sd_event_source *relay_timer;   /* the gate's socket is not bound yet: tried again */
+        uint64_t relay_until;
         WakeConn *conns;
         unsigned n_held;
         uint64_t first_held_usec;
@@ -55,6 +58,12 @@ struct WorkerWake {
 static bool wakes_on_request(const Worker *w) {
         return w->spec.idle_suspend && w->gate.service;
 }
+
+/* Held while the gate's socket is back: PID 1 binds it when the pair's
+ * start job runs, which a RUNNING state (a resume's job done; a failed
+ * checkpoint's pair just asked for) may come before. */
+#define WAKE_RELAY_RETRY_USEC (3 * USEC_PER_SEC)
+#define WAKE_RELAY_STEP_USEC (20 * USEC_PER_MSEC)
 
 static bool conn_held(const WakeConn *c) {
         return c->fd[1] < 0 && !c->lingering;
@@ -279,23 +288,39 @@ static void accept_pending(WorkerWake *k) {
         }
 }
 
-static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        WorkerWake *k = userdata;
+/* Held requests and a suspended worker: its resume. While its checkpoint
+ * runs (the gate drained, SUSPENDING) they wait for it to end. */
+static void wake_if_held(WorkerWake *k) {
         Worker *w = k->w;
         SbxError e = {};
 
-        accept_pending(k);
         if (k->n_held == 0 || w->state != WORKER_SUSPENDED)
-                return 0;
+                return;
         if (k->failed_usec > 0 && now_usec(CLOCK_MONOTONIC) < k->failed_usec + WAKE_RETRY_USEC) {
                 refuse_held(k, k->failed_why);
-                return 0;
+                return;
         }
         log_struct(LOG_INFO, "Waking the worker: a request came to its endpoint", "SANDBOXD_WORKER_ID", w->id,
                    "SANDBOXD_EVENT", "wake", NULL);
         /* Nothing started: it sleeps on, its listener open. */
         if (worker_resume(w, NULL, &e) < 0)
                 worker_wake_failed(w, e.name ? e.message : "its resume could not start");
+}
+
+static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        WorkerWake *k = userdata;
+
+        accept_pending(k);
+        wake_if_held(k);
+        return 0;
+}
+
+static int on_wake_soon(sd_event_source *s, void *userdata) {
+        WorkerWake *k = userdata;
+
+        k->wake_soon = sd_event_source_disable_unref(k->wake_soon);
+        accept_pending(k);
+        wake_if_held(k);
         return 0;
 }
 
@@ -363,7 +388,7 @@ void worker_wake_listen(Worker *w) {
         WorkerWake *k = w->wake;
         int r;
 
-        if (!wakes_on_request(w) || w->state != WORKER_SUSPENDED)
+        if (!wakes_on_request(w) || (w->state != WORKER_SUSPENDED && w->state != WORKER_SUSPENDING))
                 return;
         if (!k) {
                 k = calloc(1, sizeof(*k));
@@ -378,6 +403,11 @@ void worker_wake_listen(Worker *w) {
          * file took the file with it when the unit went. */
         if (k->listen_fd >= 0 && !path_ours(k))
                 close_listener(k);
+        /* Suspended with requests held during its checkpoint: they wake it,
+         * from the loop (the state change under way ends first). */
+        if (k->n_held > 0 && w->state == WORKER_SUSPENDED && !k->wake_soon &&
+            sd_event_add_defer(worker_event(w), &k->wake_soon, on_wake_soon, k) < 0)
+                k->wake_soon = NULL;
         if (k->listen_fd >= 0)
                 return;
         r = listen_file(k);
@@ -392,18 +422,66 @@ void worker_wake_listen(Worker *w) {
                 return;
         }
         (void) sd_event_source_set_description(k->listen_src, "worker-wake-listen");
+        log_struct(LOG_INFO, "Holding the endpoint of the sleeping worker: a request wakes it",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_STATE", worker_state_to_string(w->state),
+                   "SANDBOXD_EVENT", "wake-hold", NULL);
 }
 
 
-void worker_wake_resumed(Worker *w) {
-        WorkerWake *k = w->wake;
-        unsigned n = 0, failed = 0;
+static int on_relay_retry(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Each held connection to the gate's socket; one that finds it not bound
+ * yet is tried again until relay_until. */
+static void relay_held(WorkerWake *k) {
+        unsigned n = 0, failed = 0, waiting = 0;
         char count[16], usec[24];
         WakeConn *next;
+
+        k->relay_timer = sd_event_source_disable_unref(k->relay_timer);
+        for (WakeConn *c = k->conns; c; c = next) {
+                next = c->next;
+                if (!conn_held(c))
+                        continue;
+                int r = conn_relay(c);
+                if (r >= 0) {
+                        n++;
+                        continue;
+                }
+                if ((r == -ENOENT || r == -ECONNREFUSED) && conn_held(c) &&
+                    now_usec(CLOCK_MONOTONIC) < k->relay_until) {
+                        waiting++;
+                        continue;
+                }
+                failed++;
+                if (conn_held(c))
+                        conn_refuse(c, "its gate did not take the request");
+                else
+                        conn_free(c);
+        }
+        if (waiting > 0 && event_add_timer(worker_event(k->w), &k->relay_timer, WAKE_RELAY_STEP_USEC, TIMER_WAIT,
+                                           on_relay_retry, k, "worker-wake-relay-retry") < 0)
+                refuse_held(k, "its gate did not take the request");
+        if (n == 0 && failed == 0)
+                return;
+        snprintf(count, sizeof(count), "%u", n);
+        snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - k->first_held_usec);
+        log_struct(failed ? LOG_WARNING : LOG_INFO, "Worker running again; the held requests go to its gate",
+                   "SANDBOXD_WORKER_ID", k->w->id, "SANDBOXD_HELD", count, "SANDBOXD_WAKE_USEC", usec,
+                   "SANDBOXD_EVENT", "woken", NULL);
+}
+
+static int on_relay_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        relay_held(userdata);
+        return 0;
+}
+
+void worker_wake_resumed(Worker *w) {
+        WorkerWake *k = w->wake;
 
         if (!k)
                 return;
         k->failed_usec = 0;
+        k->wake_soon = sd_event_source_disable_unref(k->wake_soon);
         accept_pending(k);
         close_listener(k);
         /* The gate's socket unit bound its own over ours: the path and the
@@ -414,26 +492,8 @@ void worker_wake_resumed(Worker *w) {
                 k->path = k->link = NULL;
         }
         k->hold_timer = sd_event_source_disable_unref(k->hold_timer);
-        for (WakeConn *c = k->conns; c; c = next) {
-                next = c->next;
-                if (!conn_held(c))
-                        continue;
-                n++;
-                if (conn_relay(c) < 0) {
-                        failed++;
-                        if (conn_held(c))
-                                conn_refuse(c, "its gate did not take the request");
-                        else
-                                conn_free(c);
-                }
-        }
-        if (n == 0)
-                return;
-        snprintf(count, sizeof(count), "%u", n);
-        snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - k->first_held_usec);
-        log_struct(failed ? LOG_WARNING : LOG_INFO, "Worker woken by a request; the held requests go to its gate",
-                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_HELD", count, "SANDBOXD_WAKE_USEC", usec,
-                   "SANDBOXD_EVENT", "woken", NULL);
+        k->relay_until = now_usec(CLOCK_MONOTONIC) + WAKE_RELAY_RETRY_USEC;
+        relay_held(k);
 }
 
 void worker_wake_failed(Worker *w, const char *why) {
@@ -457,6 +517,8 @@ void worker_wake_free(Worker *w) {
         while (k->conns)
                 conn_free(k->conns);
         close_listener(k);
+        sd_event_source_disable_unref(k->wake_soon);
+        sd_event_source_disable_unref(k->relay_timer);
         if (path_ours(k)) {
                 (void) unlink(k->path);
                 /* The name's link, while it still points at this worker. */

@@ -101,6 +101,7 @@ Worker *worker_free(Worker *w) {
         sd_bus_message_unref(w->start.request);
         sd_bus_slot_unref(w->unit_match);
         sd_bus_slot_unref(w->gate.status_match);
+        sd_bus_slot_unref(w->gate.start_call);
         sd_bus_slot_unref(w->unit_state_call);
         sd_bus_slot_unref(w->start.call);
         sd_event_source_disable_unref(w->timers.idle);
@@ -110,6 +111,7 @@ Worker *worker_free(Worker *w) {
         free(w->suspend.unit);
         sd_bus_slot_unref(w->suspend.call);
         unit_drop_free(w->suspend.drop);
+        unit_drop_free(w->suspend.gate_drain);
         sd_event_source_disable_unref(w->resume.watch);
         sd_event_source_disable_unref(w->resume.timer);
         unit_drop_free(w->resume.drop);
@@ -259,8 +261,9 @@ int worker_set_state(Worker *w, WorkerState s) {
                  * back from suspending or resuming it is the same object. */
                 if (w->exported) {
                         o->state_changed(w);
-                        /* Woken: what its endpoint held goes to its gate. */
-                        if (old == WORKER_RESUMING)
+                        /* Woken, or its checkpoint failed: what its
+                         * endpoint held goes to its gate. */
+                        if (old == WORKER_RESUMING || old == WORKER_SUSPENDING)
                                 worker_wake_resumed(w);
                         break;
                 }

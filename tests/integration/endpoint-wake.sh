@@ -32,10 +32,15 @@ trap 'cleanup; _tap_cleanup' EXIT
 ct mkdir -p "$W"
 ct install -d -m 1777 "$W/out"
 cat "$SRC/tests/gate/handler.py" > "/proc/$CT_PID/root$W/handler.py"
+# runsc as it is, but for checkpoints while /run/sbx-ckretry/fail holds a
+# number (suspend-retry.sh's): a checkpoint that fails after the gate drained.
+cat "$SRC/tests/integration/suspend-retry/runsc" > "/proc/$CT_PID/root$W/runsc"
+ct chmod 0755 "$W/runsc"
+ct mkdir -p /run/sbx-ckretry
 printf '%s\n' "$TOKEN" > "/proc/$CT_PID/root$W/token"
 ct chmod 0600 "$W/token"
 ct sh -c "cp -a $CONF $CONF.sbx-wake 2>/dev/null || : > $CONF.sbx-wake
-          printf '[Endpoints]\nPortRange=$PORT_FIRST-$((PORT_FIRST + 9))\n' > $CONF
+          printf '[Endpoints]\nPortRange=$PORT_FIRST-$((PORT_FIRST + 9))\n[Isolation]\nRunscPath=$W/runsc\n' > $CONF
           systemctl restart sandboxd"
 wait_until 60 ct systemctl is-active -q sandboxd
 check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
@@ -55,8 +60,8 @@ req() {
 }
 bearer=(-H "Authorization: Bearer $TOKEN")
 # A standard (gVisor) worker serving handler.py on 8080 behind its gate.
-serve() { # NAME IDLE-ACTION
-    ct sandboxctl create --class standard --idle "${IDLE_S}s" --idle-action "$2" --publish 8080 \
+serve() { # NAME IDLE-ACTION [IDLE]
+    ct sandboxctl create --class standard --idle "${3:-${IDLE_S}s}" --idle-action "$2" --publish 8080 \
         --publish-token-file "$W/token" --publish-name "$1" -- \
         /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1 | tail -n1
 }
@@ -156,6 +161,91 @@ check_eq "no image: the first request tried a resume, the second did not (one 'w
 ct sandboxctl stop "$A" >/dev/null 2>&1
 check "stopped asleep: its socket goes" wait_until 30 ct test ! -e "$(sock_of "$A")"
 check "stopped asleep: ... its name's link" ct test ! -L /run/sandboxd-endpoints/wake-app.sock
+
+# ---- a checkpoint drains the gate first ------------------------------------------
+# Before a checkpoint the gate's socket goes (sandboxd holds the endpoint
+# from then on) and the gate answers what is under way, then ends: no
+# request is cut by the suspend, and none reaches the sandbox while runsc
+# saves it. Suspended by hand here (a long idle timeout).
+cursor() { ct journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p'; }
+D=$(serve drain-app suspend 600s)
+IDS+=("$D")
+check "drain: a fourth worker answers" wait_until 90 answers "$D"
+n=$(seen "$D")
+ct rm -f "$W/out/slow" "$W/out/held"
+ct runuser -u www-data -- curl -s -m 60 -o "$W/out/slow" -w '%{http_code}' --unix-socket "$(sock_of "$D")" \
+    "${bearer[@]}" 'http://w/slow?s=5' > "$TAP_TMP/slow" & slow=$!
+wait_until 30 test "$(seen "$D")" -gt "$n"
+cur=$(cursor)
+ct sandboxctl suspend "$D" > "$TAP_TMP/suspend" 2>&1 & susp=$!
+check "drain: once the gate's socket is gone, sandboxd holds the endpoint (the slow request still under way)" \
+    journal_has . --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" SANDBOXD_EVENT=wake-hold
+check_fails "drain: ... the request under way is not answered yet" test -s "$TAP_TMP/slow"
+# A request while the gate drains and runsc saves the sandbox: held.
+ct runuser -u www-data -- curl -s -m 60 -o "$W/out/held" -w '%{http_code}' --unix-socket "$(sock_of "$D")" \
+    "${bearer[@]}" 'http://w/hello?held' > "$TAP_TMP/held" & held=$!
+wait "$slow"
+check_eq "drain: the request under way when the suspend was asked for is answered 200" 200 "$(cat "$TAP_TMP/slow")"
+check_output "drain: ... whole, by the handler" '^slow$' ct cat "$W/out/slow"
+wait "$susp"; rc=$?
+check_eq "drain: the suspend succeeded" 0 "$rc"
+wait "$held"
+check_eq "drain: the request that came during the suspend was held, and answered 200 once it woke" 200 \
+    "$(cat "$TAP_TMP/held")"
+check_output "drain: ... by the handler" '^hello$' ct cat "$W/out/held"
+check "drain: ... which woke it" journal_has . --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" SANDBOXD_EVENT=woken
+order=$(journal -o json --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" | python3 -c '
+import json, sys
+first = {}
+for line in sys.stdin:
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    m, ev = e.get("MESSAGE", ""), e.get("SANDBOXD_EVENT", "")
+    key = "slow-answered" if "GET /slow -> 200" in m else ev
+    first.setdefault(key, int(e["__REALTIME_TIMESTAMP"]))
+print(" ".join(k for k, _ in sorted(first.items(), key=lambda kv: kv[1])
+               if k in ("gate-drain", "wake-hold", "slow-answered", "suspending", "suspended")))')
+check_eq "drain: in the journal: the drain, the hold, the slow answer, and only then the checkpoint" \
+    "gate-drain wake-hold slow-answered suspending suspended" "$order"
+
+# Attack: callers hammering the endpoint through a suspend. None of their
+# requests is cut or refused, and the checkpoint never meets one of them.
+ct rm -f /run/sbx-flood-stop
+for j in 1 2 3; do
+    ct runuser -u www-data -- sh -c "while [ ! -e /run/sbx-flood-stop ]; do
+        curl -s -m 60 -o /dev/null -w '%{http_code}\n' --unix-socket $(sock_of "$D") \
+            -H 'Authorization: Bearer $TOKEN' http://w/hello?flood; done" > "$TAP_TMP/flood.$j" &
+done
+wait_until 30 test -s "$TAP_TMP/flood.1"
+cur=$(cursor)
+ct sandboxctl suspend "$D" > "$TAP_TMP/suspend" 2>&1; rc=$?
+check_eq "flood: the worker is suspended while three callers keep asking" 0 "$rc"
+check "flood: ... and woken by them" journal_has . --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" SANDBOXD_EVENT=woken
+sleep 1
+ct touch /run/sbx-flood-stop
+wait
+codes=$(cat "$TAP_TMP"/flood.* | sort | uniq -c | awk '{print $2 "x" $1}' | xargs)
+diag "flood: $codes"
+check_match "flood: every request was answered 200 (none cut, none refused)" '^200x[0-9]+$' "$codes"
+check_fails "flood: no checkpoint of it failed" _journal_match . --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" \
+    SANDBOXD_EVENT=suspend-failed
+check "flood: it answers after" answers "$D"
+
+# A checkpoint that fails after the gate drained: the worker runs on, and
+# so does its endpoint, the gate made again.
+ct sh -c 'echo 3 > /run/sbx-ckretry/fail'
+cur=$(cursor)
+ct sandboxctl suspend "$D" > "$TAP_TMP/suspend" 2>&1; rc=$?
+check "failed checkpoint: the suspend fails" test "$rc" -ne 0
+check_output "failed checkpoint: ... saying so" 'checkpoint' cat "$TAP_TMP/suspend"
+check_eq "failed checkpoint: the worker runs on" running "$(state_of "$D")"
+check "failed checkpoint: its gate's socket unit is there again" \
+    wait_until 30 ct systemctl is-active -q "sandbox-$D-gate.socket"
+check "failed checkpoint: its endpoint answers 200" answers "$D"
+ct rm -f /run/sbx-ckretry/fail
+ct sandboxctl stop "$D" >/dev/null 2>&1
 
 # ---- the controls: who holds nothing, and a restart --------------------------------
 B=$(serve plain-app stop)

@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "test-bus.h"
 #include "sandbox-exec.h"
+#include "uid-keep.h"
 #include "worker-gate.h"
 #include "worker-history.h"
 #include "worker-ready.h"
@@ -943,6 +944,113 @@ static void test_checkpoint_job_failure_confirmed(void **state) {
         assert_int_not_equal(w->state, WORKER_SUSPENDING);
 }
 
+/* ---- a checkpoint drains the endpoint's gate first (issue 25) ---- */
+
+/* UNIT is gone, as systemd says it (UnitRemoved; asked again: not loaded). */
+static void unit_removed_signalled(Fixture *f, const char *unit) {
+        f->unit_active_state = "inactive";
+        f->unit_load_state = "not-found";
+        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                       "UnitRemoved", "so", unit, "/org/freedesktop/systemd1/unit/x") >= 0);
+        /* The signal, the question asked about it, and what its answer set going. */
+        settle(f);
+        settle(f);
+        f->unit_active_state = f->unit_load_state = NULL;
+}
+
+static bool started_unit(Fixture *f, const char *unit) {
+        for (size_t i = 0; i < f->n_started_units; i++)
+                if (streq(f->started_units[i], unit))
+                        return true;
+        return false;
+}
+
+/* A gVisor worker with an endpoint, asked to suspend: its gate's drain is
+ * under way, the socket's stop asked for. */
+static Worker *suspend_gate_worker(Fixture *f) {
+        _cleanup_free_ char *gate = NULL;
+        Worker *w = add_gate_worker(f, WORKER_RUNNING, &gate);
+        SbxError e = {};
+
+        w->runtime = SBX_RUNTIME_RUNSC;
+        f->answer_starts = true;
+        seen_clear(f);
+        assert_int_equal(worker_suspend(w, NULL, &e), 0);
+        settle(f);
+        assert_int_equal(w->state, WORKER_SUSPENDING);
+        return w;
+}
+
+/* Whether the checkpoint was set going: its UID's keeper is asked for
+ * first (uid-keep.h). In this fixture the worker's record cannot be saved,
+ * so the checkpoint's own unit is never started: its start fails there. */
+static bool checkpoint_asked(Fixture *f, const Worker *w) {
+        _cleanup_free_ char *keeper = NULL;
+
+        assert_int_equal(uid_keep_unit_name(w->id, &keeper), 0);
+        return started_unit(f, keeper);
+}
+
+static void test_suspend_drains_gate_first(void **state) {
+        Fixture *f = *state;
+        Worker *w = suspend_gate_worker(f);
+
+        /* The socket first: nothing new reaches the gate. */
+        assert_int_equal(f->n_stop_units, 1);
+        assert_string_equal(f->stop_units[0], w->gate.socket);
+        assert_false(checkpoint_asked(f, w));
+        /* Then the gate, whose stop is its drain. */
+        unit_removed_signalled(f, w->gate.socket);
+        assert_int_equal(f->n_stop_units, 2);
+        assert_string_equal(f->stop_units[1], w->gate.service);
+        assert_false(checkpoint_asked(f, w));
+        assert_true(w->suspend.gate_drained);
+        assert_false(started_unit(f, w->gate.socket));
+        /* Only once the gate is gone: the checkpoint. */
+        unit_removed_signalled(f, w->gate.service);
+        assert_true(checkpoint_asked(f, w));
+        /* It could not start (the fixture's record): the worker runs on, and
+         * so does its endpoint, whose gate went for it: made again. */
+        assert_int_equal(w->suspend.result, -1);
+        assert_int_not_equal(w->state, WORKER_SUSPENDING);
+        assert_true(started_unit(f, w->gate.socket));
+        assert_false(w->suspend.gate_drained);
+}
+
+/* The control: a worker without an endpoint is checkpointed at once, and no
+ * gate is made after its failure. */
+static void test_suspend_without_gate_checkpoints_at_once(void **state) {
+        Fixture *f = *state;
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+        SbxError e = {};
+
+        w->runtime = SBX_RUNTIME_RUNSC;
+        f->answer_starts = true;
+        seen_clear(f);
+        /* The fixture's record: the start fails, said to the caller. */
+        assert_true(worker_suspend(w, NULL, &e) < 0);
+        assert_string_equal(e.name, SBX_ERROR_SUSPEND_FAILED);
+        settle(f);
+        assert_true(checkpoint_asked(f, w));
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_int_equal(f->n_started_units, 1);
+}
+
+/* Its unit ends by itself while the gate drains: no checkpoint starts, and
+ * the worker ended. */
+static void test_unit_end_during_gate_drain(void **state) {
+        Fixture *f = *state;
+        Worker *w = suspend_gate_worker(f);
+
+        w->unit_ended = true;
+        worker_unit_gone(w);
+        assert_int_equal(w->state, WORKER_ENDED);
+        assert_null(w->suspend.gate_drain);
+        unit_removed_signalled(f, w->gate.socket);
+        assert_false(started_unit(f, w->suspend.unit));
+        assert_false(started_unit(f, w->gate.socket));
+}
+
 /* The pool refills at its own pace (a second sandbox may start while a
  * slow test runs): how many it started, probes and cleanups not counted. */
 static size_t pool_started(Fixture *f) {
@@ -1482,6 +1590,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_gate_request_is_activity, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gate_request_not_running, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gate_none_no_watch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspend_drains_gate_first, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_suspend_without_gate_checkpoints_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unit_end_during_gate_drain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_confirmed_ends_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_checkpoint_job_unconfirmed_changes_nothing, setup, teardown),
