@@ -201,7 +201,9 @@ static int image_root(void) {
  *    sandbox itself), which answers within microseconds; a loaded
  *    host gets 300 ms. A listener's half-open connections (SYN-RECV) are
  *    not sockets and not in /proc/net/tcp; their peer is the sandbox itself
- *    (nothing outside connects in), so they end here as well.
+ *    (nothing outside connects in: the one way in, an endpoint's gate, is
+ *    stopped and drained by sandboxd before this unit starts,
+ *    worker-suspend.c), so they end here as well.
  * Then runsc checkpoints the paused sandbox (it takes "paused" as well as
  * "running"), and the launcher resumes it after every attempt, a success, a
  * failure or a timeout, before anything else looks at it
