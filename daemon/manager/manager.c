@@ -652,8 +652,8 @@ int manager_adopt_worker(Manager *m, Worker *w, const ChannelDaemonFds *fds, uin
                 worker_unit_gone(w);
         } else if (w->state == WORKER_RUNNING && w->gate.service) {
                 /* sandboxd stopped while the gate drained for a checkpoint
-                 * that never started: the worker runs, its gate is made
-                 * again (a pair that is there is left as it is). */
+                 * that never started: the worker runs, and so must its
+                 * gate's socket (one that listens is left as it is). */
                 r = worker_gate_start(w);
                 if (r < 0)
                         log_struct(LOG_ERR, "Failed to make sure the re-adopted worker's gate is there",

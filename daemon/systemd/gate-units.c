@@ -53,11 +53,12 @@ static int append_name_link(sd_bus_message *m, const GateUnitParams *p) {
         return unit_append_exec(m, "ExecStopPost", rm[0], rm, NULL);
 }
 
-/* The socket unit's a(sv). */
-static int append_socket_properties(sd_bus_message *m, const GateUnitParams *p) {
+static int append_socket_unit(sd_bus_message *m, const char *socket, const GateUnitParams *p) {
         char addr[32];
         int r;
 
+        CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
+        CHECK(sd_bus_message_append(m, "s", socket));
         CHECK(sd_bus_message_open_container(m, 'a', "(sv)"));
         CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker endpoint"));
         CHECK(sd_bus_message_open_container(m, 'r', "sv"));
@@ -86,15 +87,7 @@ static int append_socket_properties(sd_bus_message *m, const GateUnitParams *p) 
         CHECK(sd_bus_message_append(m, "(sv)", "RemoveOnStop", "b", 1));
         CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, p->worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));
-        return sd_bus_message_close_container(m);
-}
-
-static int append_socket_unit(sd_bus_message *m, const char *socket, const GateUnitParams *p) {
-        int r;
-
-        CHECK(sd_bus_message_open_container(m, 'r', "sa(sv)"));
-        CHECK(sd_bus_message_append(m, "s", socket));
-        CHECK(append_socket_properties(m, p));
+        CHECK(sd_bus_message_close_container(m));
         return sd_bus_message_close_container(m);
 }
 
@@ -237,15 +230,4 @@ int worker_gate_append_aux_entries(sd_bus_message *m, const GateUnitParams *p) {
         CHECK(worker_gate_unit_names(p->id, &socket, &service));
         CHECK(append_socket_unit(m, socket, p));
         return append_service_unit(m, service, p);
-}
-
-int worker_gate_append_standalone(sd_bus_message *m, const GateUnitParams *p) {
-        _cleanup_free_ char *socket = NULL, *service = NULL;
-        int r;
-
-        CHECK(worker_gate_unit_names(p->id, &socket, &service));
-        CHECK(append_socket_properties(m, p));
-        CHECK(sd_bus_message_open_container(m, 'a', "(sa(sv))"));
-        CHECK(append_service_unit(m, service, p));
-        return sd_bus_message_close_container(m);
 }

@@ -33,7 +33,3 @@ int worker_gate_unit_names(const char *id, char **ret_socket, char **ret_service
 /* Appends the pair's two aux entries (sa(sv)) inside StartTransientUnit's
  * a(sa(sv)). */
 int worker_gate_append_aux_entries(sd_bus_message *m, const GateUnitParams *p);
-/* The pair on its own, for a StartTransientUnit of the socket unit (its
- * a(sv)) with the service as its one aux entry (a(sa(sv))): the gate made
- * again beside a worker unit that runs on. */
-int worker_gate_append_standalone(sd_bus_message *m, const GateUnitParams *p);

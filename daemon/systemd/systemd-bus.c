@@ -115,6 +115,14 @@ int systemd_stop_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *uni
                                         callback, userdata, "ss", unit, mode);
 }
 
+int systemd_start_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *mode,
+                             sd_bus_message_handler_t callback, void *userdata) {
+        assert(bus);
+        assert(unit && mode);
+        return sd_bus_call_method_async(bus, ret_slot, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "StartUnit",
+                                        callback, userdata, "ss", unit, mode);
+}
+
 int systemd_stop_unit(sd_bus *bus, const char *unit, const char *mode) {
         assert(bus);
         assert(unit && mode);

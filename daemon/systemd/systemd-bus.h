@@ -63,6 +63,9 @@ int systemd_set_unit_properties_new(sd_bus *bus, sd_bus_message **ret, const cha
 /* StopUnit(UNIT, MODE), answered to CALLBACK. */
 int systemd_stop_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *mode,
                             sd_bus_message_handler_t callback, void *userdata);
+/* StartUnit(UNIT, MODE) of a loaded unit, answered to CALLBACK. */
+int systemd_start_unit_async(sd_bus *bus, sd_bus_slot **ret_slot, const char *unit, const char *mode,
+                             sd_bus_message_handler_t callback, void *userdata);
 /* StopUnit(UNIT, MODE), waiting for the reply (start-up only). */
 int systemd_stop_unit(sd_bus *bus, const char *unit, const char *mode);
 /* ResetFailedUnit(UNIT), waiting for the reply (start-up only). */

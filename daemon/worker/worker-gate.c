@@ -146,21 +146,6 @@ bool worker_gate_name_taken(const Worker *first, const char *name) {
         return false;
 }
 
-static GateUnitParams gate_params(const Worker *w, const WorkerUnitEnv *env, const char *socket_path) {
-        return (GateUnitParams) {
-                .id = w->id,
-                .worker_unit = w->unit,
-                .gate_path = env->gate_path,
-                .credential_socket = SBX_CREDENTIAL_SOCKET,
-                .socket_path = socket_path,
-                .socket_dir = SBX_ENDPOINTS_DIR,
-                .socket_group = env->config->endpoints_socket_group,
-                .tcp_port = w->gate.tcp_port,
-                .token = !w->spec.endpoint.public,
-                .name = w->spec.endpoint.name,
-        };
-}
-
 int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitEnv *env) {
         _cleanup_free_ char *path = NULL;
         int r;
@@ -170,19 +155,25 @@ int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitE
         r = sbx_endpoint_socket_path(w->id, &path);
         if (r < 0)
                 return r;
-        GateUnitParams p = gate_params(w, env, path);
-        return worker_gate_append_aux_entries(m, &p);
+        return worker_gate_append_aux_entries(m, &(GateUnitParams) {
+                .id = w->id,
+                .worker_unit = w->unit,
+                .gate_path = env->gate_path,
+                .credential_socket = SBX_CREDENTIAL_SOCKET,
+                .socket_path = path,
+                .socket_dir = SBX_ENDPOINTS_DIR,
+                .socket_group = env->config->endpoints_socket_group,
+                .tcp_port = w->gate.tcp_port,
+                .token = !w->spec.endpoint.public,
+                .name = w->spec.endpoint.name,
+        });
 }
 
-int worker_gate_drop(Worker *w, bool service, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret) {
-        char *units[] = { service ? w->gate.service : w->gate.socket, NULL };
-        int r;
-
-        r = unit_drop_start(worker_systemd(w), worker_event(w), worker_unit_stops(w), units, timeout_usec, done, w,
-                            ret);
-        if (r >= 0)
-                (void) unit_drop_set_log_id(*ret, w->id);
-        return r;
+int worker_gate_halt(Worker *w, bool service, uint64_t timeout_usec, unit_halt_done_t done, UnitHalt **ret) {
+        /* The socket alone: its stop must not take the worker's unit, which
+         * Requires= it, with it (nor start the gate's own stop yet). */
+        return unit_halt_start(worker_systemd(w), worker_event(w), service ? w->gate.service : w->gate.socket,
+                               service ? "replace" : "ignore-dependencies", timeout_usec, done, w, ret);
 }
 
 static int on_gate_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -190,38 +181,22 @@ static int on_gate_start_reply(sd_bus_message *reply, void *userdata, sd_bus_err
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         w->gate.start_call = sd_bus_slot_unref(w->gate.start_call);
-        /* There already: what an adopted worker whose gate ran finds. */
-        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
-                log_struct(LOG_ERR, "systemd refused to make the worker's gate again: its endpoint is closed",
+        if (e)
+                log_struct(LOG_ERR, "systemd refused to start the worker's gate socket again: its endpoint is closed",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->gate.socket,
                            "SANDBOXD_REASON", e->message ?: e->name, NULL);
         return 0;
 }
 
 int worker_gate_start(Worker *w) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_free_ char *path = NULL;
-        WorkerUnitEnv env;
-        int r;
-
         if (!w->gate.service)
                 return 0;
-        w->owned_by->unit_env(w, &env);
-        r = sbx_endpoint_socket_path(w->id, &path);
-        if (r < 0)
-                return r;
-        GateUnitParams p = gate_params(w, &env, path);
-        /* A stop of the drained pair still being asked again would stop
-         * this one (one connection's calls stay in order). */
+        /* A stop of the socket still being asked again would stop it
+         * again (one connection's calls stay in order). */
         unit_stops_cancel(worker_unit_stops(w), w->gate.socket);
-        unit_stops_cancel(worker_unit_stops(w), w->gate.service);
-        r = systemd_start_transient_unit_new(worker_systemd(w), &m, w->gate.socket, "fail");
-        if (r >= 0)
-                r = worker_gate_append_standalone(m, &p);
-        if (r < 0)
-                return r;
         w->gate.start_call = sd_bus_slot_unref(w->gate.start_call);
-        return sd_bus_call_async(worker_systemd(w), &w->gate.start_call, m, on_gate_start_reply, w, 0);
+        return systemd_start_unit_async(worker_systemd(w), &w->gate.start_call, w->gate.socket, "replace",
+                                        on_gate_start_reply, w);
 }
 
 #define TOKEN_FD_NAME "gate-token"

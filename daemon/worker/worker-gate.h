@@ -8,7 +8,7 @@
  * its loopback port. */
 
 #include "fdstore.h"
-#include "unit-drop.h"
+#include "unit-halt.h"
 #include "worker.h"
 #include "worker-unit.h"
 
@@ -42,14 +42,15 @@ int worker_gate_append_aux(sd_bus_message *m, const Worker *w, const WorkerUnitE
 
 /* Stops W's gate socket unit, or with SERVICE its gate (whose stop is its
  * drain: what is under way is answered first, sandbox-gate), and tells DONE
- * once systemd holds it no more, or after TIMEOUT_USEC. A checkpoint stops
- * the socket first, then the gate: in the other order PID 1 drops each
- * connection that comes while the gate drains. */
-int worker_gate_drop(Worker *w, bool service, uint64_t timeout_usec, unit_drop_done_t done, UnitDrop **ret);
-/* Makes W's gate pair again beside its running unit: after a checkpoint
+ * once systemd says it is down, or after TIMEOUT_USEC. A checkpoint stops
+ * the socket first (alone: the worker's unit Requires= it), then the gate:
+ * in the other order PID 1 drops each connection that comes while the gate
+ * drains. The socket stays loaded while the worker runs. */
+int worker_gate_halt(Worker *w, bool service, uint64_t timeout_usec, unit_halt_done_t done, UnitHalt **ret);
+/* Starts W's gate socket again beside its running unit, after a checkpoint
  * that failed once the gate had drained, and for a worker adopted after a
- * restart of sandboxd (systemd's UnitExists, the pair still there, is no
- * error). Asynchronous; a refusal is logged. */
+ * restart of sandboxd (a socket that listens already stays as it is).
+ * Asynchronous; a refusal is logged. */
 int worker_gate_start(Worker *w);
 
 /* A request the gate's handler answered is the worker's activity, as a

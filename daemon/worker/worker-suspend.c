@@ -181,9 +181,9 @@ static void checkpoint_failed(Worker *w, const char *why) {
                 w->suspend.gate_drained = false;
                 int k = worker_gate_start(w);
                 if (k < 0)
-                        log_struct(LOG_ERR, "Failed to make the worker's gate again after its failed checkpoint: its "
-                                   "endpoint is closed", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON",
-                                   strerror(-k), NULL);
+                        log_struct(LOG_ERR, "Failed to start the worker's gate socket again after its failed "
+                                   "checkpoint: its endpoint is closed", "SANDBOXD_WORKER_ID", w->id,
+                                   "SANDBOXD_REASON", strerror(-k), NULL);
         }
         /* runsc leaves a sandbox it could not save running, and its unit
          * holds its user: the reservation is not needed (nor the disk's
@@ -324,7 +324,7 @@ void worker_suspend_unit_gone(Worker *w) {
         w->unit_ended = true;
         if (w->suspend.gate_drain) {
                 /* It ended by itself while its gate drained: no checkpoint. */
-                w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+                w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
                 checkpoint_failed(w, "its unit ended while its gate drained");
                 return;
         }
@@ -461,35 +461,35 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, SbxError *error)
         return w->state == WORKER_SUSPENDING ? 0 : worker_set_state(w, WORKER_SUSPENDING);
 }
 
-static void gate_drop_late(const Worker *w, const UnitDrop *d) {
-        log_struct(LOG_WARNING, "A unit of the worker's gate did not end in time before its checkpoint; the "
+static void gate_halt_late(const Worker *w, const UnitHalt *h) {
+        log_struct(LOG_WARNING, "A unit of the worker's gate did not stop in time before its checkpoint; the "
                    "checkpoint goes on all the same", "SANDBOXD_WORKER_ID", w->id,
-                   "SANDBOXD_UNIT", unit_drop_pending_first(d), NULL);
+                   "SANDBOXD_UNIT", unit_halt_unit(h), NULL);
 }
 
-static void on_gate_drained(UnitDrop *d, bool all_gone, void *userdata) {
+static void on_gate_drained(UnitHalt *h, bool down, void *userdata) {
         Worker *w = userdata;
         SbxError e = {};
 
-        if (!all_gone)
-                gate_drop_late(w, d);
-        w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+        if (!down)
+                gate_halt_late(w, h);
+        w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
         if (checkpoint_start(w, NULL, &e) < 0)
                 checkpoint_failed(w, e.name ? e.message : "its checkpoint could not start");
 }
 
-/* Its socket is gone: nothing new reaches the gate. */
-static void on_gate_socket_gone(UnitDrop *d, bool all_gone, void *userdata) {
+/* Its socket is down: nothing new reaches the gate. */
+static void on_gate_socket_down(UnitHalt *h, bool down, void *userdata) {
         Worker *w = userdata;
         int r;
 
-        if (!all_gone)
-                gate_drop_late(w, d);
-        w->suspend.gate_drain = unit_drop_free(w->suspend.gate_drain);
+        if (!down)
+                gate_halt_late(w, h);
+        w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
         w->suspend.gate_drained = true;
         /* Requests from now on are held for its wake (worker-wake.h). */
         worker_wake_listen(w);
-        r = worker_gate_drop(w, true, SUSPEND_DROP_TIMEOUT_USEC, on_gate_drained, &w->suspend.gate_drain);
+        r = worker_gate_halt(w, true, SUSPEND_DROP_TIMEOUT_USEC, on_gate_drained, &w->suspend.gate_drain);
         if (r < 0)
                 checkpoint_failed(w, "its gate could not be stopped");
 }
@@ -527,7 +527,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
          * no request is cut by the suspend. */
         r = waiter_add(w, request);
         if (r >= 0)
-                r = worker_gate_drop(w, false, SUSPEND_DROP_TIMEOUT_USEC, on_gate_socket_gone, &w->suspend.gate_drain);
+                r = worker_gate_halt(w, false, SUSPEND_DROP_TIMEOUT_USEC, on_gate_socket_down, &w->suspend.gate_drain);
         if (r < 0) {
                 if (request && w->n_waiters > 0 && w->waiters[w->n_waiters - 1] == request)
                         sd_bus_message_unref(w->waiters[--w->n_waiters]);

@@ -10,6 +10,7 @@
 #include "rmrf.h"
 #include "systemd-bus.h"
 #include "unit-drop.h"
+#include "unit-halt.h"
 #include "uid-keep.h"
 #include "unit-props.h"
 #include "worker-disk.h"
@@ -111,7 +112,7 @@ Worker *worker_free(Worker *w) {
         free(w->suspend.unit);
         sd_bus_slot_unref(w->suspend.call);
         unit_drop_free(w->suspend.drop);
-        unit_drop_free(w->suspend.gate_drain);
+        unit_halt_free(w->suspend.gate_drain);
         sd_event_source_disable_unref(w->resume.watch);
         sd_event_source_disable_unref(w->resume.timer);
         unit_drop_free(w->resume.drop);

@@ -18,6 +18,7 @@
 
 typedef struct Manager Manager;
 typedef struct UnitDrop UnitDrop;
+typedef struct UnitHalt UnitHalt;
 typedef struct Worker Worker;
 typedef struct WorkerLogJob WorkerLogJob;
 typedef struct WorkerProcess WorkerProcess;
@@ -137,7 +138,7 @@ struct Worker {
                 uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
                 sd_bus_slot *status_match;      /* PropertiesChanged of the service (worker_gate_watch) */
                 uint64_t served_seen;   /* its served count as last seen; 0: none yet */
-                sd_bus_slot *start_call;        /* the pair made again (worker_gate_start), until answered */
+                sd_bus_slot *start_call;        /* its socket started again (worker_gate_start), until answered */
         } gate;
         WorkerWake *wake;               /* its endpoint held while it sleeps (worker-wake.h) */
         /* The cgroup's counters as last read (worker-metrics.h): one read
@@ -189,7 +190,7 @@ struct Worker {
                 int result;             /* while suspending: 0 not known yet, 1 saved, -1 failed */
                 uint64_t budget;        /* while suspending: the bytes its image may take (manager-quota.h) */
                 UnitDrop *drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
-                UnitDrop *gate_drain;   /* before the checkpoint: the gate answers what is under way */
+                UnitHalt *gate_drain;   /* before the checkpoint: its socket, then the gate, stopping */
                 bool gate_drained;      /* the pair is gone: a failed checkpoint makes it again */
                 bool restore;           /* the next unit restores from the image (worker-suspend.h) */
                 bool for_idle;          /* the reaper asked: a failed checkpoint stops it */

@@ -37,6 +37,7 @@ typedef struct Fixture {
         sd_bus_message *seen[MAX_SEEN]; /* signals the daemon sent */
         size_t n_seen;
         char *stop_units[16];           /* StopUnit calls "systemd" received */
+        char stop_mode[32];             /* the last one's job mode */
         size_t n_stop_units;
         const char *unit_active_state;  /* what "systemd" says when asked for a unit's properties */
         const char *unit_load_state;    /* and its LoadState; NULL: "loaded" */
@@ -58,14 +59,16 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
                 return 0;
         }
         if (sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StopUnit")) {
-                const char *unit = NULL;
-                assert_true(sd_bus_message_read(msg, "s", &unit) >= 0);
+                const char *unit = NULL, *mode = NULL;
+                assert_true(sd_bus_message_read(msg, "ss", &unit, &mode) >= 0);
+                snprintf(f->stop_mode, sizeof(f->stop_mode), "%s", mode);
                 assert_true(f->n_stop_units < ELEMENTSOF(f->stop_units));
                 f->stop_units[f->n_stop_units++] = strdup(unit);
                 (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/1");
                 return 1;
         }
-        if (sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StartTransientUnit") &&
+        if ((sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StartTransientUnit") ||
+             sd_bus_message_is_method_call(msg, "org.freedesktop.systemd1.Manager", "StartUnit")) &&
             f->answer_starts) {
                 const char *unit = NULL;
                 assert_true(sd_bus_message_read(msg, "s", &unit) >= 0);
@@ -946,16 +949,19 @@ static void test_checkpoint_job_failure_confirmed(void **state) {
 
 /* ---- a checkpoint drains the endpoint's gate first (issue 25) ---- */
 
-/* UNIT is gone, as systemd says it (UnitRemoved; asked again: not loaded). */
-static void unit_removed_signalled(Fixture *f, const char *unit) {
+/* UNIT is down, as systemd says it (PropertiesChanged; asked again: inactive). */
+static void unit_down_signalled(Fixture *f, const char *unit) {
+        _cleanup_free_ char *path = NULL;
+
+        assert_int_equal(systemd_unit_path(unit, &path), 0);
         f->unit_active_state = "inactive";
-        f->unit_load_state = "not-found";
-        assert_true(sd_bus_emit_signal(f->peer, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                       "UnitRemoved", "so", unit, "/org/freedesktop/systemd1/unit/x") >= 0);
+        assert_true(sd_bus_emit_signal(f->peer, path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Unit", 1, "ActiveState", "s",
+                                       "inactive", 0) >= 0);
         /* The signal, the question asked about it, and what its answer set going. */
         settle(f);
         settle(f);
-        f->unit_active_state = f->unit_load_state = NULL;
+        f->unit_active_state = NULL;
 }
 
 static bool started_unit(Fixture *f, const char *unit) {
@@ -995,19 +1001,22 @@ static void test_suspend_drains_gate_first(void **state) {
         Fixture *f = *state;
         Worker *w = suspend_gate_worker(f);
 
-        /* The socket first: nothing new reaches the gate. */
+        /* The socket first, alone (the worker's unit Requires= it): nothing
+         * new reaches the gate. */
         assert_int_equal(f->n_stop_units, 1);
         assert_string_equal(f->stop_units[0], w->gate.socket);
+        assert_string_equal(f->stop_mode, "ignore-dependencies");
         assert_false(checkpoint_asked(f, w));
         /* Then the gate, whose stop is its drain. */
-        unit_removed_signalled(f, w->gate.socket);
+        unit_down_signalled(f, w->gate.socket);
         assert_int_equal(f->n_stop_units, 2);
         assert_string_equal(f->stop_units[1], w->gate.service);
+        assert_string_equal(f->stop_mode, "replace");
         assert_false(checkpoint_asked(f, w));
         assert_true(w->suspend.gate_drained);
         assert_false(started_unit(f, w->gate.socket));
         /* Only once the gate is gone: the checkpoint. */
-        unit_removed_signalled(f, w->gate.service);
+        unit_down_signalled(f, w->gate.service);
         assert_true(checkpoint_asked(f, w));
         /* It could not start (the fixture's record): the worker runs on, and
          * so does its endpoint, whose gate went for it: made again. */
@@ -1046,7 +1055,7 @@ static void test_unit_end_during_gate_drain(void **state) {
         worker_unit_gone(w);
         assert_int_equal(w->state, WORKER_ENDED);
         assert_null(w->suspend.gate_drain);
-        unit_removed_signalled(f, w->gate.socket);
+        unit_down_signalled(f, w->gate.socket);
         assert_false(started_unit(f, w->suspend.unit));
         assert_false(started_unit(f, w->gate.socket));
 }
