@@ -41,6 +41,7 @@ struct WorkerWake {
         sd_event_source *wake_soon;     /* held during the checkpoint: the resume once it is suspended */
         sd_event_source *relay_timer;   /* the gate's socket is not bound yet: tried again */
         uint64_t relay_until;
+        bool woken;                     /* by a resume (else its checkpoint failed) */
         WakeConn *conns;
         unsigned n_held;
         uint64_t first_held_usec;
@@ -433,6 +434,8 @@ static int on_relay_retry(sd_event_source *s, uint64_t usec, void *userdata);
 /* Each held connection to the gate's socket; one that finds it not bound
  * yet is tried again until relay_until. */
 static void relay_held(WorkerWake *k) {
+        const char *why = k->woken ? "Worker woken by a request; the held requests go to its gate"
+                                   : "Worker runs on after its checkpoint failed; the held requests go to its gate";
         unsigned n = 0, failed = 0, waiting = 0;
         char count[16], usec[24];
         WakeConn *next;
@@ -465,7 +468,7 @@ static void relay_held(WorkerWake *k) {
                 return;
         snprintf(count, sizeof(count), "%u", n);
         snprintf(usec, sizeof(usec), "%" PRIu64, now_usec(CLOCK_MONOTONIC) - k->first_held_usec);
-        log_struct(failed ? LOG_WARNING : LOG_INFO, "Worker running again; the held requests go to its gate",
+        log_struct(failed ? LOG_WARNING : LOG_INFO, why,
                    "SANDBOXD_WORKER_ID", k->w->id, "SANDBOXD_HELD", count, "SANDBOXD_WAKE_USEC", usec,
                    "SANDBOXD_EVENT", "woken", NULL);
 }
@@ -475,11 +478,12 @@ static int on_relay_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-void worker_wake_resumed(Worker *w) {
+void worker_wake_running(Worker *w, bool woken) {
         WorkerWake *k = w->wake;
 
         if (!k)
                 return;
+        k->woken = woken;
         k->failed_usec = 0;
         k->wake_soon = sd_event_source_disable_unref(k->wake_soon);
         accept_pending(k);

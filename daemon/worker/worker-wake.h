@@ -35,8 +35,10 @@
  * failure is logged; the endpoint is then closed as before (no socket). */
 void worker_wake_listen(Worker *w);
 
-/* W runs again: the held connections go to its gate. */
-void worker_wake_resumed(Worker *w);
+/* W runs again, WOKEN by a resume or after a checkpoint that failed once
+ * its gate had drained: the held connections go to its gate, tried again
+ * for a moment while PID 1 binds the gate's socket. */
+void worker_wake_running(Worker *w, bool woken);
 
 /* The resume failed (W stays suspended): each held connection gets a 503
  * saying WHY, and so does each that comes within WAKE_RETRY_USEC, without

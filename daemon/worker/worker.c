@@ -265,7 +265,7 @@ int worker_set_state(Worker *w, WorkerState s) {
                         /* Woken, or its checkpoint failed: what its
                          * endpoint held goes to its gate. */
                         if (old == WORKER_RESUMING || old == WORKER_SUSPENDING)
-                                worker_wake_resumed(w);
+                                worker_wake_running(w, old == WORKER_RESUMING);
                         break;
                 }
                 w->exported = true;
