@@ -172,6 +172,16 @@ rc=0" "$got"
         check_eq "standard: (why the user-ns line is left out) a fork of the same process shows another inode" differs "$EXEC_OUT"
         exec_out "$id" /usr/bin/python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'
         check_eq "standard: NoNewPrivs is set (prctl PR_GET_NO_NEW_PRIVS; gVisor's status has no such line)" 1 "$EXEC_OUT"
+        # RLIMIT_NPROC is gVisor's TasksMax; runsc exec gives the spec's to
+        # the process, with no wrapper inside (launch-exec.c).
+        exec_out "$id" /bin/sh -c 'for p in self 1; do awk "/^Max processes/{print \$3, \$4}" /proc/$p/limits; done'
+        check_match "standard: RLIMIT_NPROC (soft, hard) is the main process's" '^([0-9]+ [0-9]+)
+\1$' "$EXEC_OUT"
+        # A command runsc cannot load: refused at once with a named error
+        # (it was once tried again for 30 s), beside the echo that ran above.
+        exec_out "$id" /nonexistent/cmd
+        check_match "standard: a missing command is ExecutableNotFound" '.*org\.sandboxd1\.Error\.ExecutableNotFound.*' \
+            "$EXEC_ERR"
     fi
     if [ "$class" = trusted ]; then
         check_output "$class: the process is in the worker's unit (cgroup)" "sandbox-$id.service" \
