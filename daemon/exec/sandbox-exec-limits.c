@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sandbox-exec-limits: what a gVisor worker's launcher runs through `runsc
- * exec` (launch-exec.c) before an Exec's command, to give it what runsc exec
- * does not carry over from the sandbox's own process: RLIMIT_NPROC (the
- * worker's TasksMax under gVisor) and NoNewPrivs, and with --init-env the
- * worker's own environment. Then the command, as is.
+ * exec` (launch-exec.c) before an Exec's command where the sandbox's own
+ * spec is not the worker's (a warm-pool sandbox, or a TasksMax below the
+ * launcher's --pids), to give it the worker's RLIMIT_NPROC (its TasksMax
+ * under gVisor) and NoNewPrivs, and with --init-env the worker's own
+ * environment. Then the command, as is.
  *
  * It is its own program, and a static one with nothing but libc, because
  * every Exec into gVisor pays for it: loading sandbox-exec and its ten

@@ -3,12 +3,22 @@
  * serves it by running `runsc exec` into the worker's own sandbox, so the
  * process is the sandbox's: its kernel, namespaces, mounts, user and
  * capabilities (the bundle's process, taken from its config.json), inside
- * the unit's cgroup on the host. runsc exec gives a new process no rlimits
- * and no NoNewPrivs of the sandbox's, so the command runs through
- * `sandbox-exec-limits --nproc=N` inside, which sets RLIMIT_NPROC to the
- * worker's --pids (gVisor counts it per user, over the workload's processes
- * too) and NoNewPrivs, then execs it. The environment goes in the process
- * file, a memfd: never on a command line.
+ * the unit's cgroup on the host. RLIMIT_NPROC is the worker's TasksMax
+ * under gVisor (counted per user, over the workload's processes too). runsc 0.0~20240729 gives an exec'd process
+ * the rlimits of the sandbox's own spec (runsc/boot/loader.go executeAsync:
+ * createLimitSet of the root spec), which hold RLIMIT_NPROC = --pids, and
+ * NoNewPrivs is always set in gVisor (PR_GET_NO_NEW_PRIVS answers 1 and
+ * set-ID bits are never honoured: kernel/task_identity.go). So the command
+ * runs as is, with the bundle's environment, which is the workload's.
+ * A warm-pool sandbox's spec and environment are the pool's, not the
+ * claiming job's, and a worker may ask for fewer tasks than the launcher
+ * was given: there the command runs through `sandbox-exec-limits --nproc=N
+ * --init-env` inside, which lowers RLIMIT_NPROC, sets NoNewPrivs, takes the
+ * environment of the worker's PID 1 and execs it. Skipping it where it
+ * changes nothing is what makes an Exec cheaper: its exec inside gVisor
+ * cost about 15 ms of the sandbox's CPU, under its quota, per Exec in the
+ * test bed. The environment goes in the process file, a memfd: never on a
+ * command line.
  *
  * A server process (killed with the launcher) accepts; each connection gets
  * a handler, which runs one runsc exec and reports it. */
@@ -44,12 +54,19 @@ static void send_simple(int conn, SbxExecType type, int value, int status, const
         (void) sbx_exec_send(conn, &h, NULL, 0, fds, n_fds);
 }
 
-static bool strv_env_has(char * const *env, const char *key) {
-        size_t n = strlen(key);
+static bool strv_env_has(char * const *env, const char *key, size_t n) {
         for (char * const *e = env; e && *e; e++)
                 if (strncmp(*e, key, n) == 0 && (*e)[n] == '=')
                         return true;
         return false;
+}
+
+/* Whether the spec's own rlimits and environment are the worker's, so that
+ * runsc exec alone gives the process its walls (see the top): not in a
+ * warm-pool sandbox, and not when the worker's TasksMax (H's value) is
+ * below the launcher's --pids. */
+static bool exec_direct(const LaunchArgs *a, const SbxExecHeader *h) {
+        return !a->pool && (h->value <= 0 || (uint64_t) h->value >= a->pids);
 }
 
 static int json_add(struct json_object *obj, const char *key, struct json_object *val) {
@@ -69,11 +86,13 @@ static struct json_object *strv_to_json(char * const *v) {
 }
 
 /* The bundle's process with S's command, directory and environment: a
- * memfd runsc reads as --process. Its environment is the bundle's HOME (else
- * runsc would make one up) and the request's entries; the worker's own comes
- * from its first process inside (sandbox-exec-limits --init-env reads
- * /proc/1/environ, as the worker), since a pooled sandbox's bundle holds the
- * pool's environment and not the claimed job's. */
+ * memfd runsc reads as --process. Run directly, its environment is the
+ * bundle's with the request's entries over it. Through the wrapper it is
+ * the bundle's HOME (else runsc would make one up) and the request's
+ * entries; the worker's own comes from its first process inside
+ * (sandbox-exec-limits --init-env reads /proc/1/environ, as the worker),
+ * since a pooled sandbox's bundle holds the pool's environment and not the
+ * claimed job's. */
 static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxExecSpawn *s, int *ret) {
         char path[PATH_MAX], nproc[48];
         struct json_object *config, *process, *env, *args, *cwd, *new_env;
@@ -91,11 +110,14 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
                 json_object_put(config);
                 return -EBADMSG;
         }
+        bool direct = exec_direct(a, h);
         new_env = json_object_new_array();
-        for (size_t i = 0; new_env && i < json_object_array_length(env); i++) {
+        for (size_t i = 0; new_env && r >= 0 && i < json_object_array_length(env); i++) {
                 const char *e = json_object_get_string(json_object_array_get_idx(env, i));
-                if (e && startswith(e, "HOME=") && !strv_env_has(s->env, "HOME"))
-                        r = json_object_array_add(new_env, json_object_new_string(e)) < 0 ? -ENOMEM : 0;
+                const char *eq = e ? strchr(e, '=') : NULL;
+                if (!eq || strv_env_has(s->env, e, (size_t) (eq - e)) || (!direct && !startswith(e, "HOME=")))
+                        continue;
+                r = json_object_array_add(new_env, json_object_new_string(e)) < 0 ? -ENOMEM : 0;
         }
         for (char **e = s->env; new_env && r >= 0 && e && *e; e++)
                 r = json_object_array_add(new_env, json_object_new_string(*e)) < 0 ? -ENOMEM : 0;
@@ -109,8 +131,9 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
         if (h->value > 0 && (uint64_t) h->value < pids)
                 pids = (uint64_t) h->value;
         snprintf(nproc, sizeof(nproc), "--nproc=%" PRIu64, pids);
-        if (r >= 0 && (strv_extend(&argv, EXEC_WRAPPER) < 0 || strv_extend(&argv, nproc) < 0 ||
-                       strv_extend(&argv, "--init-env") < 0 || strv_extend(&argv, "--") < 0))
+        if (r >= 0 && !direct &&
+            (strv_extend(&argv, EXEC_WRAPPER) < 0 || strv_extend(&argv, nproc) < 0 ||
+             strv_extend(&argv, "--init-env") < 0 || strv_extend(&argv, "--") < 0))
                 r = -ENOMEM;
         for (char **v = s->argv; r >= 0 && *v; v++)
                 r = strv_extend(&argv, *v);
@@ -130,6 +153,17 @@ static int process_file(const LaunchArgs *a, const SbxExecHeader *h, const SbxEx
                 return r < 0 ? r : -EIO;
         *ret = fd;
         return 0;
+}
+
+/* Whether runsc's state file STATE says the container runs ("status" of
+ * its JSON): before that runsc exec fails as the sandbox comes up. */
+static bool container_running(const char *state) {
+        struct json_object *o = json_object_from_file(state), *status;
+        bool running = o && json_object_object_get_ex(o, "status", &status) &&
+                       streq_ptr(json_object_get_string(status), "running");
+
+        json_object_put(o);
+        return running;
 }
 
 static void runsc_args(const LaunchArgs *a, char *root, size_t root_size, char *platform, size_t platform_size) {
@@ -296,7 +330,10 @@ static _Noreturn void handle(const LaunchArgs *a, int conn) {
                 inside = exec_started_wait(runsc, exec_started_read_pid_file, pid_file, PID_WAIT_USEC, &status,
                                            &reaped);
                 (void) unlink(pid_file);
-                if (inside > 0 || now_usec(CLOCK_MONOTONIC) >= give_up)
+                /* In a running container a failed runsc exec is the
+                 * command's (runsc could not load it: no wrapper inside
+                 * starts first to report it), and final. */
+                if (inside > 0 || now_usec(CLOCK_MONOTONIC) >= give_up || container_running(state))
                         break;
                 if (!reaped) {
                         (void) kill(runsc, SIGKILL);

@@ -172,6 +172,11 @@ rc=0" "$got"
         check_eq "standard: (why the user-ns line is left out) a fork of the same process shows another inode" differs "$EXEC_OUT"
         exec_out "$id" /usr/bin/python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'
         check_eq "standard: NoNewPrivs is set (prctl PR_GET_NO_NEW_PRIVS; gVisor's status has no such line)" 1 "$EXEC_OUT"
+        # RLIMIT_NPROC is gVisor's TasksMax; runsc exec gives the spec's to
+        # the process, with no wrapper inside (launch-exec.c).
+        exec_out "$id" /bin/sh -c 'for p in self 1; do awk "/^Max processes/{print \$3, \$4}" /proc/$p/limits; done'
+        check_match "standard: RLIMIT_NPROC (soft, hard) is the main process's" '^([0-9]+ [0-9]+)
+\1$' "$EXEC_OUT"
     fi
     if [ "$class" = trusted ]; then
         check_output "$class: the process is in the worker's unit (cgroup)" "sandbox-$id.service" \
@@ -222,6 +227,43 @@ rc=0" "$got"
     check_output "$class: Exec into an ended worker: NotRunning" 'org.sandboxd1.Error.NotRunning' \
         expect_fail ct sandboxctl exec "$id" -- /bin/true
 done
+
+# A gVisor worker outside the warm pool (DiskMax: the pool serves none):
+# its sandbox's spec is the worker's, and the launcher runs the command with
+# no wrapper inside (launch-exec.c), so runsc exec and gVisor alone must
+# give it the walls. The pooled worker above went through the wrapper.
+direct=$(ct sandboxctl create --class standard --tasks 32 --disk 8M --idle 1h -- /bin/sleep 1000 2>&1)
+if [[ $direct =~ ^[0-9a-f]{12}$ ]]; then
+    es=$(ct systemctl show -P ExecStart "sandbox-$direct.service")
+    check_match "standard, unpooled: its unit runs sandbox-launch ..." '.*sandbox-launch run .*' "$es"
+    check_eq "standard, unpooled: ... as no pool sandbox's (no --pool=wait)" "" "$(grep -o -- '--pool[^ ]*' <<<"$es")"
+    exec_out "$direct" /bin/sh -c 'for p in self 1; do awk "/^Max processes/{print \$3, \$4}" /proc/$p/limits; done'
+    check_eq "standard, unpooled: RLIMIT_NPROC is the worker's TasksMax, as PID 1's" "32 32
+32 32" "$EXEC_OUT"
+    exec_out "$direct" /usr/bin/python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'
+    check_eq "standard, unpooled: NoNewPrivs is set" 1 "$EXEC_OUT"
+    # shellcheck disable=SC2016
+    out=$(ct timeout 60 sandboxctl exec --setenv SBX_EXEC_VAR=given "$direct" -- /bin/sh -c \
+        'h=$(tr "\0" "\n" </proc/1/environ | sed -n "s/^HOME=//p"); [ -n "$HOME" ] && [ "$HOME" = "$h" ] && echo "$SBX_EXEC_VAR same-home"')
+    check_eq "standard, unpooled: the request's environment over the worker's (PID 1's HOME)" "given same-home" "$out"
+    # A shell forks until it cannot; another Exec counts with builtins only.
+    ct timeout 120 sandboxctl exec "$direct" -- /bin/sh -c 'i=0; while [ $i -lt 100 ]; do sleep 120 & i=$((i+1)); done' \
+        >/dev/null 2>&1
+    n=$(ct timeout 60 sandboxctl exec "$direct" -- /bin/sh -c 'set -- /proc/[0-9]*; echo "$#"' 2>&1)
+    if [ -n "$n" ] && [ "$n" -le 33 ] 2>/dev/null && [ "$n" -ge 10 ]; then
+        ok "standard, unpooled: a fork bomb inside an Exec is held by TasksMax=32 ($n processes)"
+    else
+        not_ok "standard, unpooled: a fork bomb inside an Exec is held by TasksMax=32" "processes: ${n:-none}"
+    fi
+    # A command runsc cannot load: refused at once with a named error (it
+    # was once tried again for 30 s), beside the Execs that ran above.
+    exec_out "$direct" /nonexistent/cmd
+    check_match "standard, unpooled: a missing command is ExecutableNotFound" \
+        '.*org\.sandboxd1\.Error\.ExecutableNotFound.*' "$EXEC_ERR"
+    ct sandboxctl stop "$direct" >/dev/null 2>&1
+else
+    not_ok "standard, unpooled: a worker with DiskMax runs" "$direct"
+fi
 
 # The idle reaper counts a running exec as activity.
 if sbx_create 3 Argv as 2 /bin/sleep 1000 Class s trusted IdleTimeoutUSec t 4000000; then
