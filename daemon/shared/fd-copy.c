@@ -61,11 +61,14 @@ static int copy_all(int in, int out, bool durable, uint64_t *moved) {
                                 break;
                         }
                 } else {
-                        if (!buf && !(buf = malloc(128 * 1024))) {
+                        /* As much as a transfer's pipe holds: gVisor (whose
+                         * splice takes no host pipe) pays a sentry trip to
+                         * the host per read and per write. */
+                        if (!buf && !(buf = malloc(SPLICE_CHUNK))) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        n = read(in, buf, 128 * 1024);
+                        n = read(in, buf, SPLICE_CHUNK);
                         if (n < 0 && errno == EINTR)
                                 continue;
                         if (n < 0) {
