@@ -14,12 +14,14 @@
 #   cp            host `cp` to /var/tmp (the test bed's tmpfs overlay), no
 #                 fsync: the old baseline, memory to memory
 #   cp+sync       the same followed by `sync FILE` (an fsync, as a replace does)
-#   home-cp       trusted: a root `cp` on the host to and from the worker's
-#                 home itself (its ext4 image on a loop device), and
+#   home-cp       a root `cp` on the host to and from the worker's home on
+#                 its own file system (the ext4 image on a loop device the
+#                 disk is; run only where the host's path shows the worker's
+#                 files), and
 #   home-cp+sync  the same with `sync FILE` after a copy in
-#   in-cp         gVisor: the home exists only inside the sandbox (a tmpfs of
-#                 the sentry's), so no host `cp` reaches it: `cp` home to home
-#                 inside the sandbox through `sandboxctl exec`, and
+#   in-cp         `cp` home to home inside the worker through `sandboxctl
+#                 exec`, as the workload would copy (for a home that exists
+#                 only inside a sandbox the one comparable copy), and
 #   in-cp+sync    the same with `sync FILE`
 # and for the split: `sandboxctl exec` of `true` (the fixed cost of starting
 # a process in the worker), `sandboxctl cp` of an empty file (the fixed cost
@@ -63,9 +65,9 @@ ct touch /var/tmp/bench-empty
     done
     for class in trusted standard; do
         w=$(ct sandboxctl create --class "$class" --disk "$disk" --memory 1G -- /bin/sleep 3600)
-        # The home on the host: for trusted the loop-mounted image; for
-        # gVisor the sandbox has its own tmpfs at this path (its
-        # sandbox-files' --root), which the host's path does not show.
+        # The home's real path: where its disk is mounted on the host, and
+        # where a gVisor sandbox has it (its sandbox-files' --root); a
+        # trusted worker sees it as its Home property says.
         hosthome=/var/lib/private/sandboxd/workers/$w
         home=$hosthome
         if [ "$class" = trusted ]; then
@@ -85,20 +87,22 @@ ct touch /var/tmp/bench-empty
             echo "$class-cat-out $run $(seconds ct sh -c "sandboxctl exec $w -- cat $home/f >/var/tmp/bench-out")"
             ct rm -f /var/tmp/bench-out
             ct sandboxctl exec "$w" -- rm -f "$home/g"
-            if [ "$class" = trusted ]; then
-                ct findmnt -n -o FSTYPE "$hosthome" | grep -qx ext4 || { echo "no ext4 at $hosthome" >&2; exit 1; }
-                echo "home-cp-in $run $(seconds ct cp /var/tmp/bench-src "$hosthome/g")"
+            # A root cp on the host to and from the home's own file system,
+            # where the host sees the worker's files (the copy in above
+            # made f there).
+            if ct findmnt -n -o FSTYPE "$hosthome" | grep -qx ext4 && ct test -f "$hosthome/f"; then
+                echo "$class-home-cp-in $run $(seconds ct cp /var/tmp/bench-src "$hosthome/g")"
                 ct rm -f "$hosthome/g"
-                echo "home-cp+sync-in $run $(seconds ct sh -c "cp /var/tmp/bench-src $hosthome/g && sync $hosthome/g")"
+                echo "$class-home-cp+sync-in $run $(seconds ct sh -c "cp /var/tmp/bench-src $hosthome/g && sync $hosthome/g")"
                 ct rm -f "$hosthome/g"
-                echo "home-cp-out $run $(seconds ct cp "$hosthome/f" /var/tmp/bench-out)"
+                echo "$class-home-cp-out $run $(seconds ct cp "$hosthome/f" /var/tmp/bench-out)"
                 ct rm -f /var/tmp/bench-out
-            else
-                echo "in-cp $run $(seconds ct sandboxctl exec "$w" -- cp "$home/f" "$home/g")"
-                ct sandboxctl exec "$w" -- rm -f "$home/g"
-                echo "in-cp+sync $run $(seconds ct sandboxctl exec "$w" -- sh -c "cp $home/f $home/g && sync $home/g")"
-                ct sandboxctl exec "$w" -- rm -f "$home/g"
             fi
+            # The same inside the worker, as the workload would.
+            echo "$class-in-cp $run $(seconds ct sandboxctl exec "$w" -- cp "$home/f" "$home/g")"
+            ct sandboxctl exec "$w" -- rm -f "$home/g"
+            echo "$class-in-cp+sync $run $(seconds ct sandboxctl exec "$w" -- sh -c "cp $home/f $home/g && sync $home/g")"
+            ct sandboxctl exec "$w" -- rm -f "$home/g"
         done
         echo "$class-rss 0 $(rss_kib)"
         ct sandboxctl stop "$w" >/dev/null
@@ -119,18 +123,21 @@ for line in open(raw):
 if any(k.endswith("-mismatch") for k in series):
     sys.exit("a copy out differs from its source: " + ", ".join(k for k in series if k.endswith("-mismatch")))
 med = {k: statistics.median(v) for k, v in series.items()}
-print(f"{'copy':<16} {'runs':>4} {'median s':>9} {'MiB/s':>8}")
-for key in ("cp", "cp+sync", "home-cp-in", "home-cp+sync-in", "home-cp-out", "in-cp", "in-cp+sync",
-            "trusted-exec", "trusted-empty", "trusted-cat-in", "trusted-cat-out",
-            "standard-exec", "standard-empty", "standard-cat-in", "standard-cat-out"):
-    print(f"{key:<16} {len(series[key]):>4} {med[key]:>9.2f} {size / med[key]:>8.0f}")
+print(f"{'measure':<24} {'runs':>4} {'median s':>9} {'MiB/s':>8}")
+for key in sorted(k for k in series if not k.endswith("-rss")):
+    print(f"{key:<24} {len(series[key]):>4} {med[key]:>9.2f} {size / med[key]:>8.0f}")
 # Each copy against each baseline that fits it: ratio = baseline s / copy s.
-baselines = {
-    "trusted-in": {"cp": "cp", "cp+sync": "cp+sync", "home-cp": "home-cp-in", "home-cp+sync": "home-cp+sync-in"},
-    "trusted-out": {"cp": "cp", "home-cp": "home-cp-out"},
-    "standard-in": {"cp": "cp", "cp+sync": "cp+sync", "in-cp": "in-cp", "in-cp+sync": "in-cp+sync"},
-    "standard-out": {"cp": "cp", "in-cp": "in-cp"},
-}
+baselines = {}
+for cls in ("trusted", "standard"):
+    for way in ("in", "out"):
+        against = {"cp": "cp"}
+        if way == "in":
+            against["cp+sync"] = "cp+sync"
+        for b in ("home-cp", "home-cp+sync", "in-cp", "in-cp+sync"):
+            src = f"{cls}-{b}" + (f"-{way}" if b.startswith("home-") else "")
+            if src in med and not (way == "out" and b.endswith("+sync")):
+                against[b] = src
+        baselines[f"{cls}-{way}"] = against
 rows = {}
 print()
 print(f"{'copy':<14} {'median s':>9} {'MiB/s':>8}  ratios (baseline s / copy s)")
@@ -141,7 +148,7 @@ for key, against in baselines.items():
                  "runs": series[key]}
     print(f"{key:<14} {v:>9.2f} {size / v:>8.0f}  " + "  ".join(f"{b} {r:.2f}x" for b, r in ratios.items()))
 base = {k: {"median_s": med[k], "runs": series[k]}
-        for k in ("cp+sync", "home-cp-in", "home-cp+sync-in", "home-cp-out", "in-cp", "in-cp+sync")}
+        for k in series if k == "cp+sync" or "-home-cp" in k or "-in-cp" in k}
 split = {k: {"median_s": med[k], "runs": series[k]}
          for k in series if k.split("-", 1)[0] in ("trusted", "standard") and k.split("-", 1)[1] in
          ("exec", "empty", "cat-in", "cat-out")}
