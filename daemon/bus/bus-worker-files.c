@@ -22,13 +22,13 @@
 #include "worker-spawn.h"
 
 #define SANDBOX_FILES SANDBOXD_LIBEXECDIR "/sandbox-files"
-/* How long a helper may take to answer: to say "open", or to end a
- * ListDirectory, Stat, MakeDirectory, Remove, Rename, commit or abort. The
- * data of a transfer takes as long as the caller lets it. */
 /* A transfer's data pipe: 1 MiB (the default fs.pipe-max-size) instead of
  * 64 KiB, so each wakeup of either end moves 16 times the bytes; for a
  * gVisor worker each one is also a trip of the sentry's to the host pipe. */
 #define FILE_DATA_PIPE_SIZE (1 << 20)
+/* How long a helper may take to answer: to say "open", or to end a
+ * ListDirectory, Stat, MakeDirectory, Remove, Rename, commit or abort. The
+ * data of a transfer takes as long as the caller lets it. */
 #define FILE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* How long the outcome of a read or write waits for its CommitFile. */
 #define FILE_RESULT_KEEP_USEC (60 * USEC_PER_SEC)
