@@ -258,6 +258,21 @@ def files_copy():
     row("files", f"{r['size_mib']} MiB in / out beside host cp: trusted; gVisor",
         f"{ratios[0]:.2f}x / {ratios[1]:.2f}x; {ratios[2]:.2f}x / {ratios[3]:.2f}x", ">= 0.9x",
         min(ratios) >= 0.9, f"{0.9 - min(ratios):.2f}x")
+    # Since December 2026 also beside a root cp on the host to the home's
+    # own file system (with fsync for a copy in: it is a replace), or a cp
+    # inside the worker where the host cannot see the home.
+    if all("ratios" in c[k] for k in c):
+        def same(key, way):
+            x = c[key]["ratios"]
+            for b in (("home-cp+sync", "in-cp+sync") if way == "in" else ("home-cp", "in-cp")):
+                if b in x:
+                    return x[b]
+            return x["cp"]
+        s = [same("trusted-in", "in"), same("trusted-out", "out"), same("standard-in", "in"),
+             same("standard-out", "out")]
+        row("files", f"{r['size_mib']} MiB in / out beside cp on the home's file system (in: with fsync): "
+            "trusted; gVisor", f"{s[0]:.2f}x / {s[1]:.2f}x; {s[2]:.2f}x / {s[3]:.2f}x", ">= 0.9x",
+            min(s) >= 0.9, f"{0.9 - min(s):.2f}x")
     m = r["sandboxd_rss"]
     row("files", "sandboxd RSS before / after / peak", f"{m['start_kib']} / {m['end_kib']} / {m['peak_kib']} KiB")
 

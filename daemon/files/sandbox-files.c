@@ -131,7 +131,7 @@ static int apply_perm(int fd, const struct stat *st, long perm) {
 /* stdin into FD; a file system that is full is DiskFull (file-frame.c). */
 static int fill(int fd, const char *path, bool sync) {
         uint64_t n;
-        int r = fd_copy_all(STDIN_FILENO, fd, &n);
+        int r = sync ? fd_copy_all_durable(STDIN_FILENO, fd, &n) : fd_copy_all(STDIN_FILENO, fd, &n);
         if (r == 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (r < 0)
