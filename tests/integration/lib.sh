@@ -94,7 +94,8 @@ journal_has() { wait_until 30 _journal_match "$@"; }
 _journal_match() {
     local re=$1
     shift
-    journal "$@" | grep -Eq -- "$re"
+    # -q: no "-- No entries --" line, which a loose RE would take for a match.
+    journal -q "$@" | grep -Eq -- "$re"
 }
 
 # ---- D-Bus through busctl -------------------------------------------------
