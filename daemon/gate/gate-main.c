@@ -264,7 +264,7 @@ int gate_add_listener(Gate *g, int fd, bool front) {
 }
 
 void gate_session_gone(Gate *g) {
-        if (g->draining && g->n_sessions == 0 && g->event)
+        if (g->draining && g->n_sessions == 0 && g->event && sd_event_get_state(g->event) != SD_EVENT_FINISHED)
                 (void) sd_event_exit(g->event, 0);
 }
 

@@ -594,8 +594,17 @@ static void session_write(GateSession *s) {
         }
         session_log(s, s->resp.status, NULL);
         s->answered++;
-        /* A draining gate closes each connection after its answer. */
-        if (!s->req.keep_alive || !s->resp.keep_alive || s->gate->draining) {
+        /* A draining gate closes each connection after its answer, reading
+         * what the caller still sends a little while (a close with unread
+         * bytes would reset the connection and could take the answer). */
+        if (s->gate->draining) {
+                (void) shutdown(s->fd, SHUT_WR);
+                s->state = SESSION_LINGER;
+                client_want(s, EPOLLIN);
+                timer_in(s, LINGER_USEC);
+                return;
+        }
+        if (!s->req.keep_alive || !s->resp.keep_alive) {
                 (void) shutdown(s->fd, SHUT_WR);
                 gate_session_free(s);
                 return;
@@ -705,8 +714,11 @@ void gate_drain_sessions(Gate *g) {
          * request yet keeps its header timeout: its caller connected
          * before the stop. */
         for (GateSession *s = g->sessions; s; s = next) {
+                uint8_t b;
                 next = s->next;
-                if (s->state == SESSION_READ && s->in_len == 0 && s->answered > 0)
+                /* Not one whose next request is arriving: it is answered. */
+                if (s->state == SESSION_READ && s->in_len == 0 && s->answered > 0 &&
+                    recv(s->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
                         gate_session_free(s);
         }
 }

@@ -14,6 +14,10 @@
 #include "worker-gate.h"
 #include "worker-veth.h"
 
+/* A gate still draining has its own timeouts (sandbox-gate), within
+ * systemd's stop timeout. */
+#define GATE_RESTART_TIMEOUT_USEC (100 * USEC_PER_SEC)
+
 /* The socket unit makes the directory (sandboxd has no CAP_CHOWN): the
  * group must exist, or the worker's start would fail on it less clearly. */
 static int check_group(const char *group, SbxError *error) {
@@ -188,15 +192,56 @@ static int on_gate_start_reply(sd_bus_message *reply, void *userdata, sd_bus_err
         return 0;
 }
 
+static void on_gate_service_down(UnitHalt *h, bool down, void *userdata) {
+        Worker *w = userdata;
+        int r;
+
+        w->gate.restart = unit_halt_free(w->gate.restart);
+        if (!down)
+                log_struct(LOG_WARNING, "The worker's gate did not stop; its socket is started all the same",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->gate.service, NULL);
+        r = systemd_start_unit_async(worker_systemd(w), &w->gate.start_call, w->gate.socket, "replace",
+                                     on_gate_start_reply, w);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to start the worker's gate socket again: its endpoint is closed",
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r), NULL);
+}
+
+static int on_gate_socket_state(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        SystemdUnitState s;
+        int r;
+
+        w->gate.start_call = sd_bus_slot_unref(w->gate.start_call);
+        if (systemd_unit_state_parse(reply, &s) >= 0 && streq(s.active_state, "active"))
+                return 0;       /* it listens: nothing to do */
+        /* systemd starts no socket whose service still runs ("already
+         * active"), as a gate still draining does after a restart of
+         * sandboxd: it ends first. */
+        w->gate.restart = unit_halt_free(w->gate.restart);
+        r = unit_halt_start(worker_systemd(w), worker_event(w), w->gate.service, "replace", GATE_RESTART_TIMEOUT_USEC,
+                            on_gate_service_down, w, &w->gate.restart);
+        if (r < 0)
+                log_struct(LOG_ERR, "Failed to stop the worker's gate before starting its socket again: its "
+                           "endpoint is closed", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r),
+                           NULL);
+        return 0;
+}
+
 int worker_gate_start(Worker *w) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
         if (!w->gate.service)
                 return 0;
         /* A stop of the socket still being asked again would stop it
          * again (one connection's calls stay in order). */
         unit_stops_cancel(worker_unit_stops(w), w->gate.socket);
+        r = systemd_unit_path(w->gate.socket, &path);
+        if (r < 0)
+                return r;
         w->gate.start_call = sd_bus_slot_unref(w->gate.start_call);
-        return systemd_start_unit_async(worker_systemd(w), &w->gate.start_call, w->gate.socket, "replace",
-                                        on_gate_start_reply, w);
+        return systemd_unit_state_read_async(worker_systemd(w), &w->gate.start_call, path, on_gate_socket_state, w);
 }
 
 #define TOKEN_FD_NAME "gate-token"

@@ -177,7 +177,9 @@ static void checkpoint_failed(Worker *w, const char *why) {
         }
         /* It runs on: so does its endpoint, whose gate went for the
          * checkpoint (what sandboxd held meanwhile goes to it: worker-wake.h). */
-        if (w->suspend.gate_drained) {
+        /* Not only after a drain of this sandboxd's: one before a restart
+         * is not remembered (the start finds a listening socket as it is). */
+        if (w->gate.service) {
                 w->suspend.gate_drained = false;
                 int k = worker_gate_start(w);
                 if (k < 0)
@@ -372,9 +374,9 @@ static int checkpoint_budget(Worker *w, uint64_t *ret, SbxError *error) {
         return 0;
 }
 
-/* Starts the checkpoint's unit. REQUEST (may be NULL) waits for its end;
- * on an error it is not kept: the caller answers it. */
-static int checkpoint_start(Worker *w, sd_bus_message *request, SbxError *error) {
+/* Starts the checkpoint's unit, its image within BUDGET. REQUEST (may be
+ * NULL) waits for its end; on an error it is not kept: the caller answers it. */
+static int checkpoint_start(Worker *w, sd_bus_message *request, uint64_t budget, SbxError *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         const WorkerOwner *o = w->owned_by;
         WorkerUnitParams p = {
@@ -384,12 +386,8 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, SbxError *error)
                 .runtime = w->runtime,
                 .launcher_path = *o->launcher_path,
         };
-        uint64_t budget;
         int r;
 
-        r = checkpoint_budget(w, &budget, error);
-        if (r < 0)
-                return r;
         if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
         r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "fail");
@@ -474,7 +472,9 @@ static void on_gate_drained(UnitHalt *h, bool down, void *userdata) {
         if (!down)
                 gate_halt_late(w, h);
         w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
-        if (checkpoint_start(w, NULL, &e) < 0)
+        /* The budget asked for before the drain: asked again now, this
+         * suspending worker's own reservation would count against it. */
+        if (checkpoint_start(w, NULL, w->suspend.budget, &e) < 0)
                 checkpoint_failed(w, e.name ? e.message : "its checkpoint could not start");
 }
 
@@ -483,10 +483,14 @@ static void on_gate_socket_down(UnitHalt *h, bool down, void *userdata) {
         Worker *w = userdata;
         int r;
 
-        if (!down)
-                gate_halt_late(w, h);
         w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
         w->suspend.gate_drained = true;
+        if (!down) {
+                /* Still listening (or its state unknown): binding over it, or
+                 * a checkpoint with a gate that may start, are both wrong. */
+                checkpoint_failed(w, "its gate's socket did not stop");
+                return;
+        }
         /* Requests from now on are held for its wake (worker-wake.h). */
         worker_wake_listen(w);
         r = worker_gate_halt(w, true, SUSPEND_DROP_TIMEOUT_USEC, on_gate_drained, &w->suspend.gate_drain);
@@ -520,7 +524,7 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                 return -ENOMEM;
         w->suspend.for_idle = !request && !error;
         if (!w->gate.service)
-                return checkpoint_start(w, request, error);
+                return checkpoint_start(w, request, budget, error);
         /* An endpoint: its gate stops taking connections and answers the
          * requests under way before the sandbox is paused, so no inbound
          * handshake is caught by runsc's checkpoint (launch-suspend.c) and
@@ -535,6 +539,8 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
                                      "checkpoint: %s; it runs on", w->id, strerror(-r));
         }
         w->suspend.result = 0;
+        /* Reserved from now on, as a checkpoint's (manager-quota.c). */
+        w->suspend.budget = budget;
         log_struct(LOG_INFO, "Suspending worker: its gate answers the requests under way first",
                    "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->gate.service, "SANDBOXD_EVENT", "gate-drain",
                    NULL);

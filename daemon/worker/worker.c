@@ -103,6 +103,7 @@ Worker *worker_free(Worker *w) {
         sd_bus_slot_unref(w->unit_match);
         sd_bus_slot_unref(w->gate.status_match);
         sd_bus_slot_unref(w->gate.start_call);
+        unit_halt_free(w->gate.restart);
         sd_bus_slot_unref(w->unit_state_call);
         sd_bus_slot_unref(w->start.call);
         sd_event_source_disable_unref(w->timers.idle);
@@ -316,6 +317,8 @@ void worker_restore_suspending(Worker *w) {
         w->exported = true;
         w->unit_seen_active = true;
         w->suspend.result = 0;
+        /* Its gate drained before the checkpoint started: held again. */
+        worker_wake_listen(w);
 }
 
 void worker_restore_suspended(Worker *w) {

@@ -139,6 +139,7 @@ struct Worker {
                 sd_bus_slot *status_match;      /* PropertiesChanged of the service (worker_gate_watch) */
                 uint64_t served_seen;   /* its served count as last seen; 0: none yet */
                 sd_bus_slot *start_call;        /* its socket started again (worker_gate_start), until answered */
+                UnitHalt *restart;      /* ... once its gate, if it still runs, has stopped */
         } gate;
         WorkerWake *wake;               /* its endpoint held while it sleeps (worker-wake.h) */
         /* The cgroup's counters as last read (worker-metrics.h): one read

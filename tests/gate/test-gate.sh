@@ -300,12 +300,13 @@ try:
 except socket.timeout:
     print("still open", flush=True)
 PY
-# The request under way: the handler answers 1.2 s after it came.
+# The request under way: the handler answers 1.2 s after it came (within
+# the gate's 1.5 s timeout).
 "${G3[@]}" -o "$T/slow-body" -w '%{http_code}' 'http://w/slow?s=1.2' > "$T/slow-code" & SLOW_PID=$!
 wait_until 5 grep -q answered "$T/idle"
 wait_until 5 grep -q 'GET /slow' "$T/seen"
 kill -TERM "$G3_PID"
-sleep 0.2
+wait_until 5 grep -q 'Draining' "$T/gate3.log"
 check_fails "after the stop, a new connection is refused" \
     curl -s --unix-socket "$T/gate3.sock" --max-time 2 -o /dev/null "${AUTH[@]}" http://w/hello
 wait "$SLOW_PID"
