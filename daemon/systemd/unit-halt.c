@@ -56,7 +56,8 @@ static int on_state(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
         SystemdUnitState s;
 
         h->state_call = sd_bus_slot_unref(h->state_call);
-        if (systemd_unit_state_parse(reply, &s) >= 0 && (systemd_unit_state_down(&s) || systemd_unit_state_unloaded(&s))) {
+        if (systemd_unit_state_parse(reply, &s) >= 0 &&
+            (systemd_unit_state_down(&s) || systemd_unit_state_unloaded(&s))) {
                 finish(h, true);
                 return 0;
         }

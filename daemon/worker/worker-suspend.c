@@ -170,17 +170,15 @@ static void checkpoint_failed(Worker *w, const char *why) {
         waiters_reply(w, "Suspend", SBX_ERROR_SUSPEND_FAILED, message);
         if (w->unit_ended) {
                 /* The sandbox is gone with its image: the worker ended. */
-                w->suspend.gate_drained = false;
                 worker_waiters_fail(w, SBX_ERROR_NOT_RUNNING, message);
                 worker_unit_gone(w);
                 return;
         }
         /* It runs on: so does its endpoint, whose gate went for the
-         * checkpoint (what sandboxd held meanwhile goes to it: worker-wake.h). */
-        /* Not only after a drain of this sandboxd's: one before a restart
-         * is not remembered (the start finds a listening socket as it is). */
+         * checkpoint (what sandboxd held meanwhile goes to it: worker-wake.h),
+         * whether this sandboxd drained it or one before a restart did (a
+         * socket that listens is left as it is). */
         if (w->gate.service) {
-                w->suspend.gate_drained = false;
                 int k = worker_gate_start(w);
                 if (k < 0)
                         log_struct(LOG_ERR, "Failed to start the worker's gate socket again after its failed "
@@ -224,7 +222,6 @@ static void suspend_settled(Worker *w) {
 
         /* What systemd said about the old unit is no use for the next. */
         w->unit_ended = false;
-        w->suspend.gate_drained = false;
         w->unit_seen_active = false;
         w->exec_main_code = 0;
         w->exec_main_status = 0;
@@ -388,8 +385,6 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, uint64_t budget,
         };
         int r;
 
-        if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
-                return -ENOMEM;
         r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "fail");
         if (r >= 0)
                 r = worker_checkpoint_unit_append_properties(msg, &p, budget);
@@ -484,7 +479,6 @@ static void on_gate_socket_down(UnitHalt *h, bool down, void *userdata) {
         int r;
 
         w->suspend.gate_drain = unit_halt_free(w->suspend.gate_drain);
-        w->suspend.gate_drained = true;
         if (!down) {
                 /* Still listening (or its state unknown): binding over it, or
                  * a checkpoint with a gate that may start, are both wrong. */
@@ -519,7 +513,8 @@ int worker_suspend(Worker *w, sd_bus_message *request, SbxError *error) {
         r = checkpoint_budget(w, &budget, error);
         if (r < 0)
                 return r;
-        /* Named from the start: a failure during the gate's drain cites it. */
+        /* Named before either way to the checkpoint: a failure during the
+         * gate's drain cites it too. */
         if (!w->suspend.unit && asprintf(&w->suspend.unit, "sandbox-%s-suspend.service", w->id) < 0)
                 return -ENOMEM;
         w->suspend.for_idle = !request && !error;

@@ -31,8 +31,10 @@
 #define WAKE_HELD_MAX 64
 #define WAKE_RETRY_USEC (10 * USEC_PER_SEC)
 
-/* W is suspended: listen on its endpoint (if it wakes on a request). A
- * failure is logged; the endpoint is then closed as before (no socket). */
+/* W is suspended, or suspending once its gate's socket went: listen on its
+ * endpoint (if it wakes on a request); requests held during the checkpoint
+ * wake it once it is suspended. A failure is logged; the endpoint is then
+ * closed as before (no socket). */
 void worker_wake_listen(Worker *w);
 
 /* W runs again, WOKEN by a resume or after a checkpoint that failed once

@@ -192,7 +192,6 @@ struct Worker {
                 uint64_t budget;        /* while suspending: the bytes its image may take (manager-quota.h) */
                 UnitDrop *drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
                 UnitHalt *gate_drain;   /* before the checkpoint: its socket, then the gate, stopping */
-                bool gate_drained;      /* the pair is gone: a failed checkpoint makes it again */
                 bool restore;           /* the next unit restores from the image (worker-suspend.h) */
                 bool for_idle;          /* the reaper asked: a failed checkpoint stops it */
         } suspend;
