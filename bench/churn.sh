@@ -19,13 +19,10 @@ JOBS=${3:-1}
 CLASSES=trusted,standard,untrusted
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
-BUILD=$SRC/build-bench
-[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var >/dev/null
-ninja -C "$BUILD" >/dev/null
-STAGE=$BUILD/stage
-rm -rf "$STAGE"
-DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+# shellcheck source=bench/lib.sh
 . "$SRC/bench/lib.sh"
+STAGE=$(bench_stage "$SRC")
+BUILD=$SRC/build-bench
 install -D -m 0755 "$(bench_sbx_channel "$BUILD" "$SRC")" "$STAGE/usr/lib/sandboxd-tests/sbx-channel"
 W=/usr/lib/sandboxd-bench
 for f in churn.sh leaks.sh; do install -D -m 0755 "$SRC/tests/reliability/$f" "$STAGE$W/$f"; done

@@ -1,12 +1,16 @@
 # shellcheck shell=bash
 # Helpers shared by the bench scripts that boot a test bed. Source it.
-#   bench_stage SRC       build SRC/build-bench (no tests) and stage an install
-#                         in SRC/build-bench/stage; prints the stage directory
+#   bench_stage SRC       install what a fresh host lacks to build (apt), build
+#                         SRC/build-bench (no tests) and stage an install in
+#                         SRC/build-bench/stage; prints the stage directory
 #   bench_machine         one line about the machine a run was made on (CPU
 #                         model, cores, memory, kernel, load), as JSON
 
 bench_stage() {
     local build
+    # shellcheck source=tools/host-deps.sh
+    . "$1/tools/host-deps.sh"
+    host_deps_install "$1" --nocheck gcc python3 systemd-container debootstrap || return 1
     build=$(cd "$1" && pwd)/build-bench
     [ -d "$build" ] || meson setup "$build" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
     ninja -C "$build" >/dev/null

@@ -17,12 +17,10 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-50}
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
+# shellcheck source=bench/lib.sh
+. "$SRC/bench/lib.sh"
+STAGE=$(bench_stage "$SRC")
 BUILD=$SRC/build-bench
-[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
-ninja -C "$BUILD" >/dev/null
-STAGE=$BUILD/stage
-rm -rf "$STAGE"
-DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
 install -D -m 0755 "$BUILD/bench/sbx-bench-start" "$STAGE/usr/lib/sandboxd-bench/sbx-bench-start"
 install -D -m 0755 "$SRC/bench/start-baselines.py" "$STAGE/usr/lib/sandboxd-bench/start-baselines.py"
 

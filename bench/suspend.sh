@@ -15,16 +15,13 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-5}
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
-BUILD=${BUILD:-$SRC/build-bench}
-[ -d "$BUILD" ] || meson setup "$BUILD" --prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dtests=false >/dev/null
-ninja -C "$BUILD" >/dev/null
-STAGE=$(mktemp -d)
-DESTDIR=$STAGE meson install -C "$BUILD" --quiet >/dev/null
+# shellcheck source=bench/lib.sh
+. "$SRC/bench/lib.sh"
+STAGE=$(bench_stage "$SRC")
 install -D -m 0755 "$SRC/bench/suspend-client.py" "$STAGE/usr/lib/sandboxd-bench/suspend-client.py"
 
 . "$SRC/tests/testbed/testbed.sh"
 NAME=sandboxd-bench-suspend-$$
-testbed_on_exit "rm -rf '$STAGE'"
 testbed_boot "$NAME" "$STAGE"
 ct() { testbed_exec "$NAME" "$@"; }
 ct systemctl start sandboxd

@@ -69,11 +69,10 @@ INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 # leaves idle. The table at the end gives each script's own time.
 INTEGRATION_JOBS=${INTEGRATION_JOBS:-2}
 declare -a integration_queue=()
-DEPS="meson ninja-build pkg-config gcc libc6-dev python3 procps util-linux
-      libsystemd-dev libseccomp-dev libcap-dev libiniparser-dev libcmocka-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev
-      systemd-container debootstrap clang libclang-rt-14-dev
-      build-essential dpkg-dev debhelper lintian scdoc man-db groff-base bash-completion
-      python3-jsonschema python3-yaml dh-python python3-jeepney python3-pytest"
+# Beside debian/control's Build-Depends (tools/host-deps.sh reads them): the
+# sanitizer build, lintian and the man pages' check, the test bed, the tests' Python.
+TEST_DEPS="build-essential gcc libc6-dev python3 procps util-linux systemd-container debootstrap
+      clang libclang-rt-14-dev lintian man-db groff-base python3-jsonschema python3-yaml"
 
 passed=0 failed=0 skipped=0 known_bugs=0
 KNOWN_BUGS_LOG=$(mktemp)
@@ -89,19 +88,6 @@ record_failure() {
     echo "FAILED: $1"
 }
 
-install_deps() {
-    local missing=() p
-    for p in $DEPS; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" != 0 ]; then
-        echo "run-all: missing packages (install them as root): ${missing[*]}" >&2
-        return 1
-    fi
-    say "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-}
 
 # meson setup, or bring an existing build dir's options in line.
 configure() {
@@ -504,7 +490,10 @@ finish_bench_smoke() {
 
 main() {
     local start=$SECONDS run_package=$run_integration
-    install_deps || record_failure "installing build dependencies"
+    # shellcheck source=tools/host-deps.sh
+    . "$SRC/tools/host-deps.sh"
+    # shellcheck disable=SC2086  # a list of package names
+    host_deps_install "$SRC" $TEST_DEPS || record_failure "installing build dependencies"
     mkdir -p "$LOGDIR" 2>/dev/null || true
 
     # Meson tests that boot the test bed find the rootfs through this.

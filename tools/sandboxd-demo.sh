@@ -16,13 +16,9 @@ cd "$SRC"
 [ "$(id -u)" = 0 ] || { echo "sandboxd-demo: run as root (it boots a container)" >&2; exit 1; }
 
 # debian/control's Build-Depends, and what boots the container.
-DEPS="build-essential dpkg-dev debhelper meson ninja-build pkg-config libsystemd-dev libseccomp-dev libcap-dev
-      libiniparser-dev libjson-c-dev libc-ares-dev libhttp-parser-dev libssl-dev scdoc bash-completion systemd-container debootstrap"
-missing=$(for p in $DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
-if [ -n "$missing" ]; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
-fi
+# shellcheck source=host-deps.sh
+. "$SRC/tools/host-deps.sh"
+host_deps_install "$SRC" --nocheck systemd-container debootstrap
 
 BUILD=$SRC/build-demo
 STAGE=$BUILD/stage
