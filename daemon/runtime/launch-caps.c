@@ -18,6 +18,9 @@ const cap_value_t launch_runsc_netstack_caps[] = {
 };
 const size_t launch_runsc_netstack_caps_n = ELEMENTSOF(launch_runsc_netstack_caps);
 
+const cap_value_t launch_own_caps[] = { CAP_SYS_NICE };
+const size_t launch_own_caps_n = ELEMENTSOF(launch_own_caps);
+
 bool launch_caps_contains(const cap_value_t *set, size_t n, cap_value_t c) {
         for (size_t i = 0; i < n; i++)
                 if (set[i] == c)
@@ -30,7 +33,7 @@ static void cap_freep(cap_t *c) {
                 cap_free(*c);
 }
 
-int launch_caps_limit(const cap_value_t *keep, size_t n) {
+int launch_caps_limit(const cap_value_t *keep, size_t n, const cap_value_t *own, size_t own_n) {
         __attribute__((cleanup(cap_freep))) cap_t caps = NULL;
         cap_value_t last = cap_max_bits();
 
@@ -49,6 +52,11 @@ int launch_caps_limit(const cap_value_t *keep, size_t n) {
                 return -errno;
         if (n > 0 && (cap_set_flag(caps, CAP_PERMITTED, (int) n, keep, CAP_SET) < 0 ||
                       cap_set_flag(caps, CAP_EFFECTIVE, (int) n, keep, CAP_SET) < 0))
+                return -errno;
+        /* Out of the bounding set, so no exec (even of a set-ID or
+         * file-capability binary) gets it back. */
+        if (own_n > 0 && (cap_set_flag(caps, CAP_PERMITTED, (int) own_n, own, CAP_SET) < 0 ||
+                          cap_set_flag(caps, CAP_EFFECTIVE, (int) own_n, own, CAP_SET) < 0))
                 return -errno;
         if (cap_set_proc(caps) < 0)
                 return -errno;

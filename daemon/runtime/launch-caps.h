@@ -27,7 +27,13 @@ extern const size_t launch_runsc_netstack_caps_n;
 
 bool launch_caps_contains(const cap_value_t *set, size_t n, cap_value_t c);
 
+/* What the launcher keeps for itself and no program it runs gets: NICE, to set
+ * the timer slack of runsc's threads once the sandbox booted (launch-slack.h). */
+extern const cap_value_t launch_own_caps[];
+extern const size_t launch_own_caps_n;
+
 /* Shrinks the bounding set to keep (n entries), empties the inheritable and
- * ambient sets and leaves only keep in permitted/effective, so that nothing
- * exec'd afterwards can regain a dropped capability. */
-int launch_caps_limit(const cap_value_t *keep, size_t n);
+ * ambient sets and leaves only keep and own in permitted/effective, so that
+ * nothing exec'd afterwards can regain a dropped capability; own (own_n
+ * entries) stays with this process alone: the bounding set no longer has it. */
+int launch_caps_limit(const cap_value_t *keep, size_t n, const cap_value_t *own, size_t own_n);

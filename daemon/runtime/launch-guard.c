@@ -24,6 +24,7 @@
 #include "launch-env.h"
 #include "launch-guard.h"
 #include "launch-sentry-mem.h"
+#include "launch-slack.h"
 #include "launch-state.h"
 #include "parse-util.h"
 #include "spawn.h"
@@ -56,6 +57,8 @@ typedef struct Guard {
         bool killed;
         const char *images;             /* to remove once the sandbox runs; NULL once removed */
         bool seen_running;              /* runsc reported it running: it may be asked anything */
+        uint64_t slack_ns;              /* to set on the sandbox once booted; 0: nothing (left) to set */
+        uint64_t slack_at;
         uint64_t next_state_check;
 } Guard;
 
@@ -233,6 +236,18 @@ static void follow_choose(Guard *g, pid_t runtime_pid, uint64_t now) {
                 g->restart_at = now + EVENTS_RESTART_USEC;
 }
 
+/* The idle timer slack, once the sandbox had time to boot (launch-slack.h).
+ * Set once: later threads inherit it. A failure costs idle CPU, not the
+ * worker: said once, not retried. */
+static void slack_check(Guard *g, pid_t runtime_pid, uint64_t now) {
+        if (g->slack_ns == 0 || now < g->slack_at)
+                return;
+        int r = launch_slack_apply(runtime_pid, g->slack_ns);
+        if (r < 0 && r != -ESRCH)
+                log_warning_errno(r, "%s: failed to set the runtime's timer slack: %m", g->container);
+        g->slack_ns = 0;
+}
+
 static int poll_timeout_ms(const Guard *g) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), at;
 
@@ -250,6 +265,8 @@ static int poll_timeout_ms(const Guard *g) {
         }
         if (g->images && g->next_state_check < at)
                 at = g->next_state_check;
+        if (g->slack_ns > 0 && g->slack_at < at)
+                at = g->slack_at;
         return at <= now ? 0 : (int) ((at - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
 }
 
@@ -262,7 +279,7 @@ static int exit_code(int status) {
 }
 
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     const char *limit_path, pid_t runtime_pid, const char *images) {
+                     const char *limit_path, pid_t runtime_pid, const char *images, uint64_t slack_ns) {
         Guard g = {
                 .runtime_path = runtime_path,
                 .root_arg = root_arg,
@@ -279,6 +296,8 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                 .mem = SENTRY_MEM_NULL,
                 .started = now_usec(CLOCK_MONOTONIC),
                 .next_state_check = now_usec(CLOCK_MONOTONIC) + LAUNCH_STATE_POLL_USEC,
+                .slack_ns = slack_ns,
+                .slack_at = now_usec(CLOCK_MONOTONIC) + LAUNCH_SLACK_AFTER_USEC,
         };
         int status;
 
@@ -301,6 +320,7 @@ int launch_guard_run(const char *runtime_path, const char *root_arg, const char 
                         g.next_check = now + USEC_PER_SEC;
                 }
                 restore_check(&g, now);
+                slack_check(&g, runtime_pid, now);
                 /* runsc events on a sandbox that is not running yet ends its
                  * restore (launch-state.h): it waits for that. */
                 if (g.follow == FOLLOW_EVENTS && g.events_fd < 0 && now >= g.restart_at &&

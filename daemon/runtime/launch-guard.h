@@ -21,9 +21,11 @@
  * bundle where sandboxd writes the claiming worker's limit; once it exists
  * it replaces LIMIT. IMAGES: a resumed sandbox's checkpoint directory,
  * removed once runsc reports the sandbox running (runsc then holds what it
- * still reads), which is also when the guard tells systemd READY=1. */
+ * still reads), which is also when the guard tells systemd READY=1. SLACK_NS:
+ * the timer slack set on runtime_pid's threads and descendants once the
+ * sandbox booted (launch-slack.h); 0 for none. */
 int launch_guard_run(const char *runtime_path, const char *root_arg, const char *container, uint64_t limit,
-                     const char *limit_path, pid_t runtime_pid, const char *images);
+                     const char *limit_path, pid_t runtime_pid, const char *images, uint64_t slack_ns);
 
 /* The limit in PATH: decimal bytes and a newline. -ENOENT before sandboxd
  * wrote it, -EBADMSG for anything else. */

@@ -13,6 +13,7 @@
 #include "launch-env.h"
 #include "launch-exec.h"
 #include "launch-guard.h"
+#include "launch-slack.h"
 #include "launch-veth.h"
 #include "launch.h"
 #include "oci-bundle.h"
@@ -330,19 +331,20 @@ static int write_bundle(const LaunchArgs *a, uid_t uid, gid_t gid, const char *h
         return 0;
 }
 
+/* Whether runsc starts with the kernel's timer slack and gets the worker's
+ * from the guard once booted (launch-slack.h). */
+static bool defer_slack(const LaunchArgs *a) {
+        return a->runtime == LAUNCH_RUNTIME_RUNSC && a->timer_slack_usec > 0 && launch_slack_deferrable();
+}
+
 static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, const char *container, const char *root) {
         char platform[64], network[32];
 
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
-                /* runsc 0.0~20240729's systrap platform wakes its sentry
-                 * every 400 us for good (a fast-path controller that no flag
-                 * turns off), about 3% of a core per idle sandbox here. The
-                 * slack, inherited by runsc's gofer and sentry and all their
-                 * threads, lets the kernel batch those wakeups; it also makes
-                 * the sandbox's own timers late by up to as much (README,
-                 * "Density"). Only here: the launcher's memory guard keeps
-                 * its own. */
-                if (a->timer_slack_usec > 0 &&
+                /* Where the guard cannot set it once the sandbox booted
+                 * (launch-slack.h), runsc gets it from the start, boot and
+                 * all. Only here: the launcher's memory guard keeps its own. */
+                if (a->timer_slack_usec > 0 && !defer_slack(a) &&
                     prctl(PR_SET_TIMERSLACK, (unsigned long) a->timer_slack_usec * 1000UL, 0, 0, 0) < 0) {
                         log_error_errno(errno, "Failed to set the timer slack of worker %s's runtime: %m", a->id);
                         _exit(LAUNCH_EXIT_SETUP);
@@ -478,7 +480,7 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
         if (a->restore)
                 snprintf(images, sizeof(images), LAUNCH_SUSPEND_ROOT "/%s", a->id);
         return launch_guard_run(a->runtime_path, root, container, a->memory, a->pool ? limit_path : NULL, pid,
-                                a->restore ? images : NULL);
+                                a->restore ? images : NULL, defer_slack(a) ? a->timer_slack_usec * 1000 : 0);
 }
 
 int launch_run(const LaunchArgs *a) {
@@ -527,8 +529,11 @@ int launch_run(const LaunchArgs *a) {
          * runsc gets the measured set; see launch-caps.h. */
         bool veth = a->runtime == LAUNCH_RUNTIME_RUNSC && streq(a->network, "veth");
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
-                r = veth ? launch_caps_limit(launch_runsc_netstack_caps, launch_runsc_netstack_caps_n)
-                         : launch_caps_limit(launch_runsc_caps, launch_runsc_caps_n);
+                bool slack_later = defer_slack(a);
+                const cap_value_t *own = slack_later ? launch_own_caps : NULL;
+                size_t own_n = slack_later ? launch_own_caps_n : 0;
+                r = veth ? launch_caps_limit(launch_runsc_netstack_caps, launch_runsc_netstack_caps_n, own, own_n)
+                         : launch_caps_limit(launch_runsc_caps, launch_runsc_caps_n, own, own_n);
                 if (r < 0) {
                         log_error_errno(r, "Failed to limit capabilities: %m");
                         (void) remove_bundle(a);

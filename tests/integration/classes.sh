@@ -128,8 +128,10 @@ check_output "bundle: noNewPrivileges" '"noNewPrivileges": *true' echo "$bundle"
 check_fails "bundle: no network namespace (runsc gives the sandbox the launcher's own)" \
     sh -c "printf '%s' '$bundle' | python3 -c 'import json,sys; ns=[n[\"type\"] for n in json.load(sys.stdin)[\"linux\"][\"namespaces\"]]; sys.exit(0 if \"network\" in ns else 1)'"
 # An idle systrap sentry wakes every 400 us; the default 20 ms of timer slack
-# (Isolation:RunscTimerSlackSec) lets the kernel batch that. runsc passes it
-# on to the sentry; the launcher's memory guard keeps the kernel's 50 us.
+# (Isolation:RunscTimerSlackSec) lets the kernel batch that. The launcher sets
+# it on every thread of runsc and its descendants once the sandbox booted
+# (daemon/runtime/launch-slack.h: runsc boots with the kernel's); the
+# launcher's memory guard keeps the kernel's 50 us.
 sentry_slack() { ct sh -c "cat /proc/\$(pgrep -f '^runsc-sandbox .* sandbox-$1\$' | head -n1)/timerslack_ns"; }
 sentry_slack_is() { [ "$(sentry_slack "$1")" = "$2" ]; }
 if wait_until 30 sentry_slack_is "$WID" 20000000; then
@@ -140,6 +142,42 @@ else
 fi
 check_eq "gVisor: the launcher keeps the kernel's timer slack" 50000 \
     "$(ct sh -c "cat /proc/\$(pgrep -f '^/usr/libexec/sandboxd/sandbox-launch run --id=$WID ' | head -n1)/timerslack_ns")"
+# Every thread of every process under the launcher that is not the launcher
+# or its exec server (runsc run, its gofer, the sentry, the systrap stubs):
+# "SLACK THREADS PROCESSES" for each distinct slack among them.
+launcher_pid() { ct pgrep -f "^/usr/libexec/sandboxd/sandbox-launch run --id=$1 " | head -n1; }
+# shellcheck disable=SC2016  # Python, not shell
+TREE_SLACK='import collections, glob, os, sys
+root = int(sys.argv[1]); todo = [root]; seen = collections.Counter(); procs = collections.Counter()
+while todo:
+    pid = todo.pop()
+    for t in glob.glob("/proc/%d/task/*" % pid):
+        for c in open(t + "/children").read().split():
+            todo.append(int(c))
+    if open("/proc/%d/cmdline" % pid).read().startswith("/usr/libexec/sandboxd/sandbox-launch"):
+        continue
+    for t in glob.glob("/proc/%d/task/*" % pid):
+        slack = open("/proc/%s/timerslack_ns" % os.path.basename(t)).read().strip()
+        seen[slack] += 1; procs[(slack, pid)] = 1
+for slack, n in seen.items():
+    print(slack, n, sum(1 for k in procs if k[0] == slack))'
+tree_slack() { ct python3 -c "$TREE_SLACK" "$(launcher_pid "$1")"; }
+slack_tree_all() { tree_slack "$1" | grep -qx "20000000 [0-9]* [3-9]" && [ "$(tree_slack "$1" | wc -l)" = 1 ]; }
+if wait_until 10 slack_tree_all "$WID"; then
+    ok "gVisor: every thread of runsc, its gofer, the sentry and its stubs has the slack (3+ processes)"
+else
+    not_ok "gVisor: every thread of runsc, its gofer, the sentry and its stubs has the slack" \
+        "slack, threads, processes: $(tree_slack "$WID" 2>&1 | tr '\n' ';')"
+fi
+# Setting another process's slack takes CAP_SYS_NICE, which the launcher keeps
+# for itself alone: out of its bounding set, so runsc never gets it (bit 23).
+cap_has() { ct sh -c "awk '/^$2:/ { print \$2 }' /proc/$1/status" | python3 -c 'import sys; sys.exit(0 if int(sys.stdin.read(), 16) >> 23 & 1 else 1)'; }
+lpid=$(launcher_pid "$WID")
+spid=$(ct pgrep -f "^runsc-sandbox .* sandbox-$WID\$" | head -n1)
+check "gVisor: the launcher holds CAP_SYS_NICE (the control)" cap_has "$lpid" CapEff
+check_fails "gVisor: CAP_SYS_NICE is out of the launcher's bounding set" cap_has "$lpid" CapBnd
+check_fails "gVisor: the sentry has no CAP_SYS_NICE, effective" cap_has "$spid" CapEff
+check_fails "gVisor: the sentry has no CAP_SYS_NICE in its bounding set" cap_has "$spid" CapBnd
 sbx_call StopWorker s "$WID" >/dev/null
 wait_until 20 unit_gone "sandbox-$WID.service"
 check "the bundle is removed with the worker" wait_until 10 ct test ! -e "/run/sandboxd/bundles/$WID"
