@@ -16,6 +16,16 @@
  * propagate back to the host's. */
 int image_fs_private_namespace(void);
 
+/* Makes BACKING (a new file: -EEXIST if there is one) of SIZE bytes, sparse,
+ * and formats it with MKFS_PATH as ext4 labelled LABEL: no journal, no
+ * reserved blocks, its root directory root's. On failure the caller removes
+ * BACKING. */
+int image_fs_format(const char *mkfs_path, const char *backing, uint64_t size, const char *label);
+
+/* Mounts the ext4 image BACKING_FD on MNT through a free loop device with
+ * mount FLAGS; the loop device goes with the last unmount. */
+int image_fs_loop_mount(int backing_fd, const char *mnt, unsigned long flags);
+
 /* Makes BACKING (SIZE bytes, sparse), formats it with MKFS_PATH, mounts it
  * on MNT (created, 0700) with nosuid, nodev, noexec, and unlinks BACKING.
  * On failure nothing of it is left. */
