@@ -21,9 +21,9 @@ void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *
                 snprintf(buf, size, "start job %s", result);
 }
 
-/* The disk's steps are a script installed beside the other helpers
- * (daemon/worker/sandbox-disk), never a script inline in the transient unit:
- * systemd 252 serialises an inline script's "$" and ";" into the unit's
+/* The disk's steps are a program installed beside the other helpers
+ * (daemon/runtime/sandbox-disk.c), never a script inline in the transient
+ * unit: systemd 252 serialises an inline script's "$" and ";" into the unit's
  * transient file in a form its own parser does not undo, so after a
  * daemon-reload the stop no longer parsed and every home and image stayed. */
 #define SANDBOX_DISK_PATH SANDBOXD_LIBEXECDIR "/sandbox-disk"

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A worker's disk (daemon/worker/worker-disk.h), run as root by its unit
+ * sandbox-<id>-disk.service:
+ *   sandbox-disk setup DIR HOME SIZE MKFS   make the image once, mount it, bind its home
+ *   sandbox-disk stop DIR HOME              unmount; remove all but a kept image
+ * A program, not a script inline in the transient unit: systemd 252 writes an
+ * inline script's "$" and ";" into the unit's transient file escaped in a way
+ * its own parser does not undo, so after any daemon-reload the stop no longer
+ * parsed and the disk's home and image stayed. And not a shell script: its
+ * dozen commands took 35-40 ms of every cold start, the mkfs in it 4. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/stat.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image-fs.h"
+#include "parse-util.h"
+#include "util.h"
+
+#define UNMOUNT_RETRY_USEC USEC_PER_SEC
+
+/* Whether PATH is the root of a mount; a missing PATH is not. */
+static int is_mount_point(const char *path) {
+        struct statx sx;
+
+        if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                return -EOPNOTSUPP;     /* before Linux 5.8 */
+        return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* mkdir -p, each directory made MODE. */
+static int mkdir_parents(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+                if (s)
+                        *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (!s)
+                        return 0;
+                *s = '/';
+        }
+}
+
+/* An existing one keeps its mode (the home's is its worker's). */
+static int mkdir_mode(const char *path, mode_t mode) {
+        return mkdir(path, mode) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static int path_join(char *buf, size_t size, const char *dir, const char *name) {
+        return snprintf(buf, size, "%s/%s", dir, name) >= (int) size ? -ENAMETOOLONG : 0;
+}
+
+/* Made once (a resume finds it), as image.new renamed into place when whole;
+ * lost+found stays at the file system's root, outside the home. */
+static int make_image(const char *dir, const char *mkfs, uint64_t size) {
+        char image[PATH_MAX], fresh[PATH_MAX];
+        int r;
+
+        if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fresh, sizeof(fresh), dir, "image.new") < 0)
+                return -ENAMETOOLONG;
+        if (access(image, F_OK) == 0)
+                return 0;
+        (void) unlink(fresh);
+        r = image_fs_format(mkfs, fresh, size, "sandboxd-disk");
+        if (r >= 0 && rename(fresh, image) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(fresh);
+        return r;
+}
+
+static int mount_image(const char *dir, const char *fs) {
+        char image[PATH_MAX];
+        _cleanup_close_ int fd = -1;
+        int r = is_mount_point(fs);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        if (path_join(image, sizeof(image), dir, "image") < 0)
+                return -ENAMETOOLONG;
+        fd = open(image, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return image_fs_loop_mount(fd, fs, MS_NOSUID | MS_NODEV | MS_NOATIME);
+}
+
+static int setup(const char *dir, const char *home, const char *size_arg, const char *mkfs) {
+        char fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
+        uint64_t size;
+        int r;
+
+        if (parse_uint64(size_arg, &size) < 0 || size == 0) {
+                fprintf(stderr, "SIZE must be a number of bytes, got '%s'\n", size_arg);
+                return 2;
+        }
+        if (path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
+            path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
+                return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
+        r = mkdir_parents(dir, 0700);
+        if (r < 0)
+                return log_error_errno(r, "cannot make %s: %m", dir), 1;
+        r = make_image(dir, mkfs, size);
+        if (r < 0)
+                return log_error_errno(r, "cannot make the image of %" PRIu64 " bytes in %s with %s: %m",
+                                       size, dir, mkfs), 1;
+        if ((r = mkdir_mode(fs, 0700)) < 0 || (r = mkdir_parents(home, 0700)) < 0)
+                return log_error_errno(r, "cannot make %s or %s: %m", fs, home), 1;
+        r = mount_image(dir, fs);
+        if (r < 0)
+                return log_error_errno(r, "cannot mount %s/image on %s: %m", dir, fs), 1;
+        /* 1777 as /tmp is: only its worker ever sees it. */
+        if ((r = mkdir_mode(fs_home, 0700)) < 0 || (r = mkdir_mode(fs_tmp, 01777)) < 0 ||
+            (chmod(fs_tmp, 01777) < 0 && (r = -errno) < 0))
+                return log_error_errno(r, "cannot make %s or %s: %m", fs_home, fs_tmp), 1;
+        r = is_mount_point(home);
+        if (r == 0 && mount(fs_home, home, NULL, MS_BIND, NULL) < 0)
+                r = -errno;
+        if (r < 0)
+                return log_error_errno(r, "cannot bind %s on %s: %m", fs_home, home), 1;
+        return 0;
+}
+
+/* A mount still busy a moment after the worker's unit stopped (its last
+ * process going) is asked again, then detached lazily: the kernel lets go of
+ * it and of the loop device when that process does, and the home goes now. */
+static int unmount(const char *path) {
+        int r = is_mount_point(path);
+
+        if (r <= 0)
+                return r;
+        if (umount2(path, UMOUNT_NOFOLLOW) == 0)
+                return 0;
+        (void) usleep(UNMOUNT_RETRY_USEC);
+        if (umount2(path, UMOUNT_NOFOLLOW) == 0 || umount2(path, UMOUNT_NOFOLLOW | MNT_DETACH) == 0)
+                return 0;
+        return -errno;
+}
+
+/* Only a suspend keeps the image: sandboxd marks it "keep" before the
+ * checkpoint (worker_disk_mark_kept()) and the home then stays as an empty
+ * directory owned as the disk's home is, as a plain home would: systemd tries
+ * that owner's UID first at the resume. Without the mark the worker ended and
+ * everything goes, here or by sandboxd's own removal, whichever comes second.
+ * Also run after a setup that failed or was stopped half-way (ExecStopPost=). */
+static int stop(const char *dir, const char *home) {
+        char fs[PATH_MAX], fs_home[PATH_MAX], keep[PATH_MAX], image[PATH_MAX], fresh[PATH_MAX];
+        struct stat owner;
+        bool owned;
+        int r;
+
+        if (path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
+            path_join(keep, sizeof(keep), dir, "keep") < 0 || path_join(image, sizeof(image), dir, "image") < 0 ||
+            path_join(fresh, sizeof(fresh), dir, "image.new") < 0)
+                return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
+        owned = stat(fs_home, &owner) == 0;
+        if ((r = unmount(home)) < 0 || (r = unmount(fs)) < 0)
+                return log_error_errno(r, "cannot unmount %s or %s: %m", home, fs), 1;
+        if (access(keep, F_OK) == 0 && access(image, F_OK) == 0) {
+                if (owned && chown(home, owner.st_uid, owner.st_gid) < 0 && errno != ENOENT)
+                        log_warning_errno(errno, "cannot hand %s to its owner: %m", home);
+                return 0;
+        }
+        (void) unlink(image);
+        (void) unlink(fresh);
+        (void) unlink(keep);
+        (void) rmdir(home);
+        (void) rmdir(fs);
+        (void) rmdir(dir);
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        /* Every directory and the image get the mode asked for, exactly. */
+        umask(0);
+        if (argc == 6 && streq(argv[1], "setup"))
+                return setup(argv[2], argv[3], argv[4], argv[5]);
+        if (argc == 4 && streq(argv[1], "stop"))
+                return stop(argv[2], argv[3]);
+        fprintf(stderr, "usage: sandbox-disk setup DIR HOME SIZE MKFS | stop DIR HOME\n");
+        return 2;
+}
