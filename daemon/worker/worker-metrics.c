@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unit-props.h"
 #include "worker-metrics.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
-#define WORKER_SLICE "sandbox.slice"
 
 void worker_metrics_cgroup(Worker *w, CgroupStats *ret) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -27,7 +27,7 @@ void worker_metrics_cgroup(Worker *w, CgroupStats *ret) {
                 *ret = w->cgroup.stats;
                 return;
         }
-        if ((size_t) snprintf(path, sizeof(path), WORKER_SLICE "/%s", w->unit) >= sizeof(path))
+        if ((size_t) snprintf(path, sizeof(path), SBX_SLICE "/%s", w->unit) >= sizeof(path))
                 return;
         (void) cgroup_stats_read(CGROUP_ROOT, path, ret);
         w->cgroup.stats = *ret;
@@ -78,7 +78,7 @@ bool worker_proxy_running(const Worker *w) {
         static const char *const roots[] = {
                 CGROUP_ROOT, CGROUP_ROOT "/unified", CGROUP_ROOT "/systemd",
         };
-        static const char *const slices[] = { "system.slice", WORKER_SLICE };
+        static const char *const slices[] = { "system.slice", SBX_SLICE };
         char path[512];
 
         if (!w->egress.service)

@@ -788,7 +788,9 @@ static void test_disk(void **state) {
         assert_prop(dump, "Type", "\"oneshot\"");
         assert_prop(dump, "RemainAfterExit", "true");
         assert_prop(dump, "StopWhenUnneeded", "true");
-        /* A script file, not one inline: systemd 252 mangles an inline
+        /* Beside the workers, not in system.slice (unit_open_mount_aux). */
+        assert_prop(dump, "Slice", "\"sandbox.slice\"");
+        /* A program, not a script inline: systemd 252 mangles an inline
          * script's "$" in the transient file a daemon-reload reads back. */
         assert_prop(dump, "ExecStart", "\"" SANDBOXD_LIBEXECDIR "/sandbox-disk\"");
         assert_prop(dump, "ExecStart", "\"setup\"");
