@@ -92,7 +92,10 @@ mkdir -p "$DIR"
 RUN=$(mktemp -d "$DIR/sandboxd-bench-run.XXXXXX")
 export BENCH_OUT=$RUN/results
 mkdir -p "$BENCH_OUT"
-COMMIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
+# "-dirty" only for changes outside bench/results/: an earlier run's copied
+# figures there are not a change to what is measured.
+COMMIT=$(git -C "$SRC" describe --always 2>/dev/null || echo unknown)
+git -C "$SRC" diff --quiet HEAD -- . ':(exclude)bench/results' 2>/dev/null || COMMIT=$COMMIT-dirty
 echo "run.sh: logs and this run's results in $RUN (commit $COMMIT)"
 . "$SRC/bench/lib.sh"
 bench_machine > "$BENCH_OUT/machine.json"
