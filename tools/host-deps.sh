@@ -15,7 +15,7 @@ host_deps_missing() {
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
     done
     if command -v dpkg-checkbuilddeps >/dev/null; then
-        (cd "$src" && dpkg-checkbuilddeps ${profile:+-P "$profile"} >/dev/null 2>&1) || echo "build-dep:./"
+        (cd "$src" && dpkg-checkbuilddeps ${profile:+-P "$profile"} >/dev/null 2>&1) || echo "debian/control's-Build-Depends"
     fi
 }
 
