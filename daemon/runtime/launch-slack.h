@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 /* After this long from runsc's start the sandbox has booted on a quiet host
  * (a cold start is about 0.2 s): later, its idle wakeups cost CPU for nothing;
  * earlier, its boot would wait. */

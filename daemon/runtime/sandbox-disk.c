@@ -34,7 +34,8 @@ static int is_mount_point(const char *path) {
         return !!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
-/* mkdir -p, each directory made MODE. */
+/* mkdir -p -m MODE: PATH made MODE, missing parents 0755 (as mkdir -p does
+ * under the usual umask). */
 static int mkdir_parents(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
 
@@ -43,7 +44,7 @@ static int mkdir_parents(const char *path, mode_t mode) {
         for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
                 if (s)
                         *s = 0;
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                if (mkdir(p, s ? 0755 : mode) < 0 && errno != EEXIST)
                         return -errno;
                 if (!s)
                         return 0;

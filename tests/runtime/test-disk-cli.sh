@@ -36,6 +36,8 @@ check_output "... as ext4 through a loop device, nosuid, nodev, noatime, exec" \
     '^/dev/loop[0-9]+ +ext4 +[^ ]*nosuid,nodev,noatime' sh -c "findmnt -n -o SOURCE,FSTYPE,OPTIONS '$D/fs' | grep -v noexec"
 check "fs/home is bound on the home" mounted "$H"
 check_eq "the home and the disk's directory are 0700" "700 700" "$(stat -c %a "$H") $(stat -c %a "$D")"
+check_eq "... their missing parents 0755, as mkdir -p makes them" "755 755" \
+    "$(stat -c %a "$T/disks/w1") $(stat -c %a "$T/workers")"
 check_eq "fs/tmp is 1777" 1777 "$(stat -c %a "$D/fs/tmp")"
 check_output "the file system is labelled sandboxd-disk" '^sandboxd-disk$' \
     sh -c "blkid -o value -s LABEL \$(findmnt -n -o SOURCE '$D/fs')"
