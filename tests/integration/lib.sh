@@ -289,12 +289,18 @@ _sbx_pool_ids() {
         awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }'
 }
 sbx_state_entries() {
-    local before entries waiting
-    # A disk unit still stopping removes its worker's home as it goes.
-    sbx_disks_settled
-    before=$(_sbx_pool_ids)
-    entries=$(ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$')
-    waiting=$(printf '%s\n%s\n' "$before" "$(_sbx_pool_ids)" | grep -v '^$')
+    local before entries waiting i
+    for i in 1 2 3 4 5; do
+        # A disk unit still stopping removes its worker's home as it goes.
+        sbx_disks_settled
+        before=$(_sbx_pool_ids)
+        entries=$(ct sh -c "ls -A $SBX_STATE_ROOT $SBX_STATE_LINK_ROOT 2>/dev/null" | grep -v -e '^$' -e ':$')
+        waiting=$(printf '%s\n%s\n' "$before" "$(_sbx_pool_ids)" | grep -v '^$')
+        # A pool sandbox (or a worker) whose unit went while this looked
+        # leaves its disk unit still removing its home: not a leftover, so
+        # look again once it is gone.
+        [ -z "$(_sbx_orphan_disks)" ] && break
+    done
     printf '%s\n' "$entries" | grep -v '^$' | grep -v -x -F -e "${waiting:-/}" | sort
 }
 
