@@ -385,7 +385,11 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, uint64_t budget,
         };
         int r;
 
-        r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "fail");
+        /* "replace": the keeper it requires may still have a stop job from
+         * the resume or failed checkpoint just before (uid_keep_stop), which
+         * "fail" would take for a destructive transaction and refuse; the
+         * keeper's start replaces that stop, as this checkpoint needs. */
+        r = systemd_start_transient_unit_new(*o->systemd, &msg, w->suspend.unit, "replace");
         if (r >= 0)
                 r = worker_checkpoint_unit_append_properties(msg, &p, budget);
         if (r >= 0)

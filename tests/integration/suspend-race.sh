@@ -6,7 +6,9 @@
 # SuspendWorker answered, or while the checkpoint still runs (it is then
 # answered at the suspend's end), must find the old units gone: round after
 # round the worker is suspended, resumed, running in its unit with its proxy
-# socket up, its home and UID kept, and counts on.
+# socket up, its home and UID kept, and counts on. A suspend right behind a
+# resume must not be refused while the resume's stop of the UID's keeper
+# still runs.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
@@ -95,6 +97,38 @@ failed_logged() {
 }
 
 ct systemctl start sandboxd.service
+
+# ---- the UID's keeper still stopping ----------------------------------------------------
+# A resume stops the keeper of the worker's UID (uid-keep.h); a suspend right
+# after needs it again. A stop that takes 2 s (a drop-in's ExecStop=) holds
+# the window open that is a few milliseconds wide otherwise: the checkpoint
+# that requires the keeper must replace its stop, not fail as a
+# "destructive" transaction (SuspendFailed, seen once in a CI run).
+KID=$(ct sandboxctl create --class standard -- /usr/bin/python3 -c "$COUNTER")
+diag "keeper worker $KID"
+check "keeper: the worker prints its count" wait_until 60 has_output "$KID"
+KUID=$(sbx_prop "$KID" UID | awk '{print $NF}')
+KDROP=/run/systemd/system/sandbox-$KID-keep.service.d
+ct sh -c "mkdir -p $KDROP && printf '[Service]\nExecStop=/bin/sleep 2\n' >$KDROP/slow-stop.conf"
+ct systemctl daemon-reload
+check "keeper: suspended (its keeper started)" sbx_call SuspendWorker s "$KID"
+check "keeper: resumed (its keeper's stop takes 2 s)" sbx_call ResumeWorker s "$KID"
+keeper_stopping() { [ "$(ct systemctl is-active "sandbox-$KID-keep.service" 2>/dev/null)" = deactivating ]; }
+check "keeper: deactivating when the next suspend comes" wait_until 1 keeper_stopping
+if sbx_call SuspendWorker s "$KID"; then
+    ok "keeper: a suspend while its keeper stops is not refused"
+else
+    not_ok "keeper: a suspend while its keeper stops is not refused" "$BUS_ERROR $BUS_ERRMSG"
+    suspend_journal "$KID"
+fi
+check "keeper: ... and is a suspend: suspended" state_is "$KID" suspended
+check "keeper: ... with its keeper up" unit_active "sandbox-$KID-keep.service"
+check "keeper: resumed again" sbx_call ResumeWorker s "$KID"
+check_round "keeper: running in its unit with its home and UID" "$KID" "$KUID" no
+ct sandboxctl stop "$KID" >/dev/null 2>&1
+check "keeper: stopped, its keeper is gone" wait_until 20 unit_gone "sandbox-$KID-keep.service"
+ct rm -rf "$KDROP"
+ct systemctl daemon-reload
 
 # ---- with egress: the proxy pair -----------------------------------------------------
 WID=$(ct sandboxctl create --class standard --allow api.sbx-race.test -- /usr/bin/python3 -c "$COUNTER")
