@@ -3,19 +3,22 @@
 # reliability suite's seeded mix of runs, random stops, idle reaps, killed
 # clients and egress through a local upstream, over trusted, standard and
 # untrusted) in a throwaway test-bed container. Records cycles per second,
-# sandboxd's VmRSS and open fds before and after (fds: after a 12-cycle
+# sandboxd's VmRSS and open fds before and after (fds: after a WARMUP-cycle
 # warm-up and once ended workers have left the bus, the warm pool at rest
 # both times; RSS: after the warm-up and right after the last cycle), and
 # what was left behind (tests/reliability/leaks.sh); prints a table and
 # writes churn.json in BENCH_OUT (default bench/results). JOBS drivers run side by side against the
 # one sandboxd (seeds SEED, SEED+1, ...; COUNT split between them): more
 # cycles per second on an idle host, and concurrent clients as a bonus.
-#   sudo bash bench/churn.sh [COUNT] [SEED] [JOBS]   (default 10000, a random seed, 1)
+# WARMUP 0 (the quick smoke) measures "before" on the fresh sandboxd: no
+# warm-up, and no wait for the warm-up's workers to leave the bus (30 s).
+#   sudo bash bench/churn.sh [COUNT] [SEED] [JOBS] [WARMUP]   (default 10000, a random seed, 1, 12)
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COUNT=${1:-10000}
 SEED=${2:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 JOBS=${3:-1}
+WARMUP=${4:-12}
 CLASSES=trusted,standard,untrusted
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
@@ -69,7 +72,8 @@ pool_at_rest() {
 }
 pid0=$(main_pid)
 tmp=$(mktemp)
-ct "$W/churn.sh" 12 "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || { echo "warm-up:"; cat "$tmp"; }
+[ "$WARMUP" = 0 ] ||
+    ct "$W/churn.sh" "$WARMUP" "$SEED" "$CLASSES" "$HOST" /etc/bench-cert.pem >"$tmp" 2>&1 || { echo "warm-up:"; cat "$tmp"; }
 rss0=$(rss)
 pool_at_rest
 pool0=$(pooled)
@@ -100,9 +104,9 @@ leaks=$(ct "$W/leaks.sh")
 pid1=$(main_pid)
 
 python3 - "$OUT/churn.json" "$COUNT" "$SEED" "$rc" "$pid0" "$pid1" "$fds0" "$fds1" "$rss0" "$rss1" \
-    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" "$JOBS" "$wall_ms" "${pool0#u }" "${pool1#u }" <<'PY'
+    "$(grep '^churn: [0-9]* cycles' "$tmp")" "$leaks" "$JOBS" "$wall_ms" "${pool0#u }" "${pool1#u }" "$WARMUP" <<'PY'
 import json, re, sys
-out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summaries, leaks, jobs, ms, pool0, pool1 = sys.argv[1:]
+out, count, seed, rc, pid0, pid1, fds0, fds1, rss0, rss1, summaries, leaks, jobs, ms, pool0, pool1, warmup = sys.argv[1:]
 ms, kinds, failed, done = int(ms), {}, 0, 0
 for summary in summaries.splitlines():
     m = re.match(r"churn: (\d+) cycles in (\d+) ms \(seed \d+, classes ([^;]*);([^)]*)\), (\d+) failed", summary)
@@ -119,10 +123,10 @@ r = {"benchmark": "churn", "cycles": int(count), "seed": int(seed), "drivers": i
      "sandboxd_same_process": pid0 == pid1,
      "fds_before": int(fds0), "fds_after": int(fds1),
      "pooled_before": int(pool0), "pooled_after": int(pool1),
-     "rss_kb_before": int(rss0), "rss_kb_after": int(rss1), "leaks": leak,
+     "rss_kb_before": int(rss0), "rss_kb_after": int(rss1), "leaks": leak, "warmup_cycles": int(warmup),
      "notes": "fds before: after the warm-up, the warm pool at rest; fds after and leaks: once ended workers left "
               "the bus (30 s linger), the pool at rest again (pooled_* waiting sandboxes each time); "
-              "RSS before: after a 12-cycle warm-up; RSS after: right after the last cycle"}
+              f"RSS before: after a {warmup}-cycle warm-up; RSS after: right after the last cycle"}
 print(f"{'cycles':>7} {'seconds':>8} {'cycles/s':>9} {'failed':>7} {'fds before/after':>17} {'pooled':>7} {'RSS kB before/after':>20} {'leaks':>6}")
 print(f"{r['cycles']:>7} {r['seconds']:>8} {r['cycles_per_second']:>9} {failed:>7} "
       f"{str(r['fds_before']) + ' / ' + str(r['fds_after']):>17} {pool0 + '/' + pool1:>7} "

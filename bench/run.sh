@@ -10,9 +10,11 @@
 #                  tunnels/s, beside direct and tinyproxy
 #   density        bench/density.sh: memory per idle gVisor worker and
 #                  sandboxd's RSS up to N workers, list/create/stop times
-#   churn          bench/churn.sh: the reliability churn at length
+#   churn          bench/churn.sh: the reliability churn at length (with --quick:
+#                  no warm-up, and so one 30 s wait fewer for workers to leave the bus)
 #   broker         bench/broker/bench.sh: brokered requests beside direct TLS
 #   suspend        bench/suspend.sh: suspend and resume beside a cold start
+#                  (50 and 500 MiB; 50 MiB with --quick)
 #   checkpoint     bench/checkpoint-handshakes.sh: suspend/resume cycles of a
 #                  worker opening connections (200; 3 with --quick)
 #   exec           bench/exec.sh: sandboxctl exec into a trusted and a gVisor
@@ -75,12 +77,12 @@ done
 if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
-    RUNTIME_N=3; SUSPEND_N=1; WAKE_N=2; CHECKPOINT_N=3
+    RUNTIME_N=3; SUSPEND_ARGS=(1 50); WAKE_N=2; CHECKPOINT_N=3; CHURN_WARMUP=0
     EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3)
 else
     CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
-    RUNTIME_N=30; SUSPEND_N=5; WAKE_N=10; CHECKPOINT_N=200
+    RUNTIME_N=30; SUSPEND_ARGS=(5); WAKE_N=10; CHECKPOINT_N=200; CHURN_WARMUP=12
     EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP")
 fi
 [ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
@@ -172,7 +174,7 @@ elif wanted runtime || wanted egress || wanted gate; then
 fi
 
 wanted density && bench density bash "$SRC/bench/density.sh" "${DENSITY_ARGS[@]}"
-wanted churn && bench churn bash "$SRC/bench/churn.sh" "$CHURN" 4242
+wanted churn && bench churn bash "$SRC/bench/churn.sh" "$CHURN" 4242 1 "$CHURN_WARMUP"
 if wanted broker; then
     if [ -z "$STAGE" ]; then
         cannot "$RUN/build.log" broker
@@ -181,7 +183,7 @@ if wanted broker; then
             "$BENCH_OUT/broker.json" ${QUICK:+--quick}
     fi
 fi
-wanted suspend && bench suspend bash "$SRC/bench/suspend.sh" "$SUSPEND_N"
+wanted suspend && bench suspend bash "$SRC/bench/suspend.sh" "${SUSPEND_ARGS[@]}"
 wanted wake && bench wake bash "$SRC/bench/wake.sh" "$WAKE_N"
 if wanted checkpoint; then
     if [ -z "$STAGE" ]; then

@@ -9,10 +9,11 @@
 # suspend.json in BENCH_OUT (default bench/results). Mind that the test bed's / is a tmpfs-backed
 # overlay: the image is written to memory there, so suspend here measures
 # runsc's checkpoint rather than a disk.
-#   sudo bash bench/suspend.sh [N]        (default N=5 per size)
+#   sudo bash bench/suspend.sh [N] [SIZES]  (default N=5 per size, SIZES "50 500" MiB)
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 N=${1:-5}
+SIZES=${2:-50 500}
 OUT=${BENCH_OUT:-$SRC/bench/results}
 mkdir -p "$OUT"
 # shellcheck source=bench/lib.sh
@@ -29,22 +30,22 @@ ct systemctl start sandboxd
 tmp=$(mktemp -d)
 testbed_on_exit "rm -rf '$tmp'"
 ct python3 /usr/lib/sandboxd-bench/suspend-client.py 8 1 >/dev/null     # warm caches
-for size in 50 500; do
+for size in $SIZES; do
     ct python3 /usr/lib/sandboxd-bench/suspend-client.py "$size" "$N" > "$tmp/$size.json"
 done
 # Not "| head -n1": runsc may still write when head has gone (SIGPIPE, and pipefail).
 runsc_version=$(ct runsc --version | sed -n 1p)
 
-python3 - "$tmp" "$OUT/suspend.json" "$runsc_version" <<'PY'
+python3 - "$tmp" "$OUT/suspend.json" "$runsc_version" "$SIZES" <<'PY'
 import json, sys, statistics
-tmp, out, runsc = sys.argv[1], sys.argv[2], sys.argv[3]
+tmp, out, runsc, sizes = sys.argv[1], sys.argv[2], sys.argv[3], [int(x) for x in sys.argv[4].split()]
 def pct(v, p):
     v = sorted(v)
     return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
 rows = {}
 print(f"{'workload':<10} {'n':>3} {'cold p50 ms':>12} {'suspend p50 ms':>15} {'resume p50 ms':>14} "
       f"{'resume/cold':>12} {'image MiB':>10} {'unit mem MiB':>13}")
-for size in (50, 500):
+for size in sizes:
     r = json.load(open(f"{tmp}/{size}.json"))
     row = {"n": r["n"]}
     for k in ("cold", "suspend", "resume"):
