@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the tree and ends with one line "N passed, N failed".
 #   unit:        meson test in build-ci (-Dwerror_ci=true) and in build-asan
-#                (ASan+UBSan); counted from meson-logs/testlog.json
+#                (ASan+UBSan); counted from meson-logs/testlog.json; with
+#                integration tests, the first job of their queue
 #   package:     the Debian package, built with dpkg-buildpackage from a copy
 #                of the tree in build-deb/src (debs in build-deb/), and lintian
 #                on it (one test: no errors, no warnings)
@@ -62,6 +63,11 @@ fi
 BUILD_CI=$SRC/build-ci
 BUILD_ASAN=$SRC/build-asan
 BUILD_DEB=$SRC/build-deb
+ASAN_STAGE=$BUILD_ASAN/stage
+# The sanitizer pass's stage: pending until the unit job has made it (or not).
+asan_stage=pending
+# -Dman=enabled: CI must render and check the man pages, never skip them.
+CI_OPTS=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true -Dman=enabled)
 LOGDIR=$SRC/build-ci/test-logs
 INTEGRATION_TIMEOUT=${INTEGRATION_TIMEOUT:-900}
 # Two containers at a time: most of a script's time is waiting (boots,
@@ -336,12 +342,22 @@ run_integration_queue() {
     while [ ${#queue[@]} -gt 0 ] || [ $running -gt 0 ]; do
         while [ ${#queue[@]} -gt 0 ] && [ $running -lt "$INTEGRATION_JOBS" ]; do
             IFS='|' read -r script stage logdir label <<<"${queue[0]}"
+            # The sanitizer pass's stage comes from the unit job: its scripts,
+            # queued last, wait for that job's end (as a rule long over);
+            # without the stage they cannot run, which that job recorded.
+            [ "$stage" = "$ASAN_STAGE" ] && [ "$asan_stage" = pending ] && break
             queue=("${queue[@]:1}")
+            [ "$stage" = "$ASAN_STAGE" ] && [ "$asan_stage" != ready ] && continue
             n=$((n + 1))
             mkdir -p "$logdir"
-            if [ "$script" = "$BENCH_SMOKE" ]; then
-                log=$logdir/bench-quick.log
-                bench_smoke_job "$log" >"$log.out" 2>&1 &
+            if [ "$script" = "$BENCH_SMOKE" ] || [ "$script" = "$UNIT_JOB" ]; then
+                if [ "$script" = "$BENCH_SMOKE" ]; then
+                    log=$logdir/bench-quick.log
+                    bench_smoke_job "$log" >"$log.out" 2>&1 &
+                else
+                    log=$logdir/unit.log
+                    unit_job "$log" >"$log.out" 2>&1 &
+                fi
                 job_script[$!]=$script job_log[$!]=$log job_label[$!]=
                 running=$((running + 1))
                 continue
@@ -359,6 +375,8 @@ run_integration_queue() {
         [ -n "${job_script[$pid]:-}" ] || continue
         if [ "${job_script[$pid]}" = "$BENCH_SMOKE" ]; then
             finish_bench_smoke "${job_log[$pid]}"
+        elif [ "${job_script[$pid]}" = "$UNIT_JOB" ]; then
+            finish_unit_job "${job_log[$pid]}"
         else
             finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}"
         fi
@@ -446,17 +464,61 @@ asan_stage_install() {
         > "$stage/etc/systemd/system.conf.d/sanitizers.conf"
 }
 
+# Queued last: their stage is the unit job's (unit_phase).
 queue_asan_integration_tests() {
-    local stage=$BUILD_ASAN/stage script
-    say "staging a DESTDIR install of build-asan in $stage"
-    if ! asan_stage_install "$stage"; then
-        record_failure "asan integration: staging the install"
-        return
-    fi
+    local script
     for script in $ASAN_SCRIPTS; do
         selected "$script" || continue
-        integration_queue+=("$SRC/$script|$stage|$LOGDIR/asan| (ASan)")
+        integration_queue+=("$SRC/$script|$ASAN_STAGE|$LOGDIR/asan| (ASan)")
     done
+}
+
+# The unit tests of both builds, the sanitizer build between them, and that
+# build's stage for its integration pass. With integration tests it is a job
+# of their queue (unit_job), the first: its compiler and meson test use what
+# the first container's waits leave idle, where they ran alone before.
+unit_phase() {
+    rm -f "$ASAN_STAGE.ready"
+    [ $run_unit = 1 ] || return 0
+    unit_tests "$BUILD_CI"
+    [ $run_asan = 1 ] || return 0
+    build "$BUILD_ASAN" "${CI_OPTS[@]}" -Db_sanitize=address,undefined -Db_lundef=false || return 0
+    # A UBSan report fails the test (by default UBSan only prints).
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unit_tests "$BUILD_ASAN" --timeout-multiplier 3
+    [ $run_integration = 1 ] || return 0
+    say "staging a DESTDIR install of build-asan in $ASAN_STAGE"
+    if asan_stage_install "$ASAN_STAGE"; then
+        touch "$ASAN_STAGE.ready"
+    else
+        record_failure "asan integration: staging the install"
+    fi
+}
+
+# unit_phase in a job of the queue: a subshell, whose totals and failures go
+# to LOG.counts for the parent (finish_unit_job).
+UNIT_JOB=@unit
+unit_job() {
+    local log=$1
+    passed=0 failed=0 skipped=0 failures=()
+    unit_phase
+    { echo "$passed $failed $skipped"; printf '%s\n' "${failures[@]}"; } >"$log.counts"
+}
+
+finish_unit_job() {
+    local log=$1 p f s line
+    cat "$log.out"
+    if [ -s "$log.counts" ]; then
+        {
+            read -r p f s
+            while IFS= read -r line; do
+                [ -n "$line" ] && failures+=("$line")
+            done
+        } <"$log.counts"
+        passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    else
+        record_failure "unit tests: their job ended without its totals (log: $log.out)"
+    fi
+    if [ -f "$ASAN_STAGE.ready" ]; then asan_stage=ready; else asan_stage=failed; fi
 }
 
 # Every benchmark of bench/run.sh at its smallest sizes (--quick), from this
@@ -512,10 +574,8 @@ main() {
         run_integration=0
     fi
 
-    # -Dman=enabled: CI must render and check the man pages, never skip them.
-    local opts=(--prefix=/usr --sysconfdir=/etc --localstatedir=/var -Dwerror_ci=true -Dman=enabled)
     local stage=$BUILD_DEB/stage
-    if build "$BUILD_CI" "${opts[@]}"; then
+    if build "$BUILD_CI" "${CI_OPTS[@]}"; then
         mkdir -p "$LOGDIR"
         # The package needs no root to build (Rules-Requires-Root: no); the
         # integration tests install it. --unit-only leaves it out.
@@ -536,19 +596,18 @@ main() {
                 fi
             fi
         fi
-        [ $run_unit = 1 ] && unit_tests "$BUILD_CI"
-        # First: the longest job, which leaves the other slot to the scripts.
-        # Not with --only, which asks for some integration scripts alone.
-        [ $run_integration = 1 ] && [ ${#only[@]} -eq 0 ] && integration_queue+=("$BENCH_SMOKE||$LOGDIR|")
-        [ $run_integration = 1 ] && queue_integration_tests "$stage"
+        if [ $run_integration = 1 ]; then
+            [ $run_unit = 1 ] && integration_queue+=("$UNIT_JOB||$LOGDIR|")
+            # Then the longest job, which leaves the other slot to the
+            # scripts. Not with --only, which asks for some scripts alone.
+            [ ${#only[@]} -eq 0 ] && integration_queue+=("$BENCH_SMOKE||$LOGDIR|")
+            queue_integration_tests "$stage"
+            [ $run_unit = 1 ] && [ $run_asan = 1 ] && queue_asan_integration_tests
+            run_integration_queue "${integration_queue[@]}"
+        else
+            unit_phase
+        fi
     fi
-    if [ $run_unit = 1 ] && [ $run_asan = 1 ] &&
-        build "$BUILD_ASAN" "${opts[@]}" -Db_sanitize=address,undefined -Db_lundef=false; then
-        # A UBSan report fails the test (by default UBSan only prints).
-        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 unit_tests "$BUILD_ASAN" --timeout-multiplier 3
-        [ $run_integration = 1 ] && queue_asan_integration_tests
-    fi
-    [ ${#integration_queue[@]} -gt 0 ] && run_integration_queue "${integration_queue[@]}"
 
     say "done in $((SECONDS - start)) s; $skipped skipped; logs in $LOGDIR"
     echo "  seconds  step (slowest first)"
