@@ -337,14 +337,17 @@ static bool defer_slack(const LaunchArgs *a) {
         return a->runtime == LAUNCH_RUNTIME_RUNSC && a->timer_slack_usec > 0 && launch_slack_deferrable();
 }
 
-static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, const char *container, const char *root) {
+/* SLACK_LATER: defer_slack(), decided once by launch_run() for every
+ * process of the start (the launcher's capabilities, runsc's exec, the guard). */
+static _Noreturn void exec_runtime(const LaunchArgs *a, const char *bundle, const char *container, const char *root,
+                                   bool slack_later) {
         char platform[64], network[32];
 
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
                 /* Where the guard cannot set it once the sandbox booted
                  * (launch-slack.h), runsc gets it from the start, boot and
                  * all. Only here: the launcher's memory guard keeps its own. */
-                if (a->timer_slack_usec > 0 && !defer_slack(a) &&
+                if (a->timer_slack_usec > 0 && !slack_later &&
                     prctl(PR_SET_TIMERSLACK, (unsigned long) a->timer_slack_usec * 1000UL, 0, 0, 0) < 0) {
                         log_error_errno(errno, "Failed to set the timer slack of worker %s's runtime: %m", a->id);
                         _exit(LAUNCH_EXIT_SETUP);
@@ -439,7 +442,7 @@ static int check_stdio_descriptions(void) {
 /* runsc: the runtime runs as a child so the memory guard can follow the
  * sandbox (launch-guard.c); its stdin/stdout are the unit's, untouched. A Kata
  * VM has a real kernel that enforces the memory limit itself: exec. */
-static int start_runtime(const LaunchArgs *a, const char *bundle) {
+static int start_runtime(const LaunchArgs *a, const char *bundle, bool slack_later) {
         char container[sizeof(LAUNCH_CONTAINER_PREFIX) + LAUNCH_ID_MAX], root[64];
         char limit_path[sizeof(LAUNCH_BUNDLES_DIR "/" LAUNCH_POOL_LIMIT_FILE) + LAUNCH_ID_MAX + 1];
         char images[sizeof(LAUNCH_SUSPEND_ROOT "/") + LAUNCH_ID_MAX + 1];
@@ -456,14 +459,14 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
         if (a->runtime == LAUNCH_RUNTIME_RUNSC && check_stdio_descriptions() < 0)
                 return LAUNCH_EXIT_SETUP;
         if (a->runtime != LAUNCH_RUNTIME_RUNSC)
-                exec_runtime(a, bundle, container, root);
+                exec_runtime(a, bundle, container, root, false);
         pid = fork();
         if (pid < 0) {
                 log_error_errno(errno, "Failed to fork: %m");
                 return LAUNCH_EXIT_SETUP;
         }
         if (pid == 0)
-                exec_runtime(a, bundle, container, root);
+                exec_runtime(a, bundle, container, root, slack_later);
         /* Only the sandbox holds the worker's channel, so that its end of it
          * closing is seen as such by the daemon. */
         int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -480,7 +483,7 @@ static int start_runtime(const LaunchArgs *a, const char *bundle) {
         if (a->restore)
                 snprintf(images, sizeof(images), LAUNCH_SUSPEND_ROOT "/%s", a->id);
         return launch_guard_run(a->runtime_path, root, container, a->memory, a->pool ? limit_path : NULL, pid,
-                                a->restore ? images : NULL, defer_slack(a) ? a->timer_slack_usec * 1000 : 0);
+                                a->restore ? images : NULL, slack_later ? a->timer_slack_usec * 1000 : 0);
 }
 
 int launch_run(const LaunchArgs *a) {
@@ -528,8 +531,8 @@ int launch_run(const LaunchArgs *a) {
         /* Kata's needs are not known on this host (no Kata here), so only
          * runsc gets the measured set; see launch-caps.h. */
         bool veth = a->runtime == LAUNCH_RUNTIME_RUNSC && streq(a->network, "veth");
+        bool slack_later = defer_slack(a);
         if (a->runtime == LAUNCH_RUNTIME_RUNSC) {
-                bool slack_later = defer_slack(a);
                 const cap_value_t *own = slack_later ? launch_own_caps : NULL;
                 size_t own_n = slack_later ? launch_own_caps_n : 0;
                 r = veth ? launch_caps_limit(launch_runsc_netstack_caps, launch_runsc_netstack_caps_n, own, own_n)
@@ -550,5 +553,5 @@ int launch_run(const LaunchArgs *a) {
                 (void) remove_bundle(a);
                 return LAUNCH_EXIT_SETUP;
         }
-        return start_runtime(a, bundle);
+        return start_runtime(a, bundle, slack_later);
 }

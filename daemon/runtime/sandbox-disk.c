@@ -63,11 +63,11 @@ static int path_join(char *buf, size_t size, const char *dir, const char *name) 
 
 /* Made once (a resume finds it), as image.new renamed into place when whole;
  * lost+found stays at the file system's root, outside the home. */
-static int make_image(const char *dir, const char *mkfs, uint64_t size) {
-        char image[PATH_MAX], fresh[PATH_MAX];
+static int make_image(const char *image, const char *mkfs, uint64_t size) {
+        char fresh[PATH_MAX];
         int r;
 
-        if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fresh, sizeof(fresh), dir, "image.new") < 0)
+        if (snprintf(fresh, sizeof(fresh), "%s.new", image) >= (int) sizeof(fresh))
                 return -ENAMETOOLONG;
         if (access(image, F_OK) == 0)
                 return 0;
@@ -80,15 +80,12 @@ static int make_image(const char *dir, const char *mkfs, uint64_t size) {
         return r;
 }
 
-static int mount_image(const char *dir, const char *fs) {
-        char image[PATH_MAX];
+static int mount_image(const char *image, const char *fs) {
         _cleanup_close_ int fd = -1;
         int r = is_mount_point(fs);
 
         if (r != 0)
                 return r < 0 ? r : 0;
-        if (path_join(image, sizeof(image), dir, "image") < 0)
-                return -ENAMETOOLONG;
         fd = open(image, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -96,7 +93,7 @@ static int mount_image(const char *dir, const char *fs) {
 }
 
 static int setup(const char *dir, const char *home, const char *size_arg, const char *mkfs) {
-        char fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
+        char image[PATH_MAX], fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
         uint64_t size;
         int r;
 
@@ -104,21 +101,21 @@ static int setup(const char *dir, const char *home, const char *size_arg, const 
                 fprintf(stderr, "SIZE must be a number of bytes, got '%s'\n", size_arg);
                 return 2;
         }
-        if (path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
-            path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
+        if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fs, sizeof(fs), dir, "fs") < 0 ||
+            path_join(fs_home, sizeof(fs_home), fs, "home") < 0 || path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
                 return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
         r = mkdir_parents(dir, 0700);
         if (r < 0)
                 return log_error_errno(r, "cannot make %s: %m", dir), 1;
-        r = make_image(dir, mkfs, size);
+        r = make_image(image, mkfs, size);
         if (r < 0)
                 return log_error_errno(r, "cannot make the image of %" PRIu64 " bytes in %s with %s: %m",
                                        size, dir, mkfs), 1;
         if ((r = mkdir_mode(fs, 0700)) < 0 || (r = mkdir_parents(home, 0700)) < 0)
                 return log_error_errno(r, "cannot make %s or %s: %m", fs, home), 1;
-        r = mount_image(dir, fs);
+        r = mount_image(image, fs);
         if (r < 0)
-                return log_error_errno(r, "cannot mount %s/image on %s: %m", dir, fs), 1;
+                return log_error_errno(r, "cannot mount %s on %s: %m", image, fs), 1;
         /* 1777 as /tmp is: only its worker ever sees it. */
         if ((r = mkdir_mode(fs_home, 0700)) < 0 || (r = mkdir_mode(fs_tmp, 01777)) < 0 ||
             (chmod(fs_tmp, 01777) < 0 && (r = -errno) < 0))
