@@ -13,10 +13,10 @@
 # EGRESS_N. Prints a table and writes density.json in BENCH_OUT (default bench/results).
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/density.sh [N] [--egress EGRESS_N] [--points "1 10 50 100"] [--samples S] [--out FILE]
-#                              [--platform systrap|ptrace] [--timer-slack SPAN]
+#                              [--platform systrap|ptrace] [--timer-slack SPAN] [--cpu-window SECONDS]
 # Defaults: N=300 (0: no plain series), EGRESS_N=N (0: none), points 1 10 50 100 200 300 (those <= N, and N),
 # 3 create/stop samples per point, the configured runsc platform (systrap) and timer slack (20ms).
-# At each point it also records CPU per idle worker over 10 s (schedstat of each part's threads).
+# At each point it also records CPU per idle worker over 10 s (--cpu-window; schedstat of each part's threads).
 # An idle sentry on systrap costs CPU (a 400 us poll in runsc's systrap: about
 # 3% of a core each with the kernel's timer slack, a tenth of that with the
 # default 20 ms), on ptrace next to none: --platform and --timer-slack set
@@ -38,6 +38,8 @@ while [ $# -gt 0 ]; do
         --out) OUT=$2; shift 2 ;;
         --platform) PLATFORM=$2; shift 2 ;;
         --timer-slack) SLACK=$2; shift 2 ;;
+        # density-measure.py, run through nsenter, finds it in its environment.
+        --cpu-window) export SANDBOXD_DENSITY_CPU_WINDOW_S=$2; shift 2 ;;
         [0-9]*) N=$1; shift ;;
         *) echo "density.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac

@@ -76,7 +76,7 @@ done
 # --churn and --start win over either mode's sizes.
 if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
-    DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1)
+    DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1 --cpu-window 2)
     RUNTIME_N=3; SUSPEND_ARGS=(1 50); WAKE_N=2; CHECKPOINT_N=3; CHURN_WARMUP=0
     EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3)
 else
