@@ -288,6 +288,12 @@ _sbx_pool_ids() {
     ct systemctl list-units --all --plain --no-legend --no-pager 'sandbox-*.service' |
         awk '/sandboxd pool sandbox/ { print substr($1, 9, 12) }'
 }
+# Whether the lines of NOW all were in BEFORE (sorted lists): nothing came,
+# though an entry may have gone meanwhile (a stopped pool sandbox's home or
+# unit: runsc's loss or a re-probe stops the pool's sandboxes, and their
+# homes go a moment after their units).
+lines_all_in() { [ -z "$(comm -13 <(printf '%s\n' "$1") <(printf '%s\n' "$2"))" ]; }
+
 sbx_state_entries() {
     local before entries waiting i
     for i in 1 2 3 4 5; do

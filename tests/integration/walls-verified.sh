@@ -36,10 +36,6 @@ worker_state_is() { [ "$(sbx_prop "$1" State 2>/dev/null)" = "$2" ]; }
 # The id in StartFailed's "Worker unit sandbox-ID.service failed to start ...".
 failed_id() { sed -n 's/.*Worker unit sandbox-\([0-9a-f]*\)\.service failed.*/\1/p' <<<"$1"; }
 
-# Whether the lines of NOW all were in BEFORE (sorted lists): nothing came,
-# though an entry may have gone meanwhile (a stopped pool sandbox's home,
-# which its disk unit removes a moment after its unit).
-nothing_new() { [ -z "$(comm -13 <(printf '%s\n' "$1") <(printf '%s\n' "$2"))" ]; }
 
 # CreateWorker of CLASS refused with IsolationUnavailable naming FRAGMENT,
 # and nothing created.
@@ -59,8 +55,8 @@ refused_leaves_nothing() {
     else
         not_ok "$name: $cls refused with IsolationUnavailable ($fragment)" "error=$BUS_ERROR" "message=$BUS_ERRMSG"
     fi
-    check "$name: $cls: no unit created" nothing_new "$before_units" "$(sbx_units)"
-    check "$name: $cls: no home created" nothing_new "$before_state" "$(sbx_state_entries)"
+    check "$name: $cls: no unit created" lines_all_in "$before_units" "$(sbx_units)"
+    check "$name: $cls: no home created" lines_all_in "$before_state" "$(sbx_state_entries)"
 }
 
 ct systemctl start sandboxd.service
@@ -165,7 +161,7 @@ else
         # before may go meanwhile, none may come (a home the failed start left
         # would). Bounded at 120 s: a loaded host took more than 15 s to stop
         # the pool, and under ASan on the CI machine 60 were once not enough.
-        same_state() { nothing_new "$before_state" "$(sbx_state_entries)"; }
+        same_state() { lines_all_in "$before_state" "$(sbx_state_entries)"; }
         if wait_until 120 same_state; then
             ok "trusted worker: no home or state left (but the stopped pool's, going)"
         else
