@@ -197,7 +197,10 @@ check_eq "drain: the request that came during the suspend was held, and answered
     "$(cat "$TAP_TMP/held")"
 check_output "drain: ... by the handler" '^hello$' ct cat "$W/out/held"
 check "drain: ... which woke it" journal_has 'Worker woken by a request' --after-cursor="$cur" SANDBOXD_WORKER_ID="$D"
-order=$(journal -o json --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" | python3 -c '
+# --cursor, and the cursor's own entry passed over here: journalctl 252's
+# --after-cursor with a match steps over the first matching entry after the
+# cursor's (here the drain's own, when the cursor's entry is not this worker's).
+order=$(journal -o json --cursor="$cur" SANDBOXD_WORKER_ID="$D" | python3 -c '
 import json, sys
 first = {}
 for line in sys.stdin:
@@ -205,11 +208,13 @@ for line in sys.stdin:
         e = json.loads(line)
     except ValueError:
         continue
+    if e.get("__CURSOR") == sys.argv[1]:
+        continue
     m, ev = e.get("MESSAGE", ""), e.get("SANDBOXD_EVENT", "")
     key = "slow-answered" if "GET /slow -> 200" in m else ev
     first.setdefault(key, int(e["__REALTIME_TIMESTAMP"]))
 print(" ".join(k for k, _ in sorted(first.items(), key=lambda kv: kv[1])
-               if k in ("gate-drain", "wake-hold", "slow-answered", "suspending", "suspended")))')
+               if k in ("gate-drain", "wake-hold", "slow-answered", "suspending", "suspended")))' "$cur")
 check_eq "drain: in the journal: the drain, the hold, the slow answer, and only then the checkpoint" \
     "gate-drain wake-hold slow-answered suspending suspended" "$order"
 
@@ -235,7 +240,7 @@ codes=$(cat "$TAP_TMP"/flood.* | sort | uniq -c | awk '{print $2 "x" $1}' | xarg
 diag "flood: $codes"
 check_match "flood: every request sent was answered 200 (none cut; a refused connect at most)" \
     '^(000/7x[0-9]+ )?200/0x[0-9]+$' "$codes"
-failed_ck=$(journal -q -o cat --after-cursor="$cur" SANDBOXD_WORKER_ID="$D" | grep 'Failed to suspend')
+failed_ck=$(journal -q -o cat --cursor="$cur" SANDBOXD_WORKER_ID="$D" | grep 'Failed to suspend')
 check_eq "flood: no checkpoint of it failed" "" "$failed_ck"
 if [ -n "$failed_ck" ] || [ -z "$(grep -E '^(000/7x[0-9]+ )?200/0x[0-9]+$' <<<"$codes")" ]; then
     journal -o short-monotonic --after-cursor="$cur" | grep -v -e 'gate: GET' -e 'kernel:' | tail -n 60 | sed 's/^/#   /'
