@@ -49,25 +49,31 @@ ID=$(ct sandboxctl create --class standard --idle 2s --idle-action suspend --pub
 SOCK=/run/sandboxd-endpoints/$ID.sock
 state() { ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$ID" org.sandboxd1.Worker State |
     awk '{print $2}' | tr -d '"'; }
-# One request; prints its wall time in microseconds, or fails.
+# One request (WHAT names it in a failure); prints its wall time in
+# microseconds, or fails saying how, with what the test bed's journal says
+# of the worker then (a request cut is a finding, not noise).
 request_us() {
-    local t0 t1 code
+    local what=$1 t0 t1 code rc=0
     t0=$(date +%s%N)
     code=$(ct curl -s -m 60 -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" \
-        -H "Authorization: Bearer $TOKEN" http://w/)
+        -H "Authorization: Bearer $TOKEN" http://w/) || rc=$?
     t1=$(date +%s%N)
-    [ "$code" = 200 ] || { echo "request answered $code" >&2; return 1; }
+    if [ "$code" != 200 ] || [ $rc != 0 ]; then
+        echo "wake.sh: $what: answered '$code', curl exit status $rc, worker $(state)" >&2
+        [ "$what" = warm-up ] || ct journalctl -o short-precise --no-pager -n 80 >&2
+        return 1
+    fi
     echo $(((t1 - t0) / 1000))
 }
-for _ in $(seq 120); do request_us >/dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq 120); do request_us warm-up >/dev/null 2>&1 && break; sleep 0.5; done
 tmp=$(mktemp -d)
 testbed_on_exit "rm -rf '$tmp'"
 for i in $(seq "$N"); do
     # Awake: the gate alone (five in a row, within its idle timeout).
-    for _ in $(seq 5); do request_us >> "$tmp/awake"; done
+    for j in $(seq 5); do request_us "round $i: request $j to the awake worker" >> "$tmp/awake"; done
     for _ in $(seq 240); do [ "$(state)" = suspended ] && break; sleep 0.25; done
     [ "$(state)" = suspended ] || { echo "wake.sh: the worker did not go to sleep" >&2; exit 1; }
-    request_us >> "$tmp/wake"
+    request_us "round $i: the request that wakes it" >> "$tmp/wake"
 done
 ct sandboxctl stop "$ID" >/dev/null 2>&1 || true
 python3 - "$tmp" "$OUT/wake.json" "$N" <<'PY'
