@@ -63,12 +63,9 @@ static int path_join(char *buf, size_t size, const char *dir, const char *name) 
 
 /* Made once (a resume finds it), as image.new renamed into place when whole;
  * lost+found stays at the file system's root, outside the home. */
-static int make_image(const char *image, const char *mkfs, uint64_t size) {
-        char fresh[PATH_MAX];
+static int make_image(const char *image, const char *fresh, const char *mkfs, uint64_t size) {
         int r;
 
-        if (snprintf(fresh, sizeof(fresh), "%s.new", image) >= (int) sizeof(fresh))
-                return -ENAMETOOLONG;
         if (access(image, F_OK) == 0)
                 return 0;
         (void) unlink(fresh);
@@ -93,7 +90,7 @@ static int mount_image(const char *image, const char *fs) {
 }
 
 static int setup(const char *dir, const char *home, const char *size_arg, const char *mkfs) {
-        char image[PATH_MAX], fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
+        char image[PATH_MAX], fresh[PATH_MAX], fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
         uint64_t size;
         int r;
 
@@ -101,13 +98,14 @@ static int setup(const char *dir, const char *home, const char *size_arg, const 
                 fprintf(stderr, "SIZE must be a number of bytes, got '%s'\n", size_arg);
                 return 2;
         }
-        if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fs, sizeof(fs), dir, "fs") < 0 ||
-            path_join(fs_home, sizeof(fs_home), fs, "home") < 0 || path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
+        if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fresh, sizeof(fresh), dir, "image.new") < 0 ||
+            path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
+            path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
                 return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
         r = mkdir_parents(dir, 0700);
         if (r < 0)
                 return log_error_errno(r, "cannot make %s: %m", dir), 1;
-        r = make_image(image, mkfs, size);
+        r = make_image(image, fresh, mkfs, size);
         if (r < 0)
                 return log_error_errno(r, "cannot make the image of %" PRIu64 " bytes in %s with %s: %m",
                                        size, dir, mkfs), 1;
