@@ -336,7 +336,7 @@ finish_integration_job() {
 run_integration_queue() {
     local -a queue=("$@")
     local -A job_script=() job_log=() job_label=()
-    local running=0 script stage logdir label log machine pid n=0
+    local running=0 script stage logdir label log machine pid own_job n=0
     # shellcheck source=tests/testbed/testbed.sh
     source "$SRC/tests/testbed/testbed.sh"
     # Each job's own traps stop its container.
@@ -352,14 +352,14 @@ run_integration_queue() {
             [ "$stage" = "$ASAN_STAGE" ] && [ "$asan_stage" != ready ] && continue
             n=$((n + 1))
             mkdir -p "$logdir"
-            if [ "$script" = "$BENCH_SMOKE" ] || [ "$script" = "$UNIT_JOB" ]; then
-                if [ "$script" = "$BENCH_SMOKE" ]; then
-                    log=$logdir/bench-quick.log
-                    bench_smoke_job "$log" >"$log.out" 2>&1 &
-                else
-                    log=$logdir/unit.log
-                    unit_job "$log" >"$log.out" 2>&1 &
-                fi
+            # The jobs without a container of their own: their log and function.
+            own_job=
+            case "$script" in
+                "$BENCH_SMOKE") log=$logdir/bench-quick.log own_job=bench_smoke_job ;;
+                "$UNIT_JOB") log=$logdir/unit.log own_job=unit_job ;;
+            esac
+            if [ -n "$own_job" ]; then
+                "$own_job" "$log" >"$log.out" 2>&1 &
                 job_script[$!]=$script job_log[$!]=$log job_label[$!]=
                 running=$((running + 1))
                 continue
@@ -375,13 +375,11 @@ run_integration_queue() {
         wait -n -p pid
         [ -n "$pid" ] || { record_failure "integration: $running job(s) lost"; break; }
         [ -n "${job_script[$pid]:-}" ] || continue
-        if [ "${job_script[$pid]}" = "$BENCH_SMOKE" ]; then
-            finish_bench_smoke "${job_log[$pid]}"
-        elif [ "${job_script[$pid]}" = "$UNIT_JOB" ]; then
-            finish_unit_job "${job_log[$pid]}"
-        else
-            finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}"
-        fi
+        case "${job_script[$pid]}" in
+            "$BENCH_SMOKE") finish_bench_smoke "${job_log[$pid]}" ;;
+            "$UNIT_JOB") finish_unit_job "${job_log[$pid]}" ;;
+            *) finish_integration_job "${job_script[$pid]}" "${job_log[$pid]}" "${job_label[$pid]}" ;;
+        esac
         unset "job_script[$pid]" "job_log[$pid]" "job_label[$pid]"
         running=$((running - 1))
     done
