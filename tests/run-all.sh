@@ -88,6 +88,9 @@ declare -a failures=()
 # "SECONDS STEP", one a line: the timing table printed at the end.
 TIMINGS=$(mktemp)
 timed() { echo "$1 $2" >> "$TIMINGS"; }
+# What each failure said, printed after the timing table, at the very end of
+# the output: a CI report that shows only the run's last lines still shows why.
+DETAILS=$(mktemp)
 
 say() { printf "=== [+%d s] %s\n" "$SECONDS" "$*"; }
 record_failure() {
@@ -256,6 +259,10 @@ count_tap() {
         record_failure "$name: exited with status $rc"
     elif [ "$f" -gt 0 ]; then
         failures+=("$name: $f failed")
+        # Each failed check with its diagnostics (the "#" lines after it).
+        { echo "--- $name"
+          awk '/^not ok [0-9]+/ && !/# *TODO/ { n = 8; print; next }
+               n > 0 && /^#/ { n--; print; next } { n = 0 }' "$log" | head -n 60; } >> "$DETAILS"
     fi
     if [ "$t" -gt 0 ]; then
         echo "$name: $p passed, $f failed, $s skipped, $t known bugs (TODO)"
@@ -546,6 +553,12 @@ finish_bench_smoke() {
     else
         grep -F '| failed' "$log"
         record_failure "bench/run.sh --quick (log: $log)"
+        # Each failed benchmark's own log ends with why.
+        local blog
+        sed -n 's/^=== .* FAILED (.*log \(.*\))$/\1/p' "$log" | sort -u | while read -r blog; do
+            echo "--- bench/run.sh --quick: the end of $blog"
+            tail -n 30 "$blog"
+        done >> "$DETAILS"
     fi
     timed "$secs" "bench smoke (bench/run.sh --quick)"
 }
@@ -616,6 +629,11 @@ main() {
     # Every TAP check's name, one a line ("SCRIPT: NAME"), to compare runs by.
     tap_names > "$LOGDIR/tap-names.txt" && echo "  check names: $LOGDIR/tap-names.txt"
     local f
+    if [ -s "$DETAILS" ]; then
+        echo "  what the failures said:"
+        sed 's/^/    /' "$DETAILS"
+    fi
+    rm -f "$DETAILS"
     for f in "${failures[@]}"; do echo "  failed: $f"; done
     [ "$known_bugs" -gt 0 ] && { echo "  $known_bugs check(s) of known open bugs failed (TAP TODO):"; cat "$KNOWN_BUGS_LOG"; }
     rm -f "$KNOWN_BUGS_LOG"
