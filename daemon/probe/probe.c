@@ -113,16 +113,23 @@ static void probe_freep(RuntimeProbe **p) {
         probe_free(*p);
 }
 
+static int probe_start_or_refuse(Prober *pr, SbxRuntime rt);
+
 static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
         Prober *pr = p->prober;
-        RuntimeStatus *st = &pr->runtimes->status[p->runtime];
+        SbxRuntime rt = p->runtime;
+        RuntimeStatus *st = &pr->runtimes->status[rt];
 
         runtime_status_set(st, available, runtime_path(pr, p->runtime), reason);
         log_struct(available ? LOG_INFO : LOG_NOTICE,
                    available ? "Runtime probe succeeded" : "Runtime probe failed: its classes will be refused",
-                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(p->runtime),
+                   "SANDBOXD_RUNTIME", sbx_runtime_to_string(rt),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
-        pr->probes[p->runtime] = probe_free(p);
+        pr->probes[rt] = probe_free(p);
+        if (pr->probe_again[rt]) {
+                pr->probe_again[rt] = false;
+                (void) probe_start_or_refuse(pr, rt);
+        }
         answer_waiters(pr);
 }
 
@@ -175,8 +182,10 @@ static int probe_start(Prober *pr, SbxRuntime rt) {
         char reason[320];
         int r;
 
-        if (pr->probes[rt])
+        if (pr->probes[rt]) {
+                pr->probe_again[rt] = true;
                 return 0;
+        }
         /* No binary, no probe: say so without starting anything. */
         if (!path || access(path, X_OK) < 0) {
                 snprintf(reason, sizeof(reason), "%s not found or not executable at %s",
@@ -197,6 +206,17 @@ static int probe_start(Prober *pr, SbxRuntime rt) {
         return 0;
 }
 
+/* A probe that cannot start is a verdict too: the runtime's classes refused. */
+static int probe_start_or_refuse(Prober *pr, SbxRuntime rt) {
+        int r = probe_start(pr, rt);
+        if (r < 0) {
+                char reason[128];
+                snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-r));
+                runtime_status_set(&pr->runtimes->status[rt], false, runtime_path(pr, rt), reason);
+        }
+        return r;
+}
+
 int prober_probe_walls(Prober *pr) {
         assert(pr);
         return walls_probe_start(&pr->walls);
@@ -211,13 +231,9 @@ int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
         (void) prober_probe_walls(pr);
 
         for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
-                k = probe_start(pr, (SbxRuntime) rt);
-                if (k < 0) {
-                        char reason[128];
-                        snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-k));
-                        runtime_status_set(&pr->runtimes->status[rt], false, runtime_path(pr, (SbxRuntime) rt), reason);
+                k = probe_start_or_refuse(pr, (SbxRuntime) rt);
+                if (k < 0)
                         r = k;
-                }
         }
         if (request) {
                 sd_bus_message **n = realloc(pr->preflight_waiters,
@@ -270,8 +286,10 @@ int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {
 
 void prober_done(Prober *pr) {
         pr->reprobe_timer = sd_event_source_disable_unref(pr->reprobe_timer);
-        for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
+        for (int i = 0; i < _SBX_RUNTIME_MAX; i++) {
+                pr->probe_again[i] = false;
                 pr->probes[i] = probe_free(pr->probes[i]);
+        }
         walls_probe_done(&pr->walls);
         for (size_t i = 0; i < pr->n_preflight_waiters; i++)
                 sd_bus_message_unref(pr->preflight_waiters[i]);

@@ -30,6 +30,7 @@ struct Prober {
         char *const *walls_path;        /* sandbox-walls, which probes the walls */
 
         RuntimeProbe *probes[_SBX_RUNTIME_MAX];
+        bool probe_again[_SBX_RUNTIME_MAX]; /* asked for while it ran (walls-probe.h's again) */
         WallsProbe walls;               /* made by prober_init() from the handles above */
         sd_event_source *reprobe_timer;
         sd_bus_message **preflight_waiters;
@@ -38,10 +39,11 @@ struct Prober {
 
 /* Once the handles are filled in: the walls probe's, from them. */
 void prober_init(Prober *p);
-/* Starts the walls probe unless it is running (walls-probe.h). */
+/* Starts the walls probe, or another once the running one ends (walls-probe.h). */
 int prober_probe_walls(Prober *p);
-/* Starts probes of every sandboxing runtime not already being probed, and the
- * walls probe.
+/* Starts probes of every sandboxing runtime and the walls probe; for one
+ * already being probed, another once that ends: a verdict asked for now is
+ * one a probe started now gave.
  * REQUEST, if given, is a Preflight() call answered once all are done. */
 int prober_probe_runtimes(Prober *p, sd_bus_message *request);
 /* Runs the event loop until no probe is pending or TIMEOUT passes. */

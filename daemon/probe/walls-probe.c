@@ -20,6 +20,12 @@ static void walls_log(const WallsStatus *s, const char *unit) {
 static void walls_probe_finish(WallsProbe *w) {
         walls_log(w->status, probe_unit_name(w->unit));
         w->unit = probe_unit_free(w->unit);
+        /* Started before ended() so that whoever waits for a verdict (a
+         * Preflight) waits for this one too. */
+        if (w->again) {
+                w->again = false;
+                (void) walls_probe_start(w);
+        }
         w->ended(w);
 }
 
@@ -96,8 +102,10 @@ int walls_probe_start(WallsProbe *w) {
         int r;
 
         assert(w);
-        if (w->unit)
+        if (w->unit) {
+                w->again = true;
                 return 0;
+        }
         r = probe_unit_start(*w->systemd, &params, &w->unit);
         if (r >= 0)
                 return 0;
@@ -113,5 +121,6 @@ void walls_probe_timeout(WallsProbe *w) {
 }
 
 void walls_probe_done(WallsProbe *w) {
+        w->again = false;
         w->unit = probe_unit_free(w->unit);
 }

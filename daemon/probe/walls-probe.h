@@ -23,10 +23,13 @@ struct WallsProbe {
         void *userdata;                 /* the owner's, for ended() */
 
         ProbeUnit *unit;                /* the probe running, if any */
+        bool again;                     /* asked for while one ran: one more once it ends */
 };
 
-/* Starts the walls probe unless it is running; if it cannot, the walls are
- * refused (every class with them) until a probe answers. */
+/* Starts the walls probe; while one runs, another once it ends, since the one
+ * running may have looked before whatever prompted this call (a drop-in just
+ * removed must not be answered by a probe that saw it). If it cannot start,
+ * the walls are refused (every class with them) until a probe answers. */
 int walls_probe_start(WallsProbe *w);
 /* Called for every JobRemoved; returns true if UNIT was the walls probe. */
 bool walls_probe_job_removed(WallsProbe *w, const char *unit, const char *result);
