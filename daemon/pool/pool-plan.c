@@ -89,3 +89,13 @@ const char *pool_claim_refusal(const WorkerSpec *s) {
                 return "a Workspace is mounted as the home before the sandbox starts";
         return NULL;
 }
+
+uint64_t pool_plan_backoff(uint64_t pace_usec, unsigned failures) {
+        unsigned shift = MIN(failures, 16u);
+        uint64_t usec = pace_usec << shift;
+
+        /* A pace so long that the shift overflows is past the cap anyway. */
+        if (pace_usec > 0 && usec >> shift != pace_usec)
+                return POOL_BACKOFF_MAX_USEC;
+        return MIN(usec, POOL_BACKOFF_MAX_USEC);
+}

@@ -36,6 +36,14 @@ uint64_t pool_entry_memory(const SbxConfig *c);
  * (each sandbox counted at its share). */
 unsigned pool_plan_total(const SbxConfig *c, unsigned current, const PoolMemoryFacts *f);
 
+/* The longest wait after pool sandboxes that failed in a row. */
+#define POOL_BACKOFF_MAX_USEC (60 * 1000000ULL)
+/* How long the pool waits before its next sandbox after FAILURES that did
+ * not come up in a row, at PACE (the refill's interval): twice as long each
+ * time, POOL_BACKOFF_MAX_USEC at most, so that a cause no probe finds is not
+ * retried in a loop. */
+uint64_t pool_plan_backoff(uint64_t pace_usec, unsigned failures);
+
 /* What a claim adds to the worker disks held (worker-disk.h): a waiting
  * sandbox's disk of Defaults:DiskMax is held already (pool_disk_held) and
  * only moves to the worker, so nothing unless S's disk is larger. */

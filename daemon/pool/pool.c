@@ -59,6 +59,7 @@ struct PoolEntry {
         bool started;                   /* its start job is done: the launcher runs */
         bool ready;                     /* the waiter runs inside the booted sandbox */
         bool stopping;
+        bool failed;                    /* evicted because it did not come up: a failure all the same */
         bool seen_active;
 };
 
@@ -162,15 +163,25 @@ static void pool_entry_gone(PoolEntry *e, const char *why, bool unit_down) {
         if (asprintf(&priv, SBX_PRIVATE_STATE_ROOT "/%s", e->id) >= 0)
                 (void) rm_rf(priv);
         (void) worker_disk_remove(e->id);
-        /* One that never came up says the runtime may have broken since its
-         * probe: probe again, so that the gate, and with it the pool, knows. */
-        if (!e->ready && !e->stopping)
+        /* One that never came up says the runtime or the walls may have
+         * broken since their probe (a drop-in that shares a namespace makes
+         * the launcher refuse): probe again, so that the gate, and with it
+         * the pool, knows. */
+        bool failed = !e->ready && (!e->stopping || e->failed);
+        if (failed) {
                 pool->probe_runtimes(pool);
+                pool->failures_in_row++;
+        }
         pool_unlink(pool, e);
         pool_entry_free(e);
         pool->status_changed(pool);
-        /* At the refill's pace: a sandbox that keeps failing is not retried in a loop. */
-        pool_schedule(pool, USEC_PER_SEC / MAX(pool_config(pool)->pool_refill_per_second, 1u));
+        /* At the refill's pace, after failures in a row backing off. */
+        uint64_t pace = USEC_PER_SEC / MAX(pool_config(pool)->pool_refill_per_second, 1u);
+        if (failed) {
+                pace = pool_plan_backoff(pace, pool->failures_in_row);
+                pool->retry_after = now_usec(CLOCK_MONOTONIC) + pace;
+        }
+        pool_schedule(pool, pace);
 }
 
 static void pool_entry_evict(PoolEntry *e, const char *why) {
@@ -238,10 +249,12 @@ static int on_waiter_ready(sd_event_source *s, int fd, uint32_t revents, void *u
         if (n != 1 || c != POOL_WAITER_READY) {
                 log_struct(LOG_WARNING, "Pool sandbox's waiter did not come up",
                            "SANDBOXD_WORKER_ID", e->id, "SANDBOXD_UNIT", e->unit, NULL);
+                e->failed = true;
                 pool_entry_evict(e, "its waiter did not come up");
                 return 0;
         }
         e->ready = true;
+        e->pool->failures_in_row = 0;
         log_struct(LOG_DEBUG, "Pool sandbox ready", "SANDBOXD_WORKER_ID", e->id,
                    "SANDBOXD_CLASS", sbx_class_to_string(e->class), NULL);
         e->pool->status_changed(e->pool);
@@ -263,6 +276,7 @@ bool pool_job_removed(Pool *pool, const char *unit, const char *result) {
                 r = sd_event_add_io(pool_event(pool), &e->ready_source, e->fds.stdout_fd, EPOLLIN, on_waiter_ready, e);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to watch pool sandbox %s: %m", e->id);
+                        e->failed = true;
                         pool_entry_evict(e, "cannot be watched");
                 } else
                         (void) sd_event_source_set_description(e->ready_source, "pool-ready");
@@ -458,8 +472,9 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 for (int egress = 0; egress < 2; egress++) {
                         if (pool_n_kind(pool, c, egress) >= target[c])
                                 continue;
-                        /* One at a time: RefillPerSecond is the pace. */
-                        if (!started) {
+                        /* One at a time: RefillPerSecond is the pace; none
+                         * while failures back off. */
+                        if (!started && now_usec(CLOCK_MONOTONIC) >= pool->retry_after) {
                                 int r = pool_entry_start(pool, c, egress);
                                 /* Full disks are a state the pool waits out, not an error. */
                                 if (r == -ENOSPC)
@@ -470,7 +485,11 @@ static int on_pool_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                         }
                         below = below || pool_n_kind(pool, c, egress) < target[c];
                 }
-        pool_schedule(pool, below ? USEC_PER_SEC / pool_config(pool)->pool_refill_per_second : POOL_CHECK_USEC);
+        uint64_t next = below ? USEC_PER_SEC / pool_config(pool)->pool_refill_per_second : POOL_CHECK_USEC;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        if (below && pool->retry_after > now)
+                next = MAX(next, pool->retry_after - now);
+        pool_schedule(pool, next);
         return 0;
 }
 

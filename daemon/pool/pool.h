@@ -52,6 +52,8 @@ struct Pool {
         void (*status_changed)(Pool *pool);
 
         PoolEntry *entries;             /* the waiting and starting sandboxes */
+        unsigned failures_in_row;       /* sandboxes that did not come up since the last that did */
+        uint64_t retry_after;           /* CLOCK_MONOTONIC: no new sandbox before (the back-off) */
         sd_event_source *timer;         /* the refill */
         sd_bus_slot *reload_match;      /* systemd's Reloading */
 };

@@ -241,6 +241,19 @@ static void test_plan(void **state) {
         sbx_config_done(&c);
 }
 
+static void test_backoff(void **state) {
+        const uint64_t pace = 500000;   /* RefillPerSecond=2 */
+
+        assert_int_equal(pool_plan_backoff(pace, 0), pace);
+        assert_int_equal(pool_plan_backoff(pace, 1), 2 * pace);
+        assert_int_equal(pool_plan_backoff(pace, 3), 8 * pace);
+        /* 0.5 s << 7 is 64 s: the cap. */
+        assert_int_equal(pool_plan_backoff(pace, 7), POOL_BACKOFF_MAX_USEC);
+        assert_int_equal(pool_plan_backoff(pace, 1000), POOL_BACKOFF_MAX_USEC);
+        assert_int_equal(pool_plan_backoff(UINT64_MAX / 2, 5), POOL_BACKOFF_MAX_USEC);
+        assert_int_equal(pool_plan_backoff(0, 5), 0);
+}
+
 static void test_memory_facts(void **state) {
         char meminfo[] = "/tmp/sandboxd-test-meminfo-XXXXXX", psi[] = "/tmp/sandboxd-test-psi-XXXXXX";
         const char *mi = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:    2097152 kB\n";
@@ -275,6 +288,7 @@ int main(void) {
                 cmocka_unit_test(test_claim_refusal),
                 cmocka_unit_test(test_claim_disk_added),
                 cmocka_unit_test(test_plan),
+                cmocka_unit_test(test_backoff),
                 cmocka_unit_test(test_memory_facts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
