@@ -8,11 +8,15 @@
 # shared-kernel worker's own check (sandbox-exec, its unit's one command,
 # before its readiness token) and the gVisor launcher refuse.
 # The BPF IP firewall has no effect here (hybrid cgroups): Preflight must say so.
+# The warm pool is off until its own section at the end: the drop-in's
+# daemon-reload replaces its waiting sandboxes, whose fresh starts meet the
+# drop-in and close the gate, racing the test's own worker (ci, 4 December).
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
 DROPIN_DIR=/run/systemd/system/sandbox-.service.d
 DROPIN=$DROPIN_DIR/50-shared-ns.conf
+CONF=/etc/sandboxd/sandboxd.conf
 CLASSES="trusted standard untrusted hostile wasm"
 
 preflight() { ct sandboxctl preflight --no-legend 2>&1; }
@@ -59,6 +63,8 @@ refused_leaves_nothing() {
     check "$name: $cls: no home created" lines_all_in "$before_state" "$(sbx_state_entries)"
 }
 
+ct cp "$CONF" "$CONF.orig"
+ct sh -c "printf '[Pool]\nStandardSize=0\nUntrustedSize=0\n' > $CONF"
 ct systemctl start sandboxd.service
 
 # ---- a normal host: verified, and the firewall's truth told -----------------
@@ -209,9 +215,50 @@ fi
 check "after the launcher's refusal the daemon re-probed: every class refused" wait_until 60 namespaces_refused network
 refused_leaves_nothing "after the re-probe" trusted "the network namespace is PID 1's"
 
-# ---- recovery: the drop-in gone, the next probe opens the gate --------------
-remove_dropin
-check_output "drop-in removed: Preflight verifies the namespaces again" '^namespaces: verified ' preflight
+# ---- recovery: the drop-in gone, a Preflight's own probe opens the gate -----
+# A Preflight sent while an older walls probe runs waits for one that starts
+# after it: the older one may have looked before the drop-in went. A drop-in
+# for the walls probe's units alone holds one running (its first command
+# waits for a file) while the shared-namespace drop-in goes; it is removed
+# without a daemon-reload, which new units see and which leaves the held unit
+# as it is (systemd 252 cannot read back a running probe's ExecStartPreEx=).
+HOLD_DIR=/run/systemd/system/sandbox-probe-walls-.service.d
+HOLD=/etc/sbx-test-hold-walls-probe     # not in /run: the probe unit's /run is not PID 1's
+walls_probe_unit() { ! no_walls_probe_unit; }
+ct sh -c "mkdir -p $HOLD_DIR && touch $HOLD && printf '[Service]\nExecStartPre=+/bin/sh -c \"while [ -e $HOLD ]; do sleep 0.1; done\"\n' \
+    > $HOLD_DIR/50-hold.conf && systemctl daemon-reload"
+ct sh -c 'busctl --system call org.sandboxd1 /org/sandboxd1 org.sandboxd1.Manager Preflight >/dev/null 2>&1 &'
+check "held: a walls probe runs (with the drop-in)" wait_until 30 walls_probe_unit
+ct rm -f "$DROPIN"
+ct sh -c 'rm -f /run/pf2; (sandboxctl preflight --no-legend >/run/pf2.part 2>&1; mv /run/pf2.part /run/pf2) &'
+# The call reaches the daemon while the probe is held (it is idle: at once).
+sleep 2
+check "held: the probe still runs when the second Preflight is sent" walls_probe_unit
+ct rm -f "$HOLD"
+check "drop-in removed: the Preflight sent meanwhile answers" wait_until 90 ct test -e /run/pf2
+check_output "drop-in removed: that Preflight verifies the namespaces (a probe after it, not the held one)" \
+    '^namespaces: verified ' ct cat /run/pf2
+ct sh -c "rm -rf $HOLD_DIR && systemctl daemon-reload"
 check_output "drop-in removed: a trusted worker runs" '^back$' ct timeout 60 sandboxctl run --class trusted -- /bin/echo back
+
+# ---- the warm pool: its own sandboxes meet a drop-in and close the gate ------
+# No worker of the test starts: the pool's replacements after the reload are
+# refused by the launcher; one that never comes up makes the daemon probe
+# again, and the gate closes. (Before, such an eviction did not count as a
+# failure: the pool started one every half second, none came up, and the
+# gate stayed open.)
+pooled_is() { [ "$(sbx_mgr_prop PooledSandboxes)" = "$1" ]; }
+pool_units_gone() { ! ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*.service' | grep -q 'sandboxd pool sandbox'; }
+ct sh -c "printf '[Pool]\nStandardSize=2\nUntrustedSize=0\n' > $CONF"
+restart_daemon
+check "pool: two sandboxes wait" wait_until 90 pooled_is 2
+shared_by_dropin PrivateNetwork=no
+check "pool: its replacements refused, the daemon re-probed: every class refused" wait_until 90 namespaces_refused network
+check "pool: none waits" wait_until 60 pooled_is 0
+check "pool: no pool unit is left" wait_until 60 pool_units_gone
+remove_dropin
+check_output "pool: drop-in removed, Preflight verifies again" '^namespaces: verified ' preflight
+check "pool: sandboxes wait again" wait_until 90 pooled_is 2
+ct mv "$CONF.orig" "$CONF"
 
 tap_done
