@@ -143,6 +143,21 @@ check_eq "five at once (one by its name's link), all held and answered 200" "200
     "$(cat "$TAP_TMP"/par.* | xargs)"
 check_eq "five at once: the handler saw five" "$((n + 5))" "$(seen "$A")"
 
+# A wake slower than the idle timeout (the restore held IDLE_S + 2 s by the
+# test's runsc): the worker's idle clock starts when its resume ends. Before,
+# it ran from the resume's start: such a worker was suspended again at once,
+# and the request that woke it could be cut (curl's "empty reply", bench/wake.sh
+# on a loaded machine).
+n=$(seen "$A")
+check "idle again: suspended" asleep "$A"
+ct sh -c "echo $((IDLE_S + 2)) > /run/sbx-ckretry/slow-restore"
+code=$(req www-data --unix-socket "$(sock_of "$A")" "${bearer[@]}" http://w/hello)
+ct rm -f /run/sbx-ckretry/slow-restore
+check_eq "slow wake (restore $((IDLE_S + 2)) s, idle ${IDLE_S} s): the request is answered 200" 200 "$code"
+check_eq "slow wake: ... by the handler" "$((n + 1))" "$(seen "$A")"
+sleep 2
+check_eq "slow wake: 2 s on it still runs (the idle clock started at the resume's end)" running "$(state_of "$A")"
+
 # A resume that cannot be done: its image's marker gone.
 check "idle again: suspended" asleep "$A"
 ct rm -f "/var/lib/sandboxd/suspend/$A/sandboxd-uid"
