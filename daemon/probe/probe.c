@@ -120,7 +120,7 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
         SbxRuntime rt = p->runtime;
         RuntimeStatus *st = &pr->runtimes->status[rt];
 
-        runtime_status_set(st, available, runtime_path(pr, p->runtime), reason);
+        runtime_status_set(st, available, runtime_path(pr, rt), reason);
         log_struct(available ? LOG_INFO : LOG_NOTICE,
                    available ? "Runtime probe succeeded" : "Runtime probe failed: its classes will be refused",
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(rt),
