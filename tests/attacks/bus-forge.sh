@@ -222,7 +222,6 @@ suspending_attack forge-unit-removed unit-removed
 [ -n "$sus" ] && ct sandboxctl stop "$sus" >/dev/null 2>&1
 
 # ---- pooled -------------------------------------------------------------------
-pooled() { sbx_mgr_prop PooledSandboxes; }
 pool_ids() { _sbx_pool_ids | sort; }
 pool_all_active() {
     local i

@@ -23,6 +23,8 @@
 #                   "A|B") and a non-empty message
 #   sbx_call_out METHOD [SIG ARGS...]     sbx_call printing the reply or the error (for check_output)
 #   sbx_mgr_prop PROP                     print a Manager property's value
+#   pooled / pooled_is N                  the warm pool's PooledSandboxes / whether it is N
+#   pool_units / pool_units_at_most N     how many pool sandbox units are loaded and active / at most N
 #   sbx_monitor_start / sbx_monitor_stop  record the Manager's signals and the workers'
 #                                         PropertiesChanged (busctl monitor in the container)
 #   sbx_signal MEMBER ID                  print "LASTARG TIMESTAMP_USEC" of each recorded MEMBER signal for ID
@@ -293,6 +295,11 @@ _sbx_pool_ids() {
 # unit: runsc's loss or a re-probe stops the pool's sandboxes, and their
 # homes go a moment after their units).
 lines_all_in() { [ -z "$(comm -13 <(printf '%s\n' "$1") <(printf '%s\n' "$2"))" ]; }
+
+pooled() { sbx_mgr_prop PooledSandboxes; }
+pooled_is() { [ "$(pooled)" = "$1" ]; }
+pool_units() { ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*.service' | grep -c 'sandboxd pool sandbox'; }
+pool_units_at_most() { [ "$(pool_units)" -le "$1" ]; }
 
 sbx_state_entries() {
     local before entries waiting i

@@ -13,10 +13,6 @@ set_conf() {
     ct sh -c "printf '%b' '$1' > $CONF"
     ct systemctl restart sandboxd.service
 }
-pooled() { sbx_mgr_prop PooledSandboxes; }
-pooled_is() { [ "$(pooled)" = "$1" ]; }
-pool_units() { ct systemctl list-units --plain --no-legend --no-pager 'sandbox-*.service' | grep -c 'sandboxd pool sandbox' ; }
-pool_units_at_most() { [ "$(pool_units)" -le "$1" ]; }
 # create ARGS... -- ARGV: the new worker's id in $WID (sandboxctl create prints it)
 create() { WID=$(ct timeout 120 sandboxctl create "$@" 2>"$TAP_TMP/create.err"); }
 output() { ct timeout 60 sandboxctl attach "$1" </dev/null 2>&1; }

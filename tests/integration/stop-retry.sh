@@ -80,7 +80,6 @@ ct sh -c 'rm -f /etc/dbus-1/system-local.conf && systemctl reload dbus.service'
 # disappears while PID 1 is stopped: at its next look (5 s) the pool gives up
 # every sandbox at once, one StopUnit per unit (16 for the default pool), and
 # with a cap of 4 awaited replies the bus refuses all but 4.
-pooled_is() { [ "$(sbx_mgr_prop PooledSandboxes)" = "$1" ]; }
 if wait_until 180 pooled_is 8; then ok "pool: the default pool's 8 sandboxes wait"; else
     not_ok "pool: the default pool's 8 sandboxes wait" "PooledSandboxes=$(sbx_mgr_prop PooledSandboxes)"; fi
 sbx_settled
