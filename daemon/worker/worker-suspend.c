@@ -626,14 +626,7 @@ void worker_resume_done(Worker *w) {
                 log_struct(LOG_WARNING, "The resumed worker's unit got another UID", "SANDBOXD_WORKER_ID", w->id, NULL);
                 w->uid = st.st_uid;
         }
-        /* The idle clock starts now, not when the resume began: a restore
-         * longer than IdleTimeoutUSec would otherwise be suspended again at
-         * once, and the request that woke it cut before its gate took it. */
-        if (w->channel)
-                channel_touch(w->channel);
-        r = worker_arm_idle_timer(w);
-        if (r < 0)
-                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        worker_start_idle_clock(w);
         r = worker_persist(w);
         if (r < 0)
                 log_struct(LOG_ERR, "Failed to persist the worker's state; it will not survive a restart of sandboxd",

@@ -476,6 +476,19 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* A start or a resume longer than IdleTimeoutUSec would otherwise leave the
+ * worker past its deadline the moment it runs: reaped (or suspended again)
+ * before its workload did anything, and a request that woke it cut. */
+void worker_start_idle_clock(Worker *w) {
+        int r;
+
+        if (w->channel)
+                channel_touch(w->channel);
+        r = worker_arm_idle_timer(w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+}
+
 void worker_start_done(Worker *w) {
         int r;
 
@@ -483,10 +496,7 @@ void worker_start_done(Worker *w) {
         if (r < 0)
                 log_warning_errno(r, "Cannot determine the UID of worker %s: %m", w->id);
         worker_secrets_started(w);
-
-        r = worker_arm_idle_timer(w);
-        if (r < 0)
-                log_warning_errno(r, "Failed to arm the idle timer of worker %s: %m", w->id);
+        worker_start_idle_clock(w);
         {
                 char uid[16], owner_uid[16];
                 snprintf(uid, sizeof(uid), "%u", (unsigned) w->uid);

@@ -344,6 +344,9 @@ void worker_start_failed(Worker *w, const char *why);
 void worker_stop_egress(Worker *w);
 void worker_unit_gone(Worker *w);
 int worker_arm_idle_timer(Worker *w);
+/* The worker runs (its start or its resume is done): its idle clock starts
+ * now, however long that took, and the reaper is armed from it. */
+void worker_start_idle_clock(Worker *w);
 /* A sandboxed worker's (or pool sandbox's) bundle that outlived its unit:
  * the launcher's cleanup again, from a oneshot unit of its own. */
 void worker_cleanup_sandbox_leftovers(const WorkerOwner *o, const char *worker_id, SbxRuntime runtime);

@@ -31,7 +31,7 @@ if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; th
     check_eq "Worker.IdleTimeoutUSec is the spec's" 2000000 "$(sbx_prop "$id" IdleTimeoutUSec)"
     created=$(sbx_prop "$id" CreatedUSec)
     last=$(sbx_prop "$id" LastActivityUSec)
-    # The idle clock starts at the last activity, which is the creation at the latest.
+    # The idle clock starts at the last activity, which is the start at the latest.
     start=$created
     [[ $last =~ ^[0-9]+$ ]] && [ "$last" -gt "$start" ] && start=$last
     expect_removed "idle worker" "$id" idle 15
@@ -50,8 +50,29 @@ else
     not_ok "CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
 fi
 
+# A start longer than the idle timeout (a drop-in makes every sandbox unit
+# wait 4 s first; a loaded host's trusted start took 2 s in ci25): the idle
+# clock starts when the worker runs. Before, it ran from the creation, and
+# such a worker was reaped the moment it ran, before its workload did a thing
+# (workspace.sh's idle worker in ci25: its file never written). The drop-in
+# goes without a daemon-reload: new units read it no more, and the running
+# worker's unit stays as systemd 252 made it (it cannot read back ExecStartEx=).
+SLOW=/run/systemd/system/sandbox-.service.d/50-sbx-slow-start.conf
+ct sh -c "mkdir -p ${SLOW%/*} && printf '[Service]\nExecStartPre=/bin/sleep 4\n' > $SLOW && systemctl daemon-reload"
+if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 2000000; then
+    id=$WID
+    ct rm -f "$SLOW"
+    check_eq "slow start (4 s, idle 2 s): the worker runs once CreateWorker answered" running "$(sbx_prop "$id" State)"
+    sleep 1
+    check_eq "slow start: ... and a second later (its idle clock began when it ran)" running "$(sbx_prop "$id" State)"
+    expect_removed "slow start: idle worker" "$id" idle 15
+else
+    ct rm -f "$SLOW"
+    not_ok "slow start: CreateWorker with IdleTimeoutUSec=2s succeeds" "$BUS_ERROR $BUS_ERRMSG"
+fi
+
 # Traffic postpones the reaper: 8 bytes a second apart outlast a 5 s timeout.
-# The idle clock runs from the worker's creation, so the timeout also bounds
+# The idle clock runs from the worker's start, so the timeout also bounds
 # how long the client may take to attach: 5 s leaves room for a slow start of
 # sbx-channel on a loaded host, and a second between bytes is far below it.
 if sbx_create 3 Argv as 1 /bin/cat Class s trusted IdleTimeoutUSec t 5000000; then
