@@ -261,8 +261,8 @@ count_tap() {
         failures+=("$name: $f failed")
         # Each failed check with its diagnostics (the "#" lines after it).
         { echo "--- $name"
-          awk '/^not ok [0-9]+/ && !/# *TODO/ { n = 8; print; next }
-               n > 0 && /^#/ { n--; print; next } { n = 0 }' "$log" | head -n 60; } >> "$DETAILS"
+          awk '/^not ok [0-9]+/ && !/# *TODO/ { n = 40; print; next }
+               n > 0 && /^#/ { n--; print; next } { n = 0 }' "$log" | head -n 90; } >> "$DETAILS"
     fi
     if [ "$t" -gt 0 ]; then
         echo "$name: $p passed, $f failed, $s skipped, $t known bugs (TODO)"

@@ -91,6 +91,13 @@ as_tester() { ct runuser -u tester -- "$@"; }
 # journal JOURNALCTL_ARGS...: the container's journal once journald has
 # written what it received (a sender may have exited before it got to it).
 journal() { ct journalctl --sync && ct journalctl --no-pager "$@" 2>&1; }
+# After a script's first failed check (tap.sh's TAP_ON_FAIL): the test bed's
+# journal since the check before it, the kernel's lines left out.
+sbx_journal_since() {
+    echo "the journal since the check before:"
+    journal -q -o short-monotonic --since "@$(($1 - 2))" | grep -v ' kernel: ' | tail -n 24
+}
+TAP_ON_FAIL=sbx_journal_since
 # journal_has REGEX JOURNALCTL_ARGS...: waits (30 s) until that journal matches REGEX.
 journal_has() { wait_until 30 _journal_match "$@"; }
 _journal_match() {

@@ -26,9 +26,16 @@
 # lines, and CHECK_DIAG's lines when the caller set it (CHECK_DIAG=... check ...).
 # A NAME with TAP's "# TODO" directive is a check of a known, open bug: shown
 # (run-all.sh lists it), not counted as a failure.
+# TAP_ON_FAIL, when a script sets it: a command run once, after the script's
+# first failed check, with the time (seconds since the epoch) the check before
+# it ended; its output's last lines are shown as diagnostics. A failure on a
+# CI machine is then explained by what only that machine saw (the integration
+# scripts' shows the test bed's journal since then).
 
 _tap_n=0
 _tap_failed=0
+_tap_mark=$EPOCHSECONDS
+_tap_context_shown=0
 
 diag() {
     local line
@@ -40,16 +47,32 @@ diag() {
 ok() {
     _tap_n=$((_tap_n + 1))
     echo "ok $_tap_n - $*"
+    _tap_mark=$EPOCHSECONDS
 }
 
 not_ok() {
+    _tap_not_ok "$@"
+    _tap_context
+}
+
+_tap_not_ok() {
     local name=$1
     shift
     _tap_n=$((_tap_n + 1))
-    [[ $name == *"# TODO"* ]] || _tap_failed=$((_tap_failed + 1))
+    [[ $name == *"# TODO"* ]] || { _tap_failed=$((_tap_failed + 1)); _tap_context_due=1; }
     echo "not ok $_tap_n - $name"
     [ $# -gt 0 ] && diag "$@"
     return 0
+}
+
+# After a failed check's own diagnostics: TAP_ON_FAIL's, the first time.
+_tap_context() {
+    if [ "${_tap_context_due:-0}" = 1 ] && [ "$_tap_context_shown" = 0 ] && [ -n "${TAP_ON_FAIL:-}" ]; then
+        _tap_context_shown=1
+        "$TAP_ON_FAIL" "$_tap_mark" 2>&1 | head -n 30 | sed 's/^/#   /'
+    fi
+    _tap_context_due=0
+    _tap_mark=$EPOCHSECONDS
 }
 
 # The output goes to a file, not through $(...), so CMD runs in this shell;
@@ -80,7 +103,8 @@ check() {
     shift
     _tap_run "$@"
     _tap_rc=$?
-    if [ $_tap_rc -eq 0 ]; then ok "$_tap_name"; else not_ok "$_tap_name"; _tap_diag_cmd $_tap_rc "$@"; fi
+    if [ $_tap_rc -eq 0 ]; then ok "$_tap_name"; else _tap_not_ok "$_tap_name"; _tap_diag_cmd $_tap_rc "$@"; fi
+    _tap_context
 }
 
 check_fails() {
@@ -91,9 +115,10 @@ check_fails() {
     if [ $_tap_rc -ne 0 ]; then
         ok "$_tap_name"
     else
-        not_ok "$_tap_name" "expected a failure"
+        _tap_not_ok "$_tap_name" "expected a failure"
         _tap_diag_cmd $_tap_rc "$@"
     fi
+    _tap_context
 }
 
 check_output() {
@@ -104,25 +129,29 @@ check_output() {
     if [ $_tap_rc -eq 0 ] && printf '%s\n' "$CHECK_OUTPUT" | grep -Eq -- "$_tap_regex"; then
         ok "$_tap_name"
     else
-        not_ok "$_tap_name" "expected output matching: $_tap_regex"
+        _tap_not_ok "$_tap_name" "expected output matching: $_tap_regex"
         _tap_diag_cmd $_tap_rc "$@"
     fi
+    _tap_context
 }
 
 check_eq() {
-    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: '$2'" "actual:   '$3'"; fi
+    if [ "$2" = "$3" ]; then ok "$1"; else _tap_not_ok "$1" "expected: '$2'" "actual:   '$3'"; fi
+    _tap_context
 }
 
 check_match() {
-    if [[ $3 =~ $2 ]]; then ok "$1"; else not_ok "$1" "expected to match: $2" "actual: '$3'"; fi
+    if [[ $3 =~ $2 ]]; then ok "$1"; else _tap_not_ok "$1" "expected to match: $2" "actual: '$3'"; fi
+    _tap_context
 }
 
 check_exit() {
     if [ "$4" = "$2" ] && printf '%s\n' "$5" | grep -Eq -- "$3"; then
         ok "$1"
     else
-        not_ok "$1" "expected exit status $2 and output matching: $3" "actual exit status $4, output: '$5'"
+        _tap_not_ok "$1" "expected exit status $2 and output matching: $3" "actual exit status $4, output: '$5'"
     fi
+    _tap_context
 }
 
 skip() {
