@@ -28,6 +28,71 @@ int image_fs_private_namespace(void) {
         return 0;
 }
 
+/* /dev/loopN, opened: an open device stays bound (LO_FLAGS_AUTOCLEAR
+ * detaches at the last close). */
+static int loop_open(int n, char *dev, size_t dev_size) {
+        int fd;
+
+        snprintf(dev, dev_size, "/dev/loop%d", n);
+        fd = open(dev, O_RDWR | O_CLOEXEC);
+        /* A /dev without udev (a container's) lacks the nodes of devices
+         * the kernel makes later: loop's major is 7. */
+        if (fd < 0 && errno == ENOENT && n < 256 &&
+            (mknod(dev, S_IFBLK | 0600, makedev(7, (unsigned) n)) == 0 || errno == EEXIST))
+                fd = open(dev, O_RDWR | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Whether loop device N, open as FD, is bound to the file at PATH, which
+ * is ST: its inode, and the kernel's own name for its backing file the
+ * same path (a deleted file, whose inode number a new one may reuse, is
+ * named "PATH (deleted)"). */
+static bool loop_bound_to(int fd, int n, const char *path, const struct stat *st) {
+        struct loop_info64 info = {};
+        char sys[64], name[PATH_MAX + 16];
+        ssize_t len;
+
+        if (ioctl(fd, LOOP_GET_STATUS64, &info) < 0 || info.lo_device != st->st_dev || info.lo_inode != st->st_ino)
+                return false;
+        snprintf(sys, sizeof(sys), "/sys/block/loop%d/loop/backing_file", n);
+        _cleanup_close_ int sfd = open(sys, O_RDONLY | O_CLOEXEC);
+        if (sfd < 0 || (len = read(sfd, name, sizeof(name) - 1)) <= 0)
+                return false;
+        name[len] = 0;
+        name[strcspn(name, "\n")] = 0;
+        return streq(name, path);
+}
+
+/* The loop device already bound to the image at PATH, open, or -ENOENT. */
+static int loop_find(const char *path, char *dev, size_t dev_size) {
+        _cleanup_(closedirp) DIR *d = opendir("/sys/block");
+        struct stat st;
+        struct dirent *e;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (!d)
+                return -ENOENT;
+        while ((e = readdir(d))) {
+                char sys[300];
+                int n, fd;
+
+                if (sscanf(e->d_name, "loop%d", &n) != 1 || n < 0)
+                        continue;
+                /* Bound devices only: the file is there while one is. */
+                snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", e->d_name);
+                if (access(sys, F_OK) < 0)
+                        continue;
+                fd = loop_open(n, dev, dev_size);
+                if (fd < 0)
+                        continue;
+                if (loop_bound_to(fd, n, path, &st))
+                        return fd;
+                close(fd);
+        }
+        return -ENOENT;
+}
+
 /* A free loop device bound to BACKING_FD that detaches itself once
  * unmounted and closed. */
 static int loop_attach(int backing_fd, char *dev, size_t dev_size) {
@@ -42,15 +107,9 @@ static int loop_attach(int backing_fd, char *dev, size_t dev_size) {
 
                 if (n < 0)
                         return -errno;
-                snprintf(dev, dev_size, "/dev/loop%d", n);
-                fd = open(dev, O_RDWR | O_CLOEXEC);
-                /* A /dev without udev (a container's) lacks the nodes of
-                 * devices the kernel makes later: loop's major is 7. */
-                if (fd < 0 && errno == ENOENT && n < 256 &&
-                    (mknod(dev, S_IFBLK | 0600, makedev(7, (unsigned) n)) == 0 || errno == EEXIST))
-                        fd = open(dev, O_RDWR | O_CLOEXEC);
+                fd = loop_open(n, dev, dev_size);
                 if (fd < 0)
-                        return -errno;
+                        return fd;
                 /* One call (Linux 5.8+): LOOP_SET_STATUS64 after LOOP_SET_FD
                  * freezes the device's queue, 17 ms of every disk's setup. */
                 struct loop_config config = { .fd = (uint32_t) backing_fd, .info = info };
@@ -119,6 +178,23 @@ int image_fs_loop_mount(int backing_fd, const char *mnt, unsigned long flags) {
                 return r;
         }
         return 0;
+}
+
+int image_fs_loop_mount_again(const char *image, const char *mnt, unsigned long flags) {
+        _cleanup_close_ int loop = -1, fd = -1;
+        char dev[32];
+
+        /* Held open from here on, the device cannot be detached (and bound
+         * to another file) before the mount has it. */
+        loop = loop_find(image, dev, sizeof(dev));
+        if (loop >= 0)
+                return mount(dev, mnt, "ext4", flags, NULL) < 0 ? -errno : 1;
+        if (loop != -ENOENT)
+                return loop;
+        fd = open(image, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return image_fs_loop_mount(fd, mnt, flags);
 }
 
 int image_fs_mount(const char *mkfs_path, const char *backing, const char *mnt, uint64_t size) {

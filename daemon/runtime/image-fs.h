@@ -26,6 +26,15 @@ int image_fs_format(const char *mkfs_path, const char *backing, uint64_t size, c
  * mount FLAGS; the loop device goes with the last unmount. */
 int image_fs_loop_mount(int backing_fd, const char *mnt, unsigned long flags);
 
+/* Mounts the ext4 image at IMAGE on MNT, as image_fs_loop_mount(), unless
+ * a loop device is still bound to it: then that one, which gives the file
+ * system already mounted from it (its superblock), and returns 1. An
+ * earlier mount of IMAGE outlives its unmount wherever a mount namespace
+ * copied it (a sandbox's, made while it was mounted); a second loop
+ * device would give a second ext4 superblock over the same blocks, each
+ * writing back what it holds over the other's. */
+int image_fs_loop_mount_again(const char *image, const char *mnt, unsigned long flags);
+
 /* Makes BACKING (SIZE bytes, sparse), formats it with MKFS_PATH, mounts it
  * on MNT (created, 0700) with nosuid, nodev, noexec, and unlinks BACKING.
  * On failure nothing of it is left. */

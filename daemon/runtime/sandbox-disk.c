@@ -78,15 +78,15 @@ static int make_image(const char *image, const char *fresh, const char *mkfs, ui
 }
 
 static int mount_image(const char *image, const char *fs) {
-        _cleanup_close_ int fd = -1;
         int r = is_mount_point(fs);
 
         if (r != 0)
                 return r < 0 ? r : 0;
-        fd = open(image, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return image_fs_loop_mount(fd, fs, MS_NOSUID | MS_NODEV | MS_NOATIME);
+        r = image_fs_loop_mount_again(image, fs, MS_NOSUID | MS_NODEV | MS_NOATIME);
+        if (r > 0)
+                log_warning("the disk's last mount is still held in another mount namespace: mounted its loop "
+                            "device again, so the home has one file system, not two over the same image");
+        return r;
 }
 
 static int setup(const char *dir, const char *home, const char *size_arg, const char *mkfs) {

@@ -11,7 +11,8 @@
 # never the handler; a resume that cannot be done answers 503 with its
 # reason and the worker sleeps on; a worker without IdleAction=suspend holds
 # nothing; a stopped one leaves no socket, link or port; and after a
-# restart of sandboxd the endpoint is held again.
+# restart of sandboxd the endpoint is held again. And a disk whose last
+# mount a mount namespace still holds is mounted as that one file system.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
@@ -87,6 +88,12 @@ for e in json.load(sys.stdin):
 check_match "its gate has a loopback port" '^[0-9]+$' "$PORT"
 diag "worker $A, port ${PORT:-none}"
 
+# A mount namespace made while the worker runs keeps a private copy of its
+# disk's mount, as a sibling's runsc does: the suspend's unmount leaves that
+# file system alive, and the wake must mount the same one again, never a
+# second over the same image (two ext4 superblocks, each writing back its
+# own view over the other's: the handler's lines lost, its file gone).
+holder=$(ct sh -c 'unshare -m --propagation private sleep 600 >/dev/null 2>&1 & echo $!')
 n=$(seen "$A")
 check "idle: it is suspended (IdleAction=suspend)" asleep "$A"
 check_output "asleep: its socket is there, 0660 root:www-data, held by sandboxd" '^socket 660 root www-data$' \
@@ -109,6 +116,11 @@ check_eq "wake: www-data's request with the token to the sleeping socket is answ
 check_output "wake: ... by the handler" '^hello$' cat "$TAP_TMP/body"
 check_eq "wake: ... which saw it once" "$((n + 1))" "$(seen "$A")"
 check_eq "wake: the worker runs again" running "$(state_of "$A")"
+check_eq "wake: its disk's image is bound to one loop device, the one still held in a mount namespace" 1 \
+    "$(ct losetup -j "/var/lib/private/sandboxd/disks/$A/image" | grep -c .)"
+check "wake: ... and the disk's unit said so" \
+    journal_has "still held in another mount namespace" -u "sandbox-$A-disk.service"
+ct kill "$holder"
 diag "first request to the suspended endpoint: $(((t1 - t0) / 1000000)) ms"
 check "wake: the journal says it was woken by a request" \
     journal_has "Worker woken by a request" "SANDBOXD_WORKER_ID=$A" "SANDBOXD_EVENT=woken"

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,11 +131,85 @@ static void test_mount_failure_leaves_nothing(void **state) {
         assert_int_equal(n_entries(root), 0);
 }
 
+static void put(const char *dir, const char *name, const char *text) {
+        char path[PATH_MAX + 64];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        assert_non_null(f = fopen(path, "we"));
+        assert_true(fputs(text, f) >= 0);
+        assert_int_equal(fclose(f), 0);
+}
+
+static bool has(const char *dir, const char *name) {
+        char path[PATH_MAX + 64];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        return access(path, F_OK) == 0;
+}
+
+static dev_t dev_of(const char *path) {
+        struct stat st;
+
+        assert_int_equal(stat(path, &st), 0);
+        return st.st_dev;
+}
+
+/* A disk mounted while its last mount is still held elsewhere (a mount
+ * namespace's copy, here a second mount point) gets that loop device, so
+ * one file system: what one side writes the other sees at once. A deleted
+ * image's device, still bound, is never taken for a new image at the same
+ * path (a reused inode number). */
+static void test_mount_again(void **state) {
+        char disk[PATH_MAX], m1[PATH_MAX], m2[PATH_MAX];
+
+        need_root();
+        snprintf(disk, sizeof(disk), "%s/disk.img", root);
+        snprintf(m1, sizeof(m1), "%s/m1", root);
+        snprintf(m2, sizeof(m2), "%s/m2", root);
+        assert_int_equal(mkdir(m1, 0700), 0);
+        assert_int_equal(mkdir(m2, 0700), 0);
+        assert_int_equal(image_fs_format(mkfs(), disk, 16 * MiB, "t"), 0);
+
+        /* The first mount binds a loop device of its own. */
+        assert_int_equal(image_fs_loop_mount_again(disk, m1, 0), 0);
+        put(m1, "before", "1\n");
+        /* Still mounted there: the same device, the same file system. */
+        assert_int_equal(image_fs_loop_mount_again(disk, m2, 0), 1);
+        assert_true(dev_of(m1) == dev_of(m2));
+        assert_true(has(m2, "before"));
+        put(m2, "after", "2\n");
+        assert_true(has(m1, "after"));
+        /* Unmounted here, held there (as a sandbox's copy would): again. */
+        assert_int_equal(umount2(m1, 0), 0);
+        assert_int_equal(image_fs_loop_mount_again(disk, m1, 0), 1);
+        assert_true(dev_of(m1) == dev_of(m2));
+        assert_int_equal(umount2(m1, 0), 0);
+        assert_int_equal(umount2(m2, 0), 0);
+
+        /* The image deleted under a mount that holds it, a new one at its
+         * path: a loop device of its own, a file system of its own. */
+        assert_int_equal(image_fs_loop_mount_again(disk, m1, 0), 0);
+        assert_int_equal(unlink(disk), 0);
+        assert_int_equal(image_fs_format(mkfs(), disk, 16 * MiB, "t"), 0);
+        assert_int_equal(image_fs_loop_mount_again(disk, m2, 0), 0);
+        assert_true(dev_of(m1) != dev_of(m2));
+        assert_true(has(m1, "after"));
+        assert_false(has(m2, "after"));
+        assert_int_equal(umount2(m1, 0), 0);
+        assert_int_equal(umount2(m2, 0), 0);
+        assert_int_equal(rm_rf(m1), 0);
+        assert_int_equal(rm_rf(m2), 0);
+        assert_int_equal(unlink(disk), 0);
+        assert_int_equal(n_entries(root), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bounded),
                 cmocka_unit_test(test_copy_out),
                 cmocka_unit_test(test_mount_failure_leaves_nothing),
+                cmocka_unit_test(test_mount_again),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
