@@ -43,20 +43,16 @@ static int loop_open(int n, char *dev, size_t dev_size) {
         return fd < 0 ? -errno : fd;
 }
 
-/* Whether loop device N, open as FD, is bound to the file at PATH, which
- * is ST: its inode, and the kernel's own name for its backing file the
- * same path (a deleted file, whose inode number a new one may reuse, is
- * named "PATH (deleted)"). */
-static bool loop_bound_to(int fd, int n, const char *path, const struct stat *st) {
-        struct loop_info64 info = {};
+/* Whether the kernel names loop device N's backing file PATH: an unbound
+ * device has no such file, a deleted backing file (whose inode number a new
+ * one may reuse) is named "PATH (deleted)". */
+static bool loop_backing_is(int n, const char *path) {
         char sys[64], name[PATH_MAX + 16];
         ssize_t len;
 
-        if (ioctl(fd, LOOP_GET_STATUS64, &info) < 0 || info.lo_device != st->st_dev || info.lo_inode != st->st_ino)
-                return false;
         snprintf(sys, sizeof(sys), "/sys/block/loop%d/loop/backing_file", n);
-        _cleanup_close_ int sfd = open(sys, O_RDONLY | O_CLOEXEC);
-        if (sfd < 0 || (len = read(sfd, name, sizeof(name) - 1)) <= 0)
+        _cleanup_close_ int fd = open(sys, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || (len = read_full(fd, name, sizeof(name) - 1)) <= 0)
                 return false;
         name[len] = 0;
         name[strcspn(name, "\n")] = 0;
@@ -74,19 +70,17 @@ static int loop_find(const char *path, char *dev, size_t dev_size) {
         if (!d)
                 return -ENOENT;
         while ((e = readdir(d))) {
-                char sys[300];
+                struct loop_info64 info = {};
                 int n, fd;
 
-                if (sscanf(e->d_name, "loop%d", &n) != 1 || n < 0)
-                        continue;
-                /* Bound devices only: the file is there while one is. */
-                snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", e->d_name);
-                if (access(sys, F_OK) < 0)
+                if (sscanf(e->d_name, "loop%d", &n) != 1 || n < 0 || !loop_backing_is(n, path))
                         continue;
                 fd = loop_open(n, dev, dev_size);
                 if (fd < 0)
                         continue;
-                if (loop_bound_to(fd, n, path, &st))
+                /* Open, it stays bound: asked again, now with the inode. */
+                if (ioctl(fd, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == st.st_dev &&
+                    info.lo_inode == st.st_ino && loop_backing_is(n, path))
                         return fd;
                 close(fd);
         }
