@@ -50,7 +50,7 @@ sbx_settled
 sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
 # Requests the handler saw, read while it runs (asleep, its home's disk is
 # not mounted).
-seen() { ct sh -c "cat $SBX_STATE_ROOT/$1/seen 2>/dev/null | wc -l"; }
+seen() { sbx_home_cat "$1" seen | wc -l; }
 # curl AS-USER ARGS...: the status code; the body in $TAP_TMP/body.
 req() {
     local user=$1
