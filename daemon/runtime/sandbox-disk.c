@@ -192,6 +192,10 @@ static int stop(const char *dir, const char *mnt, const char *home) {
         owned = stat(fs_home, &owner) == 0;
         if ((bind_home && (r = unmount(home)) < 0) || (r = unmount(mnt)) < 0)
                 return log_error_errno(r, "cannot unmount %s or %s: %m", home, mnt), 1;
+        /* Every time, a kept disk's too: removing the mount point detaches
+         * the idle copies of the mount that other namespaces made while it
+         * was mounted (a sibling's runsc's), and the loop device goes with
+         * the last user. */
         (void) rmdir(mnt);
         if (access(keep, F_OK) == 0 && access(image, F_OK) == 0) {
                 if (bind_home && owned && chown(home, owner.st_uid, owner.st_gid) < 0 && errno != ENOENT)

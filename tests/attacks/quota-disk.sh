@@ -252,7 +252,9 @@ check_eq "root reads the sibling's home and /tmp files there (the attack's contr
 out=$(ct timeout 120 sandboxctl run --class trusted -- /bin/sh -c "
     cat $SBX_DISK_MOUNT_ROOT/$sib/home/mine $SBX_DISK_MOUNT_ROOT/$sib/tmp/mine; ls -A $SBX_DISK_MOUNT_ROOT
     echo planted > $SBX_DISK_MOUNT_ROOT/$sib/tmp/planted; cat /tmp/mine 2>/dev/null; echo done" 2>&1)
-if grep -q done <<<"$out" && ! grep -q -e sib- -e "$sib" -e "$std" <<<"$out" && grep -q 'Permission denied' <<<"$out" &&
+# Nothing read (sib-home, sib-tmp) and nothing listed (a line that is an ID).
+if grep -q done <<<"$out" && ! grep -q -e sib-home -e sib-tmp <<<"$out" && ! grep -qx -e "$sib" -e "$std" <<<"$out" &&
+    [ "$(grep -c 'Permission denied' <<<"$out")" -ge 3 ] &&
     ! ct test -e "$SBX_DISK_MOUNT_ROOT/$sib/tmp/planted"; then
     atk_ok quota-disk-sibling trusted
 else
