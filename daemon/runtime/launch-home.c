@@ -9,17 +9,42 @@
 #include <unistd.h>
 
 #include "launch-home.h"
+#include "ns-ident.h"
 #include "util.h"
 #include "worker-disk-layout.h"
 
-int launch_home_disk(const char *mount_root, const char *id, uid_t uid, gid_t gid, const char *home) {
+/* The bind must stay in this process's own mount namespace: one made on the
+ * host would never be removed (the disk's stop leaves a launcher's home
+ * alone) and would cost every later unit's start. */
+static int check_own_mount_namespace(const char *host_proc, const char *id) {
+        char reason[320];
+        NsIdSet own, host;
+        int r;
+
+        r = ns_id_set_read("self", NS_MASK(NS_MNT), &own);
+        if (r >= 0)
+                r = ns_id_set_read(host_proc, NS_MASK(NS_MNT), &host);
+        if (r < 0)
+                return log_error_errno(r, "Worker %s: cannot read the mount namespaces: %m", id);
+        r = ns_id_set_compare(&own, &host, NS_MASK(NS_MNT), reason, sizeof(reason));
+        if (r < 0)
+                log_error("Worker %s: refusing to bind its disk's home: %s.", id, reason);
+        return r;
+}
+
+int launch_home_disk(const char *mount_root, const char *host_proc, const char *id, uid_t uid, gid_t gid,
+                     const char *home) {
         char mnt[PATH_MAX], source[64];
         _cleanup_close_ int mnt_fd = -1, home_fd = -1;
         struct statx sx;
         struct stat st, bound;
+        int r;
 
         if (snprintf(mnt, sizeof(mnt), "%s/%s", mount_root, id) >= (int) sizeof(mnt))
-                return -ENAMETOOLONG;
+                return log_error_errno(ENAMETOOLONG, "Worker %s: %s/%s is too long", id, mount_root, id);
+        r = check_own_mount_namespace(host_proc, id);
+        if (r < 0)
+                return r;
         mnt_fd = open(mnt, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (mnt_fd < 0)
                 return log_error_errno(errno, "Worker %s: its disk is not at %s: %m", id, mnt);

@@ -516,7 +516,7 @@ int launch_run(const LaunchArgs *a) {
                 if (launch_restore_check(a->id, uid, images, sizeof(images)) < 0)
                         return LAUNCH_EXIT_SETUP;
         }
-        if (a->home_disk && launch_home_disk(SBX_DISK_MOUNT_ROOT, a->id, uid, gid, home) < 0)
+        if (a->home_disk && launch_home_disk(SBX_DISK_MOUNT_ROOT, "1", a->id, uid, gid, home) < 0)
                 return LAUNCH_EXIT_SETUP;
         r = launch_state_dirs();
         if (r < 0) {

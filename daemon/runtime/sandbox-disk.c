@@ -136,15 +136,19 @@ static int setup(const char *dir, const char *mnt, const char *home, const char 
         if (r < 0)
                 return log_error_errno(r, "cannot make the image of %" PRIu64 " bytes in %s with %s: %m",
                                        size, dir, mkfs), 1;
-        if ((r = make_mount_point(mnt)) < 0 || (bind_home && (r = mkdir_parents(home, 0700)) < 0))
-                return log_error_errno(r, "cannot make %s or %s: %m", mnt, home), 1;
+        if ((r = make_mount_point(mnt)) < 0)
+                return log_error_errno(r, "cannot make %s: %m", mnt), 1;
+        if (bind_home && (r = mkdir_parents(home, 0700)) < 0)
+                return log_error_errno(r, "cannot make %s: %m", home), 1;
         r = mount_image(image, mnt);
         if (r < 0)
                 return log_error_errno(r, "cannot mount %s on %s: %m", image, mnt), 1;
         /* The file system's root as its mount point is (mkfs makes it 0755);
          * 1777 as /tmp is: only its worker ever sees it. */
-        if ((chmod(mnt, 0700) < 0 && (r = -errno) < 0) || (r = mkdir_mode(fs_home, 0700)) < 0 ||
-            (r = mkdir_mode(fs_tmp, 01777)) < 0 || (chmod(fs_tmp, 01777) < 0 && (r = -errno) < 0))
+        if (chmod(mnt, 0700) < 0)
+                return log_error_errno(errno, "cannot make %s 0700: %m", mnt), 1;
+        if ((r = mkdir_mode(fs_home, 0700)) < 0 || (r = mkdir_mode(fs_tmp, 01777)) < 0 ||
+            (chmod(fs_tmp, 01777) < 0 && (r = -errno) < 0))
                 return log_error_errno(r, "cannot make %s or %s: %m", fs_home, fs_tmp), 1;
         if (!bind_home)
                 return 0;
@@ -190,8 +194,10 @@ static int stop(const char *dir, const char *mnt, const char *home) {
             path_join(fresh, sizeof(fresh), dir, "image.new") < 0)
                 return log_error_errno(ENAMETOOLONG, "%s or %s is too long", dir, mnt), 1;
         owned = stat(fs_home, &owner) == 0;
-        if ((bind_home && (r = unmount(home)) < 0) || (r = unmount(mnt)) < 0)
-                return log_error_errno(r, "cannot unmount %s or %s: %m", home, mnt), 1;
+        if (bind_home && (r = unmount(home)) < 0)
+                return log_error_errno(r, "cannot unmount %s: %m", home), 1;
+        if ((r = unmount(mnt)) < 0)
+                return log_error_errno(r, "cannot unmount %s: %m", mnt), 1;
         /* Every time, a kept disk's too: removing the mount point detaches
          * the idle copies of the mount that other namespaces made while it
          * was mounted (a sibling's runsc's), and the loop device goes with
@@ -211,13 +217,28 @@ static int stop(const char *dir, const char *mnt, const char *home) {
         return 0;
 }
 
+/* The form before the mount point had a place of its own, DIR/fs: a disk
+ * unit started by an older sandboxd (still running across an upgrade, or
+ * adopted) stops, or starts again, with the arguments it was made with. */
+static int old_mount_point(const char *dir, char *buf, size_t size) {
+        return path_join(buf, size, dir, "fs") < 0 ? log_error_errno(ENAMETOOLONG, "%s is too long", dir), -1 : 0;
+}
+
 int main(int argc, char *argv[]) {
+        char old_mnt[PATH_MAX];
+
         /* Every directory and the image get the mode asked for, exactly. */
         umask(0);
         if (argc == 7 && streq(argv[1], "setup"))
                 return setup(argv[2], argv[3], argv[4], argv[5], argv[6]);
         if (argc == 5 && streq(argv[1], "stop"))
                 return stop(argv[2], argv[3], argv[4]);
+        if (argc == 6 && streq(argv[1], "setup"))
+                return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
+                       setup(argv[2], old_mnt, argv[3], argv[4], argv[5]);
+        if (argc == 4 && streq(argv[1], "stop"))
+                return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
+                       stop(argv[2], old_mnt, argv[3]);
         fprintf(stderr, "usage: sandbox-disk setup DIR MNT HOME|- SIZE MKFS | stop DIR MNT HOME|-\n");
         return 2;
 }

@@ -24,7 +24,7 @@ if [ "$(id -u)" != 0 ] || [ ! -w /dev/loop-control ] || [ ! -x "$MKFS" ]; then
     tap_done
 fi
 T=$(mktemp -d)
-trap 'umount -l "$H" "$M" "$T/mnt/w2" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount -l "$H" "$M" "$T/mnt/w2" "$T/workers/w3" "$T/disks/w3/d/fs" 2>/dev/null; rm -rf "$T"' EXIT
 D=$T/disks/w1/d M=$T/mnt/w1 H=$T/workers/w1
 mounted() { mountpoint -q "$1"; }
 # A mount root some earlier hand made 0755: setup makes it 0700.
@@ -89,6 +89,16 @@ check_fails "... no image" test -e "$D/image"
 out=$("$DISK" stop "$D" "$M" "$H" 2>&1); rc=$?
 check_exit "the stop after it: succeeds" 0 '' "$rc" "$out"
 check_fails "... and removes the disk's directory" test -e "$D"
+
+# A disk unit made by the sandboxd before this one (still running across an
+# upgrade): its setup and stop carry no mount point, which is then DIR/fs.
+D3=$T/disks/w3/d H3=$T/workers/w3
+out=$("$DISK" setup "$D3" "$H3" $((32 * 1024 * 1024)) "$MKFS" 2>&1); rc=$?
+check_exit "the old setup form (no mount point): succeeds" 0 '' "$rc" "$out"
+check "... mounted on DIR/fs, its home bound" sh -c "mountpoint -q '$D3/fs' && mountpoint -q '$H3'"
+out=$("$DISK" stop "$D3" "$H3" 2>&1); rc=$?
+check_exit "the old stop form: succeeds" 0 '' "$rc" "$out"
+check_fails "... nothing of it mounted or left" sh -c "mountpoint -q '$H3' || test -e '$D3' || test -e '$H3'"
 
 # A launcher's worker ("-" for the home): the disk is mounted and nothing is
 # bound on the host; its control, the bound home above, is the same setup.

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/mount.h>
@@ -24,6 +28,10 @@
 
 static char root[] = "/tmp/sbx-test-launch-home.XXXXXX";
 static char disks[256];
+/* The host's stand-in: a child left in the namespace the test started in
+ * (PID 1's /proc entry need not be readable where the tests run). */
+static pid_t host_pid = -1;
+static char host[16];
 
 static int setup(void **state) {
         if (geteuid() != 0)
@@ -31,11 +39,22 @@ static int setup(void **state) {
         assert_non_null(mkdtemp(root));
         snprintf(disks, sizeof(disks), "%s/disks", root);
         assert_int_equal(mkdir(disks, 0700), 0);
+        host_pid = fork();
+        assert_true(host_pid >= 0);
+        if (host_pid == 0) {
+                pause();
+                _exit(0);
+        }
+        snprintf(host, sizeof(host), "%d", (int) host_pid);
         assert_int_equal(image_fs_private_namespace(), 0);
         return 0;
 }
 
 static int teardown(void **state) {
+        if (host_pid > 0) {
+                (void) kill(host_pid, SIGKILL);
+                (void) waitpid(host_pid, NULL, 0);
+        }
         if (root[sizeof(root) - 2] != 'X')
                 (void) rm_rf(root);
         return 0;
@@ -76,7 +95,7 @@ static void test_fresh_home(void **state) {
 
         need_root();
         make_disk("fresh", true, home, sizeof(home));
-        assert_int_equal(launch_home_disk(disks, "fresh", UID, UID, home), 0);
+        assert_int_equal(launch_home_disk(disks, host, "fresh", UID, UID, home), 0);
         assert_true(is_mount_point(home));
         assert_int_equal(stat(home, &st), 0);
         assert_int_equal(st.st_uid, UID);
@@ -100,13 +119,13 @@ static void test_owner(void **state) {
         make_disk("same", true, home, sizeof(home));
         snprintf(path, sizeof(path), "%s/same/home", disks);
         assert_int_equal(chown(path, UID, UID), 0);
-        assert_int_equal(launch_home_disk(disks, "same", UID, UID, home), 0);
+        assert_int_equal(launch_home_disk(disks, host, "same", UID, UID, home), 0);
         assert_true(is_mount_point(home));
 
         make_disk("other", true, home, sizeof(home));
         snprintf(path, sizeof(path), "%s/other/home", disks);
         assert_int_equal(chown(path, 5000, 5000), 0);
-        assert_int_equal(launch_home_disk(disks, "other", UID, UID, home), -EPERM);
+        assert_int_equal(launch_home_disk(disks, host, "other", UID, UID, home), -EPERM);
         assert_false(is_mount_point(home));
         struct stat st;
         assert_int_equal(stat(path, &st), 0);
@@ -119,9 +138,9 @@ static void test_not_mounted(void **state) {
 
         need_root();
         make_disk("bare", false, home, sizeof(home));
-        assert_int_equal(launch_home_disk(disks, "bare", UID, UID, home), -ENOTBLK);
+        assert_int_equal(launch_home_disk(disks, host, "bare", UID, UID, home), -ENOTBLK);
         assert_false(is_mount_point(home));
-        assert_int_equal(launch_home_disk(disks, "missing", UID, UID, home), -ENOENT);
+        assert_int_equal(launch_home_disk(disks, host, "missing", UID, UID, home), -ENOENT);
 }
 
 /* A worker that planted a symlink for its home (to the host's /etc), or a
@@ -135,7 +154,7 @@ static void test_planted_home(void **state) {
         snprintf(path, sizeof(path), "%s/link/home", disks);
         assert_int_equal(rmdir(path), 0);
         assert_int_equal(symlink("/etc", path), 0);
-        assert_true(launch_home_disk(disks, "link", UID, UID, home) < 0);
+        assert_true(launch_home_disk(disks, host, "link", UID, UID, home) < 0);
         assert_false(is_mount_point(home));
         assert_int_equal(stat("/etc", &st), 0);
         assert_int_equal(st.st_uid, 0);
@@ -143,8 +162,37 @@ static void test_planted_home(void **state) {
         make_disk("elsewhere", true, home, sizeof(home));
         snprintf(path, sizeof(path), "%s/elsewhere/home", disks);
         assert_int_equal(mount("tmpfs", path, "tmpfs", 0, "size=1m"), 0);
-        assert_int_equal(launch_home_disk(disks, "elsewhere", UID, UID, home), -EXDEV);
+        assert_int_equal(launch_home_disk(disks, host, "elsewhere", UID, UID, home), -EXDEV);
         assert_false(is_mount_point(home));
+}
+
+/* A launcher left in the host's mount namespace binds nothing: the bind would
+ * be the host's. Its control is every bind above, made in a namespace of the
+ * test's own. Run in a child that joins the host stand-in's namespace. */
+static void test_host_namespace(void **state) {
+        char home[512];
+        int status;
+        pid_t pid;
+
+        need_root();
+        make_disk("host", true, home, sizeof(home));
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char ns[64];
+                snprintf(ns, sizeof(ns), "/proc/%s/ns/mnt", host);
+                int fd = open(ns, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || setns(fd, CLONE_NEWNS) < 0)
+                        _exit(2);
+                if (launch_home_disk(disks, host, "host", UID, UID, home) != -EHOSTDOWN)
+                        _exit(3);
+                _exit(is_mount_point(home) ? 4 : 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        /* The same disk, from the test's own namespace: bound. */
+        assert_int_equal(launch_home_disk(disks, host, "host", UID, UID, home), 0);
 }
 
 int main(void) {
@@ -153,6 +201,7 @@ int main(void) {
                 cmocka_unit_test(test_owner),
                 cmocka_unit_test(test_not_mounted),
                 cmocka_unit_test(test_planted_home),
+                cmocka_unit_test(test_host_namespace),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
