@@ -173,7 +173,9 @@ attach_start() {
         sleep 1001 >$A/$1.in 2>/dev/null </dev/null & echo \$! >$A/$1.holder
         sandboxctl attach $1 <$A/$1.in >$A/$1.out 2>&1 & echo \$! >$A/$1.pid"
 }
-attach_send() { ct sh -c "printf '%s\n' '$2' >$A/$1.in"; }
+# Bounded: opening the fifo waits for its reader, which is gone with a worker
+# that died; the check after it then fails instead of the script hanging.
+attach_send() { ct timeout 10 sh -c "printf '%s\n' '$2' >$A/$1.in"; }
 attach_got() { ct grep -Eq -- "$2" "$A/$1.out"; }
 attach_alive() { ct sh -c "kill -0 \$(cat $A/$1.pid) 2>/dev/null"; }
 attach_stop() { ct sh -c "kill \$(cat $A/$1.pid) \$(cat $A/$1.holder) 2>/dev/null; true"; }
