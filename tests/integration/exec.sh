@@ -37,8 +37,10 @@ import os, pty, sys, time, fcntl, termios, struct, select
 wid = sys.argv[1]
 pid, fd = pty.fork()
 if pid == 0:
+    # A terminal has its size before the client in it starts, as a terminal
+    # emulator gives it: set from the parent it raced sandboxctl reading it.
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     os.execvp("sandboxctl", ["sandboxctl", "exec", "-it", wid, "--", "/bin/sh"])
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
 out = b""
 def read_until(token, timeout=30):
     global out
