@@ -21,6 +21,8 @@
 #                  worker beside a unit with the same walls and a bare runsc exec
 #   files          bench/files-copy.sh: 1 GiB in and out of both classes
 #                  beside host cp (16 MiB with --quick), sandboxd's RSS
+#   siblings       bench/start-siblings.sh: a cold gVisor start beside 0, 10,
+#                  30 and 60 idle workers with disks (0 and 3 with --quick)
 #   top            bench/top.sh: sandboxctl top at N workers (--top, default
 #                  300; 5 with --quick) beside sandboxctl list
 # The table tells the truth about this run only: every figure in it was
@@ -42,12 +44,12 @@
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
 #     --start N      start-latency samples per series (default 50)
 #     --top N        workers for top (default 300)
-#     --only NAMES   only these of: start runtime egress gate density churn broker suspend wake checkpoint exec files top
+#     --only NAMES   only these of: start runtime egress gate density churn broker suspend wake checkpoint exec files siblings top
 #     --dir DIR      make this run's directory under DIR (default $TMPDIR or /tmp)
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PUBLISH=$SRC/bench/results
-ALL="start runtime egress gate density churn broker suspend wake checkpoint exec files top"
+ALL="start runtime egress gate density churn broker suspend wake checkpoint exec files siblings top"
 QUICK=
 CHURN=
 DENSITY=300
@@ -78,12 +80,12 @@ if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1 --cpu-window 2)
     RUNTIME_N=3; SUSPEND_ARGS=(1 50); WAKE_N=2; CHECKPOINT_N=3; CHURN_WARMUP=0
-    EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3)
+    EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3); SIBLINGS_ARGS=(2 "0 3")
 else
     CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
     RUNTIME_N=30; SUSPEND_ARGS=(5); WAKE_N=10; CHECKPOINT_N=200; CHURN_WARMUP=12
-    EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP")
+    EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP"); SIBLINGS_ARGS=(5 "0 10 30 60")
 fi
 [ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (it boots test-bed containers)" >&2; exit 2; }
@@ -196,6 +198,7 @@ fi
 
 wanted exec && bench exec bash "$SRC/bench/exec.sh" "$EXEC_N"
 wanted files && bench files bash "$SRC/bench/files-copy.sh" "${FILES_ARGS[@]}"
+wanted siblings && bench siblings bash "$SRC/bench/start-siblings.sh" "${SIBLINGS_ARGS[@]}"
 wanted top && bench top bash "$SRC/bench/top.sh" "${TOP_ARGS[@]}"
 
 if [ -z "$QUICK" ] && ! command -v gnuplot >/dev/null; then

@@ -35,7 +35,8 @@ MiB = 2 ** 20
 BENCHMARKS = {"start": ["start-latency.json"], "runtime": ["runtime-start.json"], "egress": ["egress.json"],
               "density": ["density.json"], "churn": ["churn.json"], "broker": ["broker.json"],
               "suspend": ["suspend.json"], "wake": ["wake.json"], "checkpoint": ["checkpoint-handshakes-new.json"],
-              "exec": ["exec.json"], "files": ["files-copy.json"], "top": ["top.json"], "gate": ["gate.json"]}
+              "exec": ["exec.json"], "files": ["files-copy.json"], "siblings": ["start-siblings.json"], "top": ["top.json"],
+              "gate": ["gate.json"]}
 FIGURES = {"start": ["start-latency.png"], "density": ["density.png"], "egress": ["egress-latency.png"]}
 
 
@@ -277,6 +278,21 @@ def files_copy():
     row("files", "sandboxd RSS before / after / peak", f"{m['start_kib']} / {m['end_kib']} / {m['peak_kib']} KiB")
 
 
+def siblings():
+    r = load("start-siblings.json")
+    if not r:
+        return row("siblings", "no start-siblings.json", "-")
+    pts = r["points"]
+    row("siblings", "gVisor cold start p50 (unit set-up p50) beside " +
+        " / ".join(str(p["siblings"]) for p in pts) + " idle disk workers",
+        " / ".join(f"{p['cold_start_p50_ms']:.0f} ({p['unit_setup_p50_ms']:.0f})" for p in pts) + " ms")
+    if len(pts) > 1:
+        ratio = pts[-1]["cold_start_p50_ms"] / pts[0]["cold_start_p50_ms"]
+        row("siblings", f"cold start p50 beside {pts[-1]['siblings']} over beside {pts[0]['siblings']}",
+            f"{ratio:.2f}x", "<= 1.1x (a start does not pay for the workers beside it)", ratio <= 1.1,
+            f"{ratio - 1.1:.2f}x")
+
+
 def top():
     r = load("top.json")
     if not r:
@@ -308,7 +324,7 @@ def gate():
 
 ROWS = {"start": start_latency, "runtime": runtime, "egress": egress, "density": density, "churn": churn,
         "broker": broker, "suspend": suspend, "wake": wake, "checkpoint": checkpoint, "exec": exec_latency,
-        "files": files_copy, "top": top, "gate": gate}
+        "files": files_copy, "siblings": siblings, "top": top, "gate": gate}
 
 
 def stamp_of(path):

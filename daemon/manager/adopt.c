@@ -731,6 +731,7 @@ static int restore_after_restart(Restore *rs) {
         (void) restore_remove_unknown(SBX_STATE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_BUNDLE_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_DISK_ROOT, rs->adopted);
+        (void) restore_remove_unknown(SBX_DISK_MOUNT_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_SUSPEND_ROOT, rs->adopted);
         (void) restore_remove_unknown(SBX_WORKER_STATE_DIR, rs->adopted);
         for (size_t i = 0; i < rs->n_lost; i++)

@@ -729,6 +729,10 @@ int manager_wipe_leftovers(Manager *m) {
         r = rm_rf_children(SBX_DISK_ROOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_DISK_ROOT ": %m");
+        /* Mount points only; rm_rf_children() never enters a mounted one. */
+        r = rm_rf_children(SBX_DISK_MOUNT_ROOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to empty " SBX_DISK_MOUNT_ROOT ": %m");
         r = rm_rf_children(SBX_WORKER_STATE_DIR);
         if (r < 0)
                 log_warning_errno(r, "Failed to empty " SBX_WORKER_STATE_DIR ": %m");

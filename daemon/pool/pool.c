@@ -407,7 +407,8 @@ static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_exec_append_aux_unit(msg, e->id, e->unit);
         if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, e->id, home_private, p.disk_bytes, *pool->mkfs_path);
+                r = worker_disk_append_aux_unit(msg, e->id, worker_disk_bound_on_host(p.runtime) ? home_private : NULL,
+                                                p.disk_bytes, *pool->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r >= 0)

@@ -84,6 +84,7 @@ static const LaunchOption options[] = {
         { "nonce",        OPT_STRING, V(LAUNCH_PROBE_GUEST),                                FIELD(nonce) },
         { "restore",      OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(restore) },
         { "noexec-home",  OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(noexec_home) },
+        { "home-disk",    OPT_BOOL,   V(LAUNCH_RUN),                                        FIELD(home_disk) },
         { "image-max",    OPT_SIZE,   CK,                                                   FIELD(image_max) },
         { "timer-slack-usec", OPT_SIZE, V(LAUNCH_RUN),                                      FIELD(timer_slack_usec) },
 #undef CK
@@ -234,6 +235,9 @@ static int check(LaunchArgs *a, SbxError *error) {
                                      "--network must be none or veth, got '%s'.", a->network);
         if (a->network && a->runtime != LAUNCH_RUNTIME_RUNSC)
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC, "--network is for runsc only.");
+        if (a->home_disk && a->disk > 0)
+                return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
+                                     "--home-disk and --disk name two homes; give one.");
         if (a->pool && (!streq(a->pool, "wait") || a->runtime != LAUNCH_RUNTIME_RUNSC || a->disk > 0))
                 return sbx_error_set(error, EINVAL, SBX_ERROR_INVALID_SPEC,
                                      "--pool=wait is for runsc only, without --disk.");

@@ -65,6 +65,7 @@ typedef struct LaunchArgs {
         uint64_t timer_slack_usec; /* run, runsc: the runtime's timer slack (launch-run.c); 0: the kernel's */
         bool restore;           /* run: restore the sandbox from its checkpoint image */
         bool noexec_home;       /* run: the home is mounted noexec (the spec's NoExec) */
+        bool home_disk;         /* run: bind the worker's disk's home on the home (launch-home.h) */
         char **setenv;          /* NULL-terminated, strings borrowed */
         char **argv;            /* NULL-terminated, strings borrowed */
 } LaunchArgs;

@@ -13,11 +13,13 @@
 #include "launch-env.h"
 #include "launch-exec.h"
 #include "launch-guard.h"
+#include "launch-home.h"
 #include "launch-slack.h"
 #include "launch-veth.h"
 #include "launch.h"
 #include "oci-bundle.h"
 #include "spawn.h"
+#include "worker-disk-layout.h"
 
 #define DELETE_TIMEOUT_USEC (20 * USEC_PER_SEC)
 /* How long the unit's processes get to end after systemd's SIGTERM, and then
@@ -514,6 +516,8 @@ int launch_run(const LaunchArgs *a) {
                 if (launch_restore_check(a->id, uid, images, sizeof(images)) < 0)
                         return LAUNCH_EXIT_SETUP;
         }
+        if (a->home_disk && launch_home_disk(SBX_DISK_MOUNT_ROOT, "1", a->id, uid, gid, home) < 0)
+                return LAUNCH_EXIT_SETUP;
         r = launch_state_dirs();
         if (r < 0) {
                 log_error_errno(r, "Failed to set up " LAUNCH_STATE_DIR ": %m");

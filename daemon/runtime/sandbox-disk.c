@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A worker's disk (daemon/worker/worker-disk.h), run as root by its unit
- * sandbox-<id>-disk.service:
- *   sandbox-disk setup DIR HOME SIZE MKFS   make the image once, mount it, bind its home
- *   sandbox-disk stop DIR HOME              unmount; remove all but a kept image
+/* A worker's disk (daemon/shared/worker-disk-layout.h), run as root by its
+ * unit sandbox-<id>-disk.service:
+ *   sandbox-disk setup DIR MNT HOME SIZE MKFS   make DIR/image once, mount it on MNT,
+ *                                               bind MNT/home on HOME ("-": the launcher
+ *                                               binds it in its own namespace)
+ *   sandbox-disk stop DIR MNT HOME              unmount; remove all but a kept image
  * A program, not a script inline in the transient unit: systemd 252 writes an
  * inline script's "$" and ";" into the unit's transient file escaped in a way
  * its own parser does not undo, so after any daemon-reload the stop no longer
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "image-fs.h"
+#include "worker-disk-layout.h"
 #include "parse-util.h"
 #include "util.h"
 
@@ -89,8 +92,32 @@ static int mount_image(const char *image, const char *fs) {
         return r;
 }
 
-static int setup(const char *dir, const char *home, const char *size_arg, const char *mkfs) {
-        char image[PATH_MAX], fresh[PATH_MAX], fs[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
+/* The mount root is 0700 root whoever made it first: a shared-kernel worker
+ * sees the host's tree, and only this mode keeps it out of a sibling's disk. */
+static int make_mount_point(const char *mnt) {
+        _cleanup_free_ char *root = strdup(mnt);
+        char *slash = root ? strrchr(root, '/') : NULL;
+        struct stat st;
+        int r;
+
+        if (!slash || slash == root)
+                return -EINVAL;
+        *slash = 0;
+        r = mkdir_parents(root, 0700);
+        if (r < 0)
+                return r;
+        if (lstat(root, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+                return -EPERM;
+        if ((st.st_mode & 07777) != 0700 && chmod(root, 0700) < 0)
+                return -errno;
+        return mkdir_mode(mnt, 0700);
+}
+
+static int setup(const char *dir, const char *mnt, const char *home, const char *size_arg, const char *mkfs) {
+        char image[PATH_MAX], fresh[PATH_MAX], fs_home[PATH_MAX], fs_tmp[PATH_MAX];
+        bool bind_home = !streq(home, "-");
         uint64_t size;
         int r;
 
@@ -99,9 +126,9 @@ static int setup(const char *dir, const char *home, const char *size_arg, const 
                 return 2;
         }
         if (path_join(image, sizeof(image), dir, "image") < 0 || path_join(fresh, sizeof(fresh), dir, "image.new") < 0 ||
-            path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
-            path_join(fs_tmp, sizeof(fs_tmp), fs, "tmp") < 0)
-                return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
+            path_join(fs_home, sizeof(fs_home), mnt, SBX_DISK_HOME) < 0 ||
+            path_join(fs_tmp, sizeof(fs_tmp), mnt, SBX_DISK_TMP) < 0)
+                return log_error_errno(ENAMETOOLONG, "%s or %s is too long", dir, mnt), 1;
         r = mkdir_parents(dir, 0700);
         if (r < 0)
                 return log_error_errno(r, "cannot make %s: %m", dir), 1;
@@ -109,15 +136,22 @@ static int setup(const char *dir, const char *home, const char *size_arg, const 
         if (r < 0)
                 return log_error_errno(r, "cannot make the image of %" PRIu64 " bytes in %s with %s: %m",
                                        size, dir, mkfs), 1;
-        if ((r = mkdir_mode(fs, 0700)) < 0 || (r = mkdir_parents(home, 0700)) < 0)
-                return log_error_errno(r, "cannot make %s or %s: %m", fs, home), 1;
-        r = mount_image(image, fs);
+        if ((r = make_mount_point(mnt)) < 0)
+                return log_error_errno(r, "cannot make %s: %m", mnt), 1;
+        if (bind_home && (r = mkdir_parents(home, 0700)) < 0)
+                return log_error_errno(r, "cannot make %s: %m", home), 1;
+        r = mount_image(image, mnt);
         if (r < 0)
-                return log_error_errno(r, "cannot mount %s on %s: %m", image, fs), 1;
-        /* 1777 as /tmp is: only its worker ever sees it. */
+                return log_error_errno(r, "cannot mount %s on %s: %m", image, mnt), 1;
+        /* The file system's root as its mount point is (mkfs makes it 0755);
+         * 1777 as /tmp is: only its worker ever sees it. */
+        if (chmod(mnt, 0700) < 0)
+                return log_error_errno(errno, "cannot make %s 0700: %m", mnt), 1;
         if ((r = mkdir_mode(fs_home, 0700)) < 0 || (r = mkdir_mode(fs_tmp, 01777)) < 0 ||
             (chmod(fs_tmp, 01777) < 0 && (r = -errno) < 0))
                 return log_error_errno(r, "cannot make %s or %s: %m", fs_home, fs_tmp), 1;
+        if (!bind_home)
+                return 0;
         r = is_mount_point(home);
         if (r == 0 && mount(fs_home, home, NULL, MS_BIND, NULL) < 0)
                 r = -errno;
@@ -148,40 +182,63 @@ static int unmount(const char *path) {
  * that owner's UID first at the resume. Without the mark the worker ended and
  * everything goes, here or by sandboxd's own removal, whichever comes second.
  * Also run after a setup that failed or was stopped half-way (ExecStopPost=). */
-static int stop(const char *dir, const char *home) {
-        char fs[PATH_MAX], fs_home[PATH_MAX], keep[PATH_MAX], image[PATH_MAX], fresh[PATH_MAX];
+static int stop(const char *dir, const char *mnt, const char *home) {
+        char fs_home[PATH_MAX], keep[PATH_MAX], image[PATH_MAX], fresh[PATH_MAX];
+        bool bind_home = !streq(home, "-");
         struct stat owner;
         bool owned;
         int r;
 
-        if (path_join(fs, sizeof(fs), dir, "fs") < 0 || path_join(fs_home, sizeof(fs_home), fs, "home") < 0 ||
+        if (path_join(fs_home, sizeof(fs_home), mnt, SBX_DISK_HOME) < 0 ||
             path_join(keep, sizeof(keep), dir, "keep") < 0 || path_join(image, sizeof(image), dir, "image") < 0 ||
             path_join(fresh, sizeof(fresh), dir, "image.new") < 0)
-                return log_error_errno(ENAMETOOLONG, "%s is too long", dir), 1;
+                return log_error_errno(ENAMETOOLONG, "%s or %s is too long", dir, mnt), 1;
         owned = stat(fs_home, &owner) == 0;
-        if ((r = unmount(home)) < 0 || (r = unmount(fs)) < 0)
-                return log_error_errno(r, "cannot unmount %s or %s: %m", home, fs), 1;
+        if (bind_home && (r = unmount(home)) < 0)
+                return log_error_errno(r, "cannot unmount %s: %m", home), 1;
+        if ((r = unmount(mnt)) < 0)
+                return log_error_errno(r, "cannot unmount %s: %m", mnt), 1;
+        /* Every time, a kept disk's too: removing the mount point detaches
+         * the idle copies of the mount that other namespaces made while it
+         * was mounted (a sibling's runsc's), and the loop device goes with
+         * the last user. */
+        (void) rmdir(mnt);
         if (access(keep, F_OK) == 0 && access(image, F_OK) == 0) {
-                if (owned && chown(home, owner.st_uid, owner.st_gid) < 0 && errno != ENOENT)
+                if (bind_home && owned && chown(home, owner.st_uid, owner.st_gid) < 0 && errno != ENOENT)
                         log_warning_errno(errno, "cannot hand %s to its owner: %m", home);
                 return 0;
         }
         (void) unlink(image);
         (void) unlink(fresh);
         (void) unlink(keep);
-        (void) rmdir(home);
-        (void) rmdir(fs);
+        if (bind_home)
+                (void) rmdir(home);
         (void) rmdir(dir);
         return 0;
 }
 
+/* The form before the mount point had a place of its own, DIR/fs: a disk
+ * unit started by an older sandboxd (still running across an upgrade, or
+ * adopted) stops, or starts again, with the arguments it was made with. */
+static int old_mount_point(const char *dir, char *buf, size_t size) {
+        return path_join(buf, size, dir, "fs") < 0 ? log_error_errno(ENAMETOOLONG, "%s is too long", dir), -1 : 0;
+}
+
 int main(int argc, char *argv[]) {
+        char old_mnt[PATH_MAX];
+
         /* Every directory and the image get the mode asked for, exactly. */
         umask(0);
+        if (argc == 7 && streq(argv[1], "setup"))
+                return setup(argv[2], argv[3], argv[4], argv[5], argv[6]);
+        if (argc == 5 && streq(argv[1], "stop"))
+                return stop(argv[2], argv[3], argv[4]);
         if (argc == 6 && streq(argv[1], "setup"))
-                return setup(argv[2], argv[3], argv[4], argv[5]);
+                return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
+                       setup(argv[2], old_mnt, argv[3], argv[4], argv[5]);
         if (argc == 4 && streq(argv[1], "stop"))
-                return stop(argv[2], argv[3]);
-        fprintf(stderr, "usage: sandbox-disk setup DIR HOME SIZE MKFS | stop DIR HOME\n");
+                return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
+                       stop(argv[2], old_mnt, argv[3]);
+        fprintf(stderr, "usage: sandbox-disk setup DIR MNT HOME|- SIZE MKFS | stop DIR MNT HOME|-\n");
         return 2;
 }

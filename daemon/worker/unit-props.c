@@ -288,6 +288,8 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
+        if (p->disk_bytes > 0 && !worker_disk_bound_on_host(p->runtime))
+                argv_addf(a, "--home-disk=yes");
         if (s->no_exec)
                 argv_addf(a, "--noexec-home=yes");
         argv_addf(a, "--pids=%" PRIu64, s->limits.tasks_max);

@@ -30,17 +30,19 @@ void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *
 
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
                                 const char *mkfs_path) {
-        _cleanup_free_ char *name = NULL, *dir = NULL, *description = NULL, *size = NULL;
+        _cleanup_free_ char *name = NULL, *dir = NULL, *mnt = NULL, *description = NULL, *size = NULL;
+        char *home = (char *) (home_private ?: "-");
         int r;
 
         if (bytes == 0)
                 return 0;
         if (worker_disk_unit_name(id, &name) < 0 || asprintf(&dir, SBX_DISK_ROOT "/%s", id) < 0 ||
+            asprintf(&mnt, SBX_DISK_MOUNT_ROOT "/%s", id) < 0 ||
             asprintf(&description, "sandboxd disk of worker %s", id) < 0 || asprintf(&size, "%" PRIu64, bytes) < 0)
                 return -ENOMEM;
-        char *setup_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "setup", dir, (char *) home_private, size,
+        char *setup_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "setup", dir, mnt, home, size,
                                (char *) mkfs_path, NULL };
-        char *stop_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "stop", dir, (char *) home_private, NULL };
+        char *stop_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "stop", dir, mnt, home, NULL };
 
         r = unit_open_mount_aux(m, name, description);
         if (r >= 0)
@@ -56,11 +58,15 @@ int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *h
         return r;
 }
 
+bool worker_disk_bound_on_host(SbxRuntime runtime) {
+        return runtime != SBX_RUNTIME_RUNSC && runtime != SBX_RUNTIME_KATA;
+}
+
 int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_tmp) {
         _cleanup_free_ char *name = NULL, *tmp = NULL;
         int r;
 
-        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&tmp, SBX_DISK_ROOT "/%s/fs/tmp", id) < 0)
+        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&tmp, SBX_DISK_MOUNT_ROOT "/%s/" SBX_DISK_TMP, id) < 0)
                 return -ENOMEM;
         /* Without its disk the worker does not start: it would write into the
          * host's file system with no cap. */

@@ -5,21 +5,22 @@
 
 #include "config.h"
 #include "spec.h"
+#include "worker-disk-layout.h"
 
 /* A worker's disk: its home (and a shared-kernel worker's /tmp) on an ext4
  * image of its own, so that what the worker writes stops at its cap with
  * ENOSPC and the host's file system loses at most that much. Laid out as
- *   SBX_DISK_ROOT/<id>/image      the sparse image, sized to the cap
- *   SBX_DISK_ROOT/<id>/fs         where it is mounted (loop)
- *   SBX_DISK_ROOT/<id>/fs/home    bound on the worker's state directory
- *   SBX_DISK_ROOT/<id>/fs/tmp     bound on a shared-kernel worker's /tmp
- * A unit of its own, sandbox-<id>-disk.service, makes and mounts it in the
- * host's mount namespace before the worker's unit starts (as a workspace's
- * mount unit does; mkfs runs there, never in sandboxd's event loop), and
- * unmounts it when the worker's unit stops (a suspend keeps the image; the
- * resume mounts it again). The image goes with the home (worker_delete_home,
- * the wipe at boot, the sweep of unknown workers after a restart). */
-#define SBX_DISK_ROOT "/var/lib/private/sandboxd/disks"
+ * daemon/shared/worker-disk-layout.h says. A unit of its own,
+ * sandbox-<id>-disk.service, makes and mounts it in the host's mount
+ * namespace before the worker's unit starts (as a workspace's mount unit does;
+ * mkfs runs there, never in sandboxd's event loop), and unmounts it when the
+ * worker's unit stops (a suspend keeps the image; the resume mounts it again).
+ * A shared-kernel worker's home is the disk's, bound on its state directory
+ * on the host for systemd to bind into the unit; a launcher (gVisor, Kata)
+ * binds it there in its own mount namespace, so such a worker adds one mount
+ * to the host's table, outside the paths systemd unmounts below in every
+ * unit it starts. The image goes with the home (worker_delete_home, the wipe
+ * at boot, the sweep of unknown workers after a restart). */
 
 int worker_disk_unit_name(const char *id, char **ret);
 
@@ -29,9 +30,14 @@ int worker_disk_unit_name(const char *id, char **ret);
 void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *result, char *buf, size_t size);
 
 /* Appends the (sa(sv)) aux-unit entry of ID's disk unit, an image of BYTES
- * made with MKFS_PATH, bound on HOME_PRIVATE (the private state directory). */
+ * made with MKFS_PATH, its home bound on HOME_PRIVATE (the private state
+ * directory), or on nothing on the host when HOME_PRIVATE is NULL (the
+ * launcher binds it). */
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
                                 const char *mkfs_path);
+/* Whether a worker of RUNTIME has its disk's home bound on the host (its unit
+ * is its sandbox) or by its launcher. */
+bool worker_disk_bound_on_host(SbxRuntime runtime);
 
 /* Requires= and After= on ID's disk unit, and for a worker whose runtime does
  * not give it a /tmp of its own (the shared kernel, wasm) BindPaths= of the

@@ -74,7 +74,8 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
         if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, w->id, home_private, p.disk_bytes, env->mkfs_path);
+                r = worker_disk_append_aux_unit(msg, w->id, worker_disk_bound_on_host(w->runtime) ? home_private : NULL,
+                                                p.disk_bytes, env->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r < 0)

@@ -96,7 +96,7 @@ forge() {
 sent() { [ ! -s "$FORGE_ERR" ]; }
 
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
-marker() { ct cat "$SBX_STATE_ROOT/$1/marker" 2>/dev/null; }
+marker() { sbx_home_cat "$1" marker; }
 # A running worker: still listed running, its unit active, its home and marker there.
 running_intact() {
     local st
@@ -106,7 +106,7 @@ running_intact() {
 }
 new_running() { # CLASS: a fresh running worker with a marker in its home, in $WID
     WID=$(ct timeout 120 sandboxctl create --class "$1" -- /bin/sh -c 'echo here > "$HOME/marker"; exec sleep 100000' 2>&1)
-    wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$WID/marker 2>/dev/null)\" = here ]"
+    wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a sh -c 'cat $SBX_DISK_MOUNT_ROOT/$WID/home/marker || cat $SBX_STATE_ROOT/$WID/marker' 2>/dev/null)\" = here ]"
 }
 settle() { sleep 3; }
 
@@ -181,7 +181,7 @@ suspending_attack() { # ID KIND...
         [ -n "$sus" ] && ct sandboxctl stop "$sus" >/dev/null 2>&1
         sus=$(ct timeout 120 sandboxctl create --class standard -- /bin/sh -c 'echo here > "$HOME/marker"
             exec sleep 100000' 2>/dev/null | tail -n1)
-        wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$sus/marker 2>/dev/null)\" = here ]"
+        wait_until 60 sh -c "[ \"\$(nsenter -t $CT_PID -a sh -c 'cat $SBX_DISK_MOUNT_ROOT/$sus/home/marker || cat $SBX_STATE_ROOT/$sus/marker' 2>/dev/null)\" = here ]"
     fi
     ct rm -f "$W/held" "$W/release"
     ct busctl --system --timeout=300 call "$SBX_DEST" "$SBX_PATH" "$SBX_MGR" SuspendWorker s "$sus" \

@@ -69,7 +69,7 @@ serve() {
         /bin/sh -c "exec python3 $W/handler.py 8080 \"\$HOME/seen\" 0.0.0.0" 2>&1
 }
 sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
-seen() { ct sh -c "cat $SBX_STATE_LINK_ROOT/$1/seen 2>/dev/null | wc -l"; }
+seen() { sbx_home_cat "$1" seen | wc -l; }
 # Worker ID's handler answers 200 through its gate, at PATH (default /hello).
 # A function wait_until calls itself: ct is one of this script's functions,
 # which a "sh -c" never sees.

@@ -56,6 +56,8 @@ exec_rc() {
 }
 uid_of() { ct busctl --system get-property "$SBX_DEST" "$SBX_PATH/worker/$1" "$SBX_WORKER_IFACE" UID | awk '{print $2}'; }
 home() { echo "$SBX_STATE_ROOT/$1"; }
+# Where root on the host sees it (lib.sh): a gVisor worker's disk.
+host_home() { sbx_home "$1"; }
 valid_id() { [[ $1 =~ ^[0-9a-f]{12}$ ]]; }
 
 # The python a worker runs to reach a sibling: its exec socket, then the bus.
@@ -103,8 +105,8 @@ for class in trusted standard; do
     [ "$rc" = 66 ] && [[ $EXEC_OUT == *org.sandboxd1.Error.NoSuchWorker* ]] ||
         problems+=("sandboxctl exec as tester: exit $rc: $EXEC_OUT")
     [ "$berr" = org.freedesktop.DBus.Error.UnknownObject ] || problems+=("busctl Exec as tester: ${berr:-succeeded} $BUS_OUT")
-    ct test -e "$(home "$victim")/tester-was-here" && problems+=("the command ran in root's worker")
-    ct test -e "$(home "$victim")/tester-bus" && problems+=("the bus call ran in root's worker")
+    ct test -e "$(host_home "$victim")/tester-was-here" && problems+=("the command ran in root's worker")
+    ct test -e "$(host_home "$victim")/tester-bus" && problems+=("the bus call ran in root's worker")
     atk_result exec-other-user "$class" "${problems[@]}"
 
     own=$(create_as tester --class "$class" -- /bin/sleep 1000)
@@ -221,7 +223,7 @@ for class in trusted standard; do
                 "bus "*) problems+=("unexpected: $line") ;;
             esac
         done <<<"$out"
-        ct test -e "$(home "$sib")/.from-sibling" && problems+=("something ran in B")
+        ct test -e "$(host_home "$sib")/.from-sibling" && problems+=("something ran in B")
         o2=$(ct timeout 60 sandboxctl exec "$sib" -- /bin/echo control-ok 2>&1)
         [ "$o2" = control-ok ] || problems+=("(control) root's Exec into B: $o2")
         diag "$class sibling: $(tr '\n' '|' <<<"$out")"
@@ -232,7 +234,7 @@ for class in trusted standard; do
     fi
 
     # ---- TIOCSTI into the caller's terminal -----------------------------------------------------------
-    printf '%s' "$TIOCSTI_PY" | ct sh -c "cat >$(home "$victim")/tiocsti.py && chmod 0644 $(home "$victim")/tiocsti.py"
+    printf '%s' "$TIOCSTI_PY" | ct sh -c "cat >$(host_home "$victim")/tiocsti.py && chmod 0644 $(host_home "$victim")/tiocsti.py"
     out=$(ct timeout 60 script -qec "sandboxctl exec -t $victim -- /usr/bin/python3 tiocsti.py; line=\$(timeout 3 head -n 1); echo caller-read=[\$line]" /dev/null 2>&1 | tr -d '\r')
     problems=()
     [[ $out == *"caller-read=[]"* ]] || problems+=("the caller's shell read: $out")

@@ -37,7 +37,8 @@ declare -A VICTIM=()
 
 run() { ct timeout 180 sandboxctl run "$@" 2>&1; }
 stop_worker() { ct sandboxctl stop "$1" >/dev/null 2>&1; wait_until 60 unit_gone "sandbox-$1.service"; }
-home_of() { echo "$SBX_STATE_LINK_ROOT/$1"; }
+# Where root on the host reads a worker's files (lib.sh).
+home_of() { sbx_home "$1"; }
 # has_secret CLASS TEXT: TEXT holds the Environment or credential secret of CLASS's victim.
 has_secret() { printf '%s' "$2" | grep -aqF -e "${ENV_SECRET[$1]}" -e "${CRED_SECRET[$1]}"; }
 # no_secret CLASS TEXT: CLASS's victim runs with its secrets (else there is
@@ -193,12 +194,12 @@ declare -A PROBE=()
 # hold it, whoever started it.
 EXEC_CLASSES="trusted-exec standard-exec"
 for class in $CLASSES; do
-    PROBE[$class]=$(run --class "$class" -- /usr/bin/python3 $W/probe.py "$vt_pid" "$(home_of "$vt")" "$vt" "$NONCE-$class" \
+    PROBE[$class]=$(run --class "$class" -- /usr/bin/python3 $W/probe.py "$vt_pid" "$SBX_STATE_LINK_ROOT/$vt" "$vt" "$NONCE-$class" \
         "${VICTIM[trusted]},${VICTIM[standard]}")
     diag "probe in $class:" "${PROBE[$class]}"
     exec_host=$(ct timeout 120 sandboxctl create --class "$class" -- /bin/sleep 3600 2>&1)
     PROBE[$class-exec]=$(ct timeout 180 sandboxctl exec "$exec_host" -- /usr/bin/python3 $W/probe.py "$vt_pid" \
-        "$(home_of "$vt")" "$vt" "$NONCE-$class-exec" "${VICTIM[trusted]},${VICTIM[standard]}" 2>&1)
+        "$SBX_STATE_LINK_ROOT/$vt" "$vt" "$NONCE-$class-exec" "${VICTIM[trusted]},${VICTIM[standard]}" 2>&1)
     diag "probe through Exec in $class ($exec_host):" "${PROBE[$class-exec]}"
     stop_worker "$exec_host"
 done

@@ -40,7 +40,7 @@ ct sh -ec "chmod -R a+rX $W; cp $CONF $CONF.orig
            printf '[Egress]\nFloor=*.ckpt-it.test\n' > $CONF; systemctl restart sandboxd"
 check "setup: sandboxd is back with the test's floor" wait_until 30 ct busctl --system status org.sandboxd1
 
-log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }
+log_of() { sbx_home_cat "$1" log; }
 # The last line's fields: COUNTER OUT_OK OUT_FAILED LO_OK LO_FAILED.
 last_fields() { log_of "$1" | tail -n1 | sed -n 's#^\([0-9]*\) out=\([0-9]*\)/\([0-9]*\) lo=\([0-9]*\)/\([0-9]*\)$#\1 \2 \3 \4 \5#p'; }
 busy() {

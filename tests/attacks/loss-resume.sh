@@ -78,8 +78,8 @@ image_whole() { ct test -s "$IMAGES/$1/sandboxd-uid" && ct test -s "$IMAGES/$1/c
 image_gone() { ! ct test -e "$IMAGES/$1/sandboxd-uid"; }
 # The home's file, as written before the suspend, owned by UID $2.
 home_kept() {
-    [ "$(ct cat "$SBX_STATE_ROOT/$1/kept" 2>/dev/null)" = "kept-$NONCE" ] &&
-        [ "$(ct stat -c %u "$SBX_STATE_ROOT/$1/kept")" = "$2" ] &&
+    [ "$(sbx_home_cat "$1" kept)" = "kept-$NONCE" ] &&
+        [ "$(ct stat -c %u "$(sbx_home "$1")/kept")" = "$2" ] &&
         [ "$(ct stat -c %u "$SBX_STATE_ROOT/$1")" = "$2" ]
 }
 # The same while it is suspended: a worker with a disk of its own has its

@@ -26,6 +26,7 @@ quota-disk-resume|standard|a worker writes 1 MiB, is suspended and resumed, then
 quota-disk-restart|trusted|sandboxd restarts while a worker runs; the worker then fills its home|the re-adopted worker still stops at its cap with ENOSPC
 quota-disk-total|trusted|with Disk:TotalMax=96M, a second worker of DiskMax=64M beside one of 64M|refused with org.sandboxd1.Error.LimitOutOfRange naming TotalMax; the first was accepted
 quota-disk-reload|trusted,standard|a worker writes 1 MiB into its home, the host runs systemctl daemon-reload (as any package install does), the worker is stopped|its disk unit stops cleanly and its home and image are gone: nothing is left to fill the host
+quota-disk-sibling|trusted|through the mount root of the disks (/var/lib/sandboxd/disks/ID), a worker reads files in the home and /tmp of a sibling, lists the disks and plants a file in the /tmp of the sibling|EACCES: nothing read, listed or planted; root reads both files there (the control)
 '
 atk_load_table "$QUOTA_DISK_ATTACKS"
 if [ "${1:-}" = --list ]; then
@@ -82,7 +83,7 @@ rm -f "$HOME/.pad"; size=$(stat -c %s "$f")
 printf "%s %s %s\n" "$rc" "$size" "$(head -c 200 "$HOME/.err" | tr "\n" " ")" > "$HOME/result"
 exec sleep 600'
 }
-result_of() { ct cat "$SBX_STATE_LINK_ROOT/$1/result" 2>/dev/null; }
+result_of() { sbx_home_cat "$1" result; }
 has_result() { [ -n "$(result_of "$1")" ]; }
 create() { ct timeout 120 sandboxctl create "$@" 2>&1; }
 stop_worker() { ct sandboxctl stop "$1" >/dev/null 2>&1; wait_until 60 unit_gone "sandbox-$1.service"; }
@@ -157,11 +158,11 @@ fi
 
 # Suspend and resume: the home (its image) is kept, and so is the cap.
 w=$(create --class standard -- /bin/sh -c 'head -c 1M /dev/zero > "$HOME/kept"; while [ ! -e "$HOME/go" ]; do sleep 0.2; done; '"$(fill_script '$HOME')")
-wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/kept"
+wait_until 60 ct test -s "$(sbx_home "$w")/kept"
 suspended=$(sbx_call SuspendWorker s "$w" 2>&1 && state_of "$w")
 resumed=$(sbx_call ResumeWorker s "$w" 2>&1 && state_of "$w")
-ct sh -c "touch $SBX_STATE_LINK_ROOT/$w/go"
-kept=$(ct stat -c %s "$SBX_STATE_LINK_ROOT/$w/kept" 2>&1)
+ct sh -c "touch $(sbx_home "$w")/go"
+kept=$(ct stat -c %s "$(sbx_home "$w")/kept" 2>&1)
 diag "resume: worker $w, after suspend: $suspended, after resume: $resumed, kept: $kept"
 if [ "$kept" = "$MiB" ] && [ "${suspended##*$'\n'}" = suspended ]; then
     atk_fill quota-disk-resume standard "$w" $((48 * MiB)) "$CAP"
@@ -178,10 +179,10 @@ stop_worker "$w"
 # would be refused.
 for class in $CLASSES; do
     w=$(create --class "$class" -- /bin/sh -c 'head -c 1048576 /dev/zero > "$HOME/written"; exec sleep 600')
-    wait_until 60 ct test -s "$SBX_STATE_LINK_ROOT/$w/written"
+    wait_until 60 ct test -s "$(sbx_home "$w")/written"
     ct systemctl daemon-reload
     stop_worker "$w"
-    disk_gone() { ! ct test -e "/var/lib/private/sandboxd/disks/$1" && home_absent "$1"; }
+    disk_gone() { ! ct test -e "/var/lib/private/sandboxd/disks/$1" && ! ct test -e "$SBX_DISK_MOUNT_ROOT/$1" && home_absent "$1"; }
     wait_until 60 disk_gone "$w"
     atk_result quota-disk-reload "$class" \
         "$(disk_gone "$w" || echo "worker $w: its disk or home is still there: $(ct ls -la "/var/lib/private/sandboxd/disks/$w" 2>&1 | head -n 4)")" \
@@ -197,7 +198,7 @@ DiskMax=64M
 DiskMax=64M
 [Disk]
 TotalMax=96M"
-ct sh -c "touch $SBX_STATE_LINK_ROOT/$w/go"
+ct sh -c "touch $(sbx_home "$w")/go"
 diag "restart: worker $w, state $(state_of "$w")"
 atk_fill quota-disk-restart trusted "$w" $((48 * MiB)) "$CAP"
 stop_worker "$w"
@@ -223,6 +224,44 @@ else
 fi
 stop_worker "$first"
 grep -Eq '^[0-9a-f]{12}$' <<<"$second" && stop_worker "$second"
+
+# The disks' mounts (daemon/shared/worker-disk-layout.h): a disk is one mount
+# under the 0700 mount root; a gVisor worker's home is bound from it only in
+# its launcher's namespace, a trusted worker's on its state directory. systemd
+# unmounts everything under /var/lib/private in every unit it starts, one
+# mount at a time, so a worker puts nothing more there than it must.
+set_config "[Defaults]
+DiskMax=16M
+[Pool]
+StandardSize=0
+UntrustedSize=0"
+under_private() { ct awk -v id="$1" 'index($5, "/var/lib/private/") == 1 && index($5, id) { n++ } END { print n + 0 }' /proc/self/mountinfo; }
+disk_mounts() { ct awk -v p="$SBX_DISK_MOUNT_ROOT/$1" '$5 == p { n++ } END { print n + 0 }' /proc/self/mountinfo; }
+std=$(create --class standard -- /bin/sh -c 'echo std-home > "$HOME/mine"; exec sleep 600')
+sib=$(create --class trusted -- /bin/sh -c 'echo sib-home > "$HOME/mine"; echo sib-tmp > /tmp/mine; exec sleep 600')
+check "standard and trusted workers with disks wrote their files" \
+    wait_until 60 sh -c "nsenter -t $CT_PID -a grep -q std-home $SBX_DISK_MOUNT_ROOT/$std/home/mine &&
+                         nsenter -t $CT_PID -a grep -q sib-tmp $SBX_DISK_MOUNT_ROOT/$sib/tmp/mine"
+check_eq "standard: its disk is one mount, under $SBX_DISK_MOUNT_ROOT" 1 "$(disk_mounts "$std")"
+check_eq "standard: ... and nothing of it is mounted under /var/lib/private" 0 "$(under_private "$std")"
+check_eq "trusted: its disk is one mount, under $SBX_DISK_MOUNT_ROOT" 1 "$(disk_mounts "$sib")"
+check_eq "trusted: ... and its home is its one mount under /var/lib/private" 1 "$(under_private "$sib")"
+check_eq "the mount root is root's, 0700" "0 700" "$(ct stat -c '%u %a' "$SBX_DISK_MOUNT_ROOT")"
+check_eq "root reads the sibling's home and /tmp files there (the attack's control)" "sib-home sib-tmp" \
+    "$(ct cat "$SBX_DISK_MOUNT_ROOT/$sib/home/mine" "$SBX_DISK_MOUNT_ROOT/$sib/tmp/mine" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+out=$(ct timeout 120 sandboxctl run --class trusted -- /bin/sh -c "
+    cat $SBX_DISK_MOUNT_ROOT/$sib/home/mine $SBX_DISK_MOUNT_ROOT/$sib/tmp/mine; ls -A $SBX_DISK_MOUNT_ROOT
+    echo planted > $SBX_DISK_MOUNT_ROOT/$sib/tmp/planted; cat /tmp/mine 2>/dev/null; echo done" 2>&1)
+# Nothing read (sib-home, sib-tmp) and nothing listed (a line that is an ID).
+if grep -q done <<<"$out" && ! grep -q -e sib-home -e sib-tmp <<<"$out" && ! grep -qx -e "$sib" -e "$std" <<<"$out" &&
+    [ "$(grep -c 'Permission denied' <<<"$out")" -ge 3 ] &&
+    ! ct test -e "$SBX_DISK_MOUNT_ROOT/$sib/tmp/planted"; then
+    atk_ok quota-disk-sibling trusted
+else
+    atk_not_ok quota-disk-sibling trusted "the attacker's output: $out"
+fi
+stop_worker "$std"
+stop_worker "$sib"
 
 atk_coverage
 tap_done

@@ -135,7 +135,7 @@ bad "unknown service key"      $E.InvalidService 3 Url s https://api.example.org
     Token s x
 
 # ---- a worker of each class calls the broker --------------------------------
-home_file() { ct cat "$SBX_STATE_ROOT/$1/$2" 2>/dev/null; }
+home_file() { sbx_home_cat "$1" "$2"; }
 home_hdr() { home_file "$1" "$2" | tr -d '\r'; }
 result() { home_file "$1" results | sed -n "s/^$2=//p"; }
 
@@ -152,7 +152,7 @@ for class in trusted standard; do
     fi
     id=$WID
     WORKER[$class]=$id
-    if ! wait_until 240 ct test -e "$SBX_STATE_ROOT/$id/done"; then
+    if ! wait_until 240 ct test -e "$(sbx_home "$id")/done"; then
         not_ok "$class: the probe finished" "$(home_file "$id" results)"
         continue
     fi
@@ -185,7 +185,7 @@ for class in trusted standard; do
     # $CREDENTIALS_DIRECTORY, journalctl, its memory, the broker's answers
     # and refusal bodies. Root searches the home for the secret itself.
     check_eq "$class: nothing the worker could read or was sent holds the secret" "" \
-        "$(ct grep -rlaF -- "$SECRET" "$SBX_STATE_ROOT/$id")"
+        "$(ct grep -rlaF -- "$SECRET" "$(sbx_home "$id")")"
     found=$(home_file "$id" found.txt)
     control=$(home_file "$id" control)
     check_output "$class: the worker's grep over what it can read found its control string" \
@@ -226,7 +226,7 @@ if [ -n "$T" ]; then
     # A sibling worker looks wherever it can.
     if sbx_create 2 Argv as 4 /bin/sh "$W/sibling.sh" "$ENC" "$T" Class s trusted; then
         sib=$WID
-        if wait_until 120 ct test -e "$SBX_STATE_ROOT/$sib/done"; then
+        if wait_until 120 ct test -e "$(sbx_home "$sib")/done"; then
             check_eq "a sibling cannot read the proxy's credential by path" "1" "$(result "$sib" cred-rc)"
             check_eq "a sibling has no broker listener in its namespace (curl exit 7)" "7" "$(result "$sib" listener-rc)"
             found=$(home_file "$sib" found.txt)
@@ -293,8 +293,8 @@ if [ -n "$T" ]; then
     # again by the next connection and must get them from the new daemon.
     check "the proxy is killed after the restart" ct systemctl kill --signal=KILL "$proxy"
     check "... and is gone" wait_until 20 sh -c "[ \"\$(nsenter -t $CT_PID -a systemctl show -P ActiveState '$proxy')\" != active ]"
-    ct touch "$SBX_STATE_ROOT/$T/go-after"
-    if wait_until 60 ct test -e "$SBX_STATE_ROOT/$T/res-after"; then
+    ct touch "$(sbx_home "$T")/go-after"
+    if wait_until 60 ct test -e "$(sbx_home "$T")/res-after"; then
         check_eq "after the restart the restarted proxy brokers again" "ok200" \
             "$(home_file "$T" res-after | tr -d '\n')"
     else

@@ -14,7 +14,7 @@ SECRET=sbx-secret-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 
 # Waits until a worker has written FILE in its home (the worker scripts below
 # record what they saw there; root can read it).
-home_file() { wait_until 10 ct test -s "$SBX_STATE_LINK_ROOT/$1/$2" && ct cat "$SBX_STATE_LINK_ROOT/$1/$2"; }
+home_file() { wait_until 10 ct test -s "$(sbx_home "$1")/$2" && sbx_home_cat "$1" "$2"; }
 
 # ---- two workers ---------------------------------------------------------
 if sbx_create 2 Argv as 3 /bin/sh -c 'echo b-private >"$HOME/private"; exec /bin/sleep 1000' Class s trusted; then
@@ -83,7 +83,7 @@ try home-b cat '$home_b/private'; try environ-b cat /proc/$pid_b/environ; exec /
 if sbx_create 2 Argv as 3 /bin/sh -c "$c_script" Class s trusted; then
     c=$WID
     check_output "sibling worker C cannot read B's home" '^rc=[1-9]' last_line home_file "$c" home-b
-    check_fails "sibling worker C got nothing of B's file" ct grep -q b-private "$SBX_STATE_LINK_ROOT/$c/home-b"
+    check_fails "sibling worker C got nothing of B's file" sbx_home_grep "$c" home-b b-private
     check_output "sibling worker C cannot read B's /proc/PID/environ" '^rc=[1-9]' last_line home_file "$c" environ-b
     check_output "C's failure to read B's home is EACCES or ENOENT" '(Permission denied|No such file)' home_file "$c" home-b
     sbx_call StopWorker s "$c"
@@ -135,7 +135,7 @@ check_fails "tester finds no secret in the journal" \
 check_fails "tester finds no secret in any process's argv" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- ps -eo args | grep -qF -- '$SECRET'"
 check "root finds the secret in A's home (so the search below works)" \
-    ct grep -rqF -- "$SECRET" "$SBX_STATE_ROOT"
+    ct grep -rqF -- "$SECRET" "$SBX_STATE_ROOT" "$SBX_DISK_MOUNT_ROOT"
 check_fails "tester finds no secret in any file it can read" \
     sh -c "nsenter -t $CT_PID -a runuser -u tester -- grep -rlsF -- '$SECRET' /run /var /tmp /dev/shm /etc /home /usr/lib/systemd 2>/dev/null | grep ."
 check_fails "tester cannot OpenChannel to A" as_tester /usr/lib/sandboxd-tests/sbx-channel read "$a" 500

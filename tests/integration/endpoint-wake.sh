@@ -50,7 +50,7 @@ sbx_settled
 sock_of() { echo "/run/sandboxd-endpoints/$1.sock"; }
 # Requests the handler saw, read while it runs (asleep, its home's disk is
 # not mounted).
-seen() { ct sh -c "cat $SBX_STATE_ROOT/$1/seen 2>/dev/null | wc -l"; }
+seen() { sbx_home_cat "$1" seen | wc -l; }
 # curl AS-USER ARGS...: the status code; the body in $TAP_TMP/body.
 req() {
     local user=$1
@@ -89,11 +89,18 @@ check_match "its gate has a loopback port" '^[0-9]+$' "$PORT"
 diag "worker $A, port ${PORT:-none}"
 
 # A mount namespace made while the worker runs keeps a private copy of its
-# disk's mount, as a sibling's runsc does: the suspend's unmount leaves that
-# file system alive, and the wake must mount the same one again, never a
-# second over the same image (two ext4 superblocks, each writing back its
-# own view over the other's: the handler's lines lost, its file gone).
-holder=$(ct sh -c 'unshare -m --propagation private sleep 600 >/dev/null 2>&1 & echo $!')
+# disk's mount, as a sibling's runsc does, and a process there working in it
+# keeps that copy busy: the suspend's unmount (and the removal of the mount
+# point, which detaches an idle copy) leaves that file system alive, and the
+# wake must mount the same one again, never a second over the same image (two
+# ext4 superblocks, each writing back its own view over the other's: the
+# handler's lines lost, its file gone).
+holder=$(ct sh -c "unshare -m --propagation private sh -c 'cd $SBX_DISK_MOUNT_ROOT/$A/home && exec sleep 600' \
+    >/dev/null 2>&1 & echo \$!")
+idle_holder=$(ct sh -c 'unshare -m --propagation private sleep 600 >/dev/null 2>&1 & echo $!')
+check "both holders have a copy of the disk's mount" wait_until 10 \
+    ct sh -c "grep -q ' $SBX_DISK_MOUNT_ROOT/$A ' /proc/$holder/mountinfo /proc/$idle_holder/mountinfo &&
+              [ \$(grep -l ' $SBX_DISK_MOUNT_ROOT/$A ' /proc/$holder/mountinfo /proc/$idle_holder/mountinfo | wc -l) = 2 ]"
 n=$(seen "$A")
 check "idle: it is suspended (IdleAction=suspend)" asleep "$A"
 check_output "asleep: its socket is there, 0660 root:www-data, held by sandboxd" '^socket 660 root www-data$' \
@@ -120,7 +127,9 @@ check_eq "wake: its disk's image is bound to one loop device, the one still held
     "$(ct losetup -j "/var/lib/private/sandboxd/disks/$A/image" | grep -c .)"
 check "wake: ... and the disk's unit said so" \
     journal_has "still held in another mount namespace" -u "sandbox-$A-disk.service"
-ct kill "$holder"
+check_fails "wake: the idle holder's copy was detached by the stop: it holds nothing of the disk" \
+    ct grep -q " $SBX_DISK_MOUNT_ROOT/$A " "/proc/$idle_holder/mountinfo"
+ct kill "$holder" "$idle_holder"
 diag "first request to the suspended endpoint: $(((t1 - t0) / 1000000)) ms"
 check "wake: the journal says it was woken by a request" \
     journal_has "Worker woken by a request" "SANDBOXD_WORKER_ID=$A" "SANDBOXD_EVENT=woken"

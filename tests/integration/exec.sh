@@ -140,7 +140,7 @@ rc=0" "$got"
     exec_out "$id" /usr/bin/id -u
     check_eq "$class: the process runs as the worker's UID" "$uid" "$EXEC_OUT"
     exec_out "$id" /bin/sh -c 'echo made >file-by-exec'
-    check_eq "$class: a file it makes is the worker's" "$uid" "$(ct stat -c %u "$SBX_STATE_ROOT/$id/file-by-exec" 2>/dev/null)"
+    check_eq "$class: a file it makes is the worker's" "$uid" "$(ct stat -c %u "$(sbx_home "$id")/file-by-exec" 2>/dev/null)"
 
     # ---- field by field: the exec'd process and the main process -----------------
     if [ "$class" = trusted ]; then

@@ -65,7 +65,19 @@ SBX_MGR=org.sandboxd1.Manager
 SBX_WORKER_IFACE=org.sandboxd1.Worker
 SBX_STATE_ROOT=/var/lib/private/sandboxd/workers
 SBX_STATE_LINK_ROOT=/var/lib/sandboxd/workers
+SBX_DISK_MOUNT_ROOT=/var/lib/sandboxd/disks
 SBX_MONITOR_LOG=/run/sbx-test-monitor.log
+# Where the host sees worker ID's home (daemon/shared/worker-disk-layout.h):
+# its disk's home while its disk is mounted (a gVisor worker's home is bound
+# from there only inside its launcher's namespace), else its state directory
+# (a worker on a workspace, or one suspended: an empty directory).
+sbx_home() {
+    if ct test -d "$SBX_DISK_MOUNT_ROOT/$1/home"; then echo "$SBX_DISK_MOUNT_ROOT/$1/home"; else echo "$SBX_STATE_ROOT/$1"; fi
+}
+# sbx_home_cat ID FILE: FILE in ID's home, as the host sees it.
+sbx_home_cat() { ct cat "$(sbx_home "$1")/$2" 2>/dev/null; }
+# sbx_home_grep ID FILE PATTERN: whether FILE in ID's home holds PATTERN.
+sbx_home_grep() { ct grep -q -- "$3" "$(sbx_home "$1")/$2" 2>/dev/null; }
 # The dynamic UID range systemd allocates from (DynamicUser=).
 DYNAMIC_UID_MIN=61184
 DYNAMIC_UID_MAX=65519
@@ -409,7 +421,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(\"\\0\" + sys.argv[1]); s.listen(8); t
         sibling=$WID
     fi
     check "$class: a sibling worker wrote a file into its /dev/shm" \
-        wait_until 60 ct grep -q "sbx-sibling-$nonce" "$SBX_STATE_LINK_ROOT/$sibling/shm"
+        wait_until 60 sbx_home_grep "$sibling" shm "sbx-sibling-$nonce"
     check_fails "$class: the sibling's /dev/shm file is not in the host's /dev/shm" ct test -e "/dev/shm/sbx-sibling-$nonce"
 
     out=$(ct timeout 180 sandboxctl run --class "$class" -- /usr/bin/python3 \

@@ -52,7 +52,7 @@ JS
 wait_until 10 ct sh -c "exec 3<>/dev/tcp/$UP/443" 2>/dev/null
 
 metric() { sbx_prop "$1" "$2" | awk '{print $NF}'; }
-log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }
+log_of() { sbx_home_cat "$1" log; }
 log_has() { log_of "$1" | grep -Eq -- "$2"; }
 at_least() { local v; v=$(metric "$1" "$2") && [ -n "$v" ] && [ "$v" -ge "$3" ] && [ "$v" != 18446744073709551615 ]; }
 proxy_pid() { unit_prop "sandbox-$1-egress.service" MainPID; }
@@ -134,8 +134,8 @@ for class in trusted standard; do
     diag "$class: worker $id"
     check "$class: before: a tunnel to $OTHER is held open" wait_until 60 log_has "$id" "^0 held $OTHER 200$"
     check "$class: before: $OTHER answers, $API is refused (403)" \
-        wait_until 60 sh -c "nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$id/log | grep -q ' probe $OTHER 200' &&
-                             nsenter -t $CT_PID -a cat $SBX_STATE_ROOT/$id/log | grep -q ' probe $API 403'"
+        wait_until 60 sh -c "nsenter -t $CT_PID -a cat $(sbx_home "$id")/log | grep -q ' probe $OTHER 200' &&
+                             nsenter -t $CT_PID -a cat $(sbx_home "$id")/log | grep -q ' probe $API 403'"
     check_output "$class: sandboxctl egress ID shows the list" "^Allow: $OTHER\$" ct sandboxctl egress "$id"
 
     # Refusals first, each beside its control: nothing they try may change the list.

@@ -67,7 +67,7 @@ record() {
     for id in "$@"; do
         BEFORE_PROPS[$id]=$(props_of "$id")
         BEFORE_PID[$id]=$(main_pid "$id")
-        ct sh -c "echo kept >$SBX_STATE_ROOT/$id/restart-marker"
+        ct sh -c "echo kept >$(sbx_home "$id")/restart-marker"
     done
 }
 survives() {
@@ -76,7 +76,7 @@ survives() {
     for id in "$@"; do
         check_output "$tag: $id's unit is still active" '^active$' unit_prop "sandbox-$id.service" ActiveState
         check_eq "$tag: $id's unit has the same MainPID" "${BEFORE_PID[$id]}" "$(main_pid "$id")"
-        check_output "$tag: $id's home is intact" '^kept$' ct cat "$SBX_STATE_ROOT/$id/restart-marker"
+        check_output "$tag: $id's home is intact" '^kept$' sbx_home_cat "$id" restart-marker
         check_eq "$tag: $id's Worker object has the same properties" "${BEFORE_PROPS[$id]}" "$(props_of "$id")"
         check "$tag: ListWorkers lists $id" listed "$id"
         check_eq "$tag: no second WorkerNew for $id" 1 "$(new_count "$id")"

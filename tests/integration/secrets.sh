@@ -21,7 +21,7 @@ LDOUT=/var/tmp/sbx-lddebug-$R
 TUNABLES=glibc.malloc.tcache_count=0
 
 # Waits until a worker has written FILE in its home; root reads it.
-home_file() { wait_until 30 ct test -s "$SBX_STATE_LINK_ROOT/$1/$2" && ct cat "$SBX_STATE_LINK_ROOT/$1/$2"; }
+home_file() { wait_until 30 ct test -s "$(sbx_home "$1")/$2" && sbx_home_cat "$1" "$2"; }
 
 # The container's processes' command lines and environments, one line each
 # ("PID ARGS" / "PID ENV"), read inside the container and searched here: a

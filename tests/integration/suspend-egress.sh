@@ -59,7 +59,7 @@ check "setup: the upstream answers TLS at $UP:443" \
 # The Authorization values the upstream received for PATH, one a line.
 up_auth() { upstream_auth "$P/up.log" "$1"; }
 unit_active() { [ "$(ct systemctl is-active "sandbox-$1.service" 2>/dev/null)" = active ]; }
-log_of() { ct cat "$SBX_STATE_ROOT/$1/log" 2>/dev/null; }
+log_of() { sbx_home_cat "$1" log; }
 last_n() { log_of "$1" | tail -n1 | awk '{print $1}'; }
 # A line after counter AFTER whose three results are all as they should be
 # (urllib reports a refused CONNECT as "Tunnel connection failed: 403").

@@ -196,7 +196,7 @@ held=; plain=
 sbx_create 3 Argv as 1 /bin/cat Class s trusted Workspace s proj && held=$WID
 sbx_create 2 Argv as 3 /bin/sh -c 'echo x >home-file; exec cat' Class s trusted && plain=$WID
 check "boot: a worker on proj and a plain one run" test -n "$held" -a -n "$plain"
-check "boot: the plain worker's home has its file" wait_until 10 ct test -e "$SBX_STATE_ROOT/$plain/home-file"
+check "boot: the plain worker's home has its file" wait_until 10 ct test -e "$(sbx_home "$plain")/home-file"
 ct sh -c "mkdir -p $SBX_STATE_ROOT/stray-dir && echo x >$SBX_STATE_ROOT/stray-dir/f"
 ct sh -c "echo 00000000000000000000000000000000 >$RUNDIR/boot-id"
 check "boot: restart with another recorded boot ID" ct systemctl restart sandboxd.service

@@ -742,7 +742,8 @@ static void test_workspace_mount(void **state) {
 /* Every worker's disk (worker-disk.h): the worker requires and starts after
  * its disk unit; where the runtime has no /tmp of its own (the shared kernel,
  * wasm) /tmp is bound from the disk, a bind that wins over PrivateTmp=; a
- * gVisor home is the bundle's bind of it, no longer the launcher's tmpfs. */
+ * gVisor home is the bundle's bind of it, no longer the launcher's tmpfs,
+ * which the launcher binds in its own namespace (--home-disk), not the host. */
 static void test_disk(void **state) {
         static const SbxRuntime bind_tmp[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
         static const SbxRuntime own_tmp[] = { SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA };
@@ -759,10 +760,14 @@ static void test_disk(void **state) {
                 assert_prop(d, "After", "\"sandbox-0123456789ab-disk.service\"");
                 assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
                 if (bind) {
-                        assert_prop(d, "BindPaths", "\"/var/lib/private/sandboxd/disks/0123456789ab/fs/tmp\"");
+                        assert_prop(d, "BindPaths", "\"/var/lib/sandboxd/disks/0123456789ab/tmp\"");
                         assert_prop(d, "BindPaths", "\"/tmp\"");
-                } else
+                        assert_null(strstr(d, "--home-disk"));
+                } else {
                         assert_null(strstr(d, "BindPaths"));
+                        assert_prop(d, "ExecStartEx", "\"--home-disk=yes\"");
+                }
+                assert_int_equal(worker_disk_bound_on_host(rt), bind);
                 assert_null(strstr(d, "--disk="));
         }
         disk_bytes = 0;
@@ -770,6 +775,10 @@ static void test_disk(void **state) {
         assert_int_equal(r, 0);
         assert_null(strstr(none, "disk.service"));
         assert_null(strstr(none, "BindPaths"));
+        assert_null(strstr(none, "--home-disk"));
+        _cleanup_free_ char *none_runsc = build(SBX_RUNTIME_RUNSC, NULL, &r);
+        assert_int_equal(r, 0);
+        assert_null(strstr(none_runsc, "--home-disk"));
 
         /* The disk unit: made and mounted in the host's namespace, once. */
         sd_bus_message *m = NULL;
@@ -796,6 +805,8 @@ static void test_disk(void **state) {
         assert_prop(dump, "ExecStart", "\"setup\"");
         assert_null(strstr(dump, "/bin/sh"));
         assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/disks/0123456789ab\"");
+        /* Mounted outside /var/lib/private (worker-disk-layout.h). */
+        assert_prop(dump, "ExecStart", "\"/var/lib/sandboxd/disks/0123456789ab\"");
         assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
         assert_prop(dump, "ExecStart", "\"67108864\"");
         assert_prop(dump, "ExecStart", "\"/sbin/mkfs.ext4\"");
@@ -805,6 +816,20 @@ static void test_disk(void **state) {
         assert_null(strstr(dump, "\"ExecStop\""));
         assert_null(strstr(dump, "PrivateDevices"));
         assert_null(strstr(strstr(dump, "disk.service") + 1, "disk.service"));
+        free(dump);
+
+        /* A launcher's worker: the home is bound by no one on the host. */
+        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
+        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
+        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", NULL, UINT64_C(64) << 20, "/sbin/mkfs.ext4"), 0);
+        assert_true(sd_bus_message_close_container(m) >= 0);
+        dump = test_message_dump(m);
+        sd_bus_message_unref(m);
+        assert_prop(dump, "ExecStart", "\"/var/lib/sandboxd/disks/0123456789ab\"");
+        assert_prop(dump, "ExecStart", "\"-\"");
+        assert_prop(dump, "ExecStopPost", "\"-\"");
+        assert_null(strstr(dump, "/var/lib/private/sandboxd/workers"));
         free(dump);
 }
 
