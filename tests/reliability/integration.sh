@@ -167,14 +167,18 @@ ct systemctl restart sandboxd.service
 check_output "faults: the homes are on their own file system" '^tmpfs$' ct stat -f -c %T "$SBX_STATE_ROOT"
 
 # An attached client: sandboxctl attach, its stdin a fifo held open by a
-# sleep (as a terminal would be), its output in a file.
+# sleep (as a terminal would be), its output in a file. The shell opens the
+# fifo read-write (which does not block) before either starts: a holder that
+# opened it itself could come after attach_send's writer on a loaded host,
+# and the client would read that line and then EOF, which it passes on to
+# the worker (seen: a cat worker ending "by itself" in two CI runs).
 attach_start() {
-    ct sh -c "rm -f $A/$1.in $A/$1.out; mkfifo $A/$1.in
-        sleep 1001 >$A/$1.in 2>/dev/null </dev/null & echo \$! >$A/$1.holder
-        sandboxctl attach $1 <$A/$1.in >$A/$1.out 2>&1 & echo \$! >$A/$1.pid"
+    ct sh -c "rm -f $A/$1.in $A/$1.out; mkfifo $A/$1.in; exec 3<>$A/$1.in
+        sleep 1001 >&3 3>&- 2>/dev/null </dev/null & echo \$! >$A/$1.holder
+        sandboxctl attach $1 <$A/$1.in 3>&- >$A/$1.out 2>&1 & echo \$! >$A/$1.pid"
 }
-# Bounded: opening the fifo waits for its reader, which is gone with a worker
-# that died; the check after it then fails instead of the script hanging.
+# Bounded, should the holder be gone: the check after it then fails instead
+# of the script hanging.
 attach_send() { ct timeout 10 sh -c "printf '%s\n' '$2' >$A/$1.in"; }
 attach_got() { ct grep -Eq -- "$2" "$A/$1.out"; }
 attach_alive() { ct sh -c "kill -0 \$(cat $A/$1.pid) 2>/dev/null"; }
@@ -196,6 +200,10 @@ unharmed() {
     for id in "$@"; do
         n=$((n + 1))
         check_output "$tag: $id still runs" '^active$' unit_prop "sandbox-$id.service" ActiveState
+        if [ "$(unit_prop "sandbox-$id.service" ActiveState)" != active ]; then
+            # Whose end it was: a worker reading stdin ends at its client's EOF.
+            diag "$tag: $id's client $(attach_alive "$id" && echo runs || echo is gone), its stdin's holder $(ct sh -c "kill -0 \$(cat $A/$id.holder) 2>/dev/null" && echo runs || echo is gone)"
+        fi
         check_eq "$tag: $id is the same process" "${PID_OF[$id]}" "$(wmain "$id")"
         if ! attach_alive "$id"; then
             attach_start "$id"
