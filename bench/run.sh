@@ -21,7 +21,7 @@
 #                  worker beside a unit with the same walls and a bare runsc exec
 #   files          bench/files-copy.sh: 1 GiB in and out of both classes
 #                  beside host cp (16 MiB with --quick), sandboxd's RSS
-#   siblings       bench/start-siblings.sh: a cold gVisor start beside 0, 10,
+#   siblings       bench/start-siblings.sh: a cold gVisor, then trusted, start beside 0, 10,
 #                  30 and 60 idle workers with disks (0 and 3 with --quick)
 #   top            bench/top.sh: sandboxctl top at N workers (--top, default
 #                  300; 5 with --quick) beside sandboxctl list

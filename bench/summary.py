@@ -282,15 +282,18 @@ def siblings():
     r = load("start-siblings.json")
     if not r:
         return row("siblings", "no start-siblings.json", "-")
-    pts = r["points"]
-    row("siblings", "gVisor cold start p50 (unit set-up p50) beside " +
-        " / ".join(str(p["siblings"]) for p in pts) + " idle disk workers",
-        " / ".join(f"{p['cold_start_p50_ms']:.0f} ({p['unit_setup_p50_ms']:.0f})" for p in pts) + " ms")
-    if len(pts) > 1:
-        ratio = pts[-1]["cold_start_p50_ms"] / pts[0]["cold_start_p50_ms"]
-        row("siblings", f"cold start p50 beside {pts[-1]['siblings']} over beside {pts[0]['siblings']}",
-            f"{ratio:.2f}x", "<= 1.1x (a start does not pay for the workers beside it)", ratio <= 1.1,
-            f"{ratio - 1.1:.2f}x")
+    for name, key in (("gVisor", "points"), ("trusted", "trusted_points")):
+        pts = r.get(key)
+        if not pts:
+            continue
+        row("siblings", f"{name} cold start p50 (unit set-up p50) beside " +
+            " / ".join(str(p["siblings"]) for p in pts) + f" idle {name} disk workers",
+            " / ".join(f"{p['cold_start_p50_ms']:.0f} ({p['unit_setup_p50_ms']:.0f})" for p in pts) + " ms")
+        if len(pts) > 1:
+            ratio = pts[-1]["cold_start_p50_ms"] / pts[0]["cold_start_p50_ms"]
+            row("siblings", f"{name} cold start p50 beside {pts[-1]['siblings']} over beside {pts[0]['siblings']}",
+                f"{ratio:.2f}x", "<= 1.1x (a start does not pay for the workers beside it)", ratio <= 1.1,
+                f"{ratio - 1.1:.2f}x")
 
 
 def top():
