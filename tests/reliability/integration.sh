@@ -181,7 +181,8 @@ attach_start() {
 # of the script hanging.
 attach_send() { ct timeout 10 sh -c "printf '%s\n' '$2' >$A/$1.in"; }
 attach_got() { ct grep -Eq -- "$2" "$A/$1.out"; }
-attach_alive() { ct sh -c "kill -0 \$(cat $A/$1.pid) 2>/dev/null"; }
+# attach_alive ID [holder]: whether ID's client (or its stdin's holder) runs.
+attach_alive() { ct sh -c "kill -0 \$(cat $A/$1.${2:-pid}) 2>/dev/null"; }
 attach_stop() { ct sh -c "kill \$(cat $A/$1.pid) \$(cat $A/$1.holder) 2>/dev/null; true"; }
 # attached ID TAG: a client is attached and a line goes through the worker.
 attached() {
@@ -195,14 +196,15 @@ record() { local id; for id in "$@"; do PID_OF[$id]=$(wmain "$id"); done; }
 # unharmed TAG ID...: the same process runs each worker, and a line sent by
 # a (newly) attached client comes back.
 unharmed() {
-    local tag=$1 id n=0
+    local tag=$1 id n=0 state
     shift
     for id in "$@"; do
         n=$((n + 1))
-        check_output "$tag: $id still runs" '^active$' unit_prop "sandbox-$id.service" ActiveState
-        if [ "$(unit_prop "sandbox-$id.service" ActiveState)" != active ]; then
+        state=$(unit_prop "sandbox-$id.service" ActiveState)
+        check_eq "$tag: $id still runs" active "$state"
+        if [ "$state" != active ]; then
             # Whose end it was: a worker reading stdin ends at its client's EOF.
-            diag "$tag: $id's client $(attach_alive "$id" && echo runs || echo is gone), its stdin's holder $(ct sh -c "kill -0 \$(cat $A/$id.holder) 2>/dev/null" && echo runs || echo is gone)"
+            diag "$tag: $id's client $(attach_alive "$id" && echo runs || echo is gone), its stdin's holder $(attach_alive "$id" holder && echo runs || echo is gone)"
         fi
         check_eq "$tag: $id is the same process" "${PID_OF[$id]}" "$(wmain "$id")"
         if ! attach_alive "$id"; then
