@@ -44,7 +44,18 @@ series() {
         echo "$k $(ct awk 'index($5, "/var/lib/private/") == 1 { n++ } END { print n + 0 }' /proc/self/mountinfo)" \
             >> "$tmp/$class-private-mounts"
     done
-    ct sh -c 'for id in $(sandboxctl list --no-legend | cut -d" " -f1); do sandboxctl stop "$id"; done' >/dev/null 2>&1 || true
+    ct sh -c 'for id in $(sandboxctl list --no-legend | cut -d" " -f1); do sandboxctl stop "$id" >/dev/null; done'
+    # The next series is beside none of them: not while their units still
+    # stop, and never silently beside some that did not.
+    for _ in $(seq 120); do
+        if [ -z "$(ct sandboxctl list --no-legend)" ] &&
+            [ -z "$(ct systemctl list-units --no-legend --plain --state=active,activating,deactivating 'sandbox-*')" ]; then
+            return 0
+        fi
+        sleep 1
+    done
+    echo "start-siblings: the idle $class workers did not all end" >&2
+    return 1
 }
 series untrusted
 series trusted
