@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <linux/stat.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -229,6 +230,9 @@ int main(int argc, char *argv[]) {
 
         /* Every directory and the image get the mode asked for, exactly. */
         umask(0);
+        /* DIR is SBX_DISK_ROOT/<id>: the worker an operator searches by. */
+        if (argc >= 3)
+                log_tag_worker(basename(argv[2]));
         if (argc == 7 && streq(argv[1], "setup"))
                 return setup(argv[2], argv[3], argv[4], argv[5], argv[6]);
         if (argc == 5 && streq(argv[1], "stop"))

@@ -171,6 +171,10 @@ void log_copy_to_journal(const char *worker_id) {
         log_copy.worker_id = worker_id;
 }
 
+void log_tag_worker(const char *worker_id) {
+        log_copy.worker_id = worker_id;
+}
+
 static bool log_to_journal(void) {
         return !log_to_stderr() || log_copy.journal_too;
 }

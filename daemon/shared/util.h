@@ -122,6 +122,11 @@ int log_journal_sendmmsg(struct mmsghdr *msgs, unsigned n);
 /* Also send every message to the journal, tagged SANDBOXD_WORKER_ID when
  * worker_id is set (it must outlive the process's logging). */
 void log_copy_to_journal(const char *worker_id);
+/* Tag every journal entry SANDBOXD_WORKER_ID=worker_id (it must outlive the
+ * process's logging). A helper that logs once and exits needs it: journald
+ * reads a datagram's unit from its sender's /proc, and a sender gone by then
+ * leaves the entry without _SYSTEMD_UNIT, invisible to journalctl -u. */
+void log_tag_worker(const char *worker_id);
 
 #define log_debug(...)   log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)    log_msg(LOG_INFO, __VA_ARGS__)

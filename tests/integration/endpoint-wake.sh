@@ -125,8 +125,8 @@ check_eq "wake: ... which saw it once" "$((n + 1))" "$(seen "$A")"
 check_eq "wake: the worker runs again" running "$(state_of "$A")"
 check_eq "wake: its disk's image is bound to one loop device, the one still held in a mount namespace" 1 \
     "$(ct losetup -j "/var/lib/private/sandboxd/disks/$A/image" | grep -c .)"
-check "wake: ... and the disk's unit said so" \
-    journal_has "still held in another mount namespace" -u "sandbox-$A-disk.service"
+check "wake: ... and the disk's helper said so, in an entry tagged SANDBOXD_WORKER_ID (systemd#2913: journald may miss an exited helper's unit)" \
+    journal_has "still held in another mount namespace" SANDBOXD_WORKER_ID="$A"
 check_fails "wake: the idle holder's copy was detached by the stop: it holds nothing of the disk" \
     ct grep -q " $SBX_DISK_MOUNT_ROOT/$A " "/proc/$idle_holder/mountinfo"
 ct kill "$holder" "$idle_holder"
@@ -136,7 +136,11 @@ check "wake: the journal says it was woken by a request" \
 check_output "wake: the gate's own socket is back in its place (root's, the unit's)" '^socket 660 root www-data$' \
     ct stat -c '%F %a %U %G' "$(sock_of "$A")"
 
-# Awake, the loopback port is the gate's again.
+# Awake, the loopback port is the gate's again. On a slow host the checks
+# above can outlast the idle timeout: woken again through the socket first.
+[ "$(state_of "$A")" = running ] ||
+    diag "asleep again before the loopback request: woken by a request ($(req www-data --unix-socket \
+        "$(sock_of "$A")" "${bearer[@]}" http://w/hello))"
 n=$(seen "$A")
 code=$(req tester "${bearer[@]}" "http://127.0.0.1:$PORT/hello")
 check_eq "awake: a request with the token to 127.0.0.1:$PORT is answered 200" 200 "$code"
