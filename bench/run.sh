@@ -35,10 +35,13 @@
 # date and commit, to bench/results/ (the figures the README's benchmark page
 # cites); a --quick run leaves bench/results/ alone.
 #
-#   sudo bash bench/run.sh [--quick] [--churn COUNT] [--density N] [--start N] [--only NAME[,NAME...]]
+#   sudo bash bench/run.sh [--quick] [--churn COUNT] [--checkpoint COUNT] [--density N] [--start N]
+#                          [--only NAME[,NAME...]]
 #     --quick        the smallest sizes: a smoke run of every benchmark in a few
 #                    minutes (what CI runs); its figures are not worth comparing
 #     --churn COUNT  churn cycles (default 300; 10000 for the long run, about 90 min)
+#     --checkpoint COUNT  suspend/resume cycles of the checkpoint benchmark
+#                    (default 200, about 45 min; 3 with --quick)
 #     --density N    idle workers (default 300)
 #     --density-platform P  runsc platform for density (default: the configured
 #                    one, systrap; 300 idle systrap sentries saturate 2 cores)
@@ -52,6 +55,7 @@ PUBLISH=$SRC/bench/results
 ALL="start runtime egress gate density churn broker suspend wake checkpoint exec files siblings top"
 QUICK=
 CHURN=
+CHECKPOINT=
 DENSITY=300
 TOP=300
 DENSITY_PLATFORM=
@@ -62,6 +66,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1; shift ;;
         --churn) CHURN=$2; shift 2 ;;
+        --checkpoint) CHECKPOINT=$2; shift 2 ;;
         --density) DENSITY=$2; shift 2 ;;
         --density-platform) DENSITY_PLATFORM=$2; shift 2 ;;
         --start) START=$2; shift 2 ;;
@@ -72,19 +77,23 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+for opt in "--churn:$CHURN" "--checkpoint:$CHECKPOINT" "--density:$DENSITY" "--start:$START" "--top:$TOP"; do
+    [[ -z ${opt#*:} || ${opt#*:} =~ ^[1-9][0-9]*$ ]] ||
+        { echo "run.sh: ${opt%%:*} takes a positive whole number, not '${opt#*:}'" >&2; exit 2; }
+done
 for n in ${ONLY//,/ }; do
     [[ " $ALL " == *" $n "* ]] || { echo "run.sh: no benchmark '$n' (one of: $ALL)" >&2; exit 2; }
 done
-# --churn and --start win over either mode's sizes.
+# --churn, --checkpoint and --start win over either mode's sizes.
 if [ -n "$QUICK" ]; then
     CHURN=${CHURN:-10}; START=${START:-5}
     DENSITY_ARGS=(5 --egress 2 --points "1 5" --samples 1 --cpu-window 2)
-    RUNTIME_N=3; SUSPEND_ARGS=(1 50); WAKE_N=2; CHECKPOINT_N=3; CHURN_WARMUP=0
+    RUNTIME_N=3; SUSPEND_ARGS=(1 50); WAKE_N=2; CHECKPOINT_N=${CHECKPOINT:-3}; CHURN_WARMUP=0
     EXEC_N=5; FILES_ARGS=(16 1); TOP_ARGS=(5 --samples 3); SIBLINGS_ARGS=(2 "0 3")
 else
     CHURN=${CHURN:-300}; START=${START:-50}
     DENSITY_ARGS=("$DENSITY")
-    RUNTIME_N=30; SUSPEND_ARGS=(5); WAKE_N=10; CHECKPOINT_N=200; CHURN_WARMUP=12
+    RUNTIME_N=30; SUSPEND_ARGS=(5); WAKE_N=10; CHECKPOINT_N=${CHECKPOINT:-200}; CHURN_WARMUP=12
     EXEC_N=50; FILES_ARGS=(1024 3); TOP_ARGS=("$TOP"); SIBLINGS_ARGS=(5 "0 10 30 60")
 fi
 [ -n "$DENSITY_PLATFORM" ] && DENSITY_ARGS+=(--platform "$DENSITY_PLATFORM")

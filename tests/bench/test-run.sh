@@ -77,4 +77,14 @@ check_fails "(control) and no row says failed" grep -F '| failed' <<<"$out"
 
 out=$(runsh --quick --only nosuch 2>&1)
 check_exit "an unknown benchmark name is refused" 2 "no benchmark 'nosuch'" $? "$out"
+
+# A size must be a count: refused before anything runs; the control, a
+# count, runs (the stand-in churn gets it).
+out=$(runsh --quick --only churn --churn 10x 2>&1)
+check_exit "a size that is not a positive whole number is refused" 2 "--churn takes a positive whole number, not '10x'" \
+    $? "$out"
+check_fails "... before any benchmark ran" grep -F '=== churn' <<<"$out"
+out=$(runsh --quick --only churn --churn 12 --checkpoint 4 2>&1)
+check_eq "(control) whole numbers are taken: run.sh exits 0" 0 $?
+check_match "(control) ... and churn ran with the count asked for" '.*churn stand-in: 12 .*' "$out"
 tap_done
