@@ -14,7 +14,10 @@ machine["runsc"] = open(os.path.join(tmp, "runsc-version")).read().strip()
 platform = open(os.path.join(tmp, "platform")).read().strip() if os.path.exists(os.path.join(tmp, "platform")) else "systrap"
 slack_file = os.path.join(tmp, "timer-slack")
 slack = open(slack_file).read().strip() if os.path.exists(slack_file) else None
-res = {"benchmark": "density", "runsc_platform": platform, "runsc_timer_slack": slack, "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
+disk_file = os.path.join(tmp, "disk-bytes")
+disk = int(open(disk_file).read()) if os.path.exists(disk_file) else None
+res = {"benchmark": "density", "runsc_platform": platform, "runsc_timer_slack": slack, "worker_disk_bytes": disk,
+       "unit": "bytes (memory), milliseconds (ops)", "machine": machine,
        "sandboxd_empty": empty["sandboxd"], "host_mem_available_empty_bytes": empty["host_mem_available_bytes"],
        "series": {"plain": jl("plain"), "egress": jl("egress")}, "create_failures": jl("failures"),
        "goal": {"sandboxd_rss_at_300_bytes_max": 30 * 2**20},

@@ -51,6 +51,9 @@ STAGE=$(bench_stage "$SRC")
 W=/usr/lib/sandboxd-bench
 install -D -m 0755 "$SRC/bench/density-measure.py" "$STAGE$W/density-measure.py"
 
+# Each worker holds a loop device (its disk): one per worker, and some for
+# the test bed's own.
+export SANDBOXD_TESTBED_LOOPS=$(( (N > EGRESS_N ? N : EGRESS_N) + 16 ))
 . "$SRC/tests/testbed/testbed.sh"
 NAME=bench-density-$$
 testbed_boot "$NAME" "$STAGE"
@@ -64,12 +67,17 @@ ct sh -ec "mkdir -p /etc/sandboxd
     if [ -n '$PLATFORM' ]; then printf 'RunscPlatform=%s\n' '$PLATFORM' >> /etc/sandboxd/sandboxd.conf; fi
     if [ -n '$SLACK' ]; then printf 'RunscTimerSlackSec=%s\n' '$SLACK' >> /etc/sandboxd/sandboxd.conf; fi
     systemctl start sandboxd"
-IDLE=(--class standard --idle 24h --)
+# A 16 MiB disk each: admission reserves a disk's whole size against the
+# host's free space (no overcommit), and the test bed's 64 GiB disk root
+# holds 54 default (1 GiB) ones; an idle worker's memory does not depend on
+# its disk's size (a sparse image, a few blocks written).
+DISK_MIB=16
+IDLE=(--class standard --idle 24h --disk ${DISK_MIB}M --)
 PLAIN=("${IDLE[@]}" /bin/sleep infinity)
 # One CONNECT through the worker's proxy (refused: nothing resolves there),
 # the connection kept open, then idle. The proxy is where HTTPS_PROXY says
 # (a gVisor worker's is across its veth, not on its loopback).
-EGRESS=(--class standard --idle 24h --allow a.density.test -- /bin/bash -c
+EGRESS=(--class standard --idle 24h --disk ${DISK_MIB}M --allow a.density.test -- /bin/bash -c
     'p=${HTTPS_PROXY#http://}; p=${p%/}; exec 3<>"/dev/tcp/${p%:*}/${p##*:}"; printf "CONNECT a.density.test:443 HTTP/1.1\r\nHost: a.density.test:443\r\n\r\n" >&3; exec sleep infinity')
 
 tmp=$(mktemp -d)
@@ -81,6 +89,7 @@ ct runsc --version > "$tmp/runsc-version.all"
 sed -n 1p "$tmp/runsc-version.all" > "$tmp/runsc-version"
 echo "${PLATFORM:-systrap}" > "$tmp/platform"
 echo "${SLACK:-20ms}" > "$tmp/timer-slack"
+echo $((DISK_MIB << 20)) > "$tmp/disk-bytes"
 
 series() {   # NAME MAX ARGV...
     local name=$1 max=$2 count=0 t0 point

@@ -269,8 +269,11 @@ BASELINE=$SRC/tests/mcp/conformance/expected-failures.yml
 if CONF=$(npm_modules tests/mcp/conformance); then
     NODE22=$CONF/node_modules/.bin/node
     in_netns() { nsenter -t "$CT_PID" -n "$@"; }
-    in_netns "$NODE22" "$SRC/tests/mcp/conformance/auth-proxy.mjs" "$CONF_PORT" "$PORT" "/proc/$CT_PID/root$TOKEN" \
-        >"$TAP_TMP/auth-proxy.out" 2>&1 &
+    # nsenter itself, not the function: $! is then the proxy (nsenter execs
+    # it), where a function in the background is a subshell whose kill
+    # left the proxy running after the test.
+    nsenter -t "$CT_PID" -n "$NODE22" "$SRC/tests/mcp/conformance/auth-proxy.mjs" "$CONF_PORT" "$PORT" \
+        "/proc/$CT_PID/root$TOKEN" >"$TAP_TMP/auth-proxy.out" 2>&1 &
     PROXY_PID=$!
     wait_until 30 grep -q listening "$TAP_TMP/auth-proxy.out"
     started=$SECONDS
@@ -280,6 +283,8 @@ if CONF=$(npm_modules tests/mcp/conformance); then
         >"$TAP_TMP/conformance.out" 2>&1 && conf_rc=0 || conf_rc=$?
     diag "conformance: the suite took $((SECONDS - started)) s"
     kill "$PROXY_PID" 2>/dev/null; wait "$PROXY_PID" 2>/dev/null; PROXY_PID=
+    check_fails "conformance: the token proxy, which answered, is gone once the suite is done" \
+        pgrep -f "auth-proxy.mjs $CONF_PORT $PORT /proc/$CT_PID/"
     planned=$(sed -n 's/^Running [a-z]* suite (\([0-9]*\) scenarios).*/\1/p' "$TAP_TMP/conformance.out")
     "$NODE22" "$SRC/tests/mcp/conformance/results.mjs" "$CONF/node_modules" "$TAP_TMP/conformance" "$BASELINE" \
         >"$TAP_TMP/conformance.tsv" 2>"$TAP_TMP/results.err" ||
