@@ -65,11 +65,13 @@ ct touch /var/tmp/bench-empty
     done
     for class in trusted standard; do
         w=$(ct sandboxctl create --class "$class" --disk "$disk" --memory 1G -- /bin/sleep 3600)
-        # The home's real path: where its disk is mounted on the host, and
-        # where a gVisor sandbox has it (its sandbox-files' --root); a
-        # trusted worker sees it as its Home property says.
-        hosthome=/var/lib/private/sandboxd/workers/$w
-        home=$hosthome
+        # The home's real path: where a gVisor sandbox has it (its
+        # sandbox-files' --root); a trusted worker sees it as its Home
+        # property says. The host sees both on the disk's own mount
+        # (worker-disk-layout.h): a gVisor worker's home is bound there only
+        # inside its sandbox, a trusted one's at the real path too.
+        hosthome=/var/lib/sandboxd/disks/$w/home
+        home=/var/lib/private/sandboxd/workers/$w
         if [ "$class" = trusted ]; then
             home=$(ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$w" org.sandboxd1.Worker Home)
             home=${home#s \"}
@@ -90,7 +92,7 @@ ct touch /var/tmp/bench-empty
             # A root cp on the host to and from the home's own file system,
             # where the host sees the worker's files (the copy in above
             # made f there).
-            if ct findmnt -n -o FSTYPE "$hosthome" | grep -qx ext4 && ct test -f "$hosthome/f"; then
+            if ct findmnt -n -o FSTYPE -T "$hosthome" | grep -qx ext4 && ct test -f "$hosthome/f"; then
                 echo "$class-home-cp-in $run $(seconds ct cp /var/tmp/bench-src "$hosthome/g")"
                 ct rm -f "$hosthome/g"
                 echo "$class-home-cp+sync-in $run $(seconds ct sh -c "cp /var/tmp/bench-src $hosthome/g && sync $hosthome/g")"
