@@ -10,6 +10,7 @@
 
 #define PROBE_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define PROBE_INTERVAL_USEC (10 * 60 * USEC_PER_SEC)
+#define PROBE_RETRY_FIRST_USEC (30 * USEC_PER_SEC)
 
 struct RuntimeProbe {
         Prober *prober;
@@ -85,8 +86,48 @@ static void answer_waiters(Prober *pr) {
         pr->n_preflight_waiters = 0;
 }
 
+uint64_t probe_retry_delay_usec(unsigned step) {
+        if (step >= 16 || PROBE_RETRY_FIRST_USEC << step >= PROBE_INTERVAL_USEC)
+                return PROBE_INTERVAL_USEC;
+        return PROBE_RETRY_FIRST_USEC << step;
+}
+
+/* When the last probe pending has ended: when the next round is. Fail
+ * closed does not mean closed for ten minutes: a refusal without a verdict
+ * (a probe unit that could not finish on a loaded host, as a density run of
+ * 150 workers with proxies saw) is tried again soon. */
+static void schedule_next_round(Prober *pr) {
+        if (pr->no_verdict) {
+                char retry[24];
+
+                pr->next_round_usec = probe_retry_delay_usec(pr->retry_step);
+                if (pr->retry_step < 16)
+                        pr->retry_step++;
+                snprintf(retry, sizeof(retry), "%" PRIu64, pr->next_round_usec / USEC_PER_SEC);
+                log_struct(LOG_NOTICE, "A probe gave no verdict: its classes stay refused until one does; probing again soon",
+                           "SANDBOXD_RETRY_SEC", retry, NULL);
+        } else {
+                pr->next_round_usec = PROBE_INTERVAL_USEC;
+                pr->retry_step = 0;
+        }
+        pr->no_verdict = false;
+        if (pr->reprobe_timer)
+                (void) event_timer_arm(pr->reprobe_timer, pr->next_round_usec, TIMER_HOUSEKEEPING);
+}
+
+static void probes_ended(Prober *pr) {
+        if (probes_pending(pr))
+                return;
+        answer_waiters(pr);
+        schedule_next_round(pr);
+}
+
 static void on_walls_ended(WallsProbe *w) {
-        answer_waiters(w->userdata);
+        Prober *pr = w->userdata;
+
+        if (w->status->no_verdict)
+                pr->no_verdict = true;
+        probes_ended(pr);
 }
 
 void prober_init(Prober *pr) {
@@ -115,7 +156,7 @@ static void probe_freep(RuntimeProbe **p) {
 
 static int probe_start_or_refuse(Prober *pr, SbxRuntime rt);
 
-static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
+static void probe_finish(RuntimeProbe *p, bool available, bool verdict, const char *reason) {
         Prober *pr = p->prober;
         SbxRuntime rt = p->runtime;
         RuntimeStatus *st = &pr->runtimes->status[rt];
@@ -126,11 +167,13 @@ static void probe_finish(RuntimeProbe *p, bool available, const char *reason) {
                    "SANDBOXD_RUNTIME", sbx_runtime_to_string(rt),
                    "SANDBOXD_RUNTIME_PATH", st->path, "SANDBOXD_REASON", reason, NULL);
         pr->probes[rt] = probe_free(p);
+        if (!verdict)
+                pr->no_verdict = true;
         if (pr->probe_again[rt]) {
                 pr->probe_again[rt] = false;
                 (void) probe_start_or_refuse(pr, rt);
         }
-        answer_waiters(pr);
+        probes_ended(pr);
 }
 
 static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const char *result, const char *output,
@@ -138,21 +181,22 @@ static void on_probe_done(ProbeUnit *u, const sd_bus_error *start_error, const c
         RuntimeProbe *p = userdata;
         const char *unit = probe_unit_name(u);
         char reason[256];
-        bool available = false;
+        bool available = false, verdict = false;
 
         if (start_error)
                 snprintf(reason, sizeof(reason), "cannot start probe unit: %s",
                          start_error->message ?: start_error->name);
         else if (probe_parse_output(output, &available, reason, sizeof(reason)) >= 0) {
+                verdict = true;
                 /* A probe that says ok but failed as a unit is not ok. */
                 if (available && !streq(result, "done")) {
-                        available = false;
+                        available = verdict = false;
                         snprintf(reason, sizeof(reason), "probe unit %s ended with result %s", unit, result);
                 }
         } else
                 snprintf(reason, sizeof(reason), "probe unit %s gave no answer (job %s); see journalctl -u %s",
                          unit, result, unit);
-        probe_finish(p, available, reason);
+        probe_finish(p, available, verdict, reason);
 }
 
 bool prober_job_removed(Prober *pr, const char *unit, const char *result) {
@@ -213,13 +257,27 @@ static int probe_start_or_refuse(Prober *pr, SbxRuntime rt) {
                 char reason[128];
                 snprintf(reason, sizeof(reason), "cannot start the probe: %s", strerror(-r));
                 runtime_status_set(&pr->runtimes->status[rt], false, runtime_path(pr, rt), reason);
+                pr->no_verdict = true;
         }
         return r;
 }
 
+/* A walls probe that cannot start is refused without a verdict. */
+static int walls_start(Prober *pr) {
+        int r = walls_probe_start(&pr->walls);
+        if (r < 0)
+                pr->no_verdict = true;
+        return r;
+}
+
 int prober_probe_walls(Prober *pr) {
+        int r;
+
         assert(pr);
-        return walls_probe_start(&pr->walls);
+        r = walls_start(pr);
+        if (r < 0)
+                probes_ended(pr);
+        return r;
 }
 
 int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
@@ -228,7 +286,7 @@ int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
         assert(pr);
         /* Its failure is its verdict (every class refused), which Preflight
          * reports like any other: not an error of the call. */
-        (void) prober_probe_walls(pr);
+        (void) walls_start(pr);
 
         for (int rt = SBX_RUNTIME_RUNSC; rt < _SBX_RUNTIME_MAX; rt++) {
                 k = probe_start_or_refuse(pr, (SbxRuntime) rt);
@@ -242,15 +300,19 @@ int prober_probe_runtimes(Prober *pr, sd_bus_message *request) {
                         return -ENOMEM;
                 pr->preflight_waiters = n;
                 pr->preflight_waiters[pr->n_preflight_waiters++] = sd_bus_message_ref(request);
-                answer_waiters(pr);
         }
+        /* Nothing started (every binary missing, every start refused):
+         * the round is over now. */
+        probes_ended(pr);
         return r;
 }
 
 static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Prober *pr = userdata;
-        (void) prober_probe_runtimes(pr, NULL);
+        /* A round that never ends (a lost JobRemoved) still gets another;
+         * one that ends re-arms this (schedule_next_round()). */
         (void) event_timer_arm(s, PROBE_INTERVAL_USEC, TIMER_HOUSEKEEPING);
+        (void) prober_probe_runtimes(pr, NULL);
         return 0;
 }
 
@@ -259,8 +321,10 @@ static int on_reprobe_timer(sd_event_source *s, uint64_t usec, void *userdata) {
  * and the re-probe after a sandboxed worker fails to start. */
 int prober_start_reprobe_timer(Prober *pr) {
         assert(pr);
-        return event_add_timer(*pr->event, &pr->reprobe_timer, PROBE_INTERVAL_USEC, TIMER_HOUSEKEEPING,
-                               on_reprobe_timer, pr, "reprobe-timer");
+        /* The start-up round ended before there was a timer: its outcome
+         * says when the next one is. */
+        return event_add_timer(*pr->event, &pr->reprobe_timer, pr->next_round_usec ?: PROBE_INTERVAL_USEC,
+                               TIMER_HOUSEKEEPING, on_reprobe_timer, pr, "reprobe-timer");
 }
 
 int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {
@@ -274,7 +338,7 @@ int prober_probe_runtimes_wait(Prober *pr, uint64_t timeout_usec) {
                         walls_probe_timeout(&pr->walls);
                         for (int i = 0; i < _SBX_RUNTIME_MAX; i++)
                                 if (pr->probes[i])
-                                        probe_finish(pr->probes[i], false, "probe timed out");
+                                        probe_finish(pr->probes[i], false, false, "probe timed out");
                         return -ETIMEDOUT;
                 }
                 r = sd_event_run(*pr->event, deadline - now);

@@ -33,6 +33,11 @@ struct Prober {
         bool probe_again[_SBX_RUNTIME_MAX]; /* asked for while it ran (walls-probe.h's again) */
         WallsProbe walls;               /* made by prober_init() from the handles above */
         sd_event_source *reprobe_timer;
+        /* A probe since the last round ended gave no verdict (did not
+         * start, answer or finish): the next round comes sooner. */
+        bool no_verdict;
+        unsigned retry_step;            /* rounds in a row without a verdict */
+        uint64_t next_round_usec;       /* from a round's end (or the timer's start) */
         sd_bus_message **preflight_waiters;
         size_t n_preflight_waiters;
 };
@@ -48,8 +53,15 @@ int prober_probe_walls(Prober *p);
 int prober_probe_runtimes(Prober *p, sd_bus_message *request);
 /* Runs the event loop until no probe is pending or TIMEOUT passes. */
 int prober_probe_runtimes_wait(Prober *p, uint64_t timeout_usec);
-/* Re-probes every runtime every ten minutes. */
+/* Re-probes every runtime and the walls every ten minutes; after a round in
+ * which a probe gave no verdict (it could not start, did not answer in
+ * time, said nothing usable: a loaded host), sooner, every
+ * probe_retry_delay_usec(). A verdict, even a refusal (a runtime that says
+ * it is unavailable, a namespace found shared), waits the ten minutes. */
 int prober_start_reprobe_timer(Prober *p);
+/* After STEP rounds in a row without a verdict (0 for the first): 30 s,
+ * doubling, at most the ten minutes. */
+uint64_t probe_retry_delay_usec(unsigned step);
 /* Called for every JobRemoved; returns true if UNIT was a probe. */
 bool prober_job_removed(Prober *p, const char *unit, const char *result);
 void prober_done(Prober *p);

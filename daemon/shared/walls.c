@@ -18,6 +18,7 @@ void walls_status_refuse(WallsStatus *s, const char *reason) {
         snprintf(s->ip_firewall_reason, sizeof(s->ip_firewall_reason), "unknown: %s", reason);
         s->host = (NsIdSet) {};
         s->probed_usec = now_usec(CLOCK_REALTIME);
+        s->no_verdict = true;
 }
 
 /* "TAG unavailable REASON" or "TAG IDENTITIES" for host and unit. */
@@ -109,6 +110,7 @@ void walls_status_from_report(WallsStatus *s, const WallsReport *r, const char *
                 return;
         }
         s->probed_usec = now_usec(CLOCK_REALTIME);
+        s->no_verdict = false;
         s->host = r->host;
         if (ns_id_set_compare(&r->unit, &r->host, WALLS_NS_MASK, reason, sizeof(reason)) < 0) {
                 s->namespaces_private = false;

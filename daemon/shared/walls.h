@@ -24,10 +24,16 @@ typedef struct WallsStatus {
         char ip_firewall_reason[320];
         NsIdSet host;                   /* PID 1's, as the probe's privileged step read them */
         uint64_t probed_usec;           /* CLOCK_REALTIME; 0: never answered */
+        /* Refused without a verdict: the probe could not run, did not
+         * answer in time, or said nothing usable (a loaded host, a start
+         * that failed). Unlike a namespace found shared, another try soon
+         * may find the walls (probe.h's retry). */
+        bool no_verdict;
 } WallsStatus;
 
 void walls_status_init(WallsStatus *s);
-/* The probe could not run or its answer is unusable: fail closed. */
+/* The probe could not run or its answer is unusable: fail closed, with no
+ * verdict (no_verdict). */
 void walls_status_refuse(WallsStatus *s, const char *reason);
 
 /* What the probe unit wrote, one line per step:

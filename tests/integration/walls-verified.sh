@@ -37,6 +37,21 @@ namespaces_refused() {
         grep -q "SANDBOXD_REASON=the $1 namespace is PID 1's"
 }
 worker_state_is() { [ "$(sbx_prop "$1" State 2>/dev/null)" = "$2" ]; }
+# Whether the running daemon logged a probe round without a verdict, and
+# the retry's delay (SECONDS: that delay).
+no_verdict_logged() {
+    local inv
+    inv=$(ct systemctl show -P InvocationID sandboxd.service)
+    journal -o verbose _SYSTEMD_INVOCATION_ID="$inv" \
+        MESSAGE="A probe gave no verdict: its classes stay refused until one does; probing again soon" |
+        grep -q "SANDBOXD_RETRY_SEC=${1:-}"
+}
+walls_verified_logged() {
+    local inv
+    inv=$(ct systemctl show -P InvocationID sandboxd.service)
+    journal -q -o cat _SYSTEMD_INVOCATION_ID="$inv" MESSAGE="Walls probe: a worker's namespaces are private" |
+        grep -q .
+}
 # The id in StartFailed's "Worker unit sandbox-ID.service failed to start ...".
 failed_id() { sed -n 's/.*Worker unit sandbox-\([0-9a-f]*\)\.service failed.*/\1/p' <<<"$1"; }
 
@@ -139,6 +154,9 @@ for setting in "PrivateNetwork=no:network" "PrivateIPC=no:IPC"; do
             "^$cls +[a-z]+ .* no +Isolation class $cls refused: .*the $ns namespace is PID 1's" echo "$pf"
         refused_leaves_nothing "$what before start-up" "$cls" "the $ns namespace is PID 1's"
     done
+    # A verdict, if a refusal: the next probe is the periodic one.
+    check_fails "$what before start-up: a namespace found shared is a verdict, not a probe to retry soon" \
+        no_verdict_logged
     remove_dropin
 done
 
@@ -240,6 +258,41 @@ check_output "drop-in removed: that Preflight verifies the namespaces (a probe a
     '^namespaces: verified ' ct cat /run/pf2
 ct sh -c "rm -rf $HOLD_DIR && systemctl daemon-reload"
 check_output "drop-in removed: a trusted worker runs" '^back$' ct timeout 60 sandboxctl run --class trusted -- /bin/echo back
+
+# ---- a probe without a verdict is tried again soon ---------------------------
+# Fail closed is not closed for ten minutes: a walls probe that could not
+# finish (a loaded host: a density run of 150 workers with proxies saw one)
+# gives no verdict, every class is refused, and the next round comes after
+# 30 s, not the periodic ten minutes; the same for a runtime's probe. Here
+# drop-ins fail the walls probe's and runsc's probe units while a file
+# exists; the file goes, and with no Preflight, restart or reload the retry
+# opens the gate.
+FAILDIRS="/run/systemd/system/sandbox-probe-walls-.service.d /run/systemd/system/sandbox-probe-runsc-.service.d"
+FAIL=/etc/sbx-test-fail-probe
+ct sh -c "touch $FAIL; for d in $FAILDIRS; do mkdir -p \$d &&
+          printf '[Service]\nExecStartPre=+/bin/sh -c \"! test -e $FAIL\"\n' > \$d/50-fail.conf; done
+          systemctl daemon-reload"
+restart_daemon
+check "no verdict: the start-up's walls probe failed; the daemon says it probes again in 30 s" \
+    wait_until 60 no_verdict_logged 30
+check_fails "no verdict: ... and has verified nothing" walls_verified_logged
+sbx_call CreateWorker 'a{sv}' 2 Argv as 1 /bin/true Class s trusted >/dev/null 2>&1
+check_eq "no verdict: meanwhile a trusted worker is refused (fail closed)" org.sandboxd1.Error.IsolationUnavailable \
+    "$BUS_ERROR"
+runsc_failed() {
+    journal -o verbose _SYSTEMD_INVOCATION_ID="$(ct systemctl show -P InvocationID sandboxd.service)" \
+        MESSAGE="Runtime probe failed: its classes will be refused" | grep -q "SANDBOXD_REASON=.*gave no answer"
+}
+check "no verdict: runsc's probe failed too, without an answer" runsc_failed
+ct rm -f "$FAIL"
+t0=$SECONDS
+check "no verdict: once the probe can run, the retry verifies the walls (no Preflight, restart or reload)" \
+    wait_until 90 walls_verified_logged
+diag "no verdict: verified $((SECONDS - t0)) s after the probe could run again"
+check_output "no verdict: ... and a trusted worker runs" '^back$' ct timeout 60 sandboxctl run --class trusted -- /bin/echo back
+check_output "no verdict: ... and so does a standard one (runsc's probe retried too)" '^back$' \
+    ct timeout 120 sandboxctl run --class standard -- /bin/echo back
+ct sh -c "rm -rf $FAILDIRS && systemctl daemon-reload"
 
 # ---- the warm pool: its own sandboxes meet a drop-in and close the gate ------
 # No worker of the test starts: the pool's replacements after the reload are

@@ -2,6 +2,7 @@
 /* The walls probe's logic without a systemd: namespace identities compared
  * with PID 1's, the probe's output parsed (garbage refused), and the gate and
  * Preflight refusing every class on a bad verdict. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include "gate.h"
 #include "ns-ident.h"
 #include "preflight.h"
+#include "probe.h"
 #include "test-bus.h"
 #include "walls.h"
 
@@ -191,6 +193,55 @@ static void test_verdicts(void **state) {
         assert_int_equal(s.host.mask, 0);
 }
 
+/* Which refusals are verdicts: a namespace found shared is one (the next
+ * round in ten minutes); a probe that failed, ran short or said nothing
+ * usable is none (probe.h: tried again soon). */
+static void test_no_verdict(void **state) {
+        WallsStatus s;
+
+        s = verdict(HOST_LINE UNIT_PRIVATE FIREWALL_NONE, "done");
+        assert_true(s.namespaces_private);
+        assert_false(s.no_verdict);
+        s = verdict(HOST_LINE "unit net=4:4026531992 ipc=4:4026532831 mnt=4:4026532760\n" FIREWALL_NONE, "done");
+        assert_false(s.namespaces_private);
+        assert_false(s.no_verdict);
+
+        s = verdict(HOST_LINE UNIT_PRIVATE FIREWALL_NONE, "failed");
+        assert_true(s.no_verdict);
+        s = verdict(HOST_LINE, "timeout");
+        assert_true(s.no_verdict);
+        s = verdict(UNIT_PRIVATE FIREWALL_NONE, "done");
+        assert_true(s.no_verdict);
+        walls_status_init(&s);
+        walls_status_refuse(&s, "cannot start the namespace probe: Connection timed out");
+        assert_true(s.no_verdict);
+        /* A verdict after a round without one clears it. */
+        s = verdict(HOST_LINE UNIT_PRIVATE FIREWALL_NONE, "failed");
+        walls_status_from_report(&s, &(WallsReport) {}, "done");
+        assert_true(s.no_verdict);
+        WallsReport r;
+        assert_int_equal(walls_report_parse(HOST_LINE UNIT_PRIVATE FIREWALL_NONE, &r), 0);
+        walls_status_from_report(&s, &r, "done");
+        assert_true(s.namespaces_private);
+        assert_false(s.no_verdict);
+}
+
+/* 30 s after the first round without a verdict, doubling, never more than
+ * the ten minutes a verdict waits. */
+static void test_retry_delay(void **state) {
+        const uint64_t s = USEC_PER_SEC;
+
+        assert_int_equal(probe_retry_delay_usec(0), 30 * s);
+        assert_int_equal(probe_retry_delay_usec(1), 60 * s);
+        assert_int_equal(probe_retry_delay_usec(2), 120 * s);
+        assert_int_equal(probe_retry_delay_usec(3), 240 * s);
+        assert_int_equal(probe_retry_delay_usec(4), 480 * s);
+        assert_int_equal(probe_retry_delay_usec(5), 600 * s);
+        assert_int_equal(probe_retry_delay_usec(15), 600 * s);
+        assert_int_equal(probe_retry_delay_usec(16), 600 * s);
+        assert_int_equal(probe_retry_delay_usec(UINT_MAX), 600 * s);
+}
+
 static SbxConfig config;
 static RuntimeTable table;
 
@@ -307,6 +358,8 @@ int main(void) {
                 cmocka_unit_test(test_id_parse_format),
                 cmocka_unit_test(test_report_parse),
                 cmocka_unit_test(test_verdicts),
+                cmocka_unit_test(test_no_verdict),
+                cmocka_unit_test(test_retry_delay),
                 cmocka_unit_test_setup_teardown(test_gate_refuses_every_class, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preflight_rows, setup, teardown),
         };
