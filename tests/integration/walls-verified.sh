@@ -27,30 +27,23 @@ shared_by_dropin() {
 }
 remove_dropin() { ct sh -c "rm -f $DROPIN && systemctl daemon-reload"; }
 no_walls_probe_unit() { ! sbx_units | grep -q '^sandbox-probe-walls-'; }
-# Whether the running daemon's walls probe has found NS (network, IPC) shared,
-# from its own journal entries: a Preflight would re-probe.
+# The running daemon's own journal entries (this invocation's): a Preflight
+# would re-probe.
+daemon_journal() { journal _SYSTEMD_INVOCATION_ID="$(ct systemctl show -P InvocationID sandboxd.service)" "$@"; }
+# Whether its walls probe has found NS (network, IPC) shared.
 namespaces_refused() {
-    local inv
-    inv=$(ct systemctl show -P InvocationID sandboxd.service)
-    journal -o verbose _SYSTEMD_INVOCATION_ID="$inv" \
-        MESSAGE="Walls probe: a worker's namespaces are not private; every class is refused" |
+    daemon_journal -o verbose MESSAGE="Walls probe: a worker's namespaces are not private; every class is refused" |
         grep -q "SANDBOXD_REASON=the $1 namespace is PID 1's"
 }
 worker_state_is() { [ "$(sbx_prop "$1" State 2>/dev/null)" = "$2" ]; }
-# Whether the running daemon logged a probe round without a verdict, and
-# the retry's delay (SECONDS: that delay).
+# Whether it logged a probe round without a verdict, and the retry's delay
+# (SECONDS: that delay).
 no_verdict_logged() {
-    local inv
-    inv=$(ct systemctl show -P InvocationID sandboxd.service)
-    journal -o verbose _SYSTEMD_INVOCATION_ID="$inv" \
-        MESSAGE="A probe gave no verdict: its classes stay refused until one does; probing again soon" |
+    daemon_journal -o verbose MESSAGE="A probe gave no verdict: its classes stay refused until one does; probing again soon" |
         grep -q "SANDBOXD_RETRY_SEC=${1:-}"
 }
 walls_verified_logged() {
-    local inv
-    inv=$(ct systemctl show -P InvocationID sandboxd.service)
-    journal -q -o cat _SYSTEMD_INVOCATION_ID="$inv" MESSAGE="Walls probe: a worker's namespaces are private" |
-        grep -q .
+    daemon_journal -q -o cat MESSAGE="Walls probe: a worker's namespaces are private" | grep -q .
 }
 # The id in StartFailed's "Worker unit sandbox-ID.service failed to start ...".
 failed_id() { sed -n 's/.*Worker unit sandbox-\([0-9a-f]*\)\.service failed.*/\1/p' <<<"$1"; }
@@ -280,8 +273,8 @@ sbx_call CreateWorker 'a{sv}' 2 Argv as 1 /bin/true Class s trusted >/dev/null 2
 check_eq "no verdict: meanwhile a trusted worker is refused (fail closed)" org.sandboxd1.Error.IsolationUnavailable \
     "$BUS_ERROR"
 runsc_failed() {
-    journal -o verbose _SYSTEMD_INVOCATION_ID="$(ct systemctl show -P InvocationID sandboxd.service)" \
-        MESSAGE="Runtime probe failed: its classes will be refused" | grep -q "SANDBOXD_REASON=.*gave no answer"
+    daemon_journal -o verbose MESSAGE="Runtime probe failed: its classes will be refused" |
+        grep -q "SANDBOXD_REASON=.*gave no answer"
 }
 check "no verdict: runsc's probe failed too, without an answer" runsc_failed
 ct rm -f "$FAIL"
