@@ -44,7 +44,10 @@ class H(http.server.BaseHTTPRequestHandler):
         pass
 http.server.ThreadingHTTPServer(("0.0.0.0", 8080), H).serve_forever()
 PY
-ID=$(ct sandboxctl create --class standard --idle 2s --idle-action suspend --publish 8080 \
+# 5 s idle: the five awake requests of a round must fit in it; on a loaded
+# host (CI's smoke run of 5 December) they took more than 2 s, and the idle
+# suspend met the fourth.
+ID=$(ct sandboxctl create --class standard --idle 5s --idle-action suspend --publish 8080 \
     --publish-token-file "$W/token" -- /usr/bin/python3 "$W/handler.py" | tail -n1)
 SOCK=/run/sandboxd-endpoints/$ID.sock
 state() { ct busctl --system get-property org.sandboxd1 "/org/sandboxd1/worker/$ID" org.sandboxd1.Worker State |
