@@ -201,20 +201,28 @@ void gate_log_request(Gate *g, bool front, const char *method, const char *path,
 }
 
 static void send_status(Gate *g) {
-        (void) sd_notifyf(false, "STATUS=" GATE_STATUS_FORMAT, g->served, g->refused);
+        g->status_due = false;
+        g->open_told = g->at_handler;
+        (void) sd_notifyf(false, "STATUS=" GATE_STATUS_FORMAT, g->served, g->refused, g->at_handler);
 }
 
 static int on_status_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Gate *g = userdata;
 
-        if (g->status_due) {
-                g->status_due = false;
+        if (g->status_due)
                 send_status(g);
-        }
         return 0;
 }
 
-void gate_note_served(Gate *g) {
+void gate_note_status(Gate *g) {
+        /* A request reaching the handler while systemd was last told none
+         * was open goes at once: sandboxd must not take the worker for idle
+         * (and suspend it) while it is served. Every other change waits for
+         * the timer, so a flood costs PID 1 a message a second or two. */
+        if (g->at_handler > 0 && g->open_told == 0) {
+                send_status(g);
+                return;
+        }
         if (g->status_due)
                 return;
         g->status_due = true;

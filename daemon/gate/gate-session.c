@@ -82,6 +82,7 @@ static void leave_handler(GateSession *s) {
         if (s->at_handler) {
                 s->gate->at_handler--;
                 s->at_handler = false;
+                gate_note_status(s->gate);
         }
 }
 
@@ -439,6 +440,7 @@ static void session_process(GateSession *s) {
         }
         s->gate->at_handler++;
         s->at_handler = true;
+        gate_note_status(s->gate);
         session_to_handler(s);
 }
 
@@ -509,9 +511,8 @@ static void session_send(GateSession *s) {
 
 /* The response is whole: it goes to the caller, and only now. */
 static void session_release(GateSession *s) {
-        leave_handler(s);
         s->gate->served++;
-        gate_note_served(s->gate);
+        leave_handler(s);
         if (!s->up_reusable || !s->resp.keep_alive || !s->req.keep_alive)
                 up_close(s);
         else

@@ -41,8 +41,9 @@ typedef struct Gate {
         uint64_t served;                /* requests answered by the handler */
         uint64_t refused;
         uint64_t buffered;              /* bytes the sessions' buffers hold, within config.buffer_budget */
-        sd_event_source *status_timer;  /* STATUS= to systemd, at most once a second */
+        sd_event_source *status_timer;  /* STATUS= to systemd, at most once a second ... */
         bool status_due;
+        unsigned open_told;             /* ... but at once when a request reaches the handler and this is 0 */
         JournalBatch journal;
         LogLimit refusal_log;
         uint64_t started_usec;          /* CLOCK_MONOTONIC: the handler's grace counts from it */
@@ -69,5 +70,6 @@ void gate_session_gone(Gate *g);
 /* Logs one answered or refused request (never the token or a body). */
 void gate_log_request(Gate *g, bool front, const char *method, const char *path, int status, uint64_t bytes_in,
                       uint64_t bytes_out, uint64_t usec, const char *reason);
-/* The request count goes to systemd's StatusText= soon. */
-void gate_note_served(Gate *g);
+/* The counts changed (a request reached the handler, or left it answered
+ * or refused): they go to systemd's StatusText= (GATE_STATUS_FORMAT). */
+void gate_note_status(Gate *g);

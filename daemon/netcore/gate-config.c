@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,22 +159,30 @@ int gate_config_format(const GateConfig *c, char **ret) {
         return 0;
 }
 
-int gate_status_served(const char *status, uint64_t *ret) {
-        uint64_t served, refused;
-        const char *rest;
-
-        if (!status || strncmp(status, "served=", 7) != 0)
-                return -EINVAL;
-        rest = strchr(status + 7, ' ');
-        if (!rest || strncmp(rest, " refused=", 9) != 0 || parse_u64(rest + 9, 0, UINT64_MAX, &refused) < 0)
-                return -EINVAL;
-        /* parse_u64() wants the number alone: a copy without what follows. */
+/* The number at P, which ends at a space or the end, into *RET. */
+static int parse_field(const char *p, const char **ret_end, uint64_t max, uint64_t *ret) {
+        size_t n = strcspn(p, " ");
         char number[24];
-        if ((size_t) (rest - status - 7) >= sizeof(number))
+
+        /* parse_u64() wants the number alone: a copy without what follows. */
+        if (n == 0 || n >= sizeof(number))
                 return -EINVAL;
-        snprintf(number, sizeof(number), "%.*s", (int) (rest - status - 7), status + 7);
-        if (parse_u64(number, 0, UINT64_MAX, &served) < 0)
+        memcpy(number, p, n);
+        number[n] = 0;
+        *ret_end = p + n;
+        return parse_u64(number, 0, max, ret);
+}
+
+int gate_status_parse(const char *status, GateStatus *ret) {
+        uint64_t served, refused, open = 0;
+        const char *p;
+
+        if (!status || strncmp(status, "served=", 7) != 0 || parse_field(status + 7, &p, UINT64_MAX, &served) < 0)
                 return -EINVAL;
-        *ret = served;
+        if (strncmp(p, " refused=", 9) != 0 || parse_field(p + 9, &p, UINT64_MAX, &refused) < 0)
+                return -EINVAL;
+        if (*p && (strncmp(p, " open=", 6) != 0 || parse_field(p + 6, &p, UINT_MAX, &open) < 0 || *p))
+                return -EINVAL;
+        *ret = (GateStatus) { .served = served, .open = (unsigned) open };
         return 0;
 }

@@ -55,12 +55,20 @@ int gate_config_parse(const char *text, size_t size, GateConfig *ret, unsigned *
 /* The text gate_config_parse() reads back; malloc()ed into *ret. */
 int gate_config_format(const GateConfig *c, char **ret);
 
-/* The gate's STATUS= to systemd (its service's StatusText), sent at most
- * once a second after a request the handler answered: how many it served
- * and how many it refused. sandboxd reads the served count back as the
- * worker's activity (worker-gate.h): the gate has no bus to say so. */
-#define GATE_STATUS_FORMAT "served=%" PRIu64 " refused=%" PRIu64
+/* The gate's STATUS= to systemd (its service's StatusText): how many
+ * requests it served and refused, and how many are at the handler now
+ * (taken past the token and every check, not yet answered). Sent at most
+ * once a second, but at once when a request reaches the handler after
+ * systemd was told none was open. sandboxd reads it back as the worker's
+ * activity (worker-gate.h): the gate has no bus to say so. */
+#define GATE_STATUS_FORMAT "served=%" PRIu64 " refused=%" PRIu64 " open=%u"
 
-/* The served count in STATUS, a StatusText of GATE_STATUS_FORMAT, into
- * *RET; -EINVAL for any other text (an empty one: no status sent yet). */
-int gate_status_served(const char *status, uint64_t *ret);
+typedef struct GateStatus {
+        uint64_t served;
+        unsigned open;
+} GateStatus;
+
+/* STATUS, a StatusText of GATE_STATUS_FORMAT, into *RET (a gate from
+ * before "open=" was added reports none open); -EINVAL for any other text
+ * (an empty one: no status sent yet). */
+int gate_status_parse(const char *status, GateStatus *ret);

@@ -192,7 +192,11 @@ static int append_service_unit(sd_bus_message *m, const char *service, const Gat
         CHECK(sd_bus_message_open_container(m, 'a', "(sv)"));
         CHECK(sd_bus_message_append(m, "(sv)", "Description", "s", "sandboxd worker endpoint gate"));
         CHECK(sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, p->gate_path, 1, p->gate_path, 0));
-        /* STATUS= carries the request count `sandboxctl endpoints` shows. */
+        /* STATUS= carries the request counts `sandboxctl endpoints` shows
+         * and sandboxd's idle reaper reads. Type=notify: until READY=1 the
+         * unit is "activating", and sandboxd takes the worker for busy (a
+         * connection started the gate and waits for it). */
+        CHECK(sd_bus_message_append(m, "(sv)", "Type", "s", "notify"));
         CHECK(sd_bus_message_append(m, "(sv)", "NotifyAccess", "s", "main"));
         CHECK(sd_bus_message_append(m, "(sv)", "PartOf", "as", 1, p->worker_unit));
         CHECK(sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed"));

@@ -87,45 +87,74 @@ int worker_gate_pick_port(const Worker *first, const SbxConfig *c) {
         return -EADDRNOTAVAIL;
 }
 
-bool worker_gate_status_served(uint64_t *seen, const char *status) {
-        uint64_t served;
+bool worker_gate_seen_status(WorkerGateSeen *seen, const char *status) {
+        GateStatus now;
+        bool activity;
 
-        if (gate_status_served(status, &served) < 0) {
+        if (gate_status_parse(status, &now) < 0) {
                 /* No status yet: the gate (re)started and served nothing. */
-                *seen = 0;
+                seen->served = 0;
+                seen->open = 0;
                 return false;
         }
-        if (served == *seen)
-                return false;
-        *seen = served;
-        return served > 0;
+        activity = (now.served != seen->served && now.served > 0) || (seen->open > 0 && now.open == 0);
+        seen->served = now.served;
+        seen->open = now.open;
+        return activity;
+}
+
+bool worker_gate_seen_state(WorkerGateSeen *seen, const char *active_state) {
+        bool was = seen->starting;
+
+        seen->starting = streq(active_state, "activating");
+        /* A gate gone (killed before it said its last count, say) has
+         * nothing under way. */
+        if (streq(active_state, "inactive") || streq(active_state, "failed"))
+                seen->open = 0;
+        return was && !seen->starting;
+}
+
+bool worker_gate_busy(const Worker *w) {
+        return w->gate.seen.open > 0 || w->gate.seen.starting;
+}
+
+/* The one property of IFACE's that tells of activity, as read from MSG
+ * (a PropertiesChanged at its dictionary): whether it does. */
+static bool read_activity(sd_bus_message *msg, WorkerGateSeen *seen, bool service_iface) {
+        const char *want = service_iface ? "StatusText" : "ActiveState";
+        const char *name, *contents, *value;
+
+        while (sd_bus_message_enter_container(msg, 'e', "sv") > 0) {
+                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                        return false;
+                if (!streq(name, want) || !streq(contents, "s")) {
+                        if (sd_bus_message_skip(msg, "v") < 0 || sd_bus_message_exit_container(msg) < 0)
+                                return false;
+                        continue;
+                }
+                if (sd_bus_message_read(msg, "v", "s", &value) < 0)
+                        return false;
+                return service_iface ? worker_gate_seen_status(seen, value) : worker_gate_seen_state(seen, value);
+        }
+        return false;
 }
 
 static int on_gate_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Worker *w = userdata;
-        const char *iface, *name, *contents, *status;
+        const char *iface;
+        bool service_iface;
 
-        if (sd_bus_message_read(msg, "s", &iface) < 0 || !streq(iface, SYSTEMD_SERVICE_IFACE) ||
+        if (sd_bus_message_read(msg, "s", &iface) < 0)
+                return 0;
+        service_iface = streq(iface, SYSTEMD_SERVICE_IFACE);
+        if ((!service_iface && !streq(iface, SYSTEMD_UNIT_IFACE)) ||
             sd_bus_message_enter_container(msg, 'a', "{sv}") < 0)
                 return 0;
-        while (sd_bus_message_enter_container(msg, 'e', "sv") > 0) {
-                if (sd_bus_message_read(msg, "s", &name) < 0 || sd_bus_message_peek_type(msg, NULL, &contents) < 0)
-                        return 0;
-                if (!streq(name, "StatusText") || !streq(contents, "s")) {
-                        if (sd_bus_message_skip(msg, "v") < 0 || sd_bus_message_exit_container(msg) < 0)
-                                return 0;
-                        continue;
-                }
-                if (sd_bus_message_read(msg, "v", "s", &status) < 0)
-                        return 0;
-                /* Seen in every state, so a count from before a suspend is
-                 * not taken for a request after it; only a running worker's
-                 * idle clock is set back. */
-                if (worker_gate_status_served(&w->gate.served_seen, status) && w->state == WORKER_RUNNING &&
-                    w->channel)
-                        channel_touch(w->channel);
-                return 0;
-        }
+        /* Seen in every state, so a count from before a suspend is not
+         * taken for a request after it; only a running worker's idle clock
+         * is set back. */
+        if (read_activity(msg, &w->gate.seen, service_iface) && w->state == WORKER_RUNNING && w->channel)
+                channel_touch(w->channel);
         return 0;
 }
 

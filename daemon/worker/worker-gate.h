@@ -54,12 +54,25 @@ int worker_gate_halt(Worker *w, bool service, uint64_t timeout_usec, unit_halt_d
 int worker_gate_start(Worker *w);
 
 /* A request the gate's handler answered is the worker's activity, as a
- * byte on its channel is. The gate has no bus (nor should it), so it tells
- * systemd (STATUS=, NotifyAccess=main: no other process can) and sandboxd
- * watches its service's StatusText for the served count to move. */
+ * byte on its channel is, and a worker is busy while one is under way. The
+ * gate has no bus (nor should it), so it tells systemd (STATUS=,
+ * NotifyAccess=main: no other process can) and sandboxd watches its
+ * service's StatusText and ActiveState. */
 int worker_gate_watch(Worker *w);
 
-/* Whether STATUS, the gate service's StatusText, tells of a request served
- * since *SEEN (its served count as last seen, 0 for none), which it updates.
- * Any other number counts: a gate started again counts from 0. */
-bool worker_gate_status_served(uint64_t *seen, const char *status);
+/* Whether STATUS, the gate service's StatusText, tells of activity since
+ * *SEEN, which it updates: a request served (any other count than the one
+ * seen: a gate started again counts from 0), or requests that were at the
+ * handler and are no longer (answered, or refused by the handler's
+ * timeout: their callers held the token). */
+bool worker_gate_seen_status(WorkerGateSeen *seen, const char *status);
+
+/* The same for ACTIVE_STATE, the gate service's: a start that ended (the
+ * connection that started the gate reaches it now) is activity. */
+bool worker_gate_seen_state(WorkerGateSeen *seen, const char *active_state);
+
+/* Whether W's endpoint is in use, so the idle reaper must wait: a request
+ * past the token at the handler, or a gate that a connection started and
+ * that does not take it yet (a slow start would otherwise outlast an idle
+ * timeout, and the suspend cut the request that woke the worker). */
+bool worker_gate_busy(const Worker *w);

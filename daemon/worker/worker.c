@@ -456,8 +456,9 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (w->state != WORKER_RUNNING)
                 return 0;
-        /* A process Exec started is activity for as long as it runs. */
-        if (w->processes.n > 0) {
+        /* A process Exec started is activity for as long as it runs, and
+         * so is a request at the endpoint's handler. */
+        if (w->processes.n > 0 || worker_gate_busy(w)) {
                 channel_touch(w->channel);
                 return worker_arm_idle_timer(w), 0;
         }

@@ -56,6 +56,13 @@ typedef enum WorkerProbe {
  * The handles are pointers to the owner's own: the owner opens the systemd
  * connection and the stop queue after it made the owner (at start-up), so
  * a worker reads them at use (worker_event() and the others below). */
+/* A worker's gate service as sandboxd last heard of it (worker-gate.h). */
+typedef struct WorkerGateSeen {
+        uint64_t served;        /* its served count; 0: none yet */
+        unsigned open;          /* requests at its handler */
+        bool starting;          /* its ActiveState is "activating" */
+} WorkerGateSeen;
+
 typedef struct WorkerOwner {
         Manager *manager;               /* the owner's, kept in Worker.manager; opaque here */
         sd_event *const *event;
@@ -137,7 +144,7 @@ struct Worker {
                 char *service;          /* sandbox-<id>-gate.service */
                 uint16_t tcp_port;      /* 127.0.0.1:<port> on the host; 0: the UNIX socket only */
                 sd_bus_slot *status_match;      /* PropertiesChanged of the service (worker_gate_watch) */
-                uint64_t served_seen;   /* its served count as last seen; 0: none yet */
+                WorkerGateSeen seen;    /* what its service last said (worker_gate_watch) */
                 sd_bus_slot *start_call;        /* its socket started again (worker_gate_start), until answered */
                 UnitHalt *restart;      /* ... once its gate, if it still runs, has stopped */
         } gate;

@@ -3,6 +3,7 @@
  * token before anything else, in every refusal the handler gets nothing;
  * and beside each refusal the same request that passes. */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,27 +167,35 @@ static void test_config_round_trip(void **state) {
         assert_int_equal(back.max_request_bytes, GATE_BODY_DEFAULT);
 }
 
-/* The gate's STATUS= read back as sandboxd does: the served count of the
- * text the gate sends, and nothing from any other text. */
-static void test_status_served(void **state) {
-        char text[64];
-        uint64_t served = 0;
+/* The gate's STATUS= read back as sandboxd does: the served and open
+ * counts of the text the gate sends (and of the older one without "open="),
+ * and nothing from any other text. */
+static void test_status_parse(void **state) {
+        char text[96];
+        GateStatus st = { .served = 5, .open = 5 };
 
-        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, (uint64_t) 42, (uint64_t) 7);
-        assert_int_equal(gate_status_served(text, &served), 0);
-        assert_int_equal(served, 42);
-        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, UINT64_MAX, (uint64_t) 0);
-        assert_int_equal(gate_status_served(text, &served), 0);
-        assert_true(served == UINT64_MAX);
+        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, (uint64_t) 42, (uint64_t) 7, 3u);
+        assert_int_equal(gate_status_parse(text, &st), 0);
+        assert_int_equal(st.served, 42);
+        assert_int_equal(st.open, 3);
+        snprintf(text, sizeof(text), GATE_STATUS_FORMAT, UINT64_MAX, (uint64_t) 0, UINT_MAX);
+        assert_int_equal(gate_status_parse(text, &st), 0);
+        assert_true(st.served == UINT64_MAX);
+        assert_true(st.open == UINT_MAX);
+        assert_int_equal(gate_status_parse("served=9 refused=1", &st), 0);
+        assert_int_equal(st.served, 9);
+        assert_int_equal(st.open, 0);
         static const char *const bad[] = {
                 "", "served=", "served=1", "served=1 refused=", "served=-1 refused=0", "served= 1 refused=0",
                 "served=1  refused=0", "served=1 refused=0 ", "served=1x refused=0", "refused=0 served=1",
                 "served=18446744073709551616 refused=0", "Served=1 refused=0", "ready",
+                "served=1 refused=0 open=", "served=1 refused=0 open=-1", "served=1 refused=0 open=1 ",
+                "served=1 refused=0 open=4294967296", "served=1 refused=0 busy=1", "served=1 refused=0 open=1 x=2",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-                if (gate_status_served(bad[i], &served) != -EINVAL)
-                        fail_msg("taken as a served count: \"%s\"", bad[i]);
-        assert_int_equal(gate_status_served(NULL, &served), -EINVAL);
+                if (gate_status_parse(bad[i], &st) != -EINVAL)
+                        fail_msg("taken as a status: \"%s\"", bad[i]);
+        assert_int_equal(gate_status_parse(NULL, &st), -EINVAL);
 }
 
 int main(void) {
@@ -199,7 +208,7 @@ int main(void) {
                 cmocka_unit_test(test_hop_by_hop_and_forwarded),
                 cmocka_unit_test(test_public_route),
                 cmocka_unit_test(test_config_round_trip),
-                cmocka_unit_test(test_status_served),
+                cmocka_unit_test(test_status_parse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,9 @@
 # nothing; a stopped one leaves no socket, link or port; and after a
 # restart of sandboxd the endpoint is held again. And a disk whose last
 # mount a mount namespace still holds is mounted as that one file system.
+# The idle reaper waits for a gate that is starting (one that takes longer
+# than the idle timeout, as on a loaded host) and for a request at the
+# handler longer than the idle timeout: neither is cut by an idle suspend.
 source "$(dirname "$0")/lib.sh"
 tap_init "$@"
 
@@ -24,9 +27,13 @@ IDLE_S=6
 TOKEN=sbx-wake-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 IDS=()
 
+DROPIN=/etc/systemd/system/sandboxd.service.d/50-sbx-wake.conf
+SLOW_GATE=/run/sbx-slow-gate
+
 cleanup() {
-    ct sh -c "for id in ${IDS[*]}; do sandboxctl stop \$id; done; rm -rf $W
-              [ -f $CONF.sbx-wake ] && mv $CONF.sbx-wake $CONF; systemctl restart sandboxd" >/dev/null 2>&1
+    ct sh -c "for id in ${IDS[*]}; do sandboxctl stop \$id; done; rm -rf $W $DROPIN $SLOW_GATE
+              [ -f $CONF.sbx-wake ] && mv $CONF.sbx-wake $CONF; systemctl daemon-reload; systemctl restart sandboxd" \
+        >/dev/null 2>&1
 }
 trap 'cleanup; _tap_cleanup' EXIT
 
@@ -40,9 +47,19 @@ ct chmod 0755 "$W/runsc"
 ct mkdir -p /run/sbx-ckretry
 printf '%s\n' "$TOKEN" > "/proc/$CT_PID/root$W/token"
 ct chmod 0600 "$W/token"
+# The gate as it is, but for a start of 10 s (past the idle timeout) while
+# $SLOW_GATE exists: a gate slow to start on a loaded host, made
+# deterministic.
+ct sh -c "cat >$W/slow-gate && chmod 755 $W/slow-gate" <<SH
+#!/bin/sh
+[ -e $SLOW_GATE ] && sleep 10
+exec /usr/libexec/sandboxd/sandbox-gate "\$@"
+SH
 ct sh -c "cp -a $CONF $CONF.sbx-wake 2>/dev/null || : > $CONF.sbx-wake
           printf '[Endpoints]\nPortRange=$PORT_FIRST-$((PORT_FIRST + 9))\n[Isolation]\nRunscPath=$W/runsc\n' > $CONF
-          systemctl restart sandboxd"
+          mkdir -p $(dirname $DROPIN)
+          printf '[Service]\nEnvironment=SANDBOXD_GATE=$W/slow-gate\n' > $DROPIN
+          systemctl daemon-reload; systemctl restart sandboxd"
 wait_until 60 ct systemctl is-active -q sandboxd
 check_output "sandboxd.service is active" '^active$' ct systemctl is-active sandboxd.service
 sbx_settled
@@ -324,5 +341,37 @@ code=$(req www-data --unix-socket "$(sock_of "$C")" "${bearer[@]}" http://w/hell
 check_eq "restart: a request wakes it: 200" 200 "$code"
 check_eq "restart: ... from the handler" "$((n + 1))" "$(seen "$C")"
 ct sandboxctl stop "$C" >/dev/null 2>&1
+
+# ---- the idle reaper waits for a gate that starts and a request under way -------------
+# A request that starts a gate (or wakes the worker) counts from when the gate
+# takes it; one the handler takes longer over than the idle timeout keeps
+# the worker running: neither is cut or answered only by a suspend's drain.
+ct touch "$SLOW_GATE"
+E=$(serve slow-gate-app suspend)
+IDS+=("$E")
+check_match "slow gate: a fifth worker, its gate not started yet" '^[0-9a-f]{12}$' "$E"
+t0=$(date +%s)
+code=$(req www-data --unix-socket "$(sock_of "$E")" "${bearer[@]}" http://w/hello)
+waited=$(( $(date +%s) - t0 ))
+diag "slow gate: answered after ${waited} s"
+check_eq "slow gate: the request that started a gate taking 10 s (idle timeout ${IDLE_S} s) is answered 200" \
+    200 "$code"
+check_output "slow gate: ... by the handler" '^hello$' cat "$TAP_TMP/body"
+check "slow gate: ... and the worker still runs (no idle suspend while its gate started)" state_is "$E" running
+n=$(seen "$E")
+check "slow gate: idle after it, the worker is suspended (the control: the reaper still reaps)" asleep "$E"
+code=$(req www-data --unix-socket "$(sock_of "$E")" "${bearer[@]}" http://w/hello)
+check_eq "slow gate: a request that wakes it, its gate taking 10 s, is answered 200" 200 "$code"
+check_eq "slow gate: ... from the handler" "$((n + 1))" "$(seen "$E")"
+ct rm -f "$SLOW_GATE"
+cur=$(ct journalctl -n0 --show-cursor -q | sed -n 's/^-- cursor: //p')
+code=$(req www-data --unix-socket "$(sock_of "$E")" "${bearer[@]}" "http://w/slow?s=$((IDLE_S + 3))")
+check_eq "slow request: one the handler answers in $((IDLE_S + 3)) s (past the idle timeout) is answered 200" \
+    200 "$code"
+check "slow request: ... and the worker still runs" state_is "$E" running
+check_fails "slow request: ... never taken for idle meanwhile" \
+    _journal_match "Worker idle for too long" --after-cursor="$cur" SANDBOXD_WORKER_ID="$E"
+check "slow request: idle after it, the worker is suspended (the control)" asleep "$E"
+ct sandboxctl stop "$E" >/dev/null 2>&1
 IDS=()
 tap_done

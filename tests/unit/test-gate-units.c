@@ -64,6 +64,8 @@ static void test_pair(void **state) {
                 /* Its settings and the token from sandboxd's socket. */
                 "\"gate-config\"", "\"gate-token\"", "\"/run/sandboxd/credentials.sock\"",
                 "\"/usr/libexec/sandboxd/sandbox-gate\"", "\"NotifyAccess\"", "\"PartOf\"",
+                /* Activating until it takes connections: sandboxd's reaper waits. */
+                "\"Type\"", "\"notify\"",
                 /* No bus, not the worker's /tmp, the second wall. */
                 "\"-/run/dbus\"", "\"-/run/systemd/private\"", "\"/tmp\"", "\"IPAddressDeny\"", "\"IPAddressAllow\"",
                 "\"DynamicUser\"", "\"NoNewPrivileges\"", "\"CapabilityBoundingSet\"", "\"ProtectSystem\"",

@@ -776,25 +776,52 @@ static void test_unit_end_confirmed_ends_worker(void **state) {
 
 /* ---- a request the endpoint's gate served is activity (worker-gate.h) ---- */
 
-/* The decision alone: a served count that moved. */
+/* The decision alone: a served count that moved, requests at the handler
+ * that are no longer, a start that ended; and busy while either is under way. */
 static void test_gate_status_decision(void **state) {
-        uint64_t seen = 0;
+        WorkerGateSeen seen = {};
 
-        assert_false(worker_gate_status_served(&seen, ""));             /* no status yet */
-        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
-        assert_int_equal(seen, 1);
+        assert_false(worker_gate_seen_status(&seen, ""));               /* no status yet */
+        assert_true(worker_gate_seen_status(&seen, "served=1 refused=0"));
+        assert_int_equal(seen.served, 1);
         /* Refusals alone are no request the handler answered. */
-        assert_false(worker_gate_status_served(&seen, "served=1 refused=9"));
-        assert_true(worker_gate_status_served(&seen, "served=3 refused=9"));
+        assert_false(worker_gate_seen_status(&seen, "served=1 refused=9"));
+        assert_true(worker_gate_seen_status(&seen, "served=3 refused=9"));
         /* A gate started again (the worker resumed) counts from 1. */
-        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
-        assert_int_equal(seen, 1);
+        assert_true(worker_gate_seen_status(&seen, "served=1 refused=0"));
+        assert_int_equal(seen.served, 1);
         /* Its StatusText cleared, then the same count as before: a request. */
-        assert_false(worker_gate_status_served(&seen, ""));
-        assert_int_equal(seen, 0);
-        assert_true(worker_gate_status_served(&seen, "served=1 refused=0"));
-        assert_false(worker_gate_status_served(&seen, "garbage"));
-        assert_false(worker_gate_status_served(&seen, "served=0 refused=4"));
+        assert_false(worker_gate_seen_status(&seen, ""));
+        assert_int_equal(seen.served, 0);
+        assert_true(worker_gate_seen_status(&seen, "served=1 refused=0"));
+        assert_false(worker_gate_seen_status(&seen, "garbage"));
+        assert_false(worker_gate_seen_status(&seen, "served=0 refused=4"));
+
+        /* A request at the handler: no activity yet, but open ... */
+        assert_true(worker_gate_seen_status(&seen, "served=4 refused=0 open=0"));
+        assert_false(worker_gate_seen_status(&seen, "served=4 refused=0 open=2"));
+        assert_int_equal(seen.open, 2);
+        assert_false(worker_gate_seen_status(&seen, "served=4 refused=0 open=1"));
+        /* ... and its end is activity even when the handler's timeout
+         * refused it (the caller held the token). */
+        assert_true(worker_gate_seen_status(&seen, "served=4 refused=1 open=0"));
+        assert_int_equal(seen.open, 0);
+
+        /* The gate service's start: busy while activating, its end activity. */
+        assert_false(worker_gate_seen_state(&seen, "activating"));
+        assert_true(seen.starting);
+        assert_true(worker_gate_seen_state(&seen, "active"));
+        assert_false(seen.starting);
+        assert_false(worker_gate_seen_state(&seen, "active"));
+        /* A gate gone with requests told open has none. */
+        assert_true(worker_gate_seen_status(&seen, "served=5 refused=1 open=1"));
+        assert_false(worker_gate_seen_state(&seen, "deactivating"));
+        assert_int_equal(seen.open, 1);
+        assert_false(worker_gate_seen_state(&seen, "inactive"));
+        assert_int_equal(seen.open, 0);
+        assert_false(worker_gate_seen_status(&seen, "served=5 refused=1 open=1"));
+        assert_false(worker_gate_seen_state(&seen, "failed"));
+        assert_int_equal(seen.open, 0);
 }
 
 /* PropertiesChanged of the Service interface at PATH with StatusText
@@ -862,7 +889,80 @@ static void test_gate_request_not_running(void **state) {
         Worker *w = add_gate_worker(f, WORKER_SUSPENDED, &gate);
 
         assert_false(gate_status_touches(f, w, gate, "served=4 refused=0"));
-        assert_int_equal(w->gate.served_seen, 4);
+        assert_int_equal(w->gate.seen.served, 4);
+}
+
+/* Runs the daemon's loop for USEC. */
+static void run_for(Fixture *f, uint64_t usec) {
+        uint64_t until = now_usec(CLOCK_MONOTONIC) + usec;
+
+        while (now_usec(CLOCK_MONOTONIC) < until)
+                assert_true(sd_event_run(f->m->event, until - now_usec(CLOCK_MONOTONIC)) >= 0);
+}
+
+/* PropertiesChanged of the Unit interface at PATH with ActiveState STATE. */
+static void gate_state_signalled(Fixture *f, const char *path, const char *state) {
+        assert_true(sd_bus_emit_signal(f->peer, path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                       "sa{sv}as", "org.freedesktop.systemd1.Unit", 2, "ActiveState", "s", state,
+                                       "SubState", "s", "start", 0) >= 0);
+        settle(f);
+}
+
+#define IDLE_TEST_USEC (40 * USEC_PER_MSEC)
+
+/* The idle reaper waits while a request is at the gate's handler or a
+ * connection started the gate and waits for it (the CI failure of stop 40:
+ * a request that woke a worker cut by the next idle suspend while the gate
+ * was still starting); once the gate says so, the worker is idle again. */
+static void test_gate_busy_holds_reaper(void **state) {
+        Fixture *f = *state;
+        _cleanup_free_ char *gate = NULL;
+        Worker *w = add_gate_worker(f, WORKER_RUNNING, &gate);
+
+        w->spec.limits.idle_timeout_usec = IDLE_TEST_USEC;
+        gate_status_signalled(f, gate, "served=3 refused=0 open=1");
+        worker_start_idle_clock(w);
+        run_for(f, 5 * IDLE_TEST_USEC);
+        assert_int_equal(w->state, WORKER_RUNNING);
+        assert_int_equal(f->n_stop_units, 0);
+
+        /* The answer: idle from then on, and reaped. */
+        gate_status_signalled(f, gate, "served=4 refused=0 open=0");
+        run_for(f, 5 * IDLE_TEST_USEC);
+        assert_int_equal(w->state, WORKER_STOPPING);
+        assert_int_equal(f->n_stop_units, 1);
+}
+
+static void test_gate_starting_holds_reaper(void **state) {
+        Fixture *f = *state;
+        _cleanup_free_ char *gate = NULL;
+        Worker *w = add_gate_worker(f, WORKER_RUNNING, &gate);
+
+        w->spec.limits.idle_timeout_usec = IDLE_TEST_USEC;
+        gate_state_signalled(f, gate, "activating");
+        worker_start_idle_clock(w);
+        run_for(f, 5 * IDLE_TEST_USEC);
+        assert_int_equal(w->state, WORKER_RUNNING);
+        gate_state_signalled(f, gate, "active");
+        run_for(f, 5 * IDLE_TEST_USEC);
+        assert_int_equal(w->state, WORKER_STOPPING);
+}
+
+/* The control: the same worker with its gate neither starting nor
+ * serving is reaped at its idle timeout, and a gate that went while it
+ * said a request was open holds nothing. */
+static void test_gate_idle_reaped(void **state) {
+        Fixture *f = *state;
+        _cleanup_free_ char *gate = NULL;
+        Worker *w = add_gate_worker(f, WORKER_RUNNING, &gate);
+
+        w->spec.limits.idle_timeout_usec = IDLE_TEST_USEC;
+        gate_status_signalled(f, gate, "served=3 refused=0 open=1");
+        gate_state_signalled(f, gate, "failed");
+        worker_start_idle_clock(w);
+        run_for(f, 5 * IDLE_TEST_USEC);
+        assert_int_equal(w->state, WORKER_STOPPING);
+        assert_int_equal(f->n_stop_units, 1);
 }
 
 /* Without an endpoint there is nothing to watch. */
@@ -1601,6 +1701,9 @@ int main(void) {
                 cmocka_unit_test(test_gate_status_decision),
                 cmocka_unit_test_setup_teardown(test_gate_request_is_activity, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gate_request_not_running, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gate_busy_holds_reaper, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gate_starting_holds_reaper, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_gate_idle_reaped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_gate_none_no_watch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspend_drains_gate_first, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspend_without_gate_checkpoints_at_once, setup, teardown),
