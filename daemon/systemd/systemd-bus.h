@@ -19,6 +19,7 @@
 #define SYSTEMD_UNIT_PATH_PREFIX "/org/freedesktop/systemd1/unit"
 #define SYSTEMD_ERROR_NO_SUCH_UNIT "org.freedesktop.systemd1.NoSuchUnit"
 #define SYSTEMD_ERROR_UNIT_EXISTS "org.freedesktop.systemd1.UnitExists"
+#define SYSTEMD_ERROR_LOAD_FAILED "org.freedesktop.systemd1.LoadFailed"
 /* PID 1's own socket, root's alone (systemctl uses it as root): nobody but
  * PID 1 can send on a connection to it, and calls on it do not count
  * against dbus-daemon's cap of awaited replies per connection. */

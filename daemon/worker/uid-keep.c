@@ -56,21 +56,51 @@ static int append_properties(sd_bus_message *m, const Worker *w) {
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
-static int on_keep_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        const char *unit = userdata;
+static int keep_call(Worker *w, bool by_name);
 
-        /* One that runs already holds the user: that is what was asked. */
-        if (e && !sd_bus_error_has_name(e, SYSTEMD_ERROR_UNIT_EXISTS))
+static void keep_done(Worker *w, int r, const char *why) {
+        uid_keep_done_t done = w->keep.done;
+
+        w->keep.done = NULL;
+        if (r < 0)
                 log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
-                           "SANDBOXD_UNIT", unit, "SANDBOXD_REASON", e->message ?: e->name,
+                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", why,
                            "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+        if (done)
+                done(w, r, why);
+}
+
+static int on_keep_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Worker *w = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int r;
+
+        w->keep.call = sd_bus_slot_unref(w->keep.call);
+        if (!e) {
+                keep_done(w, 0, NULL);
+                return 0;
+        }
+        if (w->keep.attempts >= UID_KEEP_ATTEMPTS) {
+                keep_done(w, -EBUSY, e->message ?: e->name);
+                return 0;
+        }
+        /* Still loaded from the resume before: started again by name (its
+         * start replaces the stop). Collected in between: made anew. */
+        if (sd_bus_error_has_name(e, SYSTEMD_ERROR_UNIT_EXISTS))
+                r = keep_call(w, true);
+        else if (sd_bus_error_has_names(e, SYSTEMD_ERROR_NO_SUCH_UNIT, SYSTEMD_ERROR_LOAD_FAILED))
+                r = keep_call(w, false);
+        else {
+                keep_done(w, -EIO, e->message ?: e->name);
+                return 0;
+        }
+        if (r < 0)
+                keep_done(w, r, strerror(-r));
         return 0;
 }
 
-int uid_keep_start(Worker *w) {
+static int keep_call(Worker *w, bool by_name) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *unit = NULL;
         sd_bus *bus = worker_systemd(w);
         int r;
@@ -78,28 +108,38 @@ int uid_keep_start(Worker *w) {
         r = uid_keep_unit_name(w->id, &unit);
         if (r < 0)
                 return r;
-        /* A stop of an earlier keeper still being asked for would end this one. */
-        unit_stops_cancel(worker_unit_stops(w), unit);
+        w->keep.attempts++;
+        w->keep.call = sd_bus_slot_unref(w->keep.call);
+        if (by_name)
+                return systemd_start_unit_async(bus, &w->keep.call, unit, "replace", on_keep_reply, w);
         r = systemd_start_transient_unit_new(bus, &msg, unit, "fail");
         if (r >= 0)
                 r = append_properties(msg, w);
         if (r >= 0)
                 r = sd_bus_message_append(msg, "a(sa(sv))", 0);
-        if (r >= 0)
-                r = sd_bus_call_async(bus, &slot, msg, on_keep_reply, unit, 0);
-        if (r >= 0)
-                r = sd_bus_slot_set_destroy_callback(slot, free);
-        if (r >= 0) {
-                TAKE_PTR(unit);
-                r = sd_bus_slot_set_floating(slot, 1);
-                w->uid_kept = true;
-        }
+        return r < 0 ? r : sd_bus_call_async(bus, &w->keep.call, msg, on_keep_reply, w, 0);
+}
+
+int uid_keep_start(Worker *w, uid_keep_done_t done) {
+        _cleanup_free_ char *unit = NULL;
+        int r;
+
+        r = uid_keep_unit_name(w->id, &unit);
+        if (r < 0)
+                return r;
+        /* A stop of an earlier keeper still being asked for would end this one. */
+        unit_stops_cancel(worker_unit_stops(w), unit);
+        w->keep.attempts = 0;
+        w->keep.done = done;
+        r = keep_call(w, false);
         if (r < 0) {
+                w->keep.done = NULL;
                 log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
                            "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r),
                            "SANDBOXD_EVENT", "uid-keep-failed", NULL);
                 return r;
         }
+        w->uid_kept = true;
         return 0;
 }
 

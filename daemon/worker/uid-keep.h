@@ -33,8 +33,15 @@
 int uid_keep_unit_name(const char *id, char **ret);
 /* Appends Requires= and After= on ID's keeper to an open property array. */
 int uid_keep_append_dependency(sd_bus_message *m, const char *id);
-/* Asks systemd for W's keeper (asynchronously; one that runs already stands). */
-int uid_keep_start(Worker *w);
+/* Asks systemd for W's keeper and calls DONE once systemd has it, so that
+ * what requires it (the checkpoint) finds it. One that runs already
+ * stands. One still loaded from the resume just before (its stop under
+ * way, or stopped and not yet collected: systemd says UnitExists) is
+ * started again by name, its start replacing the stop; one collected in
+ * between (NoSuchUnit then) is made anew, at most UID_KEEP_ATTEMPTS calls in
+ * all. Fails at once only when the call cannot be sent. */
+#define UID_KEEP_ATTEMPTS 4
+int uid_keep_start(Worker *w, uid_keep_done_t done);
 /* Stops W's keeper, if one was asked for or adopted (w->uid_kept; unit-stop.h
  * asks again when refused). */
 void uid_keep_stop(Worker *w);

@@ -216,6 +216,25 @@ static int on_checkpoint_start_reply(sd_bus_message *reply, void *userdata, sd_b
         return 0;
 }
 
+/* The keeper is had (or not): the checkpoint goes, or the suspend fails
+ * with the worker running on. */
+static void on_keeper_had(Worker *w, int r, const char *why) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = TAKE_PTR(w->suspend.checkpoint);
+
+        /* Over already (the unit ended, a stop came): nothing to start. */
+        if (!msg || w->state != WORKER_SUSPENDING || w->suspend.result != 0)
+                return;
+        if (r < 0) {
+                checkpoint_failed(w, why ?: strerror(-r));
+                return;
+        }
+        /* The slot goes with the worker: no reply finds it freed. */
+        w->suspend.call = sd_bus_slot_unref(w->suspend.call);
+        r = sd_bus_call_async(worker_systemd(w), &w->suspend.call, msg, on_checkpoint_start_reply, w, 0);
+        if (r < 0)
+                checkpoint_failed(w, strerror(-r));
+}
+
 static void suspend_settled(Worker *w) {
         char bytes[32], owner_uid[16];
         uint64_t image = worker_image_bytes(w);
@@ -410,9 +429,9 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, uint64_t budget,
                                              "Failed to mark the disk of %s to be kept: %s", w->id, strerror(-r));
                 }
         }
-        /* Asked first, on the same connection: the checkpoint's start job,
-         * ordered after the keeper's and requiring it, waits for it. */
-        r = uid_keep_start(w);
+        /* Asked first: the checkpoint is sent once systemd has the keeper
+         * (on_keeper_had), which it requires and is ordered after. */
+        r = uid_keep_start(w, on_keeper_had);
         if (r < 0) {
                 if (w->spec.disk_max > 0)
                         (void) worker_disk_mark_kept(w->id, false);
@@ -435,21 +454,8 @@ static int checkpoint_start(Worker *w, sd_bus_message *request, uint64_t budget,
                                      "%s; it runs on", w->id, strerror(-r));
         }
         checkpoint_memory_max(w, true);
-        /* The slot goes with the worker: no reply finds it freed. */
-        w->suspend.call = sd_bus_slot_unref(w->suspend.call);
-        r = sd_bus_call_async(*o->systemd, &w->suspend.call, msg, on_checkpoint_start_reply, w, 0);
-        if (r < 0) {
-                checkpoint_memory_max(w, false);
-                uid_keep_stop(w);
-                if (w->spec.disk_max > 0)
-                        (void) worker_disk_mark_kept(w->id, false);
-                (void) worker_save_state(w);
-                /* The caller answers this one with the error. */
-                if (request)
-                        sd_bus_message_unref(w->waiters[--w->n_waiters]);
-                return sbx_error_set(error, r, SBX_ERROR_SUSPEND_FAILED, "Failed to start the checkpoint of %s: %s",
-                                     w->id, strerror(-r));
-        }
+        sd_bus_message_unref(w->suspend.checkpoint);
+        w->suspend.checkpoint = TAKE_PTR(msg);
         w->suspend.result = 0;
         w->suspend.budget = budget;
         log_struct(LOG_INFO, "Suspending worker", "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_UNIT", w->suspend.unit,

@@ -112,6 +112,8 @@ Worker *worker_free(Worker *w) {
         free(w->waiters);
         free(w->suspend.unit);
         sd_bus_slot_unref(w->suspend.call);
+        sd_bus_slot_unref(w->keep.call);
+        sd_bus_message_unref(w->suspend.checkpoint);
         unit_drop_free(w->suspend.drop);
         unit_halt_free(w->suspend.gate_drain);
         sd_event_source_disable_unref(w->resume.watch);

@@ -24,6 +24,9 @@ typedef struct WorkerLogJob WorkerLogJob;
 typedef struct WorkerProcess WorkerProcess;
 typedef struct WorkerUnitEnv WorkerUnitEnv;
 typedef struct WorkerWake WorkerWake;
+/* How a worker's keeper came (uid-keep.h): 0, it is up or has its start
+ * job; or a negative errno and WHY (systemd's words). */
+typedef void (*uid_keep_done_t)(Worker *w, int r, const char *why);
 
 typedef enum WorkerState {
         WORKER_STARTING,
@@ -195,6 +198,7 @@ struct Worker {
         struct {
                 char *unit;             /* sandbox-<id>-suspend.service, the checkpoint */
                 sd_bus_slot *call;      /* its StartTransientUnit, until answered */
+                sd_bus_message *checkpoint;     /* ... that call, until the keeper it requires is had */
                 int result;             /* while suspending: 0 not known yet, 1 saved, -1 failed */
                 uint64_t budget;        /* while suspending: the bytes its image may take (manager-quota.h) */
                 UnitDrop *drop;         /* saved: the old unit's companions are being stopped (unit-drop.h) */
@@ -216,6 +220,11 @@ struct Worker {
                 unsigned failures;      /* in a row, for the log */
         } resume;
         bool uid_kept;                  /* its keeper unit was asked for (uid-keep.h) */
+        struct {
+                sd_bus_slot *call;      /* its start, until answered */
+                unsigned attempts;
+                uid_keep_done_t done;
+        } keep;
         /* Its Credentials and Environment across a suspend (worker-secrets.h). */
         struct {
                 bool keep;              /* its Credentials and Environment stay for a resume (worker-secrets.h) */

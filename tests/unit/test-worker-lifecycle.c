@@ -46,6 +46,8 @@ typedef struct Fixture {
         size_t n_started_units;
         unsigned n_unit_reads;
         bool unit_never_ran;            /* no ExecMainCode in the answer */
+        const char *keep_errors[4];     /* what "systemd" answers a keeper's starts, in turn; NULL: a job */
+        char keep_calls[8];             /* and which they were: T StartTransientUnit, S StartUnit */
 } Fixture;
 
 /* The peer plays systemd for the daemon's StopUnit calls and records the rest. */
@@ -72,6 +74,14 @@ static int peer_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
             f->answer_starts) {
                 const char *unit = NULL;
                 assert_true(sd_bus_message_read(msg, "s", &unit) >= 0);
+                size_t n = strlen(f->keep_calls);
+                if (strstr(unit, "-keep.service") && n < ELEMENTSOF(f->keep_calls) - 1) {
+                        f->keep_calls[n] = streq(sd_bus_message_get_member(msg), "StartUnit") ? 'S' : 'T';
+                        if (n < ELEMENTSOF(f->keep_errors) && f->keep_errors[n]) {
+                                (void) sd_bus_reply_method_errorf(msg, f->keep_errors[n], "%s: as told", unit);
+                                return 1;
+                        }
+                }
                 if (f->n_started_units < ELEMENTSOF(f->started_units))
                         f->started_units[f->n_started_units++] = strdup(unit);
                 (void) sd_bus_reply_method_return(msg, "o", "/org/freedesktop/systemd1/job/2");
@@ -1129,6 +1139,77 @@ static void test_suspend_drains_gate_first(void **state) {
         assert_true(started_unit(f, w->gate.socket));
 }
 
+/* The keeper's start, as sandboxd sees it through uid_keep_start(). */
+static int keep_result;
+static unsigned keep_results;
+
+static void on_keep_had(Worker *w, int r, const char *why) {
+        keep_result = r;
+        keep_results++;
+}
+
+static void keep_started_as(Fixture *f, const char *e1, const char *e2, const char *e3, const char *e4) {
+        Worker *w = add_worker_in(f, WORKER_RUNNING, f->caller);
+
+        f->answer_starts = true;
+        f->keep_errors[0] = e1, f->keep_errors[1] = e2, f->keep_errors[2] = e3, f->keep_errors[3] = e4;
+        keep_results = 0;
+        keep_result = 1;
+        assert_int_equal(uid_keep_start(w, on_keep_had), 0);
+        for (unsigned i = 0; keep_results == 0 && i < 8; i++)
+                settle(f);
+        assert_int_equal(keep_results, 1);
+}
+
+/* A suspend the moment a resume answered (suspend-race.sh's round 3 in
+ * CI): the last keeper, its stop under way, is still loaded, so systemd
+ * says UnitExists; it is started again by name, and the checkpoint that
+ * requires it is sent only then. Had it been collected between the two
+ * calls, NoSuchUnit: it is made anew. */
+static void test_keeper_loaded_started_by_name(void **state) {
+        Fixture *f = *state;
+
+        keep_started_as(f, SYSTEMD_ERROR_UNIT_EXISTS, NULL, NULL, NULL);
+        assert_int_equal(keep_result, 0);
+        assert_string_equal(f->keep_calls, "TS");
+}
+
+static void test_keeper_collected_made_anew(void **state) {
+        Fixture *f = *state;
+
+        keep_started_as(f, SYSTEMD_ERROR_UNIT_EXISTS, SYSTEMD_ERROR_NO_SUCH_UNIT, NULL, NULL);
+        assert_int_equal(keep_result, 0);
+        assert_string_equal(f->keep_calls, "TST");
+}
+
+/* The controls: one made at once is one call; systemd's refusal for any
+ * other reason, or a race that never settles, fails the suspend (the
+ * worker runs on) and is not asked again and again. */
+static void test_keeper_made_at_once(void **state) {
+        Fixture *f = *state;
+
+        keep_started_as(f, NULL, NULL, NULL, NULL);
+        assert_int_equal(keep_result, 0);
+        assert_string_equal(f->keep_calls, "T");
+}
+
+static void test_keeper_refused(void **state) {
+        Fixture *f = *state;
+
+        keep_started_as(f, "org.freedesktop.DBus.Error.AccessDenied", NULL, NULL, NULL);
+        assert_int_equal(keep_result, -EIO);
+        assert_string_equal(f->keep_calls, "T");
+}
+
+static void test_keeper_race_bounded(void **state) {
+        Fixture *f = *state;
+
+        keep_started_as(f, SYSTEMD_ERROR_UNIT_EXISTS, SYSTEMD_ERROR_NO_SUCH_UNIT, SYSTEMD_ERROR_UNIT_EXISTS,
+                        SYSTEMD_ERROR_NO_SUCH_UNIT);
+        assert_int_equal(keep_result, -EBUSY);
+        assert_int_equal(strlen(f->keep_calls), UID_KEEP_ATTEMPTS);
+}
+
 /* The control: a worker without an endpoint is checkpointed at once, and no
  * gate is made after its failure. */
 static void test_suspend_without_gate_checkpoints_at_once(void **state) {
@@ -1707,6 +1788,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_gate_none_no_watch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspend_drains_gate_first, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_suspend_without_gate_checkpoints_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_keeper_loaded_started_by_name, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_keeper_collected_made_anew, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_keeper_made_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_keeper_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_keeper_race_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unit_end_during_gate_drain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_unconfirmed_keeps_worker, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_job_failure_confirmed_ends_worker, setup, teardown),
