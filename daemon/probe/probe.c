@@ -11,6 +11,9 @@
 #define PROBE_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define PROBE_INTERVAL_USEC (10 * 60 * USEC_PER_SEC)
 #define PROBE_RETRY_FIRST_USEC (30 * USEC_PER_SEC)
+/* Steps past this would shift the first delay out of range; the delay has
+ * reached the regular interval long before. */
+#define PROBE_RETRY_STEP_MAX 16
 
 struct RuntimeProbe {
         Prober *prober;
@@ -87,7 +90,7 @@ static void answer_waiters(Prober *pr) {
 }
 
 uint64_t probe_retry_delay_usec(unsigned step) {
-        if (step >= 16 || PROBE_RETRY_FIRST_USEC << step >= PROBE_INTERVAL_USEC)
+        if (step >= PROBE_RETRY_STEP_MAX || PROBE_RETRY_FIRST_USEC << step >= PROBE_INTERVAL_USEC)
                 return PROBE_INTERVAL_USEC;
         return PROBE_RETRY_FIRST_USEC << step;
 }
@@ -101,7 +104,7 @@ static void schedule_next_round(Prober *pr) {
                 char retry[24];
 
                 pr->next_round_usec = probe_retry_delay_usec(pr->retry_step);
-                if (pr->retry_step < 16)
+                if (pr->retry_step < PROBE_RETRY_STEP_MAX)
                         pr->retry_step++;
                 snprintf(retry, sizeof(retry), "%" PRIu64, pr->next_round_usec / USEC_PER_SEC);
                 log_struct(LOG_NOTICE, "A probe gave no verdict: its classes stay refused until one does; probing again soon",
