@@ -58,14 +58,17 @@ static int append_properties(sd_bus_message *m, const Worker *w) {
 
 static int keep_call(Worker *w, bool by_name);
 
+static void log_keep_failed(const Worker *w, const char *why) {
+        log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
+                   "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", why, "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+}
+
 static void keep_done(Worker *w, int r, const char *why) {
         uid_keep_done_t done = w->keep.done;
 
         w->keep.done = NULL;
         if (r < 0)
-                log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", why,
-                           "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+                log_keep_failed(w, why);
         if (done)
                 done(w, r, why);
 }
@@ -134,9 +137,7 @@ int uid_keep_start(Worker *w, uid_keep_done_t done) {
         r = keep_call(w, false);
         if (r < 0) {
                 w->keep.done = NULL;
-                log_struct(LOG_ERR, "Failed to start the keeper of a suspended worker's UID",
-                           "SANDBOXD_WORKER_ID", w->id, "SANDBOXD_REASON", strerror(-r),
-                           "SANDBOXD_EVENT", "uid-keep-failed", NULL);
+                log_keep_failed(w, strerror(-r));
                 return r;
         }
         w->uid_kept = true;

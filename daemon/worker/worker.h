@@ -49,6 +49,13 @@ typedef enum WorkerProbe {
         WORKER_PROBE_WALLS,             /* a shared-kernel worker's start failed */
 } WorkerProbe;
 
+/* A worker's gate service as sandboxd last heard of it (worker-gate.h). */
+typedef struct WorkerGateSeen {
+        uint64_t served;        /* its served count; 0: none yet */
+        unsigned open;          /* requests at its handler */
+        bool starting;          /* its ActiveState is "activating" */
+} WorkerGateSeen;
+
 /* The worker layer reports, its owner decides. Whoever owns workers (the
  * manager) gives each one this: the handles a worker uses, and a callback
  * for each thing the worker reports, the way unit-drop.h's done callback
@@ -59,13 +66,6 @@ typedef enum WorkerProbe {
  * The handles are pointers to the owner's own: the owner opens the systemd
  * connection and the stop queue after it made the owner (at start-up), so
  * a worker reads them at use (worker_event() and the others below). */
-/* A worker's gate service as sandboxd last heard of it (worker-gate.h). */
-typedef struct WorkerGateSeen {
-        uint64_t served;        /* its served count; 0: none yet */
-        unsigned open;          /* requests at its handler */
-        bool starting;          /* its ActiveState is "activating" */
-} WorkerGateSeen;
-
 typedef struct WorkerOwner {
         Manager *manager;               /* the owner's, kept in Worker.manager; opaque here */
         sd_event *const *event;

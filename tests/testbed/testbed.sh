@@ -254,9 +254,9 @@ PYEOF
     # Only the ones asked for: every bind is a mount in the container's /dev,
     # which each unit with PrivateDevices= walks as it starts (about 2.4 ms
     # a mount here: the host's 317 loop devices, left by an earlier
-    # bench/top.sh, made every gate and proxy start 0.8 s slower). A loop
-    # device the kernel hands out beyond them gets its node from
-    # sandbox-workspace, as above.
+    # bench/density.sh or bench/top.sh, made every gate and proxy start 0.8 s
+    # slower). A loop device the kernel hands out beyond them gets its node
+    # from sandbox-workspace or the launcher (image-fs.c), as above.
     local -a devbinds=(--bind=/dev/loop-control)
     local n
     for ((n = 0; n < ${SANDBOXD_TESTBED_LOOPS:-64}; n++)); do
