@@ -25,8 +25,9 @@ otherwise be the fastest series of the run. The first failure ends the script
 with status 1 and what the command said.
 Environment: UNITFILE properties that name the worker's own companion units
 (Requires=/After=/Sockets= its disk service, its exec channel's and its
-proxy's sockets, gone with the worker) are left out,
-and its /tmp bind gets a fresh directory of the baseline's own."""
+proxy's sockets, gone with the worker) are left out, and so is the bind
+of its disk's home on its home; its /tmp bind gets a fresh directory of the
+baseline's own."""
 import json, os, shutil, socket, subprocess, sys, tempfile, time
 
 def first_byte_us(argv):
@@ -71,6 +72,8 @@ def same_walls(unitfile):
             continue
         if names_companion(line):
             continue
+        if line.startswith("BindPaths=") and "/home:" + "/var/lib/sandboxd/workers/" in line:
+            continue    # the worker's disk as its home: a companion, gone with it
         if line.startswith("BindPaths=") and ":/tmp:" in line:
             tmp = tempfile.mkdtemp(prefix="bench-tmp-", dir="/var/tmp")
             os.chmod(tmp, 0o1777)

@@ -325,7 +325,6 @@ static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
         _cleanup_(channel_worker_fds_close) ChannelWorkerFds stdio = { -1, -1, -1 };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         char id_arg[sizeof("--id=") + WORKER_ID_LEN], user[sizeof("sandbox-") + WORKER_ID_LEN];
-        _cleanup_free_ char *home_private = NULL;
         PoolEntry *e;
         int r;
 
@@ -392,10 +391,6 @@ static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
                 .pool = true,
                 .disk_bytes = pool_config(pool)->disk_default,
         };
-        if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", e->id) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
         r = systemd_start_transient_unit_new(pool_systemd(pool), &msg, e->unit, "fail");
         if (r >= 0)
                 r = worker_unit_append_properties(msg, &p);
@@ -407,8 +402,7 @@ static int pool_entry_start(Pool *pool, SbxClass class, bool egress) {
         if (r >= 0)
                 r = worker_exec_append_aux_unit(msg, e->id, e->unit);
         if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, e->id, worker_disk_bound_on_host(p.runtime) ? home_private : NULL,
-                                                p.disk_bytes, *pool->mkfs_path);
+                r = worker_disk_append_aux_unit(msg, e->id, p.disk_bytes, *pool->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r >= 0)

@@ -32,19 +32,18 @@ static int check_own_mount_namespace(const char *host_proc, const char *id) {
         return r;
 }
 
-int launch_home_disk(const char *mount_root, const char *host_proc, const char *id, uid_t uid, gid_t gid,
-                     const char *home) {
-        char mnt[PATH_MAX], source[64];
+int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid) {
+        char mnt[PATH_MAX];
         _cleanup_close_ int mnt_fd = -1, home_fd = -1;
         struct statx sx;
-        struct stat st, bound;
-        int r;
+        struct stat st;
 
         if (snprintf(mnt, sizeof(mnt), "%s/%s", mount_root, id) >= (int) sizeof(mnt))
                 return log_error_errno(ENAMETOOLONG, "Worker %s: %s/%s is too long", id, mount_root, id);
-        r = check_own_mount_namespace(host_proc, id);
-        if (r < 0)
-                return r;
+        if (uid == 0 || gid == 0) {
+                log_error("Worker %s: refusing to give its disk's home to root.", id);
+                return -EPERM;
+        }
         mnt_fd = open(mnt, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (mnt_fd < 0)
                 return log_error_errno(errno, "Worker %s: its disk is not at %s: %m", id, mnt);
@@ -74,6 +73,24 @@ int launch_home_disk(const char *mount_root, const char *host_proc, const char *
         /* As systemd sets a state directory's mode at every start. */
         if ((st.st_mode & 07777) != 0700 && fchmod(home_fd, 0700) < 0)
                 return log_error_errno(errno, "Worker %s: cannot make its disk's home 0700: %m", id);
+        return TAKE_FD(home_fd);
+}
+
+int launch_home_disk(const char *mount_root, const char *host_proc, const char *id, uid_t uid, gid_t gid,
+                     const char *home) {
+        _cleanup_close_ int home_fd = -1;
+        char source[64];
+        struct stat st, bound;
+        int r;
+
+        r = check_own_mount_namespace(host_proc, id);
+        if (r < 0)
+                return r;
+        home_fd = launch_home_disk_claim(mount_root, id, uid, gid);
+        if (home_fd < 0)
+                return home_fd;
+        if (fstat(home_fd, &st) < 0)
+                return log_error_errno(errno, "Worker %s: cannot stat its disk's home: %m", id);
         snprintf(source, sizeof(source), "/proc/self/fd/%d", home_fd);
         if (mount(source, home, NULL, MS_BIND, NULL) < 0)
                 return log_error_errno(errno, "Worker %s: cannot bind its disk's home on %s: %m", id, home);

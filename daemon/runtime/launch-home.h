@@ -18,3 +18,10 @@
  * a negative errno. */
 int launch_home_disk(const char *mount_root, const char *host_proc, const char *id, uid_t uid, gid_t gid,
                      const char *home);
+
+/* The checks and the ownership of launch_home_disk(), without the bind: for a
+ * shared-kernel worker, whose unit binds the disk's home itself (BindPaths=,
+ * worker-disk.h) and whose ExecStartPre=+ (sandbox-disk own) calls this once
+ * systemd has the worker's dynamic UID. UID or GID 0 is refused. Returns the
+ * home, open (O_DIRECTORY), or a negative errno, logged. */
+int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid);

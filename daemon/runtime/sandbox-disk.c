@@ -5,6 +5,8 @@
  *                                               bind MNT/home on HOME ("-": the launcher
  *                                               binds it in its own namespace)
  *   sandbox-disk stop DIR MNT HOME              unmount; remove all but a kept image
+ *   sandbox-disk own MNT STATE [HOST_ROOT]      give MNT/home to STATE's owner (the worker's
+ *                                               dynamic UID), where the worker's unit binds it
  * A program, not a script inline in the transient unit: systemd 252 writes an
  * inline script's "$" and ";" into the unit's transient file escaped in a way
  * its own parser does not undo, so after any daemon-reload the stop no longer
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "image-fs.h"
+#include "launch-home.h"
 #include "worker-disk-layout.h"
 #include "parse-util.h"
 #include "util.h"
@@ -218,6 +221,42 @@ static int stop(const char *dir, const char *mnt, const char *home) {
         return 0;
 }
 
+/* A shared-kernel worker's unit binds its disk's home itself (BindPaths=,
+ * worker-disk.h), so no mount of it is left in the host's table under
+ * /var/lib/private, which systemd unmounts below one at a time in every
+ * DynamicUser unit it sets up. Its ExecStartPre=+ runs this once systemd has
+ * realized the worker's dynamic user and handed it the state directory
+ * STATE: the home on the disk mounted at MNT becomes STATE's owner's
+ * (launch_home_disk_claim(), the checks a launcher makes). A "+" command of
+ * such a unit runs as root in a mount namespace of the unit's binds and
+ * temporary file systems: there STATE is the disk's home already (root's
+ * until this), and the unit's /run tmpfs hides nss-systemd's socket, so the
+ * user has no name to resolve. STATE is read as the host has it, through
+ * PID 1's root (HOST_ROOT: the tests' host has no such view of its PID 1),
+ * where it is the plain directory systemd chowned. */
+static int own(const char *mnt, const char *state, const char *host_root) {
+        _cleanup_free_ char *root = strdup(mnt), *host_state = NULL;
+        char *slash = root ? strrchr(root, '/') : NULL;
+        struct stat st;
+        int r;
+
+        if (!slash || slash == root || !slash[1] || state[0] != '/')
+                return log_error_errno(EINVAL, "MNT and STATE must be absolute paths, got '%s' and '%s'", mnt,
+                                       state), 2;
+        *slash = 0;
+        if (asprintf(&host_state, "%s%s", host_root, state) < 0)
+                return log_error_errno(ENOMEM, "out of memory"), 1;
+        if (lstat(host_state, &st) < 0)
+                return log_error_errno(errno, "cannot stat %s: %m", host_state), 1;
+        if (!S_ISDIR(st.st_mode) || st.st_uid == 0 || (st.st_mode & 0077) != 0)
+                return log_error("%s is not a 0700 directory of a worker's own UID", state), 1;
+        r = launch_home_disk_claim(root, slash + 1, st.st_uid, st.st_gid);
+        if (r < 0)
+                return 1;
+        close(r);
+        return 0;
+}
+
 /* The form before the mount point had a place of its own, DIR/fs: a disk
  * unit started by an older sandboxd (still running across an upgrade, or
  * adopted) stops, or starts again, with the arguments it was made with. */
@@ -237,12 +276,14 @@ int main(int argc, char *argv[]) {
                 return setup(argv[2], argv[3], argv[4], argv[5], argv[6]);
         if (argc == 5 && streq(argv[1], "stop"))
                 return stop(argv[2], argv[3], argv[4]);
+        if ((argc == 4 || argc == 5) && streq(argv[1], "own"))
+                return own(argv[2], argv[3], argc == 5 ? argv[4] : "/proc/1/root");
         if (argc == 6 && streq(argv[1], "setup"))
                 return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
                        setup(argv[2], old_mnt, argv[3], argv[4], argv[5]);
         if (argc == 4 && streq(argv[1], "stop"))
                 return old_mount_point(argv[2], old_mnt, sizeof(old_mnt)) < 0 ? 1 :
                        stop(argv[2], old_mnt, argv[3]);
-        fprintf(stderr, "usage: sandbox-disk setup DIR MNT HOME|- SIZE MKFS | stop DIR MNT HOME|-\n");
+        fprintf(stderr, "usage: sandbox-disk setup DIR MNT HOME|- SIZE MKFS | stop DIR MNT HOME|- | own MNT STATE [HOST_ROOT]\n");
         return 2;
 }

@@ -288,7 +288,7 @@ static int build_launcher_argv(const WorkerUnitParams *p, const char *verb, Argv
         }
         argv_addf(a, "--root-image=%s", p->config->root_image);
         argv_addf(a, "--home=%s", p->home);
-        if (p->disk_bytes > 0 && !worker_disk_bound_on_host(p->runtime))
+        if (p->disk_bytes > 0 && worker_disk_bound_by_launcher(p->runtime))
                 argv_addf(a, "--home-disk=yes");
         if (s->no_exec)
                 argv_addf(a, "--noexec-home=yes");
@@ -641,8 +641,7 @@ int worker_unit_append_properties(sd_bus_message *m, const WorkerUnitParams *p) 
         /* gVisor and Kata give /tmp a tmpfs in the sandbox's memory; the
          * others would have systemd's PrivateTmp= on the host's /tmp. */
         if (p->disk_bytes > 0)
-                CHECK(worker_disk_append_dependency(m, p->id, p->runtime == SBX_RUNTIME_SYSTEMD ||
-                                                                      p->runtime == SBX_RUNTIME_WASM));
+                CHECK(worker_disk_append_dependency(m, p->id, !worker_disk_bound_by_launcher(p->runtime)));
         CHECK(append_exec(m, p));
         CHECK(unit_append_hardening(m, p));
         CHECK(append_caps(m, p));

@@ -28,10 +28,9 @@ void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *
  * daemon-reload the stop no longer parsed and every home and image stayed. */
 #define SANDBOX_DISK_PATH SANDBOXD_LIBEXECDIR "/sandbox-disk"
 
-int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
-                                const char *mkfs_path) {
+int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, uint64_t bytes, const char *mkfs_path) {
         _cleanup_free_ char *name = NULL, *dir = NULL, *mnt = NULL, *description = NULL, *size = NULL;
-        char *home = (char *) (home_private ?: "-");
+        char *home = (char *) "-";
         int r;
 
         if (bytes == 0)
@@ -58,23 +57,41 @@ int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *h
         return r;
 }
 
-bool worker_disk_bound_on_host(SbxRuntime runtime) {
-        return runtime != SBX_RUNTIME_RUNSC && runtime != SBX_RUNTIME_KATA;
+bool worker_disk_bound_by_launcher(SbxRuntime runtime) {
+        return runtime == SBX_RUNTIME_RUNSC || runtime == SBX_RUNTIME_KATA;
 }
 
-int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_tmp) {
-        _cleanup_free_ char *name = NULL, *tmp = NULL;
+int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool shared_kernel) {
+        _cleanup_free_ char *name = NULL, *mnt = NULL, *tmp = NULL, *home = NULL, *link = NULL, *state = NULL;
+        static const char * const privileged[] = { "privileged", NULL };
         int r;
 
-        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&tmp, SBX_DISK_MOUNT_ROOT "/%s/" SBX_DISK_TMP, id) < 0)
+        if (worker_disk_unit_name(id, &name) < 0 || asprintf(&mnt, SBX_DISK_MOUNT_ROOT "/%s", id) < 0 ||
+            asprintf(&tmp, "%s/" SBX_DISK_TMP, mnt) < 0 || asprintf(&home, "%s/" SBX_DISK_HOME, mnt) < 0 ||
+            asprintf(&link, SBX_STATE_ROOT "/%s", id) < 0 || asprintf(&state, SBX_PRIVATE_STATE_ROOT "/%s", id) < 0)
                 return -ENOMEM;
         /* Without its disk the worker does not start: it would write into the
          * host's file system with no cap. */
         r = sd_bus_message_append(m, "(sv)", "Requires", "as", 1, name);
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "After", "as", 1, name);
-        if (r >= 0 && bind_tmp)
-                r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 1, tmp, "/tmp", 0, UINT64_C(0));
+        if (r < 0 || !shared_kernel)
+                return r;
+        /* The home is bound in the unit's own namespace, never on the host:
+         * a bind under /var/lib/private there is one more mount that systemd
+         * unmounts, reading the whole table again, in every DynamicUser unit
+         * it sets up (worker-disk-layout.h). The destination is the home's
+         * link, not the state directory it points to: systemd follows it one
+         * step at a time and mounts there after its own bind of the state
+         * directory, over it, where the same path given twice would leave
+         * which one wins to its sort. The home becomes the worker's dynamic
+         * UID's first, in its ExecStartPre=+, once systemd has chowned the
+         * state directory to it. */
+        char *own_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "own", mnt, state, NULL };
+        r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 2, tmp, "/tmp", 0, UINT64_C(0), home, link, 0,
+                                  UINT64_C(0));
+        if (r >= 0)
+                r = unit_append_exec(m, "ExecStartPreEx", own_argv[0], own_argv, privileged);
         return r;
 }
 

@@ -15,11 +15,11 @@
  * namespace before the worker's unit starts (as a workspace's mount unit does;
  * mkfs runs there, never in sandboxd's event loop), and unmounts it when the
  * worker's unit stops (a suspend keeps the image; the resume mounts it again).
- * A shared-kernel worker's home is the disk's, bound on its state directory
- * on the host for systemd to bind into the unit; a launcher (gVisor, Kata)
- * binds it there in its own mount namespace, so such a worker adds one mount
- * to the host's table, outside the paths systemd unmounts below in every
- * unit it starts. The image goes with the home (worker_delete_home, the wipe
+ * The home is the disk's, bound on the worker's home inside its unit's own
+ * mount namespace: by systemd (BindPaths=) for a shared-kernel worker, by
+ * the launcher for gVisor and Kata. So each worker adds one mount to the
+ * host's table, outside the paths systemd unmounts below in every unit it
+ * starts. The image goes with the home (worker_delete_home, the wipe
  * at boot, the sweep of unknown workers after a restart). */
 
 int worker_disk_unit_name(const char *id, char **ret);
@@ -30,20 +30,20 @@ int worker_disk_unit_name(const char *id, char **ret);
 void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *result, char *buf, size_t size);
 
 /* Appends the (sa(sv)) aux-unit entry of ID's disk unit, an image of BYTES
- * made with MKFS_PATH, its home bound on HOME_PRIVATE (the private state
- * directory), or on nothing on the host when HOME_PRIVATE is NULL (the
- * launcher binds it). */
-int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, const char *home_private, uint64_t bytes,
-                                const char *mkfs_path);
-/* Whether a worker of RUNTIME has its disk's home bound on the host (its unit
- * is its sandbox) or by its launcher. */
-bool worker_disk_bound_on_host(SbxRuntime runtime);
+ * made with MKFS_PATH. Its home is bound nowhere on the host: the worker's
+ * unit binds it (a shared-kernel worker's), or its launcher (gVisor, Kata). */
+int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, uint64_t bytes, const char *mkfs_path);
 
-/* Requires= and After= on ID's disk unit, and for a worker whose runtime does
- * not give it a /tmp of its own (the shared kernel, wasm) BindPaths= of the
- * disk's tmp on /tmp (a bind wins over PrivateTmp=, a TemporaryFileSystem=
- * does not). Inside the unit's a(sv) array. */
-int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool bind_tmp);
+/* Requires= and After= on ID's disk unit, inside the unit's a(sv) array; for
+ * a worker whose runtime gives it neither a home nor a /tmp of its own
+ * (SHARED_KERNEL: the shared kernel, wasm) also BindPaths= of the disk's home
+ * on the home and of its tmp on /tmp (a bind wins over PrivateTmp=, a
+ * TemporaryFileSystem= does not), and the ExecStartPre=+ that gives the home
+ * to the worker's UID. */
+int worker_disk_append_dependency(sd_bus_message *m, const char *id, bool shared_kernel);
+/* Whether a worker of RUNTIME has its disk's home bound by its launcher
+ * (gVisor, Kata), or by its unit (the shared kernel, wasm). */
+bool worker_disk_bound_by_launcher(SbxRuntime runtime);
 
 /* Removes ID's image and its directory; a file system still mounted is left
  * to the disk unit's ExecStop (-EXDEV), which removes what remains. */

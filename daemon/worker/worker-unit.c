@@ -45,7 +45,7 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
                 .host_ns = env->host_ns,
                 .restore = w->suspend.restore,
         };
-        _cleanup_free_ char *image = NULL, *home_private = NULL;
+        _cleanup_free_ char *image = NULL;
         int r;
 
         if (w->spec.workspace) {
@@ -55,8 +55,6 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
                 p.workspace_image = image;
         }
         p.disk_bytes = w->spec.workspace ? 0 : w->spec.disk_max;
-        if (asprintf(&home_private, SBX_PRIVATE_STATE_ROOT "/%s", w->id) < 0)
-                return -ENOMEM;
         r = systemd_start_transient_unit_new(worker_systemd(w), &msg, w->unit, "fail");
         if (r < 0)
                 return r;
@@ -74,8 +72,7 @@ int worker_build_start_message(const Worker *w, const WorkerUnitEnv *env, const 
         if (r >= 0)
                 r = worker_workspace_append_aux_unit(msg, &p);
         if (r >= 0)
-                r = worker_disk_append_aux_unit(msg, w->id, worker_disk_bound_on_host(w->runtime) ? home_private : NULL,
-                                                p.disk_bytes, env->mkfs_path);
+                r = worker_disk_append_aux_unit(msg, w->id, p.disk_bytes, env->mkfs_path);
         if (r >= 0)
                 r = sd_bus_message_close_container(msg);
         if (r < 0)

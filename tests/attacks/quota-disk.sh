@@ -227,9 +227,9 @@ grep -Eq '^[0-9a-f]{12}$' <<<"$second" && stop_worker "$second"
 
 # The disks' mounts (daemon/shared/worker-disk-layout.h): a disk is one mount
 # under the 0700 mount root; a gVisor worker's home is bound from it only in
-# its launcher's namespace, a trusted worker's on its state directory. systemd
-# unmounts everything under /var/lib/private in every unit it starts, one
-# mount at a time, so a worker puts nothing more there than it must.
+# its launcher's namespace, a trusted worker's only in its unit's (BindPaths=).
+# systemd unmounts everything under /var/lib/private in every unit it starts,
+# one mount at a time, so no worker puts anything there.
 set_config "[Defaults]
 DiskMax=16M
 [Pool]
@@ -245,7 +245,8 @@ check "standard and trusted workers with disks wrote their files" \
 check_eq "standard: its disk is one mount, under $SBX_DISK_MOUNT_ROOT" 1 "$(disk_mounts "$std")"
 check_eq "standard: ... and nothing of it is mounted under /var/lib/private" 0 "$(under_private "$std")"
 check_eq "trusted: its disk is one mount, under $SBX_DISK_MOUNT_ROOT" 1 "$(disk_mounts "$sib")"
-check_eq "trusted: ... and its home is its one mount under /var/lib/private" 1 "$(under_private "$sib")"
+check_eq "trusted: ... and nothing of it is mounted under /var/lib/private (its unit binds the home)" 0 \
+    "$(under_private "$sib")"
 check_eq "the mount root is root's, 0700" "0 700" "$(ct stat -c '%u %a' "$SBX_DISK_MOUNT_ROOT")"
 check_eq "root reads the sibling's home and /tmp files there (the attack's control)" "sib-home sib-tmp" \
     "$(ct cat "$SBX_DISK_MOUNT_ROOT/$sib/home/mine" "$SBX_DISK_MOUNT_ROOT/$sib/tmp/mine" 2>&1 | tr '\n' ' ' | sed 's/ $//')"

@@ -39,8 +39,10 @@ sha() { ct sh -c "sha256sum <'$1'" | cut -d' ' -f1; }
 # A sibling whose home holds a secret the attacks below aim at.
 sib=$(sctl create --class trusted -- /bin/sh -c 'echo sibling-secret >secret; exec sleep 600') || sib=
 sib_home=$(sbx_prop "$sib" Home)
-wait_until 30 ct test -s "$sib_home/secret"
-check_output "control: the sibling's secret is there (as root, on the host side)" '^sibling-secret$' ct cat "$sib_home/secret"
+# The host sees it on the sibling's disk; its Home is where the attacks aim.
+wait_until 30 ct test -s "$(sbx_home "$sib")/secret"
+check_output "control: the sibling's secret is there (as root, on the host side)" '^sibling-secret$' \
+    ct cat "$(sbx_home "$sib")/secret"
 
 # The workload: writes a file to be read out, plants a symlink to
 # /etc/shadow and one to the sibling's home and a FIFO, and checksums every

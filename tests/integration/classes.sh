@@ -311,6 +311,24 @@ check_output "DiskMax leaves room up to the cap" '^ok$' \
 check_output "DiskMax is enforced on a shared-kernel worker's home (its disk image)" 'No space left' \
     run --class trusted --disk 4M -- /bin/sh -c 'dd if=/dev/zero of="$HOME/big" bs=1M count=16 2>&1; true'
 
+# A shared-kernel worker's home is its disk, bound in its unit's own namespace:
+# no mount of it in the host's table under /var/lib/private, where systemd
+# unmounts each one, reading the table again, in every DynamicUser unit it
+# sets up (each running trusted worker made every later start slower).
+tw=$(ct sandboxctl create --class trusted --disk 8M -- /bin/sleep 600)
+read -r fs owner_mode uid < <(ct sandboxctl exec "$tw" -- /bin/sh -c 'stat -L -f -c %T $HOME; stat -L -c %u:%a $HOME; id -u' | tr '\n' ' ')
+check_eq "a trusted worker's home is its disk's file system, its own (UID ${uid:-?}), 0700" \
+    "ext2/ext3 ${uid:-none}:700" "${fs:-} ${owner_mode:-}"
+check "... what it writes there is on the disk" \
+    ct sandboxctl exec "$tw" -- /bin/sh -c 'echo on-disk >"$HOME/marker"'
+check_output "... (the host sees it in the disk's own mount)" '^on-disk$' ct cat "$SBX_DISK_MOUNT_ROOT/$tw/home/marker"
+check_output "... and so do the file methods" '^on-disk$' ct sandboxctl cp "$tw:marker" -
+host_mounts_of() { ct findmnt -n -l -o TARGET | grep -F "$1"; }
+check_output "the disk is mounted on the host, outside /var/lib/private (the control)" "^$SBX_DISK_MOUNT_ROOT/$tw\$" \
+    host_mounts_of "$tw"
+check_eq "... and that is the one mount of it in the host's table" 1 "$(host_mounts_of "$tw" | wc -l)"
+ct sandboxctl stop "$tw" >/dev/null
+
 # ---- classes this host cannot serve ------------------------------------------
 refused_leaves_nothing "hostile without Kata" "hostile needs runtime kata" 2 Argv as 1 /bin/true Class s hostile
 refused_leaves_nothing "wasm without a wasm runtime" "wasm needs runtime wasm" 2 Argv as 1 /bin/true Class s wasm

@@ -284,7 +284,8 @@ else
 fi
 
 # ---- the start: one command, and the workload's first bytes intact -----------
-# A trusted worker's unit runs sandbox-exec alone (no ExecStartPre=): it checks
+# A trusted worker's unit runs sandbox-exec alone (no ExecStartPre= but its
+# disk's, which checks nothing of the worker): it checks
 # the walls and the command, writes a readiness token to its stdout, which
 # sandboxd awaits after the start job and strips, and execs the workload. The
 # workload's first bytes, binary and beginning like the token, reach the
@@ -294,7 +295,12 @@ first='sandbox-exec: rea\000\377\n'
 # shellcheck disable=SC2059  # the format is the bytes
 want=$(printf "$first" | hex)
 if sbx_create 2 Argv as 3 /bin/sh -c "printf '$first'; exec /bin/sleep 1000" Class s trusted; then
-    check_eq "a trusted worker's unit has no ExecStartPre" "" "$(unit_prop "sandbox-$WID.service" ExecStartPre)"
+    # Its one ExecStartPre= is its disk's, "+", which gives the disk's home
+    # to the worker's UID (worker-disk.h); no check runs before sandbox-exec.
+    check_output "a trusted worker's unit has no ExecStartPre but its disk's" \
+        "^\{ path=/usr/libexec/sandboxd/sandbox-disk ; argv\[\]=/usr/libexec/sandboxd/sandbox-disk own [^;]*; [^}]*\}\$" \
+        unit_prop "sandbox-$WID.service" ExecStartPre
+    check_eq "... that one alone" 1 "$(unit_prop "sandbox-$WID.service" ExecStartPre | wc -l)"
     exec_start=$(unit_prop "sandbox-$WID.service" ExecStart)
     check_eq "... and exactly one ExecStart" 1 "$(grep -o 'path=' <<<"$exec_start" | wc -l)"
     check_output "... which is sandbox-exec with PID 1's namespaces" \

@@ -109,6 +109,33 @@ check "... the disk is mounted" mounted "$M2"
 check_eq "... its home is there, 0700" 700 "$(stat -c %a "$M2/home")"
 check_fails "... no home was made or bound on the host" test -e "$H2"
 check_fails "... nor a directory named -" test -e ./-
+# own: a shared-kernel worker's ExecStartPre=+ gives the disk's home to the
+# owner of its state directory (the worker's dynamic UID), binding nothing.
+# The unit's reads STATE through /proc/1/root, which this host may deny (a
+# VM's PID 1 in a namespace of its own): the tests give "" as the host's root.
+S2=$T/state/w2
+mkdir -p -m 0700 "$S2"
+out=$("$DISK" own "$M2" "$S2" "" 2>&1); rc=$?
+check_exit "own with a state directory of root's: refused" 1 "is not a 0700 directory of a worker's own UID" "$rc" "$out"
+check_eq "... the home stays root's" 0 "$(stat -c %u "$M2/home")"
+chown 4242:4242 "$S2"
+out=$("$DISK" own "$M2" "$S2" "" 2>&1); rc=$?
+check_exit "own with the worker's state directory: succeeds (the control)" 0 '' "$rc" "$out"
+check_eq "... the home is the worker's, 0700" "4242 4242 700" "$(stat -c '%u %g %a' "$M2/home")"
+check_fails "... and nothing was bound" sh -c "findmnt -n -l -o TARGET | grep -q -e '^$M2/home\$'"
+out=$("$DISK" own "$M2" "$S2" "" 2>&1); rc=$?
+check_exit "own again (the unit started again): succeeds" 0 '' "$rc" "$out"
+chmod 0755 "$S2"
+out=$("$DISK" own "$M2" "$S2" "" 2>&1); rc=$?
+check_exit "own with a state directory others can enter: refused" 1 "is not a 0700 directory" "$rc" "$out"
+chmod 0700 "$S2"
+mkdir -p -m 0700 "$T/state/other" && chown 5000:5000 "$T/state/other"
+out=$("$DISK" own "$M2" "$T/state/other" "" 2>&1); rc=$?
+check_exit "own for another UID than the home's: refused" 1 "belongs to UID 4242" "$rc" "$out"
+out=$("$DISK" own "$T/mnt/nothing" "$S2" "" 2>&1); rc=$?
+check_exit "own of a disk that is not mounted: refused" 1 "its disk is not at" "$rc" "$out"
+out=$("$DISK" own "$M2" relative "" 2>&1); rc=$?
+check_exit "own with a relative STATE: a bad command line" 2 "must be absolute paths" "$rc" "$out"
 out=$("$DISK" stop "$D2" "$M2" - 2>&1); rc=$?
 check_exit "its stop: succeeds" 0 '' "$rc" "$out"
 check_fails "... the mount point is gone" test -e "$M2"

@@ -166,6 +166,37 @@ static void test_planted_home(void **state) {
         assert_false(is_mount_point(home));
 }
 
+/* The claim alone (a shared-kernel worker's ExecStartPre=+, whose unit binds
+ * the home itself): the fresh home becomes the worker's and nothing is bound
+ * anywhere; the home is never given to root (the control is the claim before
+ * it), and the refusals of launch_home_disk() hold as they do there. */
+static void test_claim(void **state) {
+        char home[512], path[PATH_MAX];
+        struct stat st;
+        int fd;
+
+        need_root();
+        make_disk("claim", true, home, sizeof(home));
+        snprintf(path, sizeof(path), "%s/claim/home", disks);
+        assert_int_equal(launch_home_disk_claim(disks, "claim", 0, 0), -EPERM);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_uid, 0);
+        fd = launch_home_disk_claim(disks, "claim", UID, UID);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        close(fd);
+        assert_int_equal(st.st_uid, UID);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_false(is_mount_point(home));
+        /* Again (a restart of the unit): the home is the worker's already. */
+        fd = launch_home_disk_claim(disks, "claim", UID, UID);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(launch_home_disk_claim(disks, "claim", UID + 1, UID + 1), -EPERM);
+        make_disk("claim-bare", false, home, sizeof(home));
+        assert_int_equal(launch_home_disk_claim(disks, "claim-bare", UID, UID), -ENOTBLK);
+}
+
 /* A launcher left in the host's mount namespace binds nothing: the bind would
  * be the host's. Its control is every bind above, made in a namespace of the
  * test's own. Run in a child that joins the host stand-in's namespace. */
@@ -198,6 +229,7 @@ static void test_host_namespace(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fresh_home),
+                cmocka_unit_test(test_claim),
                 cmocka_unit_test(test_owner),
                 cmocka_unit_test(test_not_mounted),
                 cmocka_unit_test(test_planted_home),

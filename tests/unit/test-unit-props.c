@@ -621,7 +621,8 @@ static void test_wasm_unit(void **state) {
 /* A shared-kernel worker has one command: sandbox-exec checks, inside its
  * walls and unprivileged, that none of its namespaces is PID 1's and that
  * its command can run, then becomes the command. No ExecStartPre=, since
- * each extra command sets up the unit's mount namespace again. */
+ * each extra command sets up the unit's mount namespace again (but for a
+ * disk's, which is "+" and sets none up: test_disk). */
 static void test_namespace_check(void **state) {
         static const SbxRuntime shared_kernel[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
         int r;
@@ -740,10 +741,12 @@ static void test_workspace_mount(void **state) {
 }
 
 /* Every worker's disk (worker-disk.h): the worker requires and starts after
- * its disk unit; where the runtime has no /tmp of its own (the shared kernel,
- * wasm) /tmp is bound from the disk, a bind that wins over PrivateTmp=; a
- * gVisor home is the bundle's bind of it, no longer the launcher's tmpfs,
- * which the launcher binds in its own namespace (--home-disk), not the host. */
+ * its disk unit; where the runtime has no home or /tmp of its own (the shared
+ * kernel, wasm) the unit binds the disk's home on the home's link and its tmp
+ * on /tmp (a bind that wins over PrivateTmp=), after an ExecStartPre=+ that
+ * gives the home to the worker's UID; a gVisor home is the bundle's bind of
+ * it, which the launcher binds in its own namespace (--home-disk). No one
+ * binds it on the host. */
 static void test_disk(void **state) {
         static const SbxRuntime bind_tmp[] = { SBX_RUNTIME_SYSTEMD, SBX_RUNTIME_WASM };
         static const SbxRuntime own_tmp[] = { SBX_RUNTIME_RUNSC, SBX_RUNTIME_KATA };
@@ -760,14 +763,26 @@ static void test_disk(void **state) {
                 assert_prop(d, "After", "\"sandbox-0123456789ab-disk.service\"");
                 assert_prop(d, "StateDirectory", "\"sandboxd/workers/0123456789ab\"");
                 if (bind) {
+                        static const char * const own[] = { "\"" SANDBOXD_LIBEXECDIR "/sandbox-disk\"",
+                                                            "\"" SANDBOXD_LIBEXECDIR "/sandbox-disk\"", "\"own\"",
+                                                            "\"/var/lib/sandboxd/disks/0123456789ab\"",
+                                                            "\"/var/lib/private/sandboxd/workers/0123456789ab\"",
+                                                            NULL };
                         assert_prop(d, "BindPaths", "\"/var/lib/sandboxd/disks/0123456789ab/tmp\"");
                         assert_prop(d, "BindPaths", "\"/tmp\"");
+                        /* On the link, which systemd follows after binding
+                         * the state directory, not on the state directory. */
+                        assert_prop(d, "BindPaths", "\"/var/lib/sandboxd/disks/0123456789ab/home\"");
+                        assert_prop(d, "BindPaths", "\"/var/lib/sandboxd/workers/0123456789ab\"");
+                        assert_prop_seq(d, "ExecStartPreEx", own);
+                        assert_prop(d, "ExecStartPreEx", "\"privileged\"");
                         assert_null(strstr(d, "--home-disk"));
                 } else {
                         assert_null(strstr(d, "BindPaths"));
+                        assert_null(strstr(d, "ExecStartPre"));
                         assert_prop(d, "ExecStartEx", "\"--home-disk=yes\"");
                 }
-                assert_int_equal(worker_disk_bound_on_host(rt), bind);
+                assert_int_equal(worker_disk_bound_by_launcher(rt), !bind);
                 assert_null(strstr(d, "--disk="));
         }
         disk_bytes = 0;
@@ -780,16 +795,17 @@ static void test_disk(void **state) {
         assert_int_equal(r, 0);
         assert_null(strstr(none_runsc, "--home-disk"));
 
-        /* The disk unit: made and mounted in the host's namespace, once. */
+        assert_null(strstr(none, "ExecStartPre"));
+        /* The disk unit: made and mounted in the host's namespace, once, its
+         * home bound by no one there. */
         sd_bus_message *m = NULL;
         char *dump;
         assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
         assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
-        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", "/var/lib/private/sandboxd/workers/0123456789ab",
-                                                     UINT64_C(64) << 20, "/sbin/mkfs.ext4"), 0);
+        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", UINT64_C(64) << 20, "/sbin/mkfs.ext4"), 0);
         /* No disk of its own (a workspace): nothing appended. */
-        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", "/x", 0, "/sbin/mkfs.ext4"), 0);
+        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", 0, "/sbin/mkfs.ext4"), 0);
         assert_true(sd_bus_message_close_container(m) >= 0);
         dump = test_message_dump(m);
         sd_bus_message_unref(m);
@@ -807,7 +823,9 @@ static void test_disk(void **state) {
         assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/disks/0123456789ab\"");
         /* Mounted outside /var/lib/private (worker-disk-layout.h). */
         assert_prop(dump, "ExecStart", "\"/var/lib/sandboxd/disks/0123456789ab\"");
-        assert_prop(dump, "ExecStart", "\"/var/lib/private/sandboxd/workers/0123456789ab\"");
+        assert_prop(dump, "ExecStart", "\"-\"");
+        assert_prop(dump, "ExecStopPost", "\"-\"");
+        assert_null(strstr(dump, "/var/lib/private/sandboxd/workers"));
         assert_prop(dump, "ExecStart", "\"67108864\"");
         assert_prop(dump, "ExecStart", "\"/sbin/mkfs.ext4\"");
         /* Its cleanup also after a setup that failed or was stopped half-way. */
@@ -816,20 +834,6 @@ static void test_disk(void **state) {
         assert_null(strstr(dump, "\"ExecStop\""));
         assert_null(strstr(dump, "PrivateDevices"));
         assert_null(strstr(strstr(dump, "disk.service") + 1, "disk.service"));
-        free(dump);
-
-        /* A launcher's worker: the home is bound by no one on the host. */
-        assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0);
-        assert_true(sd_bus_message_open_container(m, 'a', "(sa(sv))") >= 0);
-        assert_int_equal(worker_disk_append_aux_unit(m, "0123456789ab", NULL, UINT64_C(64) << 20, "/sbin/mkfs.ext4"), 0);
-        assert_true(sd_bus_message_close_container(m) >= 0);
-        dump = test_message_dump(m);
-        sd_bus_message_unref(m);
-        assert_prop(dump, "ExecStart", "\"/var/lib/sandboxd/disks/0123456789ab\"");
-        assert_prop(dump, "ExecStart", "\"-\"");
-        assert_prop(dump, "ExecStopPost", "\"-\"");
-        assert_null(strstr(dump, "/var/lib/private/sandboxd/workers"));
         free(dump);
 }
 
