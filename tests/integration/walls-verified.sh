@@ -102,8 +102,13 @@ if sbx_create 2 Argv as 2 /bin/sleep 60 Class s trusted; then
         echo "$ex"
     check_output "trusted worker: the check runs unprivileged (not \"+\")" \
         '^\{ path=/usr/libexec/sandboxd/sandbox-exec ; argv\[\]=[^;]* ; flags=no-env-expand ;' echo "$ex"
-    check_eq "trusted worker: one command, no ExecStartPre (each costs a mount namespace)" "1 " \
-        "$(grep -o '{ path=' <<<"$ex" | wc -l) $(unit_prop "sandbox-$WID.service" ExecStartPreEx)"
+    # Each command costs a mount namespace: the check is the one command's,
+    # and the one ExecStartPre= is its disk's "+" (worker-disk.h).
+    pre=$(unit_prop "sandbox-$WID.service" ExecStartPreEx)
+    check_eq "trusted worker: one command, and no ExecStartPre but its disk's" \
+        "1 1 sandbox-disk own privileged" \
+        "$(grep -o '{ path=' <<<"$ex" | wc -l) $(grep -o '{ path=' <<<"$pre" | wc -l) $(sed -n \
+            's/^{ path=[^;]*\/\(sandbox-disk\) ; argv\[\]=[^ ]* \(own\) [^;]* ; flags=\(privileged\) ;.*/\1 \2 \3/p' <<<"$pre")"
     check_eq "trusted worker with private namespaces runs" running "$(sbx_prop "$WID" State)"
     sbx_call StopWorker s "$WID" >/dev/null
 else
