@@ -13,8 +13,8 @@
 # under the default 50% the sandboxd series waits out throttled periods its
 # baseline does not. That cost is measured too, as a second gVisor pair on a
 # worker with the default quota (its own rows; no goal). The series are
-# interleaved in five rounds, so a machine that slows down weighs on all alike. Runs in a throwaway test bed,
-# prints a table, writes exec.json in BENCH_OUT (default bench/results).
+# interleaved in five rounds, so a machine that slows down weighs on all
+# alike. Runs in a throwaway test bed, prints a table, writes exec.json in BENCH_OUT (default bench/results).
 # A benchmark: it measures and asserts nothing about times.
 #   sudo bash bench/exec.sh [N]        (N samples per series, default 50)
 set -euo pipefail
@@ -79,17 +79,14 @@ for name in ("sandboxd-exec-trusted", "unit-same-walls", "sandboxd-exec-gvisor",
              "sandboxd-exec-gvisor-cpu50", "bare-runsc-exec-cpu50"):
     v = [int(x) for x in open(f"{tmp}/{name}") if x.strip()]
     rows[name] = {"n": len(v), "p50_us": statistics.median(v), "p95_us": pct(v, 95), "samples_us": v}
+def ratio(mine, base):
+    return {"p50": rows[mine]["p50_us"] / rows[base]["p50_us"], "p95": rows[mine]["p95_us"] / rows[base]["p95_us"],
+            "baseline": base}
 ratios = {
-    "trusted": {"p50": rows["sandboxd-exec-trusted"]["p50_us"] / rows["unit-same-walls"]["p50_us"],
-                "p95": rows["sandboxd-exec-trusted"]["p95_us"] / rows["unit-same-walls"]["p95_us"],
-                "baseline": "unit-same-walls"},
-    "gvisor": {"p50": rows["sandboxd-exec-gvisor"]["p50_us"] / rows["bare-runsc-exec"]["p50_us"],
-               "p95": rows["sandboxd-exec-gvisor"]["p95_us"] / rows["bare-runsc-exec"]["p95_us"],
-               "baseline": "bare-runsc-exec"},
+    "trusted": ratio("sandboxd-exec-trusted", "unit-same-walls"),
+    "gvisor": ratio("sandboxd-exec-gvisor", "bare-runsc-exec"),
     # No goal: what the default 50% quota adds (see the header).
-    "gvisor-cpu50": {"p50": rows["sandboxd-exec-gvisor-cpu50"]["p50_us"] / rows["bare-runsc-exec-cpu50"]["p50_us"],
-                     "p95": rows["sandboxd-exec-gvisor-cpu50"]["p95_us"] / rows["bare-runsc-exec-cpu50"]["p95_us"],
-                     "baseline": "bare-runsc-exec-cpu50"},
+    "gvisor-cpu50": ratio("sandboxd-exec-gvisor-cpu50", "bare-runsc-exec-cpu50"),
 }
 print(f"{'series':<24} {'n':>4} {'p50 ms':>8} {'p95 ms':>8}")
 for name, r in rows.items():

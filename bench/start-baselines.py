@@ -72,7 +72,7 @@ def same_walls(unitfile):
             continue
         if names_companion(line):
             continue
-        if line.startswith("BindPaths=") and "/home:" + "/var/lib/sandboxd/workers/" in line:
+        if line.startswith("BindPaths=") and "/home:/var/lib/sandboxd/workers/" in line:
             continue    # the worker's disk as its home: a companion, gone with it
         if line.startswith("BindPaths=") and ":/tmp:" in line:
             tmp = tempfile.mkdtemp(prefix="bench-tmp-", dir="/var/tmp")

@@ -32,7 +32,7 @@ static int check_own_mount_namespace(const char *host_proc, const char *id) {
         return r;
 }
 
-int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid) {
+int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid, struct stat *ret_st) {
         char mnt[PATH_MAX];
         _cleanup_close_ int mnt_fd = -1, home_fd = -1;
         struct statx sx;
@@ -73,6 +73,8 @@ int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gi
         /* As systemd sets a state directory's mode at every start. */
         if ((st.st_mode & 07777) != 0700 && fchmod(home_fd, 0700) < 0)
                 return log_error_errno(errno, "Worker %s: cannot make its disk's home 0700: %m", id);
+        if (ret_st)
+                *ret_st = st;
         return TAKE_FD(home_fd);
 }
 
@@ -86,11 +88,9 @@ int launch_home_disk(const char *mount_root, const char *host_proc, const char *
         r = check_own_mount_namespace(host_proc, id);
         if (r < 0)
                 return r;
-        home_fd = launch_home_disk_claim(mount_root, id, uid, gid);
+        home_fd = launch_home_disk_claim(mount_root, id, uid, gid, &st);
         if (home_fd < 0)
                 return home_fd;
-        if (fstat(home_fd, &st) < 0)
-                return log_error_errno(errno, "Worker %s: cannot stat its disk's home: %m", id);
         snprintf(source, sizeof(source), "/proc/self/fd/%d", home_fd);
         if (mount(source, home, NULL, MS_BIND, NULL) < 0)
                 return log_error_errno(errno, "Worker %s: cannot bind its disk's home on %s: %m", id, home);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* A gVisor or Kata worker with a disk (daemon/shared/worker-disk-layout.h):
@@ -23,5 +24,6 @@ int launch_home_disk(const char *mount_root, const char *host_proc, const char *
  * shared-kernel worker, whose unit binds the disk's home itself (BindPaths=,
  * worker-disk.h) and whose ExecStartPre=+ (sandbox-disk own) calls this once
  * systemd has the worker's dynamic UID. UID or GID 0 is refused. Returns the
- * home, open (O_DIRECTORY), or a negative errno, logged. */
-int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid);
+ * home, open (O_DIRECTORY), its stat in *RET_ST (if not NULL) as it was
+ * before the chown, or a negative errno, logged. */
+int launch_home_disk_claim(const char *mount_root, const char *id, uid_t uid, gid_t gid, struct stat *ret_st);

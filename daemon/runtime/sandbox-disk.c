@@ -240,7 +240,7 @@ static int own(const char *mnt, const char *state, const char *host_root) {
         struct stat st;
         int r;
 
-        if (!slash || slash == root || !slash[1] || state[0] != '/')
+        if (mnt[0] != '/' || !slash || slash == root || !slash[1] || state[0] != '/')
                 return log_error_errno(EINVAL, "MNT and STATE must be absolute paths, got '%s' and '%s'", mnt,
                                        state), 2;
         *slash = 0;
@@ -250,7 +250,7 @@ static int own(const char *mnt, const char *state, const char *host_root) {
                 return log_error_errno(errno, "cannot stat %s: %m", host_state), 1;
         if (!S_ISDIR(st.st_mode) || st.st_uid == 0 || (st.st_mode & 0077) != 0)
                 return log_error("%s is not a 0700 directory of a worker's own UID", state), 1;
-        r = launch_home_disk_claim(root, slash + 1, st.st_uid, st.st_gid);
+        r = launch_home_disk_claim(root, slash + 1, st.st_uid, st.st_gid, NULL);
         if (r < 0)
                 return 1;
         close(r);

@@ -30,7 +30,7 @@ void worker_disk_start_job_why(const char *id, uint64_t disk_bytes, const char *
 
 int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, uint64_t bytes, const char *mkfs_path) {
         _cleanup_free_ char *name = NULL, *dir = NULL, *mnt = NULL, *description = NULL, *size = NULL;
-        char *home = (char *) "-";
+        char *no_host_bind = (char *) "-";     /* the unit or the launcher binds the home */
         int r;
 
         if (bytes == 0)
@@ -39,9 +39,9 @@ int worker_disk_append_aux_unit(sd_bus_message *m, const char *id, uint64_t byte
             asprintf(&mnt, SBX_DISK_MOUNT_ROOT "/%s", id) < 0 ||
             asprintf(&description, "sandboxd disk of worker %s", id) < 0 || asprintf(&size, "%" PRIu64, bytes) < 0)
                 return -ENOMEM;
-        char *setup_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "setup", dir, mnt, home, size,
+        char *setup_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "setup", dir, mnt, no_host_bind, size,
                                (char *) mkfs_path, NULL };
-        char *stop_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "stop", dir, mnt, home, NULL };
+        char *stop_argv[] = { (char *) SANDBOX_DISK_PATH, (char *) "stop", dir, mnt, no_host_bind, NULL };
 
         r = unit_open_mount_aux(m, name, description);
         if (r >= 0)

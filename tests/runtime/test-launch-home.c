@@ -178,10 +178,10 @@ static void test_claim(void **state) {
         need_root();
         make_disk("claim", true, home, sizeof(home));
         snprintf(path, sizeof(path), "%s/claim/home", disks);
-        assert_int_equal(launch_home_disk_claim(disks, "claim", 0, 0), -EPERM);
+        assert_int_equal(launch_home_disk_claim(disks, "claim", 0, 0, NULL), -EPERM);
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_uid, 0);
-        fd = launch_home_disk_claim(disks, "claim", UID, UID);
+        fd = launch_home_disk_claim(disks, "claim", UID, UID, NULL);
         assert_true(fd >= 0);
         assert_int_equal(fstat(fd, &st), 0);
         close(fd);
@@ -189,12 +189,12 @@ static void test_claim(void **state) {
         assert_int_equal(st.st_mode & 07777, 0700);
         assert_false(is_mount_point(home));
         /* Again (a restart of the unit): the home is the worker's already. */
-        fd = launch_home_disk_claim(disks, "claim", UID, UID);
+        fd = launch_home_disk_claim(disks, "claim", UID, UID, NULL);
         assert_true(fd >= 0);
         close(fd);
-        assert_int_equal(launch_home_disk_claim(disks, "claim", UID + 1, UID + 1), -EPERM);
+        assert_int_equal(launch_home_disk_claim(disks, "claim", UID + 1, UID + 1, NULL), -EPERM);
         make_disk("claim-bare", false, home, sizeof(home));
-        assert_int_equal(launch_home_disk_claim(disks, "claim-bare", UID, UID), -ENOTBLK);
+        assert_int_equal(launch_home_disk_claim(disks, "claim-bare", UID, UID, NULL), -ENOTBLK);
 }
 
 /* A launcher left in the host's mount namespace binds nothing: the bind would
